@@ -1,0 +1,1 @@
+"""Subcommands of ``python -m everyo`` (see everyo/__main__.py)."""

@@ -1,0 +1,3 @@
+"""everyo.core"""
+
+__all__: list[str] = []

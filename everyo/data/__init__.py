@@ -1,0 +1,3 @@
+"""everyo.data"""
+
+__all__: list[str] = []

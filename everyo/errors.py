@@ -1,0 +1,69 @@
+"""Every error a user can cause is an :class:`EveryOError` (or a standard exception the guide names).
+
+Messages say what went wrong *and* what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EveryOError",
+    "EveryODeviceError",
+    "EveryOShapeError",
+    "EveryODTypeError",
+    "EveryOAutogradError",
+    "EveryOProfilerError",
+    "EveryOExportError",
+    "EveryOSerializationError",
+    "EveryOBenchmarkError",
+    "EveryOConfigError",
+    "EveryODeviceWarning",
+    "EveryOWarning",
+]
+
+
+class EveryOError(Exception):
+    """Base class of every error everyo raises on purpose."""
+
+
+class EveryODeviceError(EveryOError):
+    """A device spec is unknown or unusable, or tensors on two devices were mixed."""
+
+
+class EveryOShapeError(EveryOError, ValueError):
+    """Shapes do not fit together (broadcasting, matmul, reshape, state_dict loading)."""
+
+
+class EveryODTypeError(EveryOError, TypeError):
+    """A dtype is unsupported or data cannot become a regular array (ragged input)."""
+
+
+class EveryOAutogradError(EveryOError, RuntimeError):
+    """backward() cannot run: no gradient for a non-scalar, a freed graph, an integer leaf."""
+
+
+class EveryOProfilerError(EveryOError):
+    """A profiler was misused: bad options, bad metadata, no run to read."""
+
+
+class EveryOExportError(EveryOError, OSError):
+    """A trace or report could not be written or read; the message names the path."""
+
+
+class EveryOSerializationError(EveryOError):
+    """A saved model or state file is corrupt, foreign, or does not fit the model."""
+
+
+class EveryOBenchmarkError(EveryOError, ValueError):
+    """A benchmark or sweep was asked for with values it cannot use."""
+
+
+class EveryOConfigError(EveryOError, ValueError):
+    """An option (CLI flag, magic option, keyword argument) has a bad value."""
+
+
+class EveryOWarning(UserWarning):
+    """Base class of everyo's warnings."""
+
+
+class EveryODeviceWarning(EveryOWarning):
+    """A requested device is unavailable and everyo fell back to another (once per process)."""

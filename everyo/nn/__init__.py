@@ -1,0 +1,3 @@
+"""everyo.nn"""
+
+__all__: list[str] = []

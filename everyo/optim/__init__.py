@@ -1,0 +1,3 @@
+"""everyo.optim"""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""The everyo profiler (filled in by the profiler issue)."""
+
+from everyo.profiler import hooks  # noqa: F401

@@ -1,0 +1,1 @@
+"""Profiler exporters, one module per format."""

@@ -1,0 +1,41 @@
+"""The bridge between the engine and the profiler.
+
+The engine's call sites read one module attribute, ``hooks.active``. When it is ``None`` (no
+profiler running) that check is the whole cost. When a profiler is running, the call site hands
+the work to it through the small protocol below, and the profiler times and records it.
+
+The protocol (implemented by :class:`everyo.profiler.Profiler`)::
+
+    p.module_call(module, forward, args, kwargs)   # Module.__call__: returns forward(*args, **kwargs)
+    p.region(name, kind, **metadata)               # a context manager timing one region;
+                                                   #   kind in {"user", "optimizer", "data", "train"}
+    p.record_ops                                   # bool: op-level events wanted
+    p.op_call(name, fn, args, kwargs)              # op dispatch when record_ops: returns fn(*args, **kwargs)
+    p.scope()                                      # opaque token stored on autograd nodes made while
+                                                   #   profiling (the module path they belong to)
+    p.backward_call(run)                           # Tensor.backward: returns run()
+    p.backward_node(scope, name, fn)               # one autograd node's backward: returns fn()
+
+Engine code looks like::
+
+    from everyo.profiler import hooks as _hooks
+
+    def __call__(self, *args, **kwargs):
+        p = _hooks.active
+        if p is None:
+            return self._call(*args, **kwargs)
+        return p.module_call(self, self._call, args, kwargs)
+
+This module must stay import-light: the engine imports it at import time.
+"""
+
+from __future__ import annotations
+
+active = None
+"""The running profiler, or ``None``. Only :mod:`everyo.profiler` assigns it."""
+
+
+def set_active(profiler) -> None:
+    """Install (or with ``None`` remove) the running profiler."""
+    global active
+    active = profiler

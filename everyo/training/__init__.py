@@ -1,0 +1,3 @@
+"""everyo.training"""
+
+__all__: list[str] = []

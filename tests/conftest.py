@@ -1,0 +1,51 @@
+"""Shared fixtures: every test must leave no profiler running."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("EVERYO_TEST", "1")
+
+
+def _gpu_available() -> bool:
+    if os.environ.get("EVERYO_DISABLE_CUDA") == "1":
+        return False
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+GPU = _gpu_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if GPU:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU with CuPy; none is present")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def device_name(request):
+    """Parametrise a test over devices: cpu always, cuda where a GPU is present."""
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _no_profiler_left_active():
+    from everyo.profiler import hooks
+
+    if hooks.active is not None:  # a previous test leaked; clean up so only that one fails
+        hooks.set_active(None)
+    yield
+    leaked = hooks.active
+    if leaked is not None:
+        hooks.set_active(None)
+        pytest.fail(f"test left a profiler active: {leaked!r}")
