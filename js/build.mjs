@@ -1,0 +1,136 @@
+// Build the widget bundles: one ES module per widget in ../everyo_lab/static/.
+//
+// A deliberately small, deterministic bundler (no npm dependencies, so CI needs no install):
+// each relative import is inlined once as a module-scoped closure, the entry module's own
+// exports stay at top level for anywidget. The first line carries a hash of the sources, and
+// `node build.mjs --check` exits 1 when the committed build differs from a fresh one.
+//
+//   node build.mjs           write ../everyo_lab/static/*.js
+//   node build.mjs --check   verify they are up to date
+
+import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const OUT_DIR = resolve(HERE, "..", "everyo_lab", "static");
+const ENTRIES = {
+  table: "src/table_widget.js",
+  export: "src/export_widget.js",
+  picker: "src/picker_widget.js",
+};
+
+const IMPORT_RE = /^import\s+(.+?)\s+from\s+["']([^"']+)["'];?[ \t]*$/gm;
+const EXPORT_DECL_RE = /^export\s+((?:async\s+)?function\*?|const|let|var|class)\s+([A-Za-z_$][\w$]*)/gm;
+
+function readSource(path) {
+  return readFileSync(path, "utf8").replace(/\r\n/g, "\n");
+}
+
+/** Parse `import {a, b as c} from "./x.js"` clauses of one module. */
+function parseImports(source, file) {
+  const imports = [];
+  for (const match of source.matchAll(IMPORT_RE)) {
+    const [statement, clause, spec] = match;
+    if (!spec.startsWith(".")) {
+      throw new Error(`${file}: "${spec}" is not a relative import; the lab front end has no npm dependencies`);
+    }
+    const target = resolve(dirname(file), spec);
+    const named = clause.match(/^\{([^}]*)\}$/);
+    const star = clause.match(/^\*\s+as\s+([A-Za-z_$][\w$]*)$/);
+    if (named) {
+      const bindings = named[1].split(",").map((s) => s.trim()).filter(Boolean).map((s) => {
+        const [imported, local] = s.split(/\s+as\s+/);
+        return local ? `${imported}: ${local}` : imported;
+      });
+      imports.push({ statement, target, binding: `{ ${bindings.join(", ")} }` });
+    } else if (star) {
+      imports.push({ statement, target, binding: star[1] });
+    } else {
+      throw new Error(`${file}: unsupported import form "${statement}" (use named imports)`);
+    }
+  }
+  return imports;
+}
+
+/** Modules reachable from `entry`, dependencies before dependants (deterministic DFS). */
+function collect(entry) {
+  const order = [];
+  const seen = new Set();
+  const visit = (file, stack) => {
+    if (stack.includes(file)) throw new Error(`import cycle: ${[...stack, file].join(" -> ")}`);
+    if (seen.has(file)) return;
+    const source = readSource(file);
+    const imports = parseImports(source, file);
+    for (const imp of imports) visit(imp.target, [...stack, file]);
+    seen.add(file);
+    order.push({ file, source, imports });
+  };
+  visit(entry, []);
+  return order;
+}
+
+function moduleVar(file) {
+  return `__everyo_${relative(HERE, file).replace(/[^A-Za-z0-9]/g, "_")}`;
+}
+
+function replaceImports(mod) {
+  let body = mod.source;
+  for (const imp of mod.imports) {
+    body = body.replace(imp.statement, `const ${imp.binding} = ${moduleVar(imp.target)};`);
+  }
+  return body;
+}
+
+function wrapDependency(mod) {
+  const names = [...mod.source.matchAll(EXPORT_DECL_RE)].map((m) => m[2]);
+  if (/^export\s+(default|\{)/m.test(mod.source)) {
+    throw new Error(`${mod.file}: dependencies may only export declarations (export function/const ...)`);
+  }
+  const body = replaceImports(mod).replace(/^export\s+/gm, "").trimEnd();
+  const rel = relative(HERE, mod.file);
+  return `// ---- ${rel}\nconst ${moduleVar(mod.file)} = (() => {\n${body}\nreturn { ${names.join(", ")} };\n})();\n`;
+}
+
+/** The bundle text of one widget. */
+export function bundle(name, entryRel) {
+  const version = JSON.parse(readSource(join(HERE, "package.json"))).version;
+  const modules = collect(resolve(HERE, entryRel));
+  const hash = createHash("sha256");
+  for (const mod of modules) hash.update(`${relative(HERE, mod.file)}\n${mod.source}\n`);
+  const digest = hash.digest("hex").slice(0, 16);
+  const entry = modules[modules.length - 1];
+  const parts = [
+    `// everyo-lab ${version} | ${name}.js | sources sha256:${digest} | built by js/build.mjs from js/src: do not edit\n`,
+    ...modules.slice(0, -1).map(wrapDependency),
+    `// ---- ${relative(HERE, entry.file)} (entry)\n${replaceImports(entry).trimEnd()}\n`,
+  ];
+  return parts.join("\n");
+}
+
+function main(argv) {
+  const check = argv.includes("--check");
+  let stale = 0;
+  if (!check) mkdirSync(OUT_DIR, { recursive: true });
+  for (const [name, entry] of Object.entries(ENTRIES)) {
+    const text = bundle(name, entry);
+    const out = join(OUT_DIR, `${name}.js`);
+    const rel = relative(process.cwd(), out);
+    if (check) {
+      if (!existsSync(out) || readSource(out) !== text) {
+        stale += 1;
+        console.error(`stale: ${rel} (run "npm run build" in js/ and commit the result)`);
+      }
+    } else {
+      writeFileSync(out, text);
+      console.log(`wrote ${rel}`);
+    }
+  }
+  if (check && stale === 0) console.log(`build up to date (${Object.keys(ENTRIES).length} bundles)`);
+  return stale === 0 ? 0 : 1;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2));
+}

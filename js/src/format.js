@@ -1,0 +1,55 @@
+// Pure formatting helpers shared by the widgets (unit-tested in test/format.test.mjs).
+
+const MS_KEYS = new Set([
+  "total_ms", "mean_ms", "max_ms", "min_ms", "median_ms", "std_ms", "self_ms", "device_ms",
+]);
+
+/** Milliseconds with a precision that suits their size: 1234 ms -> "1,234", 0.0123 -> "0.0123". */
+export function formatMs(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "";
+  const abs = Math.abs(value);
+  if (abs >= 100) return Math.round(value).toLocaleString("en-US");
+  if (abs >= 1) return value.toFixed(2);
+  if (abs === 0) return "0";
+  return value.toPrecision(3);
+}
+
+/** A share in [0, 1] as a percentage string: 0.4567 -> "45.7 %". */
+export function formatShare(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "";
+  return `${(value * 100).toFixed(1)} %`;
+}
+
+/** Large counts with SI suffixes: 1500 -> "1.5 k", 2e9 -> "2.0 G". */
+export function formatCount(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "";
+  const abs = Math.abs(value);
+  const units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+  for (const [scale, suffix] of units) {
+    if (abs >= scale) return `${(value / scale).toFixed(1)} ${suffix}`;
+  }
+  return Number.isInteger(value) ? String(value) : value.toFixed(2);
+}
+
+/** Format one table cell by its column key. */
+export function formatCell(key, value) {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  if (MS_KEYS.has(key)) return formatMs(value);
+  if (key === "share" || key === "pct") return key === "pct" ? `${value.toFixed(1)} %` : formatShare(value);
+  if (typeof value === "number") return formatCount(value);
+  return String(value);
+}
+
+/** A column key as a header label: "total_ms" -> "total (ms)". */
+export function columnLabel(key) {
+  if (key.endsWith("_ms")) return `${key.slice(0, -3).replace(/_/g, " ")} (ms)`;
+  if (key === "pct") return "% of run";
+  return key.replace(/_/g, " ");
+}
+
+/** The file name the Chrome trace of a run is saved under: "my run/1" -> "my_run_1.trace.json". */
+export function traceFileName(label) {
+  const safe = String(label || "run").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "");
+  return `${safe || "run"}.trace.json`;
+}

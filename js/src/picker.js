@@ -1,0 +1,47 @@
+// The run picker: one <select> over every run in the kernel's store.
+import { formatMs } from "./format.js";
+
+/** Runs grouped by label (insertion order of first appearance), newest run first in each group. */
+export function groupRunsByLabel(runs) {
+  const groups = new Map();
+  for (const run of runs) {
+    if (!groups.has(run.label)) groups.set(run.label, []);
+    groups.get(run.label).push(run);
+  }
+  for (const list of groups.values()) list.sort((a, b) => (b.start_time || 0) - (a.start_time || 0));
+  return groups;
+}
+
+/** The text of one option: "train · completed · 1,234 ms · 5.2 k events". */
+export function runOptionText(run) {
+  const parts = [run.label, run.status];
+  if (typeof run.wall_ms === "number") parts.push(`${formatMs(run.wall_ms)} ms`);
+  if (typeof run.events === "number") parts.push(`${run.events} events`);
+  return parts.join(" · ");
+}
+
+/** Build the <select>; calls `onPick(runId)` when the user chooses a run. */
+export function renderPicker(doc, runs, selected, onPick) {
+  const select = doc.createElement("select");
+  select.className = "everyo-picker";
+  if (runs.length === 0) {
+    const option = doc.createElement("option");
+    option.textContent = "no runs yet: profile a cell with %%everyo_profile";
+    option.disabled = true;
+    select.appendChild(option);
+  }
+  for (const [label, group] of groupRunsByLabel(runs)) {
+    const optgroup = doc.createElement("optgroup");
+    optgroup.label = label;
+    for (const run of group) {
+      const option = doc.createElement("option");
+      option.value = run.id;
+      option.textContent = runOptionText(run);
+      option.selected = run.id === selected;
+      optgroup.appendChild(option);
+    }
+    select.appendChild(optgroup);
+  }
+  select.addEventListener("change", () => onPick(select.value));
+  return select;
+}

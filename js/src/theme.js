@@ -1,0 +1,40 @@
+// Follow JupyterLab's light/dark theme and report it to Python (which re-templates figures).
+
+/** "light" or "dark" from JupyterLab's body attributes (`data-jp-theme-light`), else `fallback`. */
+export function detectTheme(body, fallback = "light") {
+  if (!body) return fallback;
+  const flag = body.dataset ? body.dataset.jpThemeLight : undefined;
+  if (flag === "true") return "light";
+  if (flag === "false") return "dark";
+  const classes = body.classList;
+  if (classes && classes.contains("jp-theme-dark")) return "dark";
+  if (classes && classes.contains("jp-theme-light")) return "light";
+  return fallback;
+}
+
+/** Call `onChange(theme)` now and whenever JupyterLab switches theme; returns a disconnect fn. */
+export function watchTheme(doc, onChange) {
+  const body = doc.body;
+  let current = detectTheme(body);
+  onChange(current);
+  if (typeof MutationObserver === "undefined" || !body) return () => {};
+  const observer = new MutationObserver(() => {
+    const next = detectTheme(body);
+    if (next !== current) {
+      current = next;
+      onChange(next);
+    }
+  });
+  observer.observe(body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
+  return () => observer.disconnect();
+}
+
+/** Report the page theme through the model's `theme` trait (only when it differs). */
+export function syncTheme(model, doc) {
+  return watchTheme(doc, (theme) => {
+    if (model.get("theme") !== theme) {
+      model.set("theme", theme);
+      model.save_changes();
+    }
+  });
+}

@@ -1,0 +1,44 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  columnLabel, formatCell, formatCount, formatMs, formatShare, traceFileName,
+} from "../src/format.js";
+
+test("formatMs picks a precision by magnitude", () => {
+  assert.equal(formatMs(1234.4), "1,234");
+  assert.equal(formatMs(12.345), "12.35");
+  assert.equal(formatMs(0.012345), "0.0123");
+  assert.equal(formatMs(0), "0");
+  assert.equal(formatMs(null), "");
+  assert.equal(formatMs(NaN), "");
+});
+
+test("formatShare and formatCount", () => {
+  assert.equal(formatShare(0.4567), "45.7 %");
+  assert.equal(formatShare(1), "100.0 %");
+  assert.equal(formatCount(999), "999");
+  assert.equal(formatCount(1500), "1.5 k");
+  assert.equal(formatCount(2e9), "2.0 G");
+});
+
+test("formatCell formats by column key", () => {
+  assert.equal(formatCell("name", "Linear"), "Linear");
+  assert.equal(formatCell("total_ms", 3.14159), "3.14");
+  assert.equal(formatCell("share", 0.25), "25.0 %");
+  assert.equal(formatCell("pct", 12.345), "12.3 %");
+  assert.equal(formatCell("calls", 20), "20");
+  assert.equal(formatCell("flops", undefined), "");
+});
+
+test("columnLabel", () => {
+  assert.equal(columnLabel("total_ms"), "total (ms)");
+  assert.equal(columnLabel("self_ms"), "self (ms)");
+  assert.equal(columnLabel("calls"), "calls");
+});
+
+test("traceFileName makes a safe file name", () => {
+  assert.equal(traceFileName("train"), "train.trace.json");
+  assert.equal(traceFileName("my run/1"), "my_run_1.trace.json");
+  assert.equal(traceFileName("../etc"), "etc.trace.json");
+  assert.equal(traceFileName(""), "run.trace.json");
+});

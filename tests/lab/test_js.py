@@ -1,0 +1,49 @@
+"""The front end in js/: its unit tests pass, its version matches everyo's, its build is fresh."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from everyo._version import __version__
+
+ROOT = Path(__file__).resolve().parents[2]
+JS = ROOT / "js"
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+def _node(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [NODE, *args], cwd=JS, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_package_version_matches_everyo():
+    package = json.loads((JS / "package.json").read_text())
+    assert package["name"] == "everyo-lab"
+    assert package["version"] == __version__
+    assert not package.get("dependencies"), "the lab front end must have no runtime npm deps"
+
+
+def test_every_widget_bundle_is_committed():
+    static = ROOT / "everyo_lab" / "static"
+    for name in ("table", "export", "picker"):
+        text = (static / f"{name}.js").read_text()
+        assert text.startswith(f"// everyo-lab {__version__} | {name}.js | sources sha256:")
+
+
+@needs_node
+def test_node_unit_tests_pass():
+    result = _node("--test", "test/")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@needs_node
+def test_committed_build_is_not_stale():
+    result = _node("build.mjs", "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
