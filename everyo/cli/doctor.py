@@ -29,6 +29,8 @@ CUDA_FIX = (
     "everyo runs on the CPU without it"
 )
 LAB_FIX = 'pip install "everyo[lab]"'
+# Debian's package; the browser tests drive it (see BROWSER_TESTING.md).
+CHROMIUM = Path("/usr/bin/chromium")
 
 
 @dataclass(frozen=True)
@@ -194,9 +196,7 @@ def _lab_version(module_name: str, load: bool) -> tuple[str | None, str | None]:
 
 
 def check_chromium() -> CheckResult:
-    found = shutil.which("chromium") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-    )
+    found = shutil.which("chromium") or (str(CHROMIUM) if CHROMIUM.exists() else None)
     if found is None:
         return CheckResult(
             "chromium",

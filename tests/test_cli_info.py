@@ -1,0 +1,207 @@
+"""everyo.environment(), format_environment() and `python -m everyo info [--json]`."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import everyo
+from everyo.__main__ import main
+from everyo.bench.environment import blas_info, environment, format_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+# The module, not the function of the same name that everyo.bench re-exports over it.
+env_mod = sys.modules["everyo.bench.environment"]
+KEYS = {"everyo", "python", "numpy", "os", "cpu", "memory", "cuda", "gpus", "git"}
+
+
+def test_environment_is_a_json_serialisable_record_of_this_process():
+    env = everyo.environment()
+    assert set(env) == KEYS
+    assert json.loads(json.dumps(env)) == env
+    assert env["everyo"]["version"] == everyo.__version__
+    assert env["python"]["version"] == platform.python_version()
+    assert env["python"]["executable"] == sys.executable
+    assert env["numpy"]["version"] == np.__version__
+    assert env["cpu"]["logical_cores"] == os.cpu_count()
+    assert isinstance(env["gpus"], list)
+    assert env["os"]["system"] == platform.system()
+
+
+def test_environment_is_exported_from_bench():
+    assert everyo.bench.environment is environment
+    assert "environment" in everyo.bench.__all__
+
+
+def _git(cwd: Path, *args: str) -> str:
+    ident = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    done = subprocess.run(["git", *ident, *args], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_git_commit_and_dirty_flag_of_the_working_directory(tmp_path, monkeypatch):
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.txt").write_text("one")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-q", "-m", "first")
+    monkeypatch.chdir(tmp_path)
+    git = environment()["git"]
+    assert git["commit"] == _git(tmp_path, "rev-parse", "HEAD")
+    assert git["dirty"] is False
+    (tmp_path / "a.txt").write_text("two")
+    assert environment()["git"]["dirty"] is True
+
+
+def test_git_is_none_outside_a_repo_or_without_git(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    assert environment()["git"] is None
+    monkeypatch.setenv("PATH", "")  # git itself missing
+    assert environment()["git"] is None
+
+
+def test_a_hanging_git_gives_none(monkeypatch):
+    def hang(cmd, **kwargs):
+        raise subprocess.TimeoutExpired(cmd, kwargs["timeout"])
+
+    monkeypatch.setattr(env_mod.subprocess, "run", hang)
+    assert environment()["git"] is None
+
+
+def test_blas_falls_back_to_numpy_config_without_threadpoolctl(monkeypatch):
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # makes the import fail
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    blas = blas_info()
+    assert blas is not None and blas["source"] == "numpy.show_config"
+    assert blas["library"]
+    assert blas["threads"] == 3
+
+
+def test_undetectable_blas_is_none_and_named_in_the_text(monkeypatch):
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no config")
+
+    monkeypatch.setattr(np, "show_config", broken)
+    env = environment()
+    assert env["numpy"]["blas"] is None
+    assert "not detected" in format_environment(env)
+
+
+def test_cpu_model_from_an_arm_style_cpuinfo(tmp_path, monkeypatch):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nBogoMIPS\t: 50.00\n\nHardware\t: Raspberry Pi 5\n")
+    fields = env_mod._read_proc(str(cpuinfo))
+    assert fields["processor"] == "0"
+    monkeypatch.setattr(env_mod, "_read_proc", lambda path: fields)
+    assert environment()["cpu"]["model"] == "Raspberry Pi 5"
+
+
+def test_memory_falls_back_to_sysconf_without_proc(monkeypatch):
+    monkeypatch.setattr(env_mod, "_read_proc", lambda path: {})
+    total = environment()["memory"]["total_bytes"]
+    assert isinstance(total, int) and total > 0
+    assert environment()["cpu"]["model"]  # platform's answer stands in for /proc/cpuinfo
+
+
+def _fake_cupy(count: int = 1, fail: bool = False) -> types.ModuleType:
+    def device_count():
+        if fail:
+            raise RuntimeError("cudaErrorInsufficientDriver")
+        return count
+
+    runtime = types.SimpleNamespace(
+        getDeviceCount=device_count,
+        runtimeGetVersion=lambda: 12040,
+        driverGetVersion=lambda: 12080,
+        getDeviceProperties=lambda i: {
+            "name": b"NVIDIA H200",
+            "totalGlobalMem": 150_000_000_000,
+            "major": 9,
+            "minor": 0,
+            "multiProcessorCount": 132,
+        },
+    )
+    cupy = types.ModuleType("cupy")
+    cupy.__version__ = "13.6.0"
+    cupy.cuda = types.SimpleNamespace(runtime=runtime)
+    cupy.arange = np.arange
+    return cupy
+
+
+def test_gpu_fields_come_from_cupy_when_it_sees_a_device(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(count=2))
+    monkeypatch.delenv("EVERYO_DISABLE_CUDA", raising=False)
+    monkeypatch.setattr(env_mod.shutil, "which", lambda name: None)  # no nvidia-smi
+    env = environment()
+    assert json.loads(json.dumps(env)) == env
+    assert env["cuda"]["cupy"] == "13.6.0"
+    assert env["cuda"]["runtime_version"] == "12.4"
+    assert env["cuda"]["cuda_driver_version"] == "12.8"
+    assert [g["name"] for g in env["gpus"]] == ["NVIDIA H200", "NVIDIA H200"]
+    assert env["gpus"][1] == {
+        "index": 1,
+        "name": "NVIDIA H200",
+        "memory_bytes": 150_000_000_000,
+        "compute_capability": "9.0",
+        "multiprocessors": 132,
+    }
+    text = format_environment(env)
+    assert "gpu 1" in text and "139.7 GiB" in text and "runtime 12.4" in text
+
+
+def test_cuda_errors_and_disabling_give_no_gpus(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(fail=True))
+    monkeypatch.delenv("EVERYO_DISABLE_CUDA", raising=False)
+    env = environment()
+    assert env["gpus"] == [] and env["cuda"]["cupy"] == "13.6.0"
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(count=1))
+    monkeypatch.setenv("EVERYO_DISABLE_CUDA", "1")
+    env = environment()
+    assert env["gpus"] == [] and env["cuda"]["disabled"] is True
+    assert "EVERYO_DISABLE_CUDA=1" in format_environment(env)
+
+
+def test_format_environment_aligns_the_value_column():
+    lines = format_environment(environment()).splitlines()
+    labels = [line.split("  ")[0] for line in lines]
+    assert labels[:3] == ["everyo", "python", "numpy"]
+    width = max(len(label) for label in labels)
+    assert all(line[width : width + 2] == "  " and line[width + 2] != " " for line in lines)
+
+
+def test_info_json_subprocess_prints_the_record():
+    done = subprocess.run(
+        [sys.executable, "-m", "everyo", "info", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    env = json.loads(done.stdout)
+    assert set(env) == KEYS
+    assert env["everyo"]["version"] == everyo.__version__
+    assert env["numpy"]["version"] == np.__version__
+    assert env["cpu"]["logical_cores"] == os.cpu_count()
+    assert isinstance(env["memory"]["total_bytes"], int)
+    assert env["git"] is None or len(env["git"]["commit"]) == 40
+
+
+def test_info_prints_human_text(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("everyo")
+    assert f"numpy   {np.__version__}" in out or np.__version__ in out
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(out)
