@@ -16,7 +16,7 @@ from everyo.core import *  # noqa: F403
 from everyo.nn import *  # noqa: F403
 from everyo.data import *  # noqa: F403
 from everyo.training import *  # noqa: F403
-from everyo import nn, optim, profiler  # noqa: E402
+from everyo import cuda, nn, optim, profiler  # noqa: E402
 
 _LAZY = {"bench", "datasets"}
 

@@ -1,0 +1,71 @@
+"""Every op, grouped by family (creation, elementwise, reduce, movement, linalg, convert, and
+neural ops in nn_ops), and the binding of Tensor operators and methods to them.
+
+Every op goes through :func:`everyo.core.ops._dispatch.dispatch`.
+"""
+
+from __future__ import annotations
+
+from everyo.core.ops import convert, creation, elementwise, linalg, movement, reduce
+from everyo.core.ops.convert import *  # noqa: F403
+from everyo.core.ops.creation import *  # noqa: F403
+from everyo.core.ops.elementwise import *  # noqa: F403
+from everyo.core.ops.linalg import *  # noqa: F403
+from everyo.core.ops.movement import *  # noqa: F403
+from everyo.core.ops.reduce import *  # noqa: F403
+
+__all__ = (
+    convert.__all__
+    + creation.__all__
+    + elementwise.__all__
+    + linalg.__all__
+    + movement.__all__
+    + reduce.__all__
+)
+
+try:  # neural ops (conv, pooling, softmax, norms, attention): their own family module
+    from everyo.core.ops import nn_ops
+    from everyo.core.ops.nn_ops import *  # noqa: F403
+
+    __all__ += nn_ops.__all__
+except ImportError as _exc:  # pragma: no cover - only while nn_ops is being written
+    if "nn_ops" not in str(_exc):
+        raise
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _bind_tensor_methods() -> None:
+    from everyo.core.tensor import Tensor
+
+    e, r, m = elementwise, reduce, movement
+    ops = {
+        "__add__": e.add, "__radd__": _swap(e.add), "__sub__": e.subtract,
+        "__rsub__": _swap(e.subtract), "__mul__": e.multiply, "__rmul__": _swap(e.multiply),
+        "__truediv__": e.divide, "__rtruediv__": _swap(e.divide), "__pow__": e.power,
+        "__rpow__": _swap(e.power), "__neg__": e.negative, "__abs__": e.abs,
+        "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
+        "__eq__": e.equal, "__ne__": e.not_equal, "__lt__": e.less, "__le__": e.less_equal,
+        "__gt__": e.greater, "__ge__": e.greater_equal, "__getitem__": m.getitem,
+        "add": e.add, "sub": e.subtract, "mul": e.multiply, "div": e.divide, "pow": e.power,
+        "exp": e.exp, "log": e.log, "sqrt": e.sqrt, "abs": e.abs, "clip": e.clip,
+        "clamp": e.clip, "maximum": e.maximum, "minimum": e.minimum,
+        "sum": r.sum, "mean": r.mean, "max": r.max, "min": r.min, "var": r.var, "std": r.std,
+        "logsumexp": r.logsumexp, "argmax": r.argmax, "argmin": r.argmin,
+        "reshape": m.reshape, "view": m.reshape, "transpose": m.transpose,
+        "permute": m.permute, "flatten": m.flatten, "squeeze": m.squeeze,
+        "unsqueeze": m.unsqueeze, "broadcast_to": m.broadcast_to, "expand": m.broadcast_to,
+        "matmul": linalg.matmul, "dot": linalg.dot,
+        "astype": convert.astype, "to": convert.to, "cpu": convert.cpu, "cuda": convert.cuda,
+        "clone": convert.clone,
+    }  # fmt: skip
+    for name in ("relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax"):
+        if name in globals():
+            ops[name] = globals()[name]
+    for name, fn in ops.items():
+        setattr(Tensor, name, fn)
+
+
+_bind_tensor_methods()

@@ -1,0 +1,64 @@
+"""Mixed precision: ``eo.autocast`` runs matmul and conv in float16 while parameters (and their
+gradients) stay float32, because the casts are ops of the graph.
+
+>>> import everyo as eo
+>>> w = eo.ones(4, 4, requires_grad=True)
+>>> with eo.autocast("float16"):
+...     y = eo.matmul(eo.ones(2, 4), w)
+>>> y.dtype, w.dtype
+(dtype('float16'), dtype('float32'))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from everyo.core import dtype as _dt
+from everyo.errors import EveryODTypeError
+
+__all__ = ["autocast"]
+
+_state = threading.local()
+
+
+def active_dtype():
+    """The autocast dtype on this thread, or None."""
+    return getattr(_state, "dtype", None)
+
+
+def cast_inputs(*tensors):
+    """Cast floating tensors to the autocast dtype (differentiably); others pass through."""
+    target = _state.dtype
+    return tuple(
+        t.astype(target) if t.dtype.kind == "f" and t.dtype != target else t for t in tensors
+    )
+
+
+class autocast(contextlib.ContextDecorator):
+    """Context manager and decorator: matmul and conv2d compute in ``dtype`` inside.
+
+    Parameters
+    ----------
+    dtype : str
+        ``"float16"`` (default) or ``"float32"``/``"float64"``.
+    enabled : bool
+        ``False`` makes the block a no-op (handy for switching by a flag).
+    """
+
+    def __init__(self, dtype="float16", *, enabled: bool = True) -> None:
+        dt = _dt.to_dtype(dtype)
+        if dt.kind != "f":
+            raise EveryODTypeError(f"autocast needs a floating dtype, not {dt}")
+        self.dtype = dt
+        self.enabled = enabled
+
+    def __enter__(self):
+        self._prev = active_dtype()
+        if self.enabled:
+            _state.dtype = self.dtype
+        return self
+
+    def __exit__(self, *exc):
+        _state.dtype = self._prev
+        return False

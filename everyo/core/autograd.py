@@ -1,0 +1,170 @@
+"""Reverse-mode autodiff: each op records a :class:`Node` with a backward closure.
+
+``backward()`` walks a topological order iteratively (no recursion: a 10,000-deep chain works),
+accumulates gradients, and frees the graph unless ``retain_graph=True``. Grad mode is thread-local.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+
+import numpy as np
+
+from everyo.errors import EveryOAutogradError
+from everyo.profiler import hooks as _hooks
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+
+_mode = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record a graph on this thread."""
+    return getattr(_mode, "enabled", True)
+
+
+def _set(enabled: bool) -> None:
+    _mode.enabled = enabled
+
+
+class _GradMode(contextlib.ContextDecorator):
+    enabled = True
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set(self.enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        return False
+
+
+class no_grad(_GradMode):
+    """Context manager and decorator: no graph is recorded inside (inference, updates)."""
+
+    enabled = False
+
+
+class enable_grad(_GradMode):
+    """Context manager and decorator: re-enable graph recording inside a ``no_grad`` block."""
+
+    enabled = True
+
+
+class set_grad_enabled(_GradMode):
+    """Set grad mode now (``eo.set_grad_enabled(False)``), or for a ``with`` block / decorator."""
+
+    def __init__(self, mode: bool) -> None:
+        self.enabled = bool(mode)
+        self._prev = is_grad_enabled()
+        _set(self.enabled)
+
+    def __call__(self, func):
+        _set(self._prev)  # used as a decorator: undo the immediate switch, apply per call
+        return super().__call__(func)
+
+
+class Node:
+    """One recorded op: ``backward_fn(grad) -> tuple of input grads`` (aligned with ``parents``)."""
+
+    __slots__ = ("backward_fn", "parents", "name", "scope")
+
+    def __init__(self, backward_fn, parents, name, scope):
+        self.backward_fn = backward_fn
+        self.parents = parents
+        self.name = name
+        self.scope = scope
+
+    def __repr__(self) -> str:
+        return f"<Node {self.name}>"
+
+
+def make_result(data, parents, backward_fn, name: str, device):
+    """Wrap ``data`` as an op output; record a graph node if any parent needs a gradient.
+
+    ``parents`` is a tuple of Tensors; ``backward_fn(g)`` returns one gradient (array or None)
+    per parent, already reduced to that parent's shape.
+    """
+    from everyo.core.tensor import Tensor
+
+    if isinstance(data, np.generic):  # NumPy reductions return scalars; keep 0-d arrays
+        data = np.asarray(data)
+    out = Tensor._make(data, device)
+    if getattr(_mode, "enabled", True):
+        for p in parents:
+            if p.requires_grad:
+                prof = _hooks.active
+                out._node = Node(
+                    backward_fn, parents, name, prof.scope() if prof is not None else None
+                )
+                out.requires_grad = True
+                break
+    return out
+
+
+def _topological(root) -> list:
+    """Tensors reachable from ``root`` that need gradients, inputs before outputs."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        t, done = stack.pop()
+        if done:
+            order.append(t)
+            continue
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        stack.append((t, True))
+        node = t._node
+        if node is not None:
+            for p in node.parents:
+                if p.requires_grad and id(p) not in seen:
+                    stack.append((p, False))
+    return order
+
+
+def _accumulate(t, g) -> None:
+    from everyo.core.tensor import Tensor
+
+    if g.dtype != t.data.dtype:
+        g = g.astype(t.data.dtype)
+    if t.grad is None:
+        t.grad = Tensor._make(g, t._device)
+    else:
+        t.grad = Tensor._make(t.grad.data + g, t._device)
+
+
+def run_backward(root, grad, retain_graph: bool, prof) -> None:
+    """Propagate ``grad`` from ``root`` to every leaf that requires a gradient."""
+    order = _topological(root)
+    grads = {id(root): grad}
+    for t in reversed(order):
+        g = grads.pop(id(t), None)
+        if g is None:
+            continue
+        node = t._node
+        if node is None or t._retain:
+            _accumulate(t, g)
+        if node is None:
+            continue
+        fn = node.backward_fn
+        if fn is None:
+            raise EveryOAutogradError(
+                f"trying to backward through the graph a second time (at {node.name}); its "
+                f"buffers were freed by the first backward: pass retain_graph=True to the first"
+            )
+        if prof is None:
+            in_grads = fn(g)
+        else:
+            in_grads = prof.backward_node(node.scope, node.name, functools.partial(fn, g))
+        for p, pg in zip(node.parents, in_grads):
+            if pg is None or not p.requires_grad:
+                continue
+            key = id(p)
+            prev = grads.get(key)
+            grads[key] = pg if prev is None else prev + pg
+        if not retain_graph:
+            node.backward_fn = None
+    return None

@@ -1,0 +1,76 @@
+"""Helpers shared by the op families: operand coercion, device checks, gradient reduction."""
+
+from __future__ import annotations
+
+import numbers
+
+from everyo.core.tensor import Tensor, as_tensor
+from everyo.errors import EveryODeviceError, EveryOShapeError
+
+
+def check_same_device(*tensors: Tensor):
+    """The common device of ``tensors``; mixing devices is an error, never a silent copy."""
+    dev = tensors[0]._device
+    for t in tensors[1:]:
+        if t._device is not dev and t._device != dev:
+            raise EveryODeviceError(
+                f"tensors on two devices in one op: {dev} and {t._device}; move one explicitly "
+                f"with .to('{dev}') or .to('{t._device}')"
+            )
+    return dev
+
+
+def operands(a, b):
+    """Coerce a binary op's operands: Tensors stay, Python numbers stay scalars (keeping the
+    tensor's dtype), anything else becomes a tensor. Returns ``(a, b, device)``."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            return a, b, check_same_device(a, b)
+        if isinstance(b, numbers.Number):
+            return a, b, a._device
+        b = as_tensor(b)
+        return a, b, check_same_device(a, b)
+    if isinstance(b, Tensor):
+        if isinstance(a, numbers.Number):
+            return a, b, b._device
+        a = as_tensor(a)
+        return a, b, check_same_device(a, b)
+    a, b = as_tensor(a), as_tensor(b)
+    return a, b, check_same_device(a, b)
+
+
+def data(x):
+    return x.data if isinstance(x, Tensor) else x
+
+
+def shape_error(op: str, a, b, exc: Exception) -> EveryOShapeError:
+    sa = getattr(a, "shape", ())
+    sb = getattr(b, "shape", ())
+    return EveryOShapeError(f"{op}: shapes {tuple(sa)} and {tuple(sb)} do not broadcast ({exc})")
+
+
+def unbroadcast(g, shape: tuple):
+    """Sum ``g`` down to ``shape`` (the inverse of broadcasting)."""
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+def tensors(*xs) -> tuple:
+    """The Tensor operands among ``xs`` (the graph parents)."""
+    return tuple(x for x in xs if isinstance(x, Tensor))
+
+
+def norm_axis(axis, dim):
+    """Accept NumPy's ``axis`` or PyTorch's ``dim`` (not both)."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("pass axis= or dim=, not both")
+        return tuple(dim) if isinstance(dim, list) else dim
+    return tuple(axis) if isinstance(axis, list) else axis

@@ -1,0 +1,69 @@
+"""Matrix products: ``matmul`` (every rank combination, batched, broadcasting) and ``dot``."""
+
+from __future__ import annotations
+
+from everyo.core import autocast as _autocast
+from everyo.core.autograd import make_result
+from everyo.core.backend import namespace_of
+from everyo.core.ops._dispatch import dispatch
+from everyo.core.ops._util import check_same_device, unbroadcast
+from everyo.core.tensor import Tensor, as_tensor
+from everyo.errors import EveryOShapeError
+
+__all__ = ["matmul", "dot"]
+
+
+def _matmul_grads(g, a, b):
+    """Gradients of ``a @ b`` for any ranks (1-D operands promoted as NumPy does)."""
+    if a.ndim == 2 and b.ndim == 2:  # the common case, without reshapes
+        return g @ b.T, a.T @ g
+    xp = namespace_of(g)
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    g2 = g
+    if a.ndim == 1:
+        g2 = xp.expand_dims(g2, -2)
+    if b.ndim == 1:
+        g2 = xp.expand_dims(g2, -1)
+    ga = g2 @ xp.swapaxes(b2, -1, -2)
+    gb = xp.swapaxes(a2, -1, -2) @ g2
+    return unbroadcast(ga, a2.shape).reshape(a.shape), unbroadcast(gb, b2.shape).reshape(b.shape)
+
+
+def _matmul(a, b):
+    a = a if isinstance(a, Tensor) else as_tensor(a)
+    b = b if isinstance(b, Tensor) else as_tensor(b)
+    dev = check_same_device(a, b)
+    if _autocast.active_dtype() is not None:
+        a, b = _autocast.cast_inputs(a, b)
+    x, y = a.data, b.data
+    if x.ndim == 0 or y.ndim == 0:
+        raise EveryOShapeError("matmul needs tensors of at least 1 dimension; use multiply")
+    try:
+        out = x @ y
+    except ValueError as exc:
+        raise EveryOShapeError(
+            f"matmul: shapes {a.shape} and {b.shape} do not fit (inner dims "
+            f"{x.shape[-1]} and {y.shape[0] if y.ndim == 1 else y.shape[-2]} differ)"
+        ) from exc
+
+    def backward(g):
+        ga, gb = _matmul_grads(g, x, y)
+        return ga if a.requires_grad else None, gb if b.requires_grad else None
+
+    return make_result(out, (a, b), backward, "matmul", dev)
+
+
+def matmul(a, b):
+    """Matrix product with NumPy's rules: 1-D operands are vectors, leading dims broadcast.
+
+    >>> import everyo as eo
+    >>> eo.matmul(eo.ones(128, 256), eo.ones(256, 64)).shape
+    (128, 64)
+    """
+    return dispatch("matmul", _matmul, a, b)
+
+
+def dot(a, b):
+    """Inner product of two 1-D tensors (or ``matmul`` for higher ranks)."""
+    return dispatch("dot", _matmul, a, b)

@@ -1,0 +1,172 @@
+"""Reductions: sum, mean, max, min, var, std, logsumexp (differentiable); argmax, argmin."""
+
+from __future__ import annotations
+
+from everyo.core.autograd import make_result
+from everyo.core.backend import namespace_of
+from everyo.core.ops._dispatch import dispatch
+from everyo.core.ops._util import norm_axis
+from everyo.core.tensor import Tensor, as_tensor
+
+__all__ = ["sum", "mean", "max", "min", "var", "std", "logsumexp", "argmax", "argmin"]
+
+
+def _axes(axis, ndim) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(a % ndim if ndim else a for a in axes)
+
+
+def _expand(g, shape, axis, keepdims):
+    """Broadcast a reduced gradient back to the input ``shape``."""
+    xp = namespace_of(g)
+    if not keepdims and shape:
+        g = xp.expand_dims(g, _axes(axis, len(shape)))
+    return xp.broadcast_to(g, shape)
+
+
+def _count(shape, axis) -> int:
+    n = 1
+    for a in _axes(axis, len(shape)):
+        n *= shape[a]
+    return n
+
+
+def _reduce(name, x, axis, keepdims, fwd, grad):
+    x = x if isinstance(x, Tensor) else as_tensor(x)
+    arr = x.data
+    out = fwd(arr, axis, keepdims)
+    return make_result(out, (x,), lambda g: (grad(g, arr, out),), name, x._device)
+
+
+def _sum(x, axis, keepdims):
+    return _reduce(
+        "sum",
+        x,
+        axis,
+        keepdims,
+        lambda a, ax, kd: a.sum(axis=ax, keepdims=kd),
+        lambda g, a, o: _expand(g, a.shape, axis, keepdims).astype(a.dtype, copy=False),
+    )
+
+
+def _mean(x, axis, keepdims):
+    def grad(g, a, o):
+        return (_expand(g, a.shape, axis, keepdims) / _count(a.shape, axis)).astype(a.dtype)
+
+    return _reduce("mean", x, axis, keepdims, lambda a, ax, kd: a.mean(axis=ax, keepdims=kd), grad)
+
+
+def _extreme(name, x, axis, keepdims):
+    def fwd(a, ax, kd):
+        return getattr(a, name)(axis=ax, keepdims=kd)
+
+    def grad(g, a, o):
+        ok = o if keepdims or not a.ndim else namespace_of(a).expand_dims(o, _axes(axis, a.ndim))
+        mask = a == ok
+        # ties share the gradient equally
+        share = mask / mask.sum(axis=_axes(axis, a.ndim), keepdims=True)
+        return (_expand(g, a.shape, axis, keepdims) * share).astype(a.dtype, copy=False)
+
+    return _reduce(name, x, axis, keepdims, fwd, grad)
+
+
+def _var(x, axis, keepdims, ddof):
+    x = x if isinstance(x, Tensor) else as_tensor(x)
+    arr = x.data
+    out = arr.var(axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def backward(g):
+        centred = arr - arr.mean(axis=axis, keepdims=True)
+        n = _count(arr.shape, axis) - ddof
+        return ((_expand(g, arr.shape, axis, keepdims) * (2.0 / n)) * centred).astype(arr.dtype)
+
+    return make_result(out, (x,), lambda g: (backward(g),), "var", x._device)
+
+
+def _logsumexp(x, axis, keepdims):
+    x = x if isinstance(x, Tensor) else as_tensor(x)
+    arr = x.data
+    xp = namespace_of(arr)
+    m = arr.max(axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    e = xp.exp(arr - m)
+    s = e.sum(axis=axis, keepdims=True)
+    out_k = xp.log(s) + m
+    out = out_k if keepdims else out_k.reshape(_reduced_shape(arr.shape, axis))
+
+    def backward(g):
+        return ((_expand(g, arr.shape, axis, keepdims)) * (e / s),)
+
+    return make_result(out, (x,), backward, "logsumexp", x._device)
+
+
+def _reduced_shape(shape, axis):
+    axes = set(_axes(axis, len(shape)))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _kw(axis, dim, keepdims, keepdim):
+    return norm_axis(axis, dim), bool(keepdims if keepdim is None else keepdim)
+
+
+def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=None):  # noqa: A001
+    """Sum over ``axis`` (all axes by default); ``dim``/``keepdim`` are accepted too."""
+    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
+    return dispatch("sum", _sum, x, axis, keepdims)
+
+
+def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """Arithmetic mean over ``axis``."""
+    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
+    return dispatch("mean", _mean, x, axis, keepdims)
+
+
+def max(x, axis=None, keepdims=False, *, dim=None, keepdim=None):  # noqa: A001
+    """Maximum over ``axis`` (values only; use :func:`argmax` for indices)."""
+    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
+    return dispatch("max", _extreme, "max", x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False, *, dim=None, keepdim=None):  # noqa: A001
+    """Minimum over ``axis``."""
+    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
+    return dispatch("min", _extreme, "min", x, axis, keepdims)
+
+
+def var(x, axis=None, keepdims=False, *, ddof=0, dim=None, keepdim=None):
+    """Variance over ``axis`` with ``ddof`` (NumPy's default 0: the population variance)."""
+    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
+    return dispatch("var", _var, x, axis, keepdims, ddof)
+
+
+def std(x, axis=None, keepdims=False, *, ddof=0, dim=None, keepdim=None):
+    """Standard deviation: ``sqrt(var(x))``."""
+    from everyo.core.ops.elementwise import sqrt
+
+    return sqrt(var(x, axis, keepdims, ddof=ddof, dim=dim, keepdim=keepdim))
+
+
+def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """``log(sum(exp(x)))`` computed stably (the maximum is subtracted first)."""
+    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
+    return dispatch("logsumexp", _logsumexp, x, axis, keepdims)
+
+
+def _arg(name, x, axis, keepdims):
+    x = x if isinstance(x, Tensor) else as_tensor(x)
+    out = getattr(x.data, name)(axis=axis, keepdims=keepdims)
+    return Tensor._make(namespace_of(out).asarray(out, dtype="int64"), x._device)
+
+
+def argmax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """Indices of the maxima (int64, not differentiable)."""
+    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
+    return dispatch("argmax", _arg, "argmax", x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """Indices of the minima (int64, not differentiable)."""
+    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
+    return dispatch("argmin", _arg, "argmin", x, axis, keepdims)

@@ -1,0 +1,289 @@
+"""``Tensor``: one array of its device's namespace (NumPy or CuPy), plus autograd state.
+
+Operators and most methods forward to the op functions in :mod:`everyo.core.ops`, which are bound
+onto the class in :func:`everyo.core.ops._bind_tensor_methods`, so every op goes through the
+single dispatch point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from everyo.core import backend
+from everyo.core import dtype as _dt
+from everyo.core.device import CPU, Device, device_of_array
+from everyo.core.device import device as _resolve
+from everyo.errors import EveryOAutogradError, EveryODTypeError
+
+__all__ = ["Tensor", "tensor", "as_tensor"]
+
+
+def _host_array(data, dtype) -> np.ndarray:
+    """Python data or a NumPy array as a NumPy array of a supported dtype."""
+    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        arr = np.asarray(data)
+        target = _dt.to_dtype(dtype) if dtype is not None else _dt.normalize_array_dtype(arr.dtype)
+        return arr.astype(target, copy=False)
+    try:
+        arr = np.asarray(data)
+    except ValueError as exc:
+        raise EveryODTypeError(
+            f"cannot make a tensor from ragged or irregular data ({exc}); every row must have "
+            f"the same length"
+        ) from exc
+    if arr.dtype == object:
+        raise EveryODTypeError(
+            "cannot make a tensor from this data: it is ragged or holds non-numbers; every "
+            "row must have the same length and hold numbers"
+        )
+    if dtype is not None:
+        return arr.astype(_dt.to_dtype(dtype), copy=False)
+    if arr.dtype.kind == "f":  # Python floats become float32, as in PyTorch
+        return arr.astype(_dt.float32)
+    return arr.astype(_dt.normalize_array_dtype(arr.dtype), copy=False)
+
+
+class Tensor:
+    """An n-dimensional array on a device, with optional gradient tracking.
+
+    >>> import everyo as eo
+    >>> t = eo.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> (t * t).sum().backward()
+    >>> t.grad.tolist()
+    [[2.0, 4.0], [6.0, 8.0]]
+    """
+
+    __slots__ = ("data", "requires_grad", "grad", "_node", "_device", "_retain", "__weakref__")
+    __array_ufunc__ = None  # make `ndarray + Tensor` use Tensor.__radd__ instead of NumPy's loop
+
+    def __init__(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> None:
+        t = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        self.data, self._device = t.data, t._device
+        self.requires_grad, self.grad, self._node, self._retain = requires_grad, None, None, False
+
+    @classmethod
+    def _make(cls, data, device: Device) -> Tensor:
+        # The hot path for op outputs: no validation, no conversion.
+        t = object.__new__(cls)
+        t.data = data
+        t._device = device
+        t.requires_grad = False
+        t.grad = None
+        t._node = None
+        t._retain = False
+        return t
+
+    # ---- properties -----------------------------------------------------------------------
+    shape = property(lambda self: self.data.shape, doc="The shape, a tuple of ints.")
+    ndim = property(lambda self: self.data.ndim, doc="Number of dimensions.")
+    size = property(lambda self: int(self.data.size), doc="Number of elements.")
+    dtype = property(lambda self: self.data.dtype, doc="The element dtype (a NumPy dtype).")
+    device = property(lambda self: self._device, doc="The :class:`Device` holding the data.")
+    is_leaf = property(lambda self: self._node is None, doc="True unless made by a tracked op.")
+    nbytes = property(lambda self: int(self.data.nbytes), doc="Bytes held by the data.")
+
+    @property
+    def xp(self):
+        """The array namespace of the data: ``numpy`` or ``cupy``."""
+        return backend.namespace_of(self.data)
+
+    @property
+    def T(self) -> Tensor:
+        """The tensor with its axes reversed."""
+        return self.transpose()
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    # ---- conversion -----------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host (NumPy) copy of the data."""
+        if self._device.type == "cpu":
+            return self.data.copy()
+        return self.data.get()
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise ValueError(
+                f"item() needs a tensor with one element, this one has shape {self.shape}"
+            )
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the graph."""
+        return Tensor._make(self.data, self._device)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and not _dt.is_floating(self.data.dtype):
+            raise EveryODTypeError(
+                f"only floating-point tensors can require gradients, this one is {self.dtype}"
+            )
+        if not requires_grad and self._node is not None:
+            raise EveryOAutogradError(
+                "requires_grad can only be switched off on a leaf; use detach()"
+            )
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self) -> Tensor:
+        """Keep ``.grad`` on this non-leaf tensor after ``backward()``."""
+        if not self.requires_grad:
+            raise EveryOAutogradError("retain_grad() on a tensor that does not require grad")
+        self._retain = self._node is not None
+        return self
+
+    def backward(self, gradient=None, retain_graph: bool = False) -> None:
+        """Compute gradients of this tensor with respect to the leaves that require them."""
+        from everyo.core.autograd import run_backward
+        from everyo.profiler import hooks
+
+        if not self.requires_grad:
+            raise EveryOAutogradError(
+                "backward() on a tensor that does not require grad: make a leaf with "
+                "requires_grad=True (or check that it was not computed under no_grad())"
+            )
+        if gradient is None:
+            if self.data.size != 1:
+                raise EveryOAutogradError(
+                    f"backward() on a non-scalar output of shape {self.shape} needs an explicit "
+                    f"gradient of that shape, e.g. out.backward(eo.ones_like(out))"
+                )
+            grad = self.xp.ones_like(self.data)
+        else:
+            grad = gradient.data if isinstance(gradient, Tensor) else self.xp.asarray(gradient)
+            if grad.shape != self.shape:
+                from everyo.errors import EveryOShapeError
+
+                raise EveryOShapeError(
+                    f"gradient has shape {grad.shape} but the output has shape {self.shape}"
+                )
+            grad = grad.astype(self.dtype, copy=False)
+        prof = hooks.active
+        if prof is None:
+            run_backward(self, grad, retain_graph, None)
+        else:
+            prof.backward_call(lambda: run_backward(self, grad, retain_graph, prof))
+
+    def zero_grad(self) -> None:
+        self.grad = None
+
+    # ---- misc -----------------------------------------------------------------------------
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor with {self.data.size} elements is ambiguous; "
+                f"use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+            raise TypeError("only one-element integer tensors can be used as an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __setitem__(self, index, value) -> None:
+        from everyo.core.autograd import is_grad_enabled
+
+        if self.requires_grad and is_grad_enabled():
+            raise EveryOAutogradError(
+                "in-place assignment to a tensor that requires grad; do it under eo.no_grad()"
+            )
+        if isinstance(index, Tensor):
+            index = index.data
+        self.data[index] = value.data if isinstance(value, Tensor) else value
+
+    def any(self) -> bool:
+        return bool(self.data.any())
+
+    def all(self) -> bool:
+        return bool(self.data.all())
+
+    def __repr__(self) -> str:
+        body = np.array2string(
+            self.numpy() if self.data.size <= 1000 else self.numpy().ravel()[:6],
+            separator=", ",
+            prefix="tensor(",
+            threshold=100,
+        )
+        extras = [f"dtype={self.dtype}"]
+        if self._device.type != "cpu":
+            extras.append(f"device='{self._device}'")
+        if self.requires_grad:
+            extras.append(f"grad_fn=<{self._node.name}>" if self._node else "requires_grad=True")
+        if self.data.size > 1000:
+            extras.insert(0, f"shape={self.shape}")
+        return f"tensor({body}, {', '.join(extras)})"
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Make a new tensor (always a copy) from Python data, a NumPy/CuPy array or a Tensor.
+
+    Python floats become float32, Python ints int64, NumPy arrays keep their dtype.
+    """
+    dev = None if device is None else _resolve(device)
+    if isinstance(data, Tensor):
+        arr, src = data.data, data._device
+        if dtype is not None:
+            arr = arr.astype(_dt.to_dtype(dtype))
+        out = _transfer(arr, src, dev or src, copy=True)
+    elif backend.is_cupy_array(data):
+        src = device_of_array(data)
+        arr = data if dtype is None else data.astype(_dt.to_dtype(dtype))
+        out = _transfer(arr, src, dev or src, copy=True)
+    else:
+        arr = _host_array(data, dtype)
+        out = _transfer(arr, CPU, dev or CPU, copy=True)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
+    """Like :func:`tensor` but shares memory where possible (no copy when nothing changes)."""
+    if isinstance(data, Tensor):
+        if (dtype is None or _dt.to_dtype(dtype) == data.dtype) and (
+            device is None or _resolve(device) == data.device
+        ):
+            return data
+        return data.to(device=device, dtype=dtype)
+    dev = None if device is None else _resolve(device)
+    if backend.is_cupy_array(data):
+        src = device_of_array(data)
+        arr = data if dtype is None else data.astype(_dt.to_dtype(dtype), copy=False)
+        return _transfer(arr, src, dev or src, copy=False)
+    arr = _host_array(data, dtype)
+    return _transfer(arr, CPU, dev or CPU, copy=False)
+
+
+def _transfer(arr, src: Device, dst: Device, *, copy: bool) -> Tensor:
+    if src == dst:
+        return Tensor._make(arr.copy() if copy else arr, dst)
+    if dst.type == "cpu":
+        return Tensor._make(arr.get(), dst)
+    cupy = backend.cupy_module()
+    with cupy.cuda.Device(dst.index):
+        return Tensor._make(cupy.asarray(arr), dst)
