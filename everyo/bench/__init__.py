@@ -1,5 +1,17 @@
 """Benchmarking: timing, sweeps, regression gates, and the environment record they all store."""
 
 from everyo.bench.environment import environment, format_environment
+from everyo.bench.regression import (
+    Comparison,
+    RegressionCheck,
+    check_regression,
+    compare,
+    regression_verdict,
+)
+from everyo.bench.result import BenchmarkResult, load
+from everyo.bench.stats import ratio_interval, summarize
+from everyo.bench.timing import Timer, benchmark
 
 __all__ = ["environment", "format_environment"]
+__all__ += ["benchmark", "BenchmarkResult", "Timer", "load", "summarize", "ratio_interval"]
+__all__ += ["compare", "check_regression", "regression_verdict", "Comparison", "RegressionCheck"]

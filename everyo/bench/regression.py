@@ -1,0 +1,231 @@
+"""Compare two benchmarks and gate on regressions, allowing for measurement noise.
+
+Two questions are kept apart:
+
+- *Is the change real?* A confidence interval for the ratio of the two runs' medians (see
+  :func:`everyo.bench.stats.ratio_interval`) says whether the difference exceeds the noise.
+- *Does it matter?* The guide's ``Regression% = (T_new - T_baseline) / T_baseline * 100`` must
+  exceed the threshold (10 % by default).
+
+A regression is reported only when both hold, which keeps false alarms on unchanged code (A/A
+runs) rare, while a 20 % slowdown measured with ordinary noise is always caught.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from everyo.bench.result import BenchmarkResult
+from everyo.bench.stats import ratio_interval
+from everyo.errors import EveryOBenchmarkError
+
+__all__ = ["Comparison", "RegressionCheck", "compare", "check_regression", "regression_verdict"]
+
+Timings = Any  # BenchmarkResult, a path to a saved one, or an array of seconds
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Speedup ``S = T_baseline / T_candidate`` of a candidate over a baseline.
+
+    ``verdict`` is ``"faster"`` or ``"slower"`` when the confidence interval excludes 1, and
+    ``"no significant change"`` otherwise.
+    """
+
+    speedup: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    statistic: str
+    baseline_time: float
+    candidate_time: float
+    verdict: str
+
+    def __str__(self) -> str:
+        pct = round(self.confidence * 100)
+        return (
+            f"Speedup: {self.speedup:.3f}x ({pct}% CI {self.ci_low:.3f}-{self.ci_high:.3f}), "
+            f"{self.statistic} {self.baseline_time * 1e3:.4f} ms -> "
+            f"{self.candidate_time * 1e3:.4f} ms: {self.verdict}"
+        )
+
+
+@dataclass(frozen=True)
+class RegressionCheck:
+    """The outcome of :func:`check_regression`.
+
+    Attributes
+    ----------
+    regression_pct : float
+        The guide's ``(T_new - T_baseline) / T_baseline * 100`` (negative: faster).
+    ratio, ci_low, ci_high : float
+        ``T_new / T_baseline`` and its confidence interval.
+    verdict : str
+        ``"regression"`` (slower by more than the threshold, beyond noise), ``"improvement"``
+        (the same, faster), ``"inconclusive"`` (beyond the threshold but within noise: measure
+        more), or ``"ok"``.
+    """
+
+    regression_pct: float
+    ratio: float
+    ci_low: float
+    ci_high: float
+    threshold: float
+    confidence: float
+    statistic: str
+    baseline_time: float
+    new_time: float
+    verdict: str
+    name: str = "workload"
+
+    @property
+    def passed(self) -> bool:
+        """False only for a regression (what gates CI)."""
+        return self.verdict != "regression"
+
+    def __str__(self) -> str:
+        pct = round(self.confidence * 100)
+        change = (self.ci_low - 1) * 100, (self.ci_high - 1) * 100
+        return "\n".join(
+            [
+                f"Workload: {self.name}",
+                f"Baseline {self.statistic}: {self.baseline_time * 1e3:.4f} ms",
+                f"New {self.statistic}: {self.new_time * 1e3:.4f} ms",
+                f"Regression: {self.regression_pct:+.2f}% ({pct}% CI {change[0]:+.2f}% "
+                f"to {change[1]:+.2f}%; threshold {self.threshold * 100:.1f}%)",
+                f"Verdict: {self.verdict.upper()}",
+            ]
+        )
+
+
+def compare(
+    baseline: Timings,
+    candidate: Timings,
+    *,
+    statistic: str = "median",
+    confidence: float = 0.95,
+    method: str = "asymptotic",
+) -> Comparison:
+    """Speedup of ``candidate`` over ``baseline`` with a confidence interval and a verdict.
+
+    Parameters
+    ----------
+    baseline, candidate : BenchmarkResult, path, or array of seconds
+    statistic : {"median", "mean"}
+    confidence : float
+    method : {"asymptotic", "bootstrap"}
+        See :func:`everyo.bench.stats.ratio_interval`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> old = rng.lognormal(np.log(0.012), 0.05, 100)
+    >>> new = rng.lognormal(np.log(0.010), 0.05, 100)
+    >>> compare(old, new).verdict
+    'faster'
+    """
+    base, cand = _times(baseline), _times(candidate)
+    est, lo, hi = ratio_interval(
+        base, cand, statistic=statistic, confidence=confidence, method=method
+    )
+    est, lo, hi = float(est), float(lo), float(hi)
+    verdict = "faster" if lo > 1 else "slower" if hi < 1 else "no significant change"
+    stat = np.median if statistic == "median" else np.mean
+    return Comparison(
+        est, lo, hi, confidence, statistic, float(stat(base)), float(stat(cand)), verdict
+    )
+
+
+def check_regression(
+    result: Timings,
+    baseline: Timings | str | os.PathLike,
+    *,
+    threshold: float = 0.10,
+    statistic: str = "median",
+    confidence: float = 0.95,
+) -> RegressionCheck:
+    """Check a new result against a stored baseline.
+
+    Parameters
+    ----------
+    result : BenchmarkResult or array of seconds
+        The new measurement.
+    baseline : BenchmarkResult, path to a saved result, or array of seconds
+    threshold : float
+        The smallest slowdown that counts, as a fraction (0.10 = 10 %).
+    statistic : {"median", "mean"}
+        What ``T`` is in the guide's formula; the median resists the occasional slow call.
+    confidence : float
+        Coverage of the interval that separates real changes from noise.
+
+    Returns
+    -------
+    RegressionCheck
+        ``check.passed`` is False on a regression; ``print(check)`` explains the verdict.
+    """
+    base, new = _times(baseline), _times(result)
+    verdict, est, lo, hi = regression_verdict(
+        base, new, threshold=threshold, statistic=statistic, confidence=confidence
+    )
+    stat = np.median if statistic == "median" else np.mean
+    t_base, t_new = float(stat(base)), float(stat(new))
+    return RegressionCheck(
+        regression_pct=(t_new - t_base) / t_base * 100,
+        ratio=float(est),
+        ci_low=float(lo),
+        ci_high=float(hi),
+        threshold=threshold,
+        confidence=confidence,
+        statistic=statistic,
+        baseline_time=t_base,
+        new_time=t_new,
+        verdict=str(verdict),
+        name=getattr(result, "name", "workload"),
+    )
+
+
+def regression_verdict(
+    baseline_times: Any,
+    new_times: Any,
+    *,
+    threshold: float = 0.10,
+    statistic: str = "median",
+    confidence: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorised verdicts: samples along the last axis, one verdict per leading index.
+
+    Returns ``(verdict, ratio, ci_low, ci_high)`` where ``ratio = T_new / T_baseline`` and
+    ``verdict`` holds the strings of :attr:`RegressionCheck.verdict`.
+    """
+    if not (isinstance(threshold, (int, float)) and 0 <= threshold < 10):
+        raise EveryOBenchmarkError(
+            f"threshold is a fraction (0.10 = 10 %) between 0 and 10, got {threshold!r}"
+        )
+    est, lo, hi = ratio_interval(
+        new_times, baseline_times, statistic=statistic, confidence=confidence
+    )
+    beyond = np.abs(est - 1) > threshold
+    verdict = np.where(
+        beyond & (lo > 1),
+        "regression",
+        np.where(beyond & (hi < 1), "improvement", np.where(beyond, "inconclusive", "ok")),
+    )
+    return verdict, est, lo, hi
+
+
+def _times(value: Timings) -> np.ndarray:
+    if isinstance(value, BenchmarkResult):
+        return value.times
+    if isinstance(value, (str, os.PathLike)):
+        return BenchmarkResult.load(value).times
+    times = np.asarray(value, dtype=float)
+    if times.ndim != 1:
+        raise EveryOBenchmarkError(
+            "pass a BenchmarkResult, a path to a saved one, or a 1-D array of seconds"
+        )
+    return times

@@ -1,0 +1,210 @@
+"""The result of one benchmark: raw times, statistics, environment, workload; saved as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from everyo.bench.stats import summarize
+from everyo.errors import EveryOExportError, EveryOSerializationError
+
+__all__ = ["BenchmarkResult", "load", "describe"]
+
+FORMAT = "everyo.benchmark"
+FORMAT_VERSION = 1
+
+
+@dataclass(eq=False)
+class BenchmarkResult:
+    """Timings of one workload. Times are stored in seconds; reports are in milliseconds.
+
+    Attributes
+    ----------
+    times : numpy.ndarray
+        Seconds taken by each timed call, in call order.
+    name : str
+        The workload's name (what baselines are matched on).
+    warmup, repeat : int
+        Untimed calls, and the timed calls asked for (``n`` may exceed it with ``min_time``).
+    samples : int or None
+        Samples per call; gives :attr:`throughput`.
+    synchronized : bool
+        Whether each timed call was synchronised with the GPU.
+    workload : dict
+        The callable and its argument shapes and dtypes.
+    environment : dict or None
+        :func:`everyo.environment` at measurement time.
+    """
+
+    times: Any
+    name: str = "workload"
+    warmup: int = 0
+    repeat: int = 0
+    min_time: float | None = None
+    samples: int | None = None
+    synchronized: bool = False
+    workload: dict = field(default_factory=dict)
+    environment: dict | None = None
+    created: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        self.times = np.asarray(self.times, dtype=float)
+        self._stats = summarize(self.times)
+
+    n = property(lambda self: self._stats["n"], doc="Number of timed calls.")
+    mean = property(lambda self: self._stats["mean"], doc="Mean seconds per call.")
+    median = property(lambda self: self._stats["median"], doc="Median seconds per call.")
+    std = property(lambda self: self._stats["std"], doc="Sample standard deviation, seconds.")
+    min = property(lambda self: self._stats["min"], doc="Fastest call, seconds.")
+    max = property(lambda self: self._stats["max"], doc="Slowest call, seconds.")
+    p5 = property(lambda self: self._stats["p5"], doc="5th percentile, seconds.")
+    p95 = property(lambda self: self._stats["p95"], doc="95th percentile, seconds.")
+
+    @property
+    def throughput(self) -> float | None:
+        """Samples per second at the mean latency (the guide's ``N / t``), or ``None``."""
+        if self.samples is None:
+            return None
+        return self.samples / self.mean
+
+    def stats_ms(self) -> dict[str, float | int]:
+        """The statistics in milliseconds (``n`` stays a count)."""
+        return {k: (v if k == "n" else v * 1e3) for k, v in self._stats.items()}
+
+    def __str__(self) -> str:
+        ms = self.stats_ms()
+        lines = [
+            f"Benchmark: {self.name} (n={self.n}, warmup={self.warmup}"
+            + (", CUDA-synchronised)" if self.synchronized else ")"),
+            f"Mean latency: {ms['mean']:.4f} ms",
+            f"Median latency: {ms['median']:.4f} ms",
+            f"Std deviation: {ms['std']:.4f} ms",
+            f"Minimum latency: {ms['min']:.4f} ms",
+            f"Maximum latency: {ms['max']:.4f} ms",
+            f"P5 / P95 latency: {ms['p5']:.4f} / {ms['p95']:.4f} ms",
+        ]
+        if self.throughput is not None:
+            lines.append(f"Approx. throughput: {self.throughput:.2f} samples/s")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"BenchmarkResult(name={self.name!r}, n={self.n}, "
+            f"median={self.median * 1e3:.4g} ms, mean={self.mean * 1e3:.4g} ms)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict (what :meth:`to_json` writes and :func:`load` reads)."""
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "name": self.name,
+            "created": self.created,
+            "warmup": self.warmup,
+            "repeat": self.repeat,
+            "min_time": self.min_time,
+            "samples": self.samples,
+            "synchronized": self.synchronized,
+            "times_s": [float(t) for t in self.times],
+            "stats_ms": self.stats_ms(),
+            "throughput": self.throughput,
+            "workload": self.workload,
+            "environment": self.environment,
+        }
+
+    def to_json(self, path: str | os.PathLike) -> Path:
+        """Write :meth:`to_dict` to ``path`` atomically; return the path."""
+        return write_json(self.to_dict(), path)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BenchmarkResult:
+        """Rebuild a result from :meth:`to_dict` output."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise EveryOSerializationError(
+                "this is not an everyo benchmark result (no 'format': 'everyo.benchmark'); "
+                "save one with BenchmarkResult.to_json() or "
+                "`python -m everyo bench SPEC --save-baseline PATH`"
+            )
+        try:
+            return cls(
+                times=data["times_s"],
+                name=data.get("name", "workload"),
+                warmup=data.get("warmup", 0),
+                repeat=data.get("repeat", 0),
+                min_time=data.get("min_time"),
+                samples=data.get("samples"),
+                synchronized=data.get("synchronized", False),
+                workload=data.get("workload") or {},
+                environment=data.get("environment"),
+                created=data.get("created", 0.0),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            message = f"benchmark result is incomplete or corrupt: {exc}"
+            raise EveryOSerializationError(message) from exc
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> BenchmarkResult:
+        """Read a result written by :meth:`to_json`."""
+        return cls.from_dict(read_json(path))
+
+
+def load(path: str | os.PathLike) -> BenchmarkResult:
+    """Read a :class:`BenchmarkResult` from a JSON file (e.g. a stored baseline)."""
+    return BenchmarkResult.load(path)
+
+
+def write_json(data: dict[str, Any], path: str | os.PathLike) -> Path:
+    """Write ``data`` as JSON atomically (temporary file, then rename)."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise EveryOExportError(f"could not write {path}: {exc.strerror or exc}") from exc
+    return path
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read JSON from ``path`` with errors that name the path."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise EveryOExportError(f"could not read {path}: {exc.strerror or exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EveryOSerializationError(f"{path} is not valid JSON: {exc}") from exc
+
+
+def describe(fn: Any, args: tuple = (), kwargs: dict | None = None) -> dict[str, Any]:
+    """A JSON-serialisable description of a call: callable, argument shapes and dtypes."""
+    return {
+        "callable": getattr(fn, "__qualname__", None) or type(fn).__qualname__,
+        "module": getattr(fn, "__module__", None) or type(fn).__module__,
+        "args": [describe_value(a) for a in args],
+        "kwargs": {k: describe_value(v) for k, v in (kwargs or {}).items()},
+    }
+
+
+def describe_value(value: Any) -> str:
+    """``"ndarray(128, 32) float32 cpu"`` for arrays and tensors; a short repr otherwise."""
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple):
+        kind = type(value).__name__
+        dtype = getattr(value, "dtype", "")
+        device = getattr(value, "device", None)
+        where = f" {device}" if device is not None and not isinstance(value, np.ndarray) else ""
+        return f"{kind}{shape} {dtype}{where}".strip()
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,195 @@
+"""Statistics for timing samples: summaries and confidence intervals for ratios.
+
+Every function works along the last axis, so one call can summarise a single run (a 1-D array
+of times) or thousands of synthetic runs at once (a 2-D array, one run per row). The regression
+tests rely on that to check false-alarm rates over many trials in well under a second.
+
+Timing noise is multiplicative (a slower moment slows the whole call by a factor), so ratios are
+handled on the log scale, where their confidence intervals are symmetric.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from everyo.errors import EveryOBenchmarkError
+
+__all__ = ["summarize", "t_quantile", "ratio_interval", "STATISTICS"]
+
+STATISTICS = ("median", "mean")
+_MAD_TO_SIGMA = 1.482602218505602  # 1 / Phi^-1(3/4): MAD of a normal sample -> its sigma
+_MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)  # se(median) / se(mean) for normal data
+
+
+def summarize(times: Any) -> dict[str, float | int]:
+    """Summarise one sample of timings (any unit; the results keep it).
+
+    Parameters
+    ----------
+    times : array-like
+        A non-empty 1-D sample.
+
+    Returns
+    -------
+    dict
+        ``n, mean, median, std`` (sample standard deviation, 0 for one value), ``min, max, p5,
+        p95`` (linear-interpolated percentiles).
+
+    Examples
+    --------
+    >>> summarize([1.0, 2.0, 3.0, 4.0])["median"]
+    2.5
+    """
+    x = _as_sample(times)
+    return {
+        "n": int(x.size),
+        "mean": float(x.mean()),
+        "median": float(np.median(x)),
+        "std": float(x.std(ddof=1)) if x.size > 1 else 0.0,
+        "min": float(x.min()),
+        "max": float(x.max()),
+        "p5": float(np.percentile(x, 5)),
+        "p95": float(np.percentile(x, 95)),
+    }
+
+
+def t_quantile(p: float, df: Any) -> np.ndarray:
+    """Quantile ``p`` of Student's t distribution with ``df`` degrees of freedom.
+
+    Exact for 1 and 2 degrees of freedom; a Cornish-Fisher expansion around the normal quantile
+    otherwise (for ``p`` up to 0.995: relative error under 1.5 % from 4 degrees of freedom on,
+    under 0.1 % from 10 on, which is where timing samples live). ``df`` may be an array and may
+    hold ``inf`` (the normal quantile).
+
+    Examples
+    --------
+    >>> round(float(t_quantile(0.975, 10)), 3)
+    2.228
+    """
+    if not 0.0 < p < 1.0:
+        raise EveryOBenchmarkError(f"t_quantile needs 0 < p < 1, got {p!r}")
+    df = np.asarray(df, dtype=float)
+    z = NormalDist().inv_cdf(p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(df > 0, df, np.nan)
+        series = (
+            z
+            + (z**3 + z) / (4 * v)
+            + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+        )
+    exact1 = math.tan(math.pi * (p - 0.5))
+    exact2 = (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    out = np.where(df <= 1, exact1, np.where(df <= 2, exact2, series))
+    return np.where(np.isinf(df), z, out)
+
+
+def ratio_interval(
+    numerator: Any,
+    denominator: Any,
+    *,
+    statistic: str = "median",
+    confidence: float = 0.95,
+    method: str = "asymptotic",
+    n_boot: int = 2000,
+    seed: int | None = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Estimate ``stat(numerator) / stat(denominator)`` with a confidence interval.
+
+    Parameters
+    ----------
+    numerator, denominator : array-like
+        Positive samples along the last axis; leading axes are independent runs (broadcast).
+    statistic : {"median", "mean"}
+        Median (robust to the occasional slow call; the default) or mean.
+    confidence : float
+        Two-sided coverage of the interval.
+    method : {"asymptotic", "bootstrap"}
+        ``"asymptotic"``: a Welch interval on the log scale. For the median the spread comes
+        from the median absolute deviation of the log times (so outliers do not widen it) and
+        the standard error of a median is taken as sqrt(pi/2) times that of a mean; for the mean
+        the delta method gives the standard error of log(mean). ``"bootstrap"``: a seeded
+        percentile bootstrap with ``n_boot`` resamples (1-D samples only).
+
+    Returns
+    -------
+    (estimate, low, high) : tuple of numpy arrays
+        0-d arrays for 1-D inputs.
+
+    Examples
+    --------
+    >>> est, lo, hi = ratio_interval([2.0, 2.1, 1.9, 2.0], [1.0, 1.05, 0.95, 1.0])
+    >>> float(est), bool(lo < 2.0 < hi)
+    (2.0, True)
+    """
+    if statistic not in STATISTICS:
+        raise EveryOBenchmarkError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+    if not 0.0 < confidence < 1.0:
+        raise EveryOBenchmarkError(f"confidence must be between 0 and 1, got {confidence!r}")
+    a, b = _as_sample(numerator, positive=True), _as_sample(denominator, positive=True)
+    if method == "bootstrap":
+        return _bootstrap(a, b, statistic, confidence, n_boot, seed)
+    if method != "asymptotic":
+        raise EveryOBenchmarkError(f"method must be 'asymptotic' or 'bootstrap', got {method!r}")
+    if a.shape[-1] < 2 or b.shape[-1] < 2:
+        raise EveryOBenchmarkError("a confidence interval needs at least 2 timings per sample")
+    centre_a, var_a = _log_centre_and_variance(a, statistic)
+    centre_b, var_b = _log_centre_and_variance(b, statistic)
+    log_ratio = centre_a - centre_b
+    se2 = var_a + var_b
+    df = _welch_df(var_a, a.shape[-1], var_b, b.shape[-1])
+    half = t_quantile(0.5 + confidence / 2, df) * np.sqrt(se2)
+    return np.exp(log_ratio), np.exp(log_ratio - half), np.exp(log_ratio + half)
+
+
+def _as_sample(values: Any, *, positive: bool = False) -> np.ndarray:
+    x = np.asarray(values, dtype=float)
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise EveryOBenchmarkError("a timing sample must hold at least one value")
+    if not np.all(np.isfinite(x)):
+        raise EveryOBenchmarkError("timings must be finite numbers (found NaN or inf)")
+    if positive and np.any(x <= 0):
+        raise EveryOBenchmarkError("timings must be positive to form a ratio")
+    return x
+
+
+def _log_centre_and_variance(x: np.ndarray, statistic: str) -> tuple[np.ndarray, np.ndarray]:
+    """log(stat(x)) and the squared standard error of that log, along the last axis."""
+    n = x.shape[-1]
+    if statistic == "mean":
+        mean = x.mean(axis=-1)
+        # delta method: var(log m) ~= var(m) / m^2
+        return np.log(mean), x.var(axis=-1, ddof=1) / (n * mean**2)
+    logs = np.log(x)
+    centre = np.median(logs, axis=-1, keepdims=True)
+    sigma = _MAD_TO_SIGMA * np.median(np.abs(logs - centre), axis=-1)
+    # A MAD of zero (quantised or identical timings) would claim perfect precision.
+    sigma = np.where(sigma > 0, sigma, logs.std(axis=-1, ddof=1))
+    se = _MEDIAN_EFFICIENCY * sigma / math.sqrt(n)
+    return np.log(np.median(x, axis=-1)), se**2
+
+
+def _welch_df(var_a: np.ndarray, n_a: int, var_b: np.ndarray, n_b: int) -> np.ndarray:
+    num = (var_a + var_b) ** 2
+    den = var_a**2 / (n_a - 1) + var_b**2 / (n_b - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / den, np.inf)
+
+
+def _bootstrap(a, b, statistic, confidence, n_boot, seed):
+    if a.ndim != 1 or b.ndim != 1:
+        raise EveryOBenchmarkError("the bootstrap takes 1-D samples; use method='asymptotic'")
+    if n_boot < 100:
+        raise EveryOBenchmarkError(f"n_boot must be at least 100, got {n_boot}")
+    stat = np.median if statistic == "median" else np.mean
+    rng = np.random.default_rng(seed)
+    boot_a = stat(a[rng.integers(0, a.size, (n_boot, a.size))], axis=1)
+    boot_b = stat(b[rng.integers(0, b.size, (n_boot, b.size))], axis=1)
+    ratios = boot_a / boot_b
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(ratios, [tail, 100 - tail])
+    return np.asarray(stat(a) / stat(b)), np.asarray(lo), np.asarray(hi)

@@ -1,0 +1,98 @@
+"""``python -m everyo bench SPEC``: time a callable, save or check a baseline, gate CI.
+
+Exit codes: 0 (measured; no regression), 1 (a regression beyond the threshold), 2 (bad input,
+reported by ``everyo.__main__``).
+
+    python -m everyo bench mypkg.workloads:forward --save-baseline bench/forward.json
+    python -m everyo bench mypkg.workloads:forward --baseline bench/forward.json --threshold 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any
+
+from everyo.errors import EveryOBenchmarkError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", metavar="SPEC", help="the callable to time, as module:function")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--save-baseline", metavar="PATH", help="save the result as a baseline")
+    where.add_argument("--baseline", metavar="PATH", help="compare with a saved baseline")
+    parser.add_argument(
+        "--threshold",
+        metavar="PCT",
+        type=float,
+        default=10.0,
+        help="slowdown in percent that counts as a regression (default: 10)",
+    )
+    parser.add_argument("--json", metavar="PATH", help="also write the result as JSON")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed calls first (default 10)")
+    parser.add_argument("--repeat", type=int, default=100, help="timed calls (default 100)")
+    parser.add_argument(
+        "--min-time", type=float, default=None, help="keep timing until this many seconds"
+    )
+    parser.add_argument("--samples", type=int, default=None, help="samples per call (throughput)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from everyo.bench import benchmark, check_regression
+
+    fn = resolve_spec(args.spec)
+    result = benchmark(
+        fn,
+        warmup=args.warmup,
+        repeat=args.repeat,
+        min_time=args.min_time,
+        samples=args.samples,
+        name=args.spec,
+    )
+    print(result)
+    if args.json:
+        result.to_json(args.json)
+    if args.save_baseline:
+        path = result.to_json(args.save_baseline)
+        print(f"Baseline saved to {path}")
+        return 0
+    if not args.baseline:
+        return 0
+    from everyo.bench import load
+
+    baseline = load(args.baseline)
+    if baseline.name != result.name:
+        print(f"note: the baseline was recorded for {baseline.name!r}, not {result.name!r}")
+    check = check_regression(result, baseline, threshold=args.threshold / 100)
+    print(check)
+    return 0 if check.passed else 1
+
+
+def resolve_spec(spec: str) -> Any:
+    """Import ``module:attribute`` (dots allowed in the attribute) and check it is callable."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise EveryOBenchmarkError(f"SPEC must look like 'package.module:function', got {spec!r}")
+    # like `python -m`, resolve modules from the current directory as well
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise EveryOBenchmarkError(
+            f"cannot import {module_name!r} from SPEC {spec!r} ({exc}); check the module path "
+            "and run from the directory it is importable from"
+        ) from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise EveryOBenchmarkError(f"{module_name!r} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise EveryOBenchmarkError(
+            f"SPEC {spec!r} names a {type(obj).__name__}, not a callable; point it at a function "
+            "that runs the workload once"
+        )
+    return obj

@@ -1,0 +1,41 @@
+"""Test doubles for timing: a fake clock and a fake GPU tensor that log what happens, in order."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+
+class FakeClock:
+    """Advances by ``durations`` (cycled) between successive work calls; logs every read."""
+
+    def __init__(self, log: list | None = None, start: float = 100.0) -> None:
+        self.now = start
+        self.log = log if log is not None else []
+
+    def __call__(self) -> float:
+        self.log.append("clock")
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class FakeCudaTensor:
+    """Looks like an everyo tensor on ``cuda:0`` to the benchmark's device detection."""
+
+    device = SimpleNamespace(type="cuda", index=0)
+    shape = (4, 4)
+    dtype = "float32"
+
+
+def timed_work(clock: FakeClock, durations, log=None):
+    """A workload that 'takes' the next duration on the fake clock, and logs its calls."""
+    it = iter(durations)
+    log = clock.log if log is None else log
+
+    def work(*args, **kwargs):
+        log.append("call")
+        clock.advance(next(it))
+        return args[0] if args else None
+
+    return work

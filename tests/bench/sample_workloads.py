@@ -1,0 +1,19 @@
+"""Callables for the CLI tests (`python -m everyo bench tests.bench.sample_workloads:fast_fn`).
+
+``slow_fn`` is ``fast_fn`` with a planted 10x slowdown: both sleep, so their times do not depend
+on how busy the CPUs are, and the ratio is far beyond any threshold the tests use.
+"""
+
+from __future__ import annotations
+
+import time
+
+NOT_CALLABLE = 42
+
+
+def fast_fn() -> None:
+    time.sleep(0.002)
+
+
+def slow_fn() -> None:
+    time.sleep(0.02)
