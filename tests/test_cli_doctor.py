@@ -42,8 +42,9 @@ def _assert_each_problem_has_a_fix(out: str) -> None:
             assert lines[i + 1].strip().startswith("fix: "), line
 
 
-def test_doctor_here_exits_0_and_warns_about_cuda():
-    env = {k: v for k, v in os.environ.items() if k != "EVERYO_DISABLE_CUDA"}
+def test_doctor_here_exits_0_and_warns_about_cuda(monkeypatch):
+    monkeypatch.delenv("EVERYO_DISABLE_CUDA", raising=False)  # same view as the subprocess
+    env = dict(os.environ)
     done = subprocess.run(
         [sys.executable, "-m", "everyo", "doctor"],
         capture_output=True,
