@@ -1,0 +1,141 @@
+"""``to_html(run, path)``: a self-contained, offline HTML report of one run.
+
+The page holds the header, the summary table and the overlap warning (the same static HTML as a
+notebook's saved output), then the interactive flame chart and icicle with plotly.js inlined, so
+it opens anywhere, without a network or a kernel.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from everyo.errors import EveryOExportError
+from everyo_lab.views import flame_figure, icicle_figure
+from everyo_lab.views._batch import as_batch
+from everyo_lab.views.columns import OVERLAP_WARNING
+from everyo_lab.views.static import render_header_html, render_table_html
+from everyo_lab.views.table import table_rows
+
+__all__ = ["to_html", "report_html"]
+
+_CONFIG = {"responsive": True, "displaylogo": False, "scrollZoom": True}
+
+
+def to_html(run, path: str | os.PathLike, *, top: int = 50, group_by: str = "name") -> Path:
+    """Write a self-contained HTML report of ``run`` to ``path`` and return the path.
+
+    The file works offline: plotly.js is embedded (about 4.5 MB). It is written atomically
+    (a temporary file in the same folder, then renamed), so a reader never sees half a report.
+
+    Parameters
+    ----------
+    run
+        A profiler ``Run`` (e.g. ``everyo.profiler.runs.latest``).
+    path
+        Where to write, e.g. ``"profiles/report.html"``; the folder must exist.
+    top, group_by
+        Rows and grouping of the summary table.
+
+    Raises
+    ------
+    EveryOExportError
+        When the file cannot be written; the message names the path.
+
+    Examples
+    --------
+    >>> import everyo_lab  # doctest: +SKIP
+    >>> everyo_lab.to_html(everyo.profiler.runs.latest, "profiles/report.html")  # doctest: +SKIP
+    """
+    target = Path(path)
+    document = report_html(run, top=top, group_by=group_by)
+    _write_atomic(target, document)
+    return target
+
+
+def report_html(run, *, top: int = 50, group_by: str = "name") -> str:
+    """The report document as a string (what :func:`to_html` writes)."""
+    from plotly.offline import get_plotlyjs  # lazily: only reports need the 4.5 MB bundle
+
+    batch = as_batch(run)
+    title = f"everyo profile · {getattr(run, 'label', 'run')}"
+    rows = table_rows(batch if not hasattr(run, "snapshot") else run, group_by=group_by, top=top)
+    body = [render_header_html(run)]
+    if rows:
+        body.append(render_table_html(rows, group_by=group_by))
+        body.append(f'<p class="warn">&#9888; {html.escape(OVERLAP_WARNING)}</p>')
+        body.append('<h2>Flame chart</h2><div id="flame" class="chart"></div>')
+        body.append('<h2>Call tree by module path</h2><div id="icicle" class="chart"></div>')
+    else:
+        body.append("<p>no events recorded</p>")
+    figures = {}
+    if rows:
+        figures = {"flame": flame_figure(batch), "icicle": icicle_figure(run)}
+    return _DOCUMENT.format(
+        title=html.escape(title),
+        plotly=get_plotlyjs(),
+        body="\n".join(body),
+        figures=_script_json(figures),
+        config=json.dumps(_CONFIG),
+    )
+
+
+def _script_json(value) -> str:
+    # Inside <script>, "</" would end the element early; "<\/" means the same to JavaScript.
+    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
+
+
+def _write_atomic(target: Path, text: str) -> None:
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise EveryOExportError(
+            f"cannot write the report to {str(target)!r}: {exc.strerror or exc}; "
+            "check that the folder exists and is writable"
+        ) from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise EveryOExportError(
+            f"cannot write the report to {str(target)!r}: {exc.strerror or exc}; "
+            "check that the path is a file name in a writable folder"
+        ) from exc
+
+
+_DOCUMENT = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="everyo_lab">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 16px 24px; color: #1f2328; }}
+h2 {{ font-size: 15px; margin: 18px 0 4px; }}
+.warn {{ background: #fff8c5; color: #4d2d00; padding: 4px 8px; border-radius: 3px; }}
+.chart {{ width: 100%; min-height: 300px; }}
+</style>
+<script type="text/javascript">{plotly}</script>
+</head>
+<body>
+{body}
+<script type="application/json" id="everyo-figures">{figures}</script>
+<script type="text/javascript">
+(function () {{
+  var figures = JSON.parse(document.getElementById("everyo-figures").textContent);
+  Object.keys(figures).forEach(function (id) {{
+    var fig = figures[id];
+    Plotly.newPlot(id, fig.data, fig.layout, {config});
+  }});
+}})();
+</script>
+</body>
+</html>
+"""

@@ -1,0 +1,29 @@
+"""Pure views of profiler runs: run or event batch in, plotly figure dict, rows, HTML or text out.
+
+No widgets, no I/O, no IPython and no plotly import: these functions are what the dashboard
+widgets, the static notebook output and the HTML report are made of, and they are unit-tested
+without Jupyter.
+"""
+
+from __future__ import annotations
+
+from everyo_lab.views.colors import color_for, color_key
+from everyo_lab.views.columns import OVERLAP_WARNING
+from everyo_lab.views.flame import flame_figure
+from everyo_lab.views.header import header_info
+from everyo_lab.views.icicle import icicle_figure
+from everyo_lab.views.static import render_html
+from everyo_lab.views.table import table_rows
+from everyo_lab.views.text import render_text
+
+__all__ = [
+    "OVERLAP_WARNING",
+    "color_for",
+    "color_key",
+    "flame_figure",
+    "header_info",
+    "icicle_figure",
+    "render_html",
+    "render_text",
+    "table_rows",
+]

@@ -1,0 +1,132 @@
+"""Stable colours for event names and kinds, and the light/dark theme colours.
+
+A name keeps its colour across runs, refreshes and kernels (the hash is ``zlib.crc32``, not
+Python's salted ``hash``), so a ``Linear`` bar is the same colour in every chart a user sees.
+Common module classes get hand-picked, clearly distinct colours; any other name gets a hue from
+its hash.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import zlib
+
+__all__ = ["MERGED_COLOR", "THEMES", "color_for", "color_key", "theme_colors"]
+
+# Plotly's qualitative "D3" and "Plotly" palettes, ordered so neighbours differ strongly.
+_PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#636efa",
+    "#ef553b",
+    "#00cc96",
+    "#ab63fa",
+    "#ffa15a",
+    "#19d3f3",
+    "#ff6692",
+)
+
+# Names users meet first get fixed palette slots, so the usual suspects never share a colour.
+_FIXED = {
+    "Sequential": 0,
+    "Linear": 1,
+    "ReLU": 2,
+    "Conv2d": 3,
+    "BatchNorm1d": 4,
+    "BatchNorm2d": 4,
+    "LayerNorm": 5,
+    "Dropout": 6,
+    "Embedding": 7,
+    "MultiheadAttention": 8,
+    "GELU": 9,
+    "Tanh": 10,
+    "Sigmoid": 11,
+    "Softmax": 12,
+    "MSELoss": 13,
+    "CrossEntropyLoss": 14,
+    "MaxPool2d": 15,
+    # kinds other than "module" are coloured by their kind
+    "backward": 3,
+    "op": 9,
+    "optimizer": 13,
+    "data": 7,
+    "train": 12,
+    "user": 11,
+    "gpu": 8,
+}
+
+MERGED_COLOR = "#9e9e9e"
+"""Colour of a level-of-detail bar that merges events of several colours."""
+
+THEMES = {
+    # Plotly's "plotly_white" and "plotly_dark" template colours, as plain values, so views need
+    # no plotly import and the figure renders the same in plotly.js alone.
+    "light": {
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "font_color": "#2a3f5f",
+        "grid_color": "#ebf0f8",
+        "line_color": "#c8d4e3",
+        "muted": "#6b7a90",
+        "table_bar": "#c6dbef",
+        "text_on_bar": "#111111",
+    },
+    "dark": {
+        "paper_bgcolor": "rgb(17,17,17)",
+        "plot_bgcolor": "rgb(17,17,17)",
+        "font_color": "#f2f5fa",
+        "grid_color": "#283442",
+        "line_color": "#506784",
+        "muted": "#a2b1c6",
+        "table_bar": "#2c4a6e",
+        "text_on_bar": "#111111",
+    },
+}
+
+
+def theme_colors(theme: str) -> dict:
+    """Return the colour set of ``theme`` ("light" or "dark").
+
+    Raises
+    ------
+    ValueError
+        For any other theme name.
+    """
+    try:
+        return THEMES[theme]
+    except KeyError:
+        raise ValueError(f"theme must be 'light' or 'dark', not {theme!r}") from None
+
+
+def color_key(kind: str, name: str) -> str:
+    """Return what an event is coloured by: its class name for modules, else its kind."""
+    return name if kind == "module" else kind
+
+
+def color_for(key: str) -> str:
+    """Return the stable hex colour of a colour key (a module class name or an event kind).
+
+    Examples
+    --------
+    >>> color_for("Linear") == color_for("Linear")
+    True
+    >>> color_for("Linear") != color_for("ReLU")
+    True
+    """
+    slot = _FIXED.get(key)
+    if slot is not None:
+        return _PALETTE[slot]
+    h = zlib.crc32(key.encode("utf-8"))
+    # Spread hues with the golden ratio and vary lightness a little, so hashed names differ
+    # from each other and from the fixed palette more than a plain modulo would allow.
+    hue = ((h & 0xFFFF) * 0.618033988749895) % 1.0
+    light = 0.45 + ((h >> 16) & 0x7) * 0.025
+    r, g, b = colorsys.hls_to_rgb(hue, light, 0.65)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"

@@ -1,0 +1,254 @@
+"""The flame chart: time on x, depth on y, one bar per event (or per merged run of tiny events).
+
+The figure is a plain plotly dict, so it can be sent to plotly.js, a ``go.FigureWidget`` or a
+static renderer without importing plotly here. Bars are horizontal ``bar`` traces (one per colour
+key, ``base`` = start, ``x`` = duration): one SVG path each, the cheapest shape plotly draws with
+hover, and far fewer traces than events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from everyo_lab.views._batch import as_batch, color_codes, lanes, optional_column, self_ns
+from everyo_lab.views.colors import MERGED_COLOR, color_for, theme_colors
+from everyo_lab.views.lod import Bars, merge_bars
+
+__all__ = ["flame_figure", "flame_bars"]
+
+_NS_PER_MS = 1e6
+_LABEL_MIN_PX = 40  # bars narrower than this get no text label (it would not fit)
+
+
+def flame_bars(batch, *, x_range=None, width_px: int = 1600, max_shapes: int = 20000):
+    """Return the level-of-detail :class:`~everyo_lab.views.lod.Bars` of a batch, its lane bands
+    (first lane, thread name) and its colour keys."""
+    start = np.asarray(batch.start_ns, dtype=np.int64)
+    dur = np.asarray(batch.dur_ns, dtype=np.int64)
+    lane, bands = lanes(batch)
+    codes, keys = color_codes(batch)
+    x_range_ns = None if x_range is None else (x_range[0] * _NS_PER_MS, x_range[1] * _NS_PER_MS)
+    bars = merge_bars(
+        start, dur, lane, codes, x_range_ns=x_range_ns, width_px=width_px, max_shapes=max_shapes
+    )
+    return bars, bands, keys
+
+
+def flame_figure(
+    batch,
+    *,
+    x_range: tuple[float, float] | None = None,
+    width_px: int = 1600,
+    max_shapes: int = 20000,
+    theme: str = "light",
+) -> dict:
+    """Build the flame chart of a run or event batch as a plotly figure dict.
+
+    Parameters
+    ----------
+    batch
+        An ``EventBatch`` or a ``Run`` (its snapshot is used).
+    x_range
+        Visible window in ms from the run start, or ``None`` for the whole run. Events narrower
+        than one pixel (span / ``width_px``) in that window are merged per depth.
+    width_px
+        Plot width in pixels, for the level of detail.
+    max_shapes
+        At most this many bars are emitted, whatever the number of events.
+    theme
+        ``"light"`` or ``"dark"`` (plotly_dark colours).
+
+    Returns
+    -------
+    dict
+        ``{"data": [...], "layout": {...}}``; ``layout["meta"]`` holds ``events``, ``bars`` and
+        ``merged_events`` counts.
+
+    Examples
+    --------
+    >>> fig = flame_figure(run.snapshot())  # doctest: +SKIP
+    >>> sum(len(t["base"]) for t in fig["data"]) <= 20000  # doctest: +SKIP
+    True
+    """
+    colors = theme_colors(theme)
+    batch = as_batch(batch)
+    if len(batch) == 0:
+        return {"data": [], "layout": _layout(colors, x_range, [], 1, message="no events")}
+    bars, bands, keys = flame_bars(batch, x_range=x_range, width_px=width_px, max_shapes=max_shapes)
+    data = _event_traces(batch, bars, keys) + _merged_traces(bars, keys)
+    n_lanes = int(bars.lane.max()) + 1 if len(bars) else 1
+    layout = _layout(colors, x_range, bands, n_lanes)
+    layout["meta"] = {
+        "events": len(batch),
+        "bars": len(bars),
+        "merged_events": int(bars.count[bars.count > 1].sum()),
+    }
+    return {"data": data, "layout": layout}
+
+
+def _drawn_width_ms(bars: Bars, sel: np.ndarray) -> np.ndarray:
+    # Draw sub-pixel bars one pixel wide, or plotly would not draw them at all.
+    width = np.maximum(bars.end[sel] - bars.start[sel], bars.pixel_ns)
+    return np.round(width / _NS_PER_MS, 6)
+
+
+def _bar_trace(bars: Bars, sel: np.ndarray, key: str, color: str) -> dict:
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": key,
+        "legendgroup": key,
+        "base": np.round(bars.start[sel] / _NS_PER_MS, 6).tolist(),
+        "x": _drawn_width_ms(bars, sel).tolist(),
+        "y": bars.lane[sel].tolist(),
+        "width": 0.9,
+        "marker": {"color": color, "line": {"width": 0}},
+    }
+
+
+def _event_traces(batch, bars: Bars, keys: list[str]) -> list[dict]:
+    single = bars.count == 1
+    hover, columns = _hover_columns(batch)
+    traces = []
+    for code in np.unique(bars.code[single]):
+        sel = np.flatnonzero(single & (bars.code == code))
+        rows = bars.row[sel]
+        trace = _bar_trace(bars, sel, keys[code], color_for(keys[code]))
+        trace["customdata"] = np.column_stack([col(rows) for col in columns]).tolist()
+        trace["hovertemplate"] = hover
+        names = np.asarray(batch.name, dtype=object)[rows]
+        wide = (bars.end[sel] - bars.start[sel]) >= _LABEL_MIN_PX * bars.pixel_ns
+        trace["text"] = np.where(wide, names, "").tolist()
+        trace["textposition"] = "inside"
+        trace["insidetextanchor"] = "start"
+        traces.append(trace)
+    return traces
+
+
+def _hover_columns(batch):
+    """The hover template and, per customdata column, a function of the batch rows shown."""
+    start = np.asarray(batch.start_ns, dtype=np.int64)
+    dur = np.asarray(batch.dur_ns, dtype=np.int64)
+    own = self_ns(batch)
+    names = np.asarray(batch.name, dtype=object)
+    paths = np.asarray(batch.path, dtype=object)
+    columns = [
+        lambda r: names[r],
+        lambda r: np.where(paths[r] == "", "—", paths[r]),
+        lambda r: np.round(start[r] / _NS_PER_MS, 6),
+        lambda r: np.round(dur[r] / _NS_PER_MS, 6),
+        lambda r: np.round(own[r] / _NS_PER_MS, 6),
+    ]
+    lines = [
+        "<b>%{customdata[0]}</b>",
+        "path: %{customdata[1]}",
+        "start: %{customdata[2]:.4~r} ms",
+        "duration: %{customdata[3]:.4~r} ms",
+        "self: %{customdata[4]:.4~r} ms",
+    ]
+    for label, column, fmt in (
+        ("shapes", "shapes", "%{{customdata[{i}]}}"),
+        ("FLOPs", "flops", "%{{customdata[{i}]:.3s}}"),
+        ("bytes", "bytes", "%{{customdata[{i}]:.3s}}B"),
+        ("memory", "mem_bytes", "%{{customdata[{i}]:.3s}}B"),
+    ):
+        values = optional_column(batch, column)
+        if values is None:
+            continue
+        lines.append(f"{label}: " + fmt.format(i=len(columns)))
+        columns.append(lambda r, v=values: v[r])
+    device = optional_column(batch, "device_ns")
+    if device is not None:
+        device_ms = np.asarray(device, dtype=np.int64) / _NS_PER_MS
+        lines.append(f"device: %{{customdata[{len(columns)}]}}")
+        columns.append(
+            lambda r: np.where(device_ms[r] >= 0, np.char.mod("%.3f ms", device_ms[r]), "n/a")
+        )
+    return "<br>".join(lines) + "<extra></extra>", columns
+
+
+def _merged_traces(bars: Bars, keys: list[str]) -> list[dict]:
+    merged = bars.count > 1
+    groups = [(keys[c], merged & bars.uniform & (bars.code == c)) for c in range(len(keys))]
+    groups.append(("merged", merged & ~bars.uniform))
+    traces = []
+    for key, mask in groups:
+        sel = np.flatnonzero(mask)
+        if len(sel) == 0:
+            continue
+        color = MERGED_COLOR if key == "merged" else color_for(key)
+        trace = _bar_trace(bars, sel, key, color)
+        trace["name"] = f"{key} (merged)" if key != "merged" else "merged"
+        trace["marker"]["opacity"] = 0.6
+        span_ms = (bars.end[sel] - bars.start[sel]) / _NS_PER_MS
+        label = np.full(len(sel), "mixed" if key == "merged" else key, dtype=object)
+        trace["customdata"] = np.column_stack(
+            [
+                bars.count[sel],
+                label,
+                np.round(bars.start[sel] / _NS_PER_MS, 6),
+                np.round(span_ms, 6),
+                np.round(bars.busy[sel] / _NS_PER_MS, 6),
+            ]
+        ).tolist()
+        trace["hovertemplate"] = (
+            "<b>merged: %{customdata[0]} events</b><br>%{customdata[1]}"
+            "<br>start: %{customdata[2]:.4~r} ms<br>span: %{customdata[3]:.4~r} ms"
+            "<br>busy: %{customdata[4]:.4~r} ms<br><i>zoom in to see them</i><extra></extra>"
+        )
+        traces.append(trace)
+    return traces
+
+
+def _layout(colors: dict, x_range, bands, n_lanes: int, message: str | None = None) -> dict:
+    yaxis = {
+        "title": {"text": "depth"},
+        "autorange": "reversed",
+        "gridcolor": colors["grid_color"],
+        "zeroline": False,
+        "fixedrange": False,
+    }
+    if len(bands) > 1:  # several threads: label each band of lanes with its thread's name
+        yaxis["tickmode"] = "array"
+        yaxis["tickvals"] = [b[0] for b in bands]
+        yaxis["ticktext"] = [b[1] for b in bands]
+        yaxis["title"] = {"text": "thread / depth"}
+    elif n_lanes <= 30:
+        yaxis["dtick"] = 1
+    xaxis = {
+        "title": {"text": "time (ms)"},
+        "gridcolor": colors["grid_color"],
+        "linecolor": colors["line_color"],
+        "zeroline": False,
+    }
+    if x_range is not None:
+        xaxis["range"] = [float(x_range[0]), float(x_range[1])]
+    layout = {
+        "paper_bgcolor": colors["paper_bgcolor"],
+        "plot_bgcolor": colors["plot_bgcolor"],
+        "font": {"color": colors["font_color"]},
+        "xaxis": xaxis,
+        "yaxis": yaxis,
+        "barmode": "overlay",
+        "bargap": 0,
+        "dragmode": "zoom",
+        "hovermode": "closest",
+        "uniformtext": {"mode": "hide", "minsize": 9},
+        "uirevision": "flame",  # keep the user's zoom across live refreshes
+        "legend": {"orientation": "h", "y": -0.2},
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
+        "height": int(min(900, max(280, 140 + 24 * n_lanes))),
+    }
+    if message is not None:
+        layout["annotations"] = [
+            {
+                "text": message,
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+                "font": {"size": 16, "color": colors["muted"]},
+            }
+        ]
+    return layout

@@ -1,0 +1,106 @@
+"""The icicle chart: the call tree aggregated by module path, root at the top."""
+
+from __future__ import annotations
+
+from everyo_lab.views._batch import as_batch, as_run
+from everyo_lab.views.colors import color_for, theme_colors
+
+__all__ = ["icicle_figure"]
+
+
+def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
+    """Build the icicle of the aggregated call tree as a plotly figure dict.
+
+    Nodes come from :func:`everyo.profiler.analysis.call_tree` (``by="path"``); a node's value
+    is its inclusive time in ms (``branchvalues="total"``), its colour its class name's colour.
+
+    Returns
+    -------
+    dict
+        ``{"data": [icicle trace], "layout": {...}}``, or no trace and a "no events" note.
+    """
+    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+
+    colors = theme_colors(theme)
+    source = as_run(run_or_batch) or as_batch(run_or_batch)
+    nodes = list(analysis.call_tree(source, by="path")) if len(as_batch(source)) else []
+    layout = {
+        "paper_bgcolor": colors["paper_bgcolor"],
+        "plot_bgcolor": colors["plot_bgcolor"],
+        "font": {"color": colors["font_color"]},
+        "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
+        "height": 360,
+        "uirevision": "icicle",
+    }
+    if not nodes:
+        layout["annotations"] = [_note("no events", colors)]
+        return {"data": [], "layout": layout}
+    ids = [str(n["id"]) for n in nodes]
+    parents = [_parent_id(n.get("parent")) for n in nodes]
+    values = _consistent_totals(ids, parents, [n["total_ns"] / 1e6 for n in nodes])
+    trace = {
+        "type": "icicle",
+        "ids": ids,
+        "parents": parents,
+        "labels": [str(n.get("label") or n.get("name") or n["id"]) for n in nodes],
+        "values": [round(v, 6) for v in values],
+        "branchvalues": "total",
+        "tiling": {"orientation": "v"},
+        "marker": {"colors": [color_for(str(n.get("name", ""))) for n in nodes]},
+        "customdata": [
+            [
+                str(n.get("path") or "—"),
+                round(n["total_ns"] / 1e6, 6),
+                round(n.get("self_ns", 0) / 1e6, 6),
+                int(n.get("calls", 0)),
+            ]
+            for n in nodes
+        ],
+        "hovertemplate": (
+            "<b>%{label}</b><br>path: %{customdata[0]}<br>total: %{customdata[1]:.3f} ms"
+            "<br>self: %{customdata[2]:.3f} ms<br>calls: %{customdata[3]}"
+            "<br>%{percentRoot:.1%} of the root<extra></extra>"
+        ),
+    }
+    return {"data": [trace], "layout": layout}
+
+
+def _parent_id(parent) -> str:
+    return "" if parent is None or parent == "" or parent == -1 else str(parent)
+
+
+def _consistent_totals(ids: list[str], parents: list[str], values: list[float]) -> list[float]:
+    """Raise each parent to at least the sum of its children.
+
+    With ``branchvalues="total"`` plotly draws nothing when children exceed their parent; timer
+    jitter, and backward work attributed to a module outside its forward interval, can do that.
+    """
+    index = {i: k for k, i in enumerate(ids)}
+    depth = [0] * len(ids)
+    for k in range(len(ids)):
+        p, d, seen = parents[k], 0, set()
+        while p in index and p not in seen:  # walk up; `seen` guards against a malformed cycle
+            seen.add(p)
+            d += 1
+            p = parents[index[p]]
+        depth[k] = d
+    out = list(values)
+    child_sum = [0.0] * len(ids)
+    for k in sorted(range(len(ids)), key=lambda k: -depth[k]):
+        out[k] = max(out[k], child_sum[k])
+        p = index.get(parents[k])
+        if p is not None:
+            child_sum[p] += out[k]
+    return out
+
+
+def _note(text: str, colors: dict) -> dict:
+    return {
+        "text": text,
+        "showarrow": False,
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0.5,
+        "y": 0.5,
+        "font": {"size": 16, "color": colors["muted"]},
+    }

@@ -1,0 +1,157 @@
+"""The static ``text/html`` rendering: header, summary table, overlap warning, flame chart SVG.
+
+No JavaScript and no ``<style>`` block: inline styles only, so the output survives JupyterLab's
+sanitiser for untrusted notebooks, nbconvert and GitHub's viewer. Colours use JupyterLab's CSS
+variables with fallbacks, so a saved notebook follows the light or dark theme it is opened in.
+"""
+
+from __future__ import annotations
+
+import html
+
+from everyo_lab.views._batch import as_batch, as_run
+from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
+from everyo_lab.views.header import header_info
+from everyo_lab.views.svg import flame_svg
+from everyo_lab.views.table import table_rows
+
+__all__ = ["render_html", "render_header_html", "render_table_html"]
+
+_PALETTES = {
+    "light": {
+        "fg": "#1f2328",
+        "muted": "#59636e",
+        "border": "#d0d7de",
+        "bar": "#4c78a8",
+        "track": "#e8edf3",
+        "warn_bg": "#fff8c5",
+        "warn_fg": "#4d2d00",
+        "err": "#cf222e",
+    },
+    "dark": {
+        "fg": "#e6edf3",
+        "muted": "#9198a1",
+        "border": "#3d444d",
+        "bar": "#5b9bd5",
+        "track": "#262c36",
+        "warn_bg": "#3b2e00",
+        "warn_fg": "#f2cc60",
+        "err": "#ff7b72",
+    },
+}
+
+
+def _colors(theme: str) -> dict:
+    if theme not in _PALETTES:
+        raise ValueError(f"theme must be 'light' or 'dark', not {theme!r}")
+    p = _PALETTES[theme]
+    return {
+        "fg": f"var(--jp-ui-font-color1, {p['fg']})",
+        "muted": f"var(--jp-ui-font-color2, {p['muted']})",
+        "border": f"var(--jp-border-color2, {p['border']})",
+        "bar": f"var(--jp-brand-color1, {p['bar']})",
+        "track": f"var(--jp-layout-color2, {p['track']})",
+        "warn_bg": f"var(--jp-warn-color3, {p['warn_bg']})",
+        "warn_fg": p["warn_fg"],
+        "err": f"var(--jp-error-color1, {p['err']})",
+        "svg_text": p["muted"],
+    }
+
+
+def render_html(
+    run,
+    *,
+    top: int = 20,
+    group_by: str = "name",
+    sort_by: str = "total_ms",
+    theme: str = "light",
+) -> str:
+    """Render a run as a self-contained HTML fragment with no JavaScript.
+
+    Holds the header (label, status, error, wall time, events, hot spots), the summary table with
+    share bars, the guide's warning about nested inclusive times, and the final flame chart as an
+    inline SVG (level-of-detail merged, a few thousand shapes at most). All text is escaped.
+    """
+    c = _colors(theme)
+    parts = [
+        f'<div class="everyo-static" style="font-family:var(--jp-ui-font-family, system-ui, '
+        f'sans-serif);font-size:13px;color:{c["fg"]};line-height:1.4;max-width:100%">'
+    ]
+    if as_run(run) is not None:
+        parts.append(render_header_html(run, theme=theme))
+    rows = table_rows(run, group_by=group_by, sort_by=sort_by, top=top)
+    if not rows:
+        parts.append(f'<p style="color:{c["muted"]};margin:6px 0">no events recorded</p></div>')
+        return "".join(parts)
+    parts.append(render_table_html(rows, group_by=group_by, theme=theme))
+    parts.append(
+        f'<p style="background:{c["warn_bg"]};color:{c["warn_fg"]};padding:4px 8px;'
+        f'margin:6px 0;border-radius:3px">&#9888; {html.escape(OVERLAP_WARNING)}</p>'
+    )
+    svg = flame_svg(as_batch(run), text_color=c["svg_text"])
+    parts.append(
+        f'<div style="margin-top:6px"><div style="color:{c["muted"]}">flame chart (time →, '
+        f"depth ↓)</div>{svg}</div></div>"
+    )
+    return "".join(parts)
+
+
+def render_header_html(run, *, theme: str = "light") -> str:
+    """The header block: label, status, wall time, events, start time, error, hot spots."""
+    c = _colors(theme)
+    info = header_info(run)
+    status_color = c["err"] if info["status"] == "failed" else c["muted"]
+    out = [
+        f'<div style="margin-bottom:6px"><span style="font-weight:600;font-size:14px">'
+        f"everyo profile · {html.escape(info['label'])}</span> "
+        f'<span style="color:{status_color}">{html.escape(info["status"])}</span>'
+        f' <span style="color:{c["muted"]}">· {info["wall_ms"]:.3f} ms wall · '
+        f"{info['events']:,} events · started {html.escape(info['start_iso'])}</span></div>"
+    ]
+    if info["error"]:
+        out.append(
+            f'<div style="color:{c["err"]};margin-bottom:4px">error: '
+            f"{html.escape(str(info['error']))}</div>"
+        )
+    if info["hot_spots"]:
+        spots = " · ".join(
+            f"<b>{html.escape(h['name'])}</b>"
+            + (f" ({html.escape(h['path'])})" if h["path"] else "")
+            + f" {h['self_ms']:.3f} ms ({h['pct']:.1f}%)"
+            for h in info["hot_spots"]
+        )
+        out.append(f'<div style="margin-bottom:6px">hot spots by self time: {spots}</div>')
+    return "".join(out)
+
+
+def render_table_html(rows: list[dict], *, group_by: str = "name", theme: str = "light") -> str:
+    """The summary table with a share bar (inclusive time / wall time) per row."""
+    c = _colors(theme)
+    cols = columns_for(rows, group_by)
+    cell = f"padding:2px 8px;border-bottom:1px solid {c['border']};"
+    head = "".join(
+        f'<th style="{cell}text-align:{"left" if i == 0 or k == "name" else "right"}">'
+        f"{html.escape(h)}</th>"
+        for i, (k, h, _) in enumerate(cols)
+    )
+    head += f'<th style="{cell}text-align:left">share</th>'
+    body = []
+    for row in rows:
+        tds = "".join(
+            f'<td style="{cell}text-align:{"left" if i == 0 or k == "name" else "right"}'
+            f'{";font-variant-numeric:tabular-nums" if i else ""}">'
+            f"{html.escape(format_cell(row, k, f, group_by))}</td>"
+            for i, (k, _, f) in enumerate(cols)
+        )
+        share = float(row.get("share", 0.0))
+        tds += (
+            f'<td style="{cell}min-width:130px"><div style="display:inline-block;width:90px;'
+            f'height:9px;background:{c["track"]};vertical-align:middle">'
+            f'<div style="width:{100 * share:.1f}%;height:9px;background:{c["bar"]}"></div>'
+            f'</div> <span style="color:{c["muted"]}">{100 * share:.1f}%</span></td>'
+        )
+        body.append(f"<tr>{tds}</tr>")
+    return (
+        '<table style="border-collapse:collapse;margin:4px 0">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )

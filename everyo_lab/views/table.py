@@ -1,0 +1,91 @@
+"""The summary table: the profiler's summary rows, sorted, cut and given share-bar widths."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from everyo.errors import EveryOConfigError
+from everyo_lab.views._batch import as_batch, as_run
+
+__all__ = ["GROUP_BY", "table_rows", "wall_ns"]
+
+GROUP_BY = ("name", "path", "shape")
+
+
+def wall_ns(run_or_batch) -> int:
+    """The run's wall time, or for a bare batch the span from its first start to its last end."""
+    run = as_run(run_or_batch)
+    if run is not None:
+        return int(run.wall_ns)
+    start = np.asarray(run_or_batch.start_ns, dtype=np.int64)
+    if len(start) == 0:
+        return 0
+    end = start + np.asarray(run_or_batch.dur_ns, dtype=np.int64)
+    return int(end.max() - start.min())
+
+
+def table_rows(
+    run_or_batch,
+    *,
+    group_by: str = "name",
+    sort_by: str = "total_ms",
+    descending: bool = True,
+    top: int | None = None,
+) -> list[dict]:
+    """Summary rows of a run or batch, as the dashboard table shows them.
+
+    Rows come from :func:`everyo.profiler.analysis.summarize`; each gets ``share``, its
+    inclusive time as a fraction of the run's wall time (in [0, 1]), for the share bar.
+
+    Parameters
+    ----------
+    group_by
+        ``"name"``, ``"path"`` or ``"shape"``.
+    sort_by
+        Any column of the rows (``total_ms``, ``self_ms``, ``calls``, ``name``, ``share``, ...).
+        Missing values sort last either way.
+    descending
+        Largest first (the default).
+    top
+        Keep only the first ``top`` rows after sorting.
+
+    Raises
+    ------
+    EveryOConfigError
+        For an unknown ``group_by`` or ``sort_by`` column.
+    """
+    if group_by not in GROUP_BY:
+        raise EveryOConfigError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
+    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+
+    source = as_run(run_or_batch) or as_batch(run_or_batch)
+    rows = [dict(r) for r in analysis.summarize(source, group_by=group_by)]
+    wall_ms = wall_ns(run_or_batch) / 1e6
+    for row in rows:
+        total = float(row.get("total_ms") or 0.0)
+        row["share"] = min(1.0, max(0.0, total / wall_ms)) if wall_ms > 0 else 0.0
+    rows = sort_rows(rows, sort_by, descending=descending)
+    return rows if top is None else rows[: max(0, int(top))]
+
+
+def sort_rows(rows: list[dict], sort_by: str, *, descending: bool = True) -> list[dict]:
+    """Sort rows by one column; ``None``/NaN sort last, numbers before text."""
+    if rows and not any(sort_by in r for r in rows):
+        columns = ", ".join(sorted({k for r in rows for k in r}))
+        raise EveryOConfigError(f"cannot sort by {sort_by!r}; columns are: {columns}")
+
+    def missing(v) -> bool:
+        return v is None or (isinstance(v, float) and math.isnan(v))
+
+    present = [r for r in rows if not missing(r.get(sort_by))]
+    absent = [r for r in rows if missing(r.get(sort_by))]
+    present.sort(key=lambda r: _sort_key(r[sort_by]), reverse=descending)
+    return present + absent
+
+
+def _sort_key(value):
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return (0, float(value), "")
+    return (1, 0.0, str(value).lower())
