@@ -10,8 +10,15 @@ from everyo.bench.regression import (
 )
 from everyo.bench.result import BenchmarkResult, load
 from everyo.bench.stats import ratio_interval, summarize
+from everyo.bench.sweep import (
+    EveryOBenchmarkWarning,
+    SweepResult,
+    SweepRow,
+    sweep_batch_sizes,
+)
 from everyo.bench.timing import Timer, benchmark
 
 __all__ = ["environment", "format_environment"]
 __all__ += ["benchmark", "BenchmarkResult", "Timer", "load", "summarize", "ratio_interval"]
 __all__ += ["compare", "check_regression", "regression_verdict", "Comparison", "RegressionCheck"]
+__all__ += ["sweep_batch_sizes", "SweepResult", "SweepRow", "EveryOBenchmarkWarning"]

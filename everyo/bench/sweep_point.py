@@ -1,0 +1,162 @@
+"""One point of a batch-size sweep: build the batch, measure its peak memory, time it, clean up.
+
+An out-of-memory point (``MemoryError``, CuPy's ``OutOfMemoryError``, or the sweep's
+``memory_limit`` exceeded) ends cleanly: every reference to the batch and to the failed call's
+frames is dropped, garbage is collected and CuPy's cached blocks are freed, so memory returns to
+its level before the point.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from everyo.bench.devices import free_gpu_pool, gpu_pool_bytes, is_out_of_memory, on_gpu
+from everyo.bench.stats import summarize
+from everyo.bench.timing import Timer
+
+__all__ = ["SweepRow", "measure_point", "MemoryLimitExceeded"]
+
+# tracemalloc is process-wide: measure one point's memory at a time even if points run in threads
+_TRACE_LOCK = threading.Lock()
+
+
+class MemoryLimitExceeded(MemoryError):
+    """A point needed more memory than the sweep's ``memory_limit``."""
+
+
+@dataclass
+class SweepRow:
+    """One measured batch size. Times in milliseconds, memory in bytes.
+
+    ``status`` is ``"ok"``, ``"oom"`` (out of memory), ``"error"`` (another exception; see
+    ``message``) or ``"skipped"`` (larger than a size that ran out of memory).
+    """
+
+    batch_size: int
+    status: str
+    message: str = ""
+    n: int = 0
+    mean_ms: float | None = None
+    median_ms: float | None = None
+    std_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    p95_ms: float | None = None
+    throughput: float | None = None
+    peak_memory: int | None = None
+    gpu_memory: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def measure_point(
+    step: Callable[[Any], Any],
+    make_batch: Callable[[int], Any],
+    batch_size: int,
+    warmup: int,
+    repeat: int,
+    memory_limit: int | None = None,
+    clock: Callable[[], float] | None = None,
+    synchronize: Callable[[], None] | None = None,
+) -> SweepRow:
+    """Measure ``step(make_batch(batch_size))``: peak memory of one call, then timed calls.
+
+    Module-level (and so picklable) so that any executor can run it. Garbage is collected
+    after the point (a full collection costs tens of milliseconds in a big process; the sweep
+    collects once before its first point).
+    """
+    try:
+        return _measure(
+            step, make_batch, batch_size, warmup, repeat, memory_limit, clock, synchronize
+        )
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a row, the sweep goes on
+        status = "oom" if is_out_of_memory(exc) else "error"
+        message = f"{type(exc).__name__}: {exc}"
+        # drop the traceback: its frames hold the batch and the call's intermediates
+        exc.__traceback__ = None
+        return SweepRow(batch_size, status, message)
+    finally:
+        gc.collect()
+        free_gpu_pool()
+
+
+def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, synchronize):
+    batch = make_batch(batch_size)
+    peak, gpu_peak = _probe_memory(step, batch)
+    if memory_limit is not None:
+        used = gpu_peak if gpu_peak is not None and on_gpu(batch) else peak
+        if used > memory_limit:
+            raise MemoryLimitExceeded(
+                f"peak {_mib(used)} exceeds memory_limit {_mib(memory_limit)}"
+            )
+    timer = Timer(clock=clock, synchronize=synchronize)
+    times = timer.run(lambda: step(batch), warmup, repeat, inputs=(step, batch))
+    s = summarize(times)
+    return SweepRow(
+        batch_size=batch_size,
+        status="ok",
+        n=s["n"],
+        mean_ms=s["mean"] * 1e3,
+        median_ms=s["median"] * 1e3,
+        std_ms=s["std"] * 1e3,
+        min_ms=s["min"] * 1e3,
+        max_ms=s["max"] * 1e3,
+        p95_ms=s["p95"] * 1e3,
+        throughput=batch_size / s["mean"],
+        peak_memory=peak,
+        gpu_memory=gpu_peak,
+    )
+
+
+def _probe_memory(step, batch) -> tuple[int, int | None]:
+    """Peak host bytes (tracemalloc) and GPU pool bytes of one untimed call.
+
+    The host figure counts the batch (allocated just before) and everything the call allocates
+    at its peak; it is deterministic for NumPy workloads, which is what makes ``memory_limit``
+    reproduce an out-of-memory boundary on a CPU.
+    """
+    batch_bytes = _nbytes(batch)
+    gpu_before = gpu_pool_bytes()
+    with _TRACE_LOCK:
+        was_tracing = tracemalloc.is_tracing()
+        if not was_tracing:
+            tracemalloc.start()
+        try:
+            before, _ = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            result = step(batch)
+            _, peak = tracemalloc.get_traced_memory()
+            del result
+        finally:
+            if not was_tracing:
+                tracemalloc.stop()
+    gpu_after = gpu_pool_bytes()
+    gpu_peak = None if gpu_after is None else max(gpu_after - (gpu_before or 0), 0)
+    return max(peak - before, 0) + batch_bytes, gpu_peak
+
+
+def _nbytes(obj: Any, depth: int = 0) -> int:
+    """Bytes of the arrays or tensors in a batch (host ones; GPU pool bytes are counted apart)."""
+    if isinstance(obj, (tuple, list)) and depth < 3:
+        return sum(_nbytes(x, depth + 1) for x in obj)
+    if isinstance(obj, dict) and depth < 3:
+        return sum(_nbytes(x, depth + 1) for x in obj.values())
+    if on_gpu(obj, 3):
+        return 0
+    data = getattr(obj, "data", obj)  # everyo tensors hold their array in .data
+    nbytes = getattr(data, "nbytes", None)
+    return int(nbytes) if isinstance(nbytes, int) else 0
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.2f} MiB"

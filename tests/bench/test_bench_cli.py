@@ -1,0 +1,110 @@
+"""`python -m everyo bench SPEC`: baselines, the regression gate's exit codes, bad SPECs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from everyo.__main__ import main
+from everyo.bench import load
+from everyo.cli.bench import resolve_spec
+from everyo.errors import EveryOBenchmarkError
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICK = ["--warmup", "1", "--repeat", "15"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "everyo", "bench", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_save_baseline_then_check_passes_and_planted_slowdown_fails(tmp_path):
+    baseline = tmp_path / "fast.json"
+    saved = cli("tests.bench.sample_workloads:fast_fn", "--save-baseline", str(baseline), *QUICK)
+    assert saved.returncode == 0, saved.stderr
+    assert "Median latency:" in saved.stdout and "Baseline saved" in saved.stdout
+    assert load(baseline).n == 15
+
+    # same code again: both runs sleep 2 ms, so a generous threshold keeps a busy CI machine
+    # from failing this; the noise-aware statistics are tested on synthetic samples instead
+    again = cli(
+        "tests.bench.sample_workloads:fast_fn",
+        "--baseline",
+        str(baseline),
+        "--threshold",
+        "50",
+        *QUICK,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Verdict: OK" in again.stdout
+
+    slow = cli(
+        "tests.bench.sample_workloads:slow_fn",
+        "--baseline",
+        str(baseline),
+        "--threshold",
+        "50",
+        *QUICK,
+    )
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    assert "Verdict: REGRESSION" in slow.stdout
+    assert "recorded for 'tests.bench.sample_workloads:fast_fn'" in slow.stdout
+
+
+def test_json_output_in_process(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "r.json"
+    spec = "tests.bench.sample_workloads:fast_fn"
+    code = main(["bench", spec, "--json", str(out), "--warmup", "0", "--repeat", "3"])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["name"] == spec and len(data["times_s"]) == 3
+    assert "Mean latency:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("tests.bench.sample_workloads:NOT_CALLABLE", "not a callable"),
+        ("tests.bench.sample_workloads:missing", "no attribute"),
+        ("no_such_module_xyz:fn", "cannot import"),
+        ("justaname", "module:function"),
+    ],
+)
+def test_bad_specs_are_clear_errors(spec, message, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(EveryOBenchmarkError, match=message):
+        resolve_spec(spec)
+
+
+def test_bad_spec_exits_with_code_two_and_a_message(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert main(["bench", "tests.bench.sample_workloads:NOT_CALLABLE"]) == 2
+    assert "not a callable" in capsys.readouterr().err
+
+
+def test_bad_repeat_exits_with_code_two(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert main(["bench", "tests.bench.sample_workloads:fast_fn", "--repeat", "0"]) == 2
+    assert "repeat must be" in capsys.readouterr().err
+
+
+def test_missing_baseline_file_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    missing = tmp_path / "nope.json"
+    args = ["bench", "tests.bench.sample_workloads:fast_fn", "--baseline", str(missing)]
+    assert main([*args, "--warmup", "0", "--repeat", "2"]) == 2
+    assert "nope.json" in capsys.readouterr().err
