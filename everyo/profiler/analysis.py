@@ -1,0 +1,363 @@
+"""Pure analysis of a run: summary, self time, call tree, diff. Vectorised (no per-event loops).
+
+Every function takes a ``Run``, an ``EventBatch`` or a ``Profiler`` and returns plain data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from everyo.errors import EveryOProfilerError
+from everyo.profiler.batch import EventBatch
+from everyo.profiler.table import SummaryTable
+
+GROUP_BY = ("name", "path", "shape")
+SORT_KEYS = (
+    "total_ms",
+    "self_ms",
+    "mean_ms",
+    "max_ms",
+    "min_ms",
+    "median_ms",
+    "std_ms",
+    "calls",
+    "pct",
+    "name",
+    "kind",
+    "flops",
+    "gflops",
+    "device_ms",
+    "mem_bytes",
+)
+TREE_BY = ("path", "name")
+
+
+def _resolve(source) -> tuple[EventBatch, int, object]:
+    """``(batch, wall_ns, run or None)`` for a Run, an EventBatch or a Profiler."""
+    if isinstance(source, EventBatch):
+        wall = (
+            int((source.start_ns + source.dur_ns).max() - source.start_ns.min())
+            if len(source)
+            else 0
+        )
+        return source, wall, None
+    run = getattr(source, "run", source)  # a Profiler holds its run
+    if run is None or not hasattr(run, "snapshot"):
+        raise EveryOProfilerError(f"expected a Run, EventBatch or Profiler, got {source!r}")
+    return run.snapshot(), int(run.wall_ns), run
+
+
+def self_times(batch: EventBatch) -> np.ndarray:
+    """Self time of each row: its duration minus its children's (int64 ns)."""
+    n = len(batch)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    idx = batch.parent - batch.row[0]
+    ok = (batch.parent >= 0) & (idx >= 0) & (idx < n)
+    child = np.bincount(idx[ok], weights=batch.dur_ns[ok], minlength=n)
+    return batch.dur_ns - np.rint(child).astype(np.int64)
+
+
+def _inclusive(batch: EventBatch, values: np.ndarray | None) -> np.ndarray | None:
+    """Sum op-level values up the tree; an op with a known value does not add its sub-ops."""
+    if values is None:
+        return None
+    n = len(batch)
+    is_op = np.array([k[0] == "op" for k in batch.keys] or [False])[batch.key]
+    fixed = is_op & (values >= 0)
+    incl = np.where(fixed, values, 0).astype(np.float64)
+    idx = batch.parent - (batch.row[0] if n else 0)
+    ok = (batch.parent >= 0) & (idx >= 0) & (idx < n)
+    for d in range(int(batch.depth.max()) if n else 0, 0, -1):
+        rows = np.nonzero(ok & (batch.depth == d))[0]
+        if len(rows):
+            add = np.bincount(idx[rows], weights=incl[rows], minlength=n)
+            incl += np.where(fixed, 0.0, add)
+    return incl
+
+
+def _labels(batch: EventBatch, group_by: str) -> list[tuple]:
+    if group_by == "path":
+        return [(kind, path or name) for kind, name, path in batch.keys]
+    return [(kind, name) for kind, name, _ in batch.keys]
+
+
+def _groups(batch: EventBatch, group_by: str):
+    """Group index per row, and per group its (kind, label, key ids, shape id)."""
+    labels = _labels(batch, group_by)
+    uniq: dict[tuple, int] = {}
+    key_group = np.array([uniq.setdefault(lab, len(uniq)) for lab in labels] or [0], np.int64)
+    g = key_group[batch.key]
+    names = list(uniq)
+    shape_of = None
+    if group_by == "shape":
+        if batch.shape_id is None:
+            raise EveryOProfilerError(
+                "group_by='shape' needs shapes: profile with record_shapes=True"
+            )
+        combined = g * (len(batch.shape_table) + 1) + (batch.shape_id.astype(np.int64) + 1)
+        uc, g = np.unique(combined, return_inverse=True)
+        shape_of = (uc % (len(batch.shape_table) + 1)) - 1
+        names = [names[int(i)] for i in uc // (len(batch.shape_table) + 1)]
+    return g.astype(np.int64), names, shape_of
+
+
+def _order_stats(g: np.ndarray, dur: np.ndarray, calls: np.ndarray):
+    order = np.lexsort((dur, g))
+    sd = dur[order]
+    ends = np.cumsum(calls)
+    starts = ends - calls
+    lo, hi = starts + (calls - 1) // 2, starts + calls // 2
+    return sd[starts], sd[ends - 1], (sd[lo] + sd[hi]) / 2.0
+
+
+def _check(value, valid, what):
+    if value not in valid:
+        raise EveryOProfilerError(f"unknown {what} {value!r}; use one of {', '.join(valid)}")
+
+
+def summarize(
+    source,
+    group_by: str = "name",
+    sort_by: str = "total_ms",
+    descending: bool = True,
+    top: int | None = None,
+) -> SummaryTable:
+    """Aggregate events into rows: one per (kind, name), (kind, path) or (kind, name, shapes).
+
+    Rows hold ``name, kind, calls, total_ms, mean_ms, max_ms, min_ms, median_ms, std_ms,
+    self_ms, pct`` (share of the run's wall time), plus ``path`` (name grouping, when one path),
+    ``shapes`` (shape grouping), ``flops``/``gflops`` (``record_ops``), ``mem_bytes``
+    (``profile_memory``) and ``device_ms``/``host_only`` (CUDA timing).
+    """
+    _check(group_by, GROUP_BY, "group_by")
+    _check(sort_by, SORT_KEYS, "sort_by")
+    if top is not None and (not isinstance(top, int) or top < 1):
+        raise EveryOProfilerError(f"top={top!r}: use a whole number >= 1 or None")
+    batch, wall, run = _resolve(source)
+    notes = _notes(run)
+    if len(batch) == 0:
+        return SummaryTable([], group_by=group_by, wall_ms=wall / 1e6, notes=notes)
+    g, names, shape_of = _groups(batch, group_by)
+    G = len(names)
+    rows = _stats_rows(batch, g, G, names, wall)
+    _extra_columns(batch, g, G, names, rows, group_by, shape_of, notes)
+    if rows and sort_by not in rows[0]:
+        raise EveryOProfilerError(
+            f"sort_by={sort_by!r} needs a column this run lacks "
+            f"(use record_ops/profile_memory); have {', '.join(rows[0])}"
+        )
+    rows.sort(key=lambda r: r[sort_by], reverse=descending)
+    return SummaryTable(
+        rows[:top] if top else rows, group_by=group_by, wall_ms=wall / 1e6, notes=notes
+    )
+
+
+def _stats_rows(batch, g, G, names, wall) -> list[dict]:
+    dur = batch.dur_ns
+    calls = np.bincount(g, minlength=G)
+    total = np.bincount(g, weights=dur, minlength=G)
+    selfs = np.bincount(g, weights=batch.self_ns, minlength=G)
+    mean = total / np.maximum(calls, 1)
+    std = np.sqrt(np.bincount(g, weights=(dur - mean[g]) ** 2, minlength=G) / np.maximum(calls, 1))
+    mn, mx, med = _order_stats(g, dur, calls)
+    pct = total / wall * 100.0 if wall > 0 else np.zeros(G)
+    cols = [
+        a.tolist()
+        for a in (
+            calls,
+            total / 1e6,
+            mean / 1e6,
+            mx / 1e6,
+            mn / 1e6,
+            med / 1e6,
+            std / 1e6,
+            selfs / 1e6,
+            pct,
+        )
+    ]
+    return [
+        {
+            "name": names[i][1],
+            "kind": names[i][0],
+            "calls": cols[0][i],
+            "total_ms": cols[1][i],
+            "mean_ms": cols[2][i],
+            "max_ms": cols[3][i],
+            "min_ms": cols[4][i],
+            "median_ms": cols[5][i],
+            "std_ms": cols[6][i],
+            "self_ms": cols[7][i],
+            "pct": cols[8][i],
+        }
+        for i in range(G)
+    ]
+
+
+def _extra_columns(batch, g, G, names, rows, group_by, shape_of, notes) -> None:
+    if group_by == "name":
+        paths = np.array([k[2] for k in batch.keys] or [""], dtype=object)[batch.key]
+        first = np.full(G, -1, np.int64)
+        first[g[::-1]] = np.arange(len(g))[::-1]
+        varied = np.bincount(g, weights=(paths != paths[first[g]]), minlength=G) > 0
+        for i, row in enumerate(rows):
+            row["path"] = "" if varied[i] else paths[first[i]]
+    if group_by == "path":
+        # the outermost module has path "": its row is labelled with its class name
+        origin = {(k[0], k[2] or k[1]): (k[1], k[2]) for k in batch.keys}
+        for row in rows:
+            row["module"], row["path"] = origin.get((row["kind"], row["name"]), (row["name"], ""))
+    if shape_of is not None:
+        table = batch.shape_table + [""]
+        for row, sid in zip(rows, shape_of.tolist()):
+            row["shapes"] = table[sid]
+    flops = _inclusive(batch, batch.flops)
+    if flops is not None:
+        f = np.bincount(g, weights=flops, minlength=G)
+        moved = np.bincount(g, weights=_inclusive(batch, batch.bytes), minlength=G)
+        for i, row in enumerate(rows):
+            row["flops"] = int(f[i])
+            row["bytes"] = int(moved[i])
+            row["gflops"] = f[i] / (row["total_ms"] * 1e6) if row["total_ms"] > 0 else 0.0
+    if batch.mem_bytes is not None:
+        mem = np.bincount(g, weights=np.maximum(batch.mem_bytes, 0), minlength=G)
+        for i, row in enumerate(rows):
+            row["mem_bytes"] = int(mem[i])
+    if batch.device_ns is not None:
+        _device_columns(batch, g, G, rows, notes)
+
+
+def _device_columns(batch, g, G, rows, notes) -> None:
+    dev = batch.device_ns
+    timed = dev >= 0
+    dev_ms = np.bincount(g, weights=np.where(timed, dev, 0), minlength=G) / 1e6
+    has = np.bincount(g, weights=timed, minlength=G) > 0
+    gpu_used = bool(timed.any())
+    for i, row in enumerate(rows):
+        row["device_ms"] = float(dev_ms[i]) if has[i] else None
+        row["host_only"] = gpu_used and not has[i]
+    if gpu_used:
+        notes.append(
+            "* host time only: GPU work launched in these events may finish later "
+            "(device_ms is measured with CUDA events for module calls)"
+        )
+
+
+def _notes(run) -> list[str]:
+    notes = []
+    if run is not None and getattr(run, "skipped", 0):
+        notes.append(f"{run.skipped} first events skipped by warmup={run.options.get('warmup')}")
+    if run is not None and run.status == "failed":
+        notes.append(f"the profiled code failed ({run.error}); events up to the failure are shown")
+    return notes
+
+
+def top_self(source, k: int = 3) -> SummaryTable:
+    """The ``k`` groups (by name) with the most self time: where the time really goes."""
+    return summarize(source, sort_by="self_ms", top=k)
+
+
+def call_tree(source, by: str = "path") -> list[dict]:
+    """The call tree aggregated by label, as a flat list of nodes for an icicle chart.
+
+    Each node: ``id`` (``"Sequential/0"``), ``parent`` (an id, ``""`` for roots), ``label``,
+    ``name``, ``path``, ``kind``, ``total_ns``, ``self_ns``, ``calls``. Children are listed
+    after their parents. With ``by="path"`` a module's label is its path (class name at the root).
+    """
+    _check(by, TREE_BY, "by")
+    batch, _, _ = _resolve(source)
+    n = len(batch)
+    if n == 0:
+        return []
+    key_label = np.array([i for i in range(len(batch.keys))] or [0], np.int64)
+    label_text = [(path or name) if by == "path" else name for _, name, path in batch.keys]
+    lab = key_label[batch.key]
+    idx = batch.parent - batch.row[0]
+    has_parent = (batch.parent >= 0) & (idx >= 0) & (idx < n)
+    node = np.full(n, -1, np.int64)
+    pairs: dict[tuple[int, int], int] = {}
+    nodes: list[tuple[int, int]] = []  # node -> (parent node, key id)
+    for d in range(int(batch.depth.max()) + 1):
+        rows = np.nonzero(batch.depth == d)[0]
+        if not len(rows):
+            continue
+        pnode = np.where(has_parent[rows], node[np.where(has_parent[rows], idx[rows], 0)], -1)
+        combined = (pnode + 1) * (len(batch.keys) + 1) + lab[rows]
+        uc, inv = np.unique(combined, return_inverse=True)
+        ids = []
+        for c in uc.tolist():
+            pair = (c // (len(batch.keys) + 1) - 1, c % (len(batch.keys) + 1))
+            if pair not in pairs:
+                pairs[pair] = len(nodes)
+                nodes.append(pair)
+            ids.append(pairs[pair])
+        node[rows] = np.array(ids, np.int64)[inv]
+    N = len(nodes)
+    total = np.bincount(node, weights=batch.dur_ns, minlength=N)
+    selfs = np.bincount(node, weights=batch.self_ns, minlength=N)
+    calls = np.bincount(node, minlength=N)
+    out, id_text = [], []
+    for i, (parent, key) in enumerate(nodes):
+        kind, name, path = batch.keys[key]
+        text = label_text[key] if kind != "backward" or by != "path" else f"{label_text[key]} (bw)"
+        ident = text if parent < 0 else f"{id_text[parent]}/{text}"
+        id_text.append(ident)
+        out.append(
+            {
+                "id": ident,
+                "parent": "" if parent < 0 else id_text[parent],
+                "label": text,
+                "name": name,
+                "path": path,
+                "kind": kind,
+                "total_ns": int(total[i]),
+                "self_ns": int(selfs[i]),
+                "calls": int(calls[i]),
+            }
+        )
+    return out
+
+
+def diff(run_a, run_b, by: str = "name") -> SummaryTable:
+    """Compare two runs group by group (``by="name"`` or ``"path"``); biggest change first.
+
+    Rows: ``name, kind, calls_a, calls_b, total_ms_a, total_ms_b, delta_ms, ratio`` (b / a),
+    ``self_ms_a, self_ms_b, mean_ms_a, mean_ms_b``.
+    """
+    _check(by, ("name", "path"), "by")
+    a = {(r["kind"], r["name"]): r for r in summarize(run_a, group_by=by)}
+    b = {(r["kind"], r["name"]): r for r in summarize(run_b, group_by=by)}
+    rows = []
+    for key in list(a) + [k for k in b if k not in a]:
+        ra, rb = a.get(key, {}), b.get(key, {})
+        ta, tb = ra.get("total_ms", 0.0), rb.get("total_ms", 0.0)
+        rows.append(
+            {
+                "name": key[1],
+                "kind": key[0],
+                "calls_a": ra.get("calls", 0),
+                "calls_b": rb.get("calls", 0),
+                "total_ms_a": ta,
+                "total_ms_b": tb,
+                "delta_ms": tb - ta,
+                "ratio": tb / ta if ta > 0 else None,
+                "self_ms_a": ra.get("self_ms", 0.0),
+                "self_ms_b": rb.get("self_ms", 0.0),
+                "mean_ms_a": ra.get("mean_ms", 0.0),
+                "mean_ms_b": rb.get("mean_ms", 0.0),
+            }
+        )
+    rows.sort(key=lambda r: abs(r["delta_ms"]), reverse=True)
+    cols = [
+        "name",
+        "kind",
+        "calls_a",
+        "calls_b",
+        "total_ms_a",
+        "total_ms_b",
+        "delta_ms",
+        "ratio",
+        "self_ms_a",
+        "self_ms_b",
+    ]
+    return SummaryTable(rows, group_by=by, columns=cols)

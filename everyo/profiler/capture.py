@@ -1,0 +1,372 @@
+"""The hot paths: what runs on every module call, region, op and autograd node while profiling.
+
+Each thread keeps its own state (open-event stack, module-path map, a flat buffer of finished
+events). Finishing an event is one ``list.extend``; buffers go into the run's columnar store in
+bulk (every ``FLUSH_EVENTS`` events or ``FLUSH_NS`` of time, and at stop), so live readers see
+events within about 50 ms.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+
+FLUSH_EVENTS = 2048
+FLUSH_NS = 50_000_000
+CORE_FIELDS = ("start_ns", "dur_ns", "key", "seq", "parent_seq", "depth")
+
+
+class _ThreadState:
+    __slots__ = ("buf", "meta", "stack", "mods", "keymap", "root", "tid", "last_flush", "bw")
+
+    def __init__(self, tid: int, now: int):
+        self.buf: list[int] = []
+        self.meta: list[tuple[int, dict]] = []  # (event index in buf, metadata)
+        self.stack: list[int] = []  # seqs of the open events
+        self.mods: list[tuple[str, str]] = []  # scope tokens (class name, path) of open modules
+        self.keymap = None  # id(module) -> (key, token) for the outermost module running
+        self.root = None
+        self.tid = tid
+        self.last_flush = now
+        self.bw = None
+
+
+class _Region:
+    """Context manager for one region (record_function, optimizer step, DataLoader fetch...)."""
+
+    __slots__ = ("p", "key", "meta", "t", "seq", "parent", "depth", "start")
+
+    def __init__(self, p, key: int, meta: dict | None):
+        self.p, self.key, self.meta = p, key, meta
+
+    def __enter__(self):
+        p = self.p
+        t = p._state()
+        self.t = t
+        self.seq = p._next_seq()
+        stack = t.stack
+        self.parent = stack[-1] if stack else -1
+        self.depth = len(stack)
+        stack.append(self.seq)
+        self.start = p._clock()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        p, t = self.p, self.t
+        end = p._clock()
+        if t.stack and t.stack[-1] == self.seq:
+            t.stack.pop()
+        p._emit(
+            t,
+            (self.start, end - self.start, self.key, self.seq, self.parent, self.depth),
+            p._pad,
+            self.meta,
+            end,
+        )
+        return False
+
+    def __call__(self, *args, **kwargs):  # usable as record(name) inside a with statement only
+        raise TypeError("use profiler regions as context managers: `with p.record(name): ...`")
+
+
+class _Backward:
+    __slots__ = ("root_seq", "depth", "token", "key", "seq", "start")
+
+    def __init__(self, root_seq: int, depth: int):
+        self.root_seq, self.depth = root_seq, depth
+        self.token = self.key = self.seq = self.start = None
+
+
+class Capture:
+    """Implements the hook protocol of :mod:`everyo.profiler.hooks` (see Profiler)."""
+
+    def _init_capture(self, clock, extra_fields: tuple[str, ...]):
+        self._clock = clock
+        self._fields = CORE_FIELDS + extra_fields
+        self._width = len(self._fields)
+        self._pad = (-1,) * len(extra_fields)
+        self._next_seq = itertools.count().__next__
+        self._tls = threading.local()
+        self._threads: list[_ThreadState] = []
+        self._threads_lock = threading.Lock()
+        self._roots: dict[int, dict] = {}
+        self._region_keys: dict[tuple[str, str], int] = {}
+        self._bw_keys: dict = {}
+        self._shape_ids: dict = {}
+        self._recording = False
+        self._skip = 0
+
+    # -- per-thread state ----------------------------------------------------------------------
+    def _state(self) -> _ThreadState:
+        try:
+            return self._tls.s
+        except AttributeError:
+            cur = threading.current_thread()
+            t = _ThreadState(
+                self.store.add_thread(threading.get_native_id(), cur.name), self._clock()
+            )
+            self._tls.s = t
+            with self._threads_lock:
+                self._threads.append(t)
+            return t
+
+    # -- recording -----------------------------------------------------------------------------
+    def _emit(self, t: _ThreadState, core: tuple, tail: tuple, meta, end: int) -> None:
+        if not self._recording:
+            return
+        if self._skip:
+            self._skip -= 1
+            self.run.skipped += 1
+            return
+        buf = t.buf
+        if meta:
+            t.meta.append((len(buf) // self._width, meta))
+        buf += core + tail  # one extend: a flush from another thread never splits a record
+        if len(buf) >= self._flush_len or end - t.last_flush > FLUSH_NS:
+            self._flush(t, end)
+
+    def _flush(self, t: _ThreadState, now: int) -> None:
+        buf, meta = t.buf, t.meta
+        t.buf, t.meta = [], []
+        t.last_flush = now
+        w = self._width
+        n = len(buf) // w
+        if n == 0:
+            return
+        rows = np.array(buf[: n * w], dtype=np.int64).reshape(n, w)
+        cols = {name: rows[:, i] for i, name in enumerate(self._fields)}
+        cols["start_ns"] = cols["start_ns"] - self.run._t0
+        cols["tid"] = np.full(n, t.tid, np.int16)
+        self.store.append(cols, dict(meta) if meta else None)
+
+    def _flush_all(self) -> None:
+        now = self._clock()
+        with self._threads_lock:
+            states = list(self._threads)
+        for t in states:
+            self._flush(t, now)
+
+    # -- module calls --------------------------------------------------------------------------
+    def module_call(self, module, forward, args, kwargs):
+        """Run ``forward(*args, **kwargs)`` as one module event (hook protocol)."""
+        try:
+            t = self._tls.s
+        except AttributeError:
+            t = self._state()
+        root = t.keymap is None
+        if root:
+            t.keymap = self._keymap_for(module)
+            t.root = module
+        entry = t.keymap.get(id(module)) or self._unlisted(t, module)
+        stack = t.stack
+        seq = self._next_seq()
+        parent = stack[-1] if stack else -1
+        depth = len(stack)
+        stack.append(seq)
+        t.mods.append(entry[1])
+        gpu = self._gpu
+        marks = gpu.begin(args) if gpu is not None else None
+        clock = self._clock
+        start = clock()
+        out = None
+        try:
+            out = forward(*args, **kwargs)
+            return out
+        finally:
+            end = clock()
+            stack.pop()
+            t.mods.pop()
+            if root:
+                t.keymap = t.root = None
+            if marks is not None:
+                gpu.end(marks, seq)
+            if self._recording:
+                self._emit(
+                    t,
+                    (start, end - start, entry[0], seq, parent, depth),
+                    self._module_tail(args, kwargs, out, end),
+                    None,
+                    end,
+                )
+
+    def _module_tail(self, args, kwargs, out, end) -> tuple:
+        tail = ()
+        if self.record_shapes:
+            tail = (self._shape_id(args, kwargs, out),)
+        if self.record_ops:
+            tail += (-1, -1)  # a module's FLOPs are the sum of its ops' (see analysis)
+        if self._memory is not None:
+            tail += (self._memory.on_output(out, end - self.run._t0),)
+        return tail
+
+    def _keymap_for(self, module) -> dict:
+        keymap = self._roots.get(id(module))
+        if keymap is None:
+            keymap = {}
+            named = getattr(module, "named_modules", None)
+            pairs = named() if named is not None else [("", module)]
+            for path, m in pairs:
+                name = type(m).__name__
+                keymap[id(m)] = (self.store.intern_key("module", name, path), (name, path))
+            keymap.setdefault(
+                id(module),
+                (
+                    self.store.intern_key("module", type(module).__name__, ""),
+                    (type(module).__name__, ""),
+                ),
+            )
+            self._roots[id(module)] = keymap
+        return keymap
+
+    def _unlisted(self, t: _ThreadState, module):
+        # A module called inside the outermost one but not among its named_modules(): the
+        # tree may have changed since we cached it, so look again before inventing a path.
+        self._roots.pop(id(t.root), None)
+        t.keymap = self._keymap_for(t.root)
+        entry = t.keymap.get(id(module))
+        if entry is None:
+            name = type(module).__name__
+            parent_path = t.mods[-1][1] if t.mods else ""
+            path = f"{parent_path}.{name}" if parent_path else name
+            entry = (self.store.intern_key("module", name, path), (name, path))
+            t.keymap[id(module)] = entry
+        return entry
+
+    def _shape_id(self, args, kwargs, out) -> int:
+        if not kwargs and len(args) == 1:
+            sk = (getattr(args[0], "shape", None), getattr(out, "shape", False))
+        else:
+            sk = (
+                tuple(getattr(a, "shape", None) for a in args),
+                tuple((k, getattr(v, "shape", None)) for k, v in kwargs.items())
+                if kwargs
+                else None,
+                getattr(out, "shape", False),
+            )
+        sid = self._shape_ids.get(sk)
+        if sid is None:
+            sid = self._shape_ids[sk] = self.store.intern_shape(format_shapes(args, kwargs, out))
+        return sid
+
+    # -- regions, ops, autograd ----------------------------------------------------------------
+    def region(self, name: str, kind: str = "user", **metadata) -> _Region:
+        """A context manager recording one region of ``kind`` (hook protocol)."""
+        key = self._region_keys.get((kind, name))
+        if key is None:
+            key = self._region_keys[(kind, name)] = self.store.intern_key(kind, name, "")
+        return _Region(self, key, metadata or None)
+
+    def op_call(self, name, fn, args, kwargs):
+        """Run one engine op as an ``op`` event with shapes, FLOPs and bytes (hook protocol)."""
+        t = self._state()
+        key = self._region_keys.get(("op", name))
+        if key is None:
+            key = self._region_keys[("op", name)] = self.store.intern_key("op", name, "")
+        stack = t.stack
+        seq = self._next_seq()
+        parent = stack[-1] if stack else -1
+        depth = len(stack)
+        stack.append(seq)
+        start = self._clock()
+        out = None
+        try:
+            out = fn(*args, **kwargs)
+            return out
+        finally:
+            end = self._clock()
+            stack.pop()
+            if self._recording:
+                self._emit(
+                    t,
+                    (start, end - start, key, seq, parent, depth),
+                    self._op_tail(name, args, kwargs, out, end),
+                    None,
+                    end,
+                )
+
+    def _op_tail(self, name, args, kwargs, out, end) -> tuple:
+        from everyo.profiler.flops import estimate
+
+        tail = ()
+        if self.record_shapes:
+            tail = (self._shape_id(args, kwargs, out),)
+        tail += estimate(name, args, kwargs, out)
+        if self._memory is not None:
+            tail += (self._memory.on_output(out, end - self.run._t0),)
+        return tail
+
+    def scope(self):
+        """The token autograd nodes store: (class name, path) of the innermost module, or None."""
+        try:
+            mods = self._tls.s.mods
+        except AttributeError:
+            return None
+        return mods[-1] if mods else None
+
+    def backward_call(self, run):
+        """Run a whole backward pass as one ``backward`` event with per-module children."""
+        with self.region("backward", "backward") as root:
+            t = root.t
+            saved, t.bw = t.bw, _Backward(root.seq, root.depth + 1)
+            try:
+                return run()
+            finally:
+                self._close_group(t, t.bw, self._clock())
+                t.bw = saved
+
+    def backward_node(self, scope, name, fn):
+        """Run one autograd node; consecutive nodes of one module become one event."""
+        try:
+            bw = self._tls.s.bw
+        except AttributeError:
+            bw = None
+        if bw is None:
+            return fn()
+        token = scope if scope is not None else name
+        if token is not bw.token:
+            t = self._tls.s
+            now = self._clock()
+            self._close_group(t, bw, now)
+            bw.token, bw.key, bw.seq, bw.start = token, self._bw_key(token), self._next_seq(), now
+        return fn()
+
+    def _bw_key(self, token) -> int:
+        key = self._bw_keys.get(token)
+        if key is None:
+            if isinstance(token, tuple):
+                key = self.store.intern_key("backward", f"{token[0]}.backward", token[1])
+            else:
+                key = self.store.intern_key("backward", f"{token}.backward", "")
+            self._bw_keys[token] = key
+        return key
+
+    def _close_group(self, t: _ThreadState, bw: _Backward, now: int) -> None:
+        if bw.token is not None:
+            self._emit(
+                t,
+                (bw.start, now - bw.start, bw.key, bw.seq, bw.root_seq, bw.depth),
+                self._pad,
+                None,
+                now,
+            )
+            bw.token = None
+
+
+def _shape_text(x) -> str | None:
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        if isinstance(x, (tuple, list)):
+            inner = [s for s in map(_shape_text, x) if s is not None]
+            return f"({', '.join(inner)})" if inner else None
+        return None
+    return str(tuple(shape))
+
+
+def format_shapes(args, kwargs, out) -> str:
+    """``"[(32, 4)] -> (32, 16)"``: tensor-like inputs (and keyword inputs) and the output."""
+    ins = [s for s in map(_shape_text, args) if s is not None]
+    ins += [f"{k}={s}" for k, s in ((k, _shape_text(v)) for k, v in kwargs.items()) if s]
+    res = _shape_text(out)
+    return f"[{', '.join(ins)}]" + (f" -> {res}" if res is not None else "")

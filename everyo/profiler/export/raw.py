@@ -1,0 +1,84 @@
+"""Raw event export: the run header plus one JSON object per event, streamed in chunks.
+
+Layout::
+
+    {"format": "everyo.raw", "version": 1, "run": {...header...},
+     "threads": [[tid, name], ...], "counters": {name: {"t_ns": [...], "values": [...]}},
+     "events": [{"row": 0, "name": "Linear", "kind": "module", "path": "0",
+                 "start_ns": 1200, "dur_ns": 5300, "depth": 1, "parent": 4, "tid": 140, ...}]}
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from everyo.profiler.export._atomic import atomic_text
+from everyo.profiler.export._checks import check_metadata
+
+FORMAT = "everyo.raw"
+VERSION = 1
+CHUNK_ROWS = 100_000
+_OPTIONAL = ("flops", "bytes", "mem_bytes", "device_ns")
+
+
+def _json_fields(**fields) -> str:
+    # "%" is doubled: the text becomes part of a %-format template
+    text = "".join(f"{json.dumps(k)}:{json.dumps(v)}," for k, v in fields.items())
+    return text.replace("%", "%%")
+
+
+def _chunk_lines(batch) -> str:
+    keys = ['{"row":%d,' + _json_fields(name=n, kind=k, path=p) for k, n, p in batch.keys]
+    head = np.array(keys or [""], dtype=object)[batch.key].tolist()
+    fmt = '%s"start_ns":%d,"dur_ns":%d,"depth":%d,"parent":%d,"tid":%d%s}'.__mod__
+    extra = [""] * len(batch)
+    shapes = batch.shapes
+    if shapes is not None:
+        extra = [f',"shapes":{json.dumps(s)}' for s in shapes]
+    for name in _OPTIONAL:
+        col = getattr(batch, name)
+        if col is not None:
+            extra = [f'{e},"{name}":{v}' for e, v in zip(extra, col.tolist())]
+    for off, meta in batch.metadata_items():
+        extra[off] += ',"metadata":' + json.dumps(meta)
+    rows = batch.row.tolist()
+    return ",\n".join(
+        map(
+            fmt,
+            zip(
+                [h % r for h, r in zip(head, rows)],
+                batch.start_ns.tolist(),
+                batch.dur_ns.tolist(),
+                batch.depth.tolist(),
+                batch.parent.tolist(),
+                batch.tid.tolist(),
+                extra,
+            ),
+        )
+    )
+
+
+def export_json(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
+    """Write ``run``'s header and raw events to ``path`` (gzip when it ends in ``.gz``)."""
+    check_metadata(run.store.metadata, path)
+    n = run.num_events
+    counters = {
+        name: {"t_ns": t.tolist(), "values": v.tolist()} for name, (t, v) in run.counters.items()
+    }
+    with atomic_text(path) as f:
+        f.write(f'{{"format":"{FORMAT}","version":{VERSION},\n')
+        f.write(f'"run":{json.dumps(run.header(), default=str)},\n')
+        f.write(f'"threads":{json.dumps(run.store.threads)},\n')
+        f.write(f'"counters":{json.dumps(counters)},\n"events":[\n')
+        for lo in range(0, n, chunk_rows):
+            batch = _head(run, lo, chunk_rows)
+            f.write((",\n" if lo else "") + _chunk_lines(batch))
+        f.write("\n]}\n")
+    return str(path)
+
+
+def _head(run, lo: int, k: int):
+    cols = run.store.read(lo, lo + k)
+    return run._batch(cols, lo, lo + len(cols["start_ns"]))

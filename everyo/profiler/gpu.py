@@ -1,0 +1,65 @@
+"""Device time of module events on CUDA tensors, from CUDA events resolved when profiling stops.
+
+A module call whose first tensor argument lives on a GPU gets a pair of CUDA events recorded on
+the current stream around it. Nothing waits for the GPU while the program runs; at stop, one
+synchronisation on the last event, then ``cupy.cuda.get_elapsed_time`` per pair fills the run's
+``device_ns`` column. Host timings of asynchronous GPU work only measure the launch, which is why
+summaries show both and flag events without a device time.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+
+def _first_tensor_device(args):
+    for a in args:
+        dev = getattr(a, "device", None)
+        if dev is not None:
+            return getattr(dev, "type", None)
+    return None
+
+
+class CudaTimer:
+    """Pairs of CUDA events per module event; ``resolve()`` turns them into nanoseconds."""
+
+    def __init__(self, cupy):
+        self._cupy = cupy
+        self._pairs: list[tuple[int, object, object]] = []  # (seq, start event, end event)
+
+    @classmethod
+    def create(cls):
+        """A timer when the program already uses CuPy on a present GPU, else ``None``."""
+        cupy = sys.modules.get("cupy")
+        if cupy is None:
+            return None
+        try:
+            if cupy.cuda.runtime.getDeviceCount() < 1:
+                return None
+        except Exception:
+            return None
+        return cls(cupy)
+
+    def begin(self, args):
+        if _first_tensor_device(args) != "cuda":
+            return None
+        ev = self._cupy.cuda.Event()
+        ev.record()
+        return ev
+
+    def end(self, start_event, seq: int) -> None:
+        ev = self._cupy.cuda.Event()
+        ev.record()
+        self._pairs.append((seq, start_event, ev))
+
+    def resolve(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(seqs, device_ns)`` for every timed event; synchronises once."""
+        if not self._pairs:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        self._cupy.cuda.runtime.deviceSynchronize()  # once, at stop
+        seqs = np.array([s for s, _, _ in self._pairs], np.int64)
+        ms = [self._cupy.cuda.get_elapsed_time(a, b) for _, a, b in self._pairs]
+        self._pairs.clear()
+        return seqs, (np.array(ms) * 1e6).astype(np.int64)

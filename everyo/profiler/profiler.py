@@ -1,0 +1,288 @@
+"""``Profiler``, ``profile`` and ``record_function``: the public face of the profiler.
+
+>>> import everyo.profiler as ep
+>>> with ep.profile(label="doc") as p:
+...     with ep.record_function("setup", stage="load"):
+...         pass
+>>> [row["name"] for row in p.summary()]
+['setup']
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+from everyo.errors import EveryOProfilerError
+from everyo.profiler import hooks
+from everyo.profiler.capture import FLUSH_EVENTS, Capture
+from everyo.profiler.gpu import CudaTimer
+from everyo.profiler.memory import MemoryTracker
+from everyo.profiler.run import Run, runs
+from everyo.profiler.schedule import Schedule
+from everyo.profiler.store import EventStore
+
+default_clock = time.perf_counter_ns
+"""The clock new profilers use (integer nanoseconds); tests pass ``clock=`` instead."""
+
+
+def _check_warmup(warmup) -> int:
+    if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
+        raise EveryOProfilerError(
+            f"warmup={warmup!r}: use a whole number >= 0 (the number of first recorded events "
+            "to skip); for iteration-based windows use schedule=schedule(wait=, warmup=, active=)"
+        )
+    return warmup
+
+
+class Profiler(Capture):
+    """Record module calls, backward passes, optimizer steps, data loading and custom regions.
+
+    Parameters
+    ----------
+    warmup : int
+        Number of first *recorded events* to skip (not iterations; see ``schedule``).
+    record_shapes : bool
+        Store input and output shapes of module and op events.
+    record_ops : bool
+        Also record every engine op with its FLOPs and bytes moved.
+    profile_memory : bool
+        Bytes allocated per event, live tensor bytes over time and their peak.
+    schedule : Schedule, optional
+        Step-based windows (``schedule(wait=, warmup=, active=, repeat=)``); call ``step()``
+        once per iteration.
+    label : str, optional
+        A name for the run in ``everyo.profiler.runs`` and in exports.
+    clock : callable, optional
+        Returns integer nanoseconds; defaults to ``time.perf_counter_ns``.
+    registry : RunRegistry, optional
+        Where the run is kept (``everyo.profiler.runs`` by default).
+
+    Examples
+    --------
+    >>> from everyo.profiler import Profiler
+    >>> p = Profiler(warmup=0)
+    >>> with p:
+    ...     with p.record("step", {"batch_size": 32}):
+    ...         pass
+    >>> p.run.status, p.summary()[0]["calls"]
+    ('completed', 1)
+    """
+
+    def __init__(
+        self,
+        *,
+        warmup: int = 0,
+        record_shapes: bool = True,
+        record_ops: bool = False,
+        profile_memory: bool = False,
+        schedule: Schedule | None = None,
+        label: str | None = None,
+        clock=None,
+        registry=None,
+    ):
+        self.warmup = _check_warmup(warmup)
+        if schedule is not None and not isinstance(schedule, Schedule):
+            raise EveryOProfilerError("schedule= takes everyo.profiler.schedule(...)")
+        self.record_shapes = bool(record_shapes)
+        self.record_ops = bool(record_ops)
+        self.profile_memory = bool(profile_memory)
+        self.schedule = schedule
+        self.label = label
+        self.registry = runs if registry is None else registry
+        self.run: Run | None = None
+        self.store: EventStore | None = None
+        self.steps = 0
+        self._clock_fn = clock or default_clock
+        self._stopped = False
+        self._gpu = None
+        self._memory = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> Profiler:
+        """Start recording. Raises ``RuntimeError`` if another profiler is active."""
+        if hooks.active is not None:
+            raise RuntimeError(
+                f"everyo profilers cannot be nested: {hooks.active!r} is already active; "
+                "stop it first, or use record_function() for a sub-region"
+            )
+        if self.run is not None:
+            raise EveryOProfilerError("this Profiler already recorded a run; create a new one")
+        extra = ("shape",) if self.record_shapes else ()
+        extra += ("flops", "bytes") if self.record_ops else ()
+        extra += ("mem_bytes",) if self.profile_memory else ()
+        self._gpu = CudaTimer.create()
+        self._memory = MemoryTracker() if self.profile_memory else None
+        optional = extra + (("device_ns",) if self._gpu is not None else ())
+        self.store = EventStore(optional)
+        self._init_capture(self._clock_fn, extra)
+        self._flush_len = FLUSH_EVENTS * self._width
+        self.run = Run(self.store, label=self.label, options=self.options(), clock=self._clock_fn)
+        self.registry.add(self.run)
+        self._skip = self.warmup
+        self._recording = self.schedule is None or self.schedule.action(0) == "active"
+        hooks.set_active(self)
+        return self
+
+    def options(self) -> dict:
+        """The options of this profiler as a JSON-ready dict (stored in the run)."""
+        sched = self.schedule
+        return {
+            "warmup": self.warmup,
+            "record_shapes": self.record_shapes,
+            "record_ops": self.record_ops,
+            "profile_memory": self.profile_memory,
+            "schedule": None
+            if sched is None
+            else {
+                "wait": sched.wait,
+                "warmup": sched.warmup,
+                "active": sched.active,
+                "repeat": sched.repeat,
+            },
+            "cuda_timing": self._gpu is not None,
+        }
+
+    def stop(self, error: BaseException | str | None = None) -> Run | None:
+        """Stop recording, resolve device times and counters, and finish the run."""
+        if self.run is None or self._stopped:
+            return self.run
+        self._stopped = True
+        if hooks.active is self:
+            hooks.set_active(None)
+        self._recording = False
+        self._flush_all()
+        self._resolve_device_times()
+        if self._memory is not None:
+            for name, (t, v) in self._memory.counters().items():
+                self.run.add_counter(name, t, v)
+            self.run.memory = self._memory.peaks()
+        self.run.options["steps"] = self.steps
+        self.run.finish(error)
+        self.registry.enforce_budget()
+        return self.run
+
+    def _resolve_device_times(self) -> None:
+        if self._gpu is None:
+            return
+        seqs, ns = self._gpu.resolve()
+        rows = self.run.rows_of(seqs)
+        keep = rows >= 0
+        self.store.set_values("device_ns", rows[keep], ns[keep])
+
+    def step(self) -> None:
+        """Mark the end of one iteration (drives ``schedule``)."""
+        self.steps += 1
+        if self.schedule is not None and not self._stopped and self.run is not None:
+            self._recording = self.schedule.action(self.steps) == "active"
+
+    def __enter__(self) -> Profiler:
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        clean = exc is None or (isinstance(exc, SystemExit) and exc.code in (0, None))
+        self.stop(None if clean else exc)
+        return False  # never swallow the exception
+
+    # -- results -------------------------------------------------------------------------------
+    def _require_run(self) -> Run:
+        if self.run is None:
+            raise EveryOProfilerError(
+                "this profiler has not run: profile code inside `with profile() as p:` first"
+            )
+        if not self._stopped:
+            self._flush(self._state(), self._clock())  # this thread's buffered events
+        return self.run
+
+    @property
+    def events(self) -> list:
+        """Every recorded event as a list of :class:`ProfileEvent` (row order: completion)."""
+        if self.run is None:
+            return []
+        return self._require_run().snapshot().events()
+
+    def summary(
+        self,
+        group_by: str = "name",
+        sort_by: str = "total_ms",
+        top: int | None = None,
+        descending: bool = True,
+    ):
+        """Aggregated timings, one row (dict) per group; prints as an aligned table.
+
+        See :func:`everyo.profiler.analysis.summarize` for the columns.
+        """
+        from everyo.profiler.analysis import summarize
+
+        return summarize(
+            self._require_run(), group_by=group_by, sort_by=sort_by, top=top, descending=descending
+        )
+
+    def export_json(self, path) -> str:
+        """Write the raw events and the run header as JSON (atomically); return the path."""
+        from everyo.profiler.export.raw import export_json
+
+        return export_json(self._require_run(), path)
+
+    def export_chrome_trace(self, path) -> str:
+        """Write a Chrome/Perfetto trace (``.json``, or gzip for ``.gz``) atomically; return it."""
+        from everyo.profiler.export.chrome import export_chrome_trace
+
+        return export_chrome_trace(self._require_run(), path)
+
+    def record(self, name: str, metadata: dict | None = None):
+        """A custom timing region of this (running) profiler: ``with p.record("step"): ...``."""
+        if metadata is not None and not isinstance(metadata, dict):
+            raise EveryOProfilerError(f"record({name!r}, metadata=...) takes a dict")
+        if hooks.active is not self:
+            raise EveryOProfilerError(
+                f"record({name!r}) needs this profiler running: call it inside `with profiler:`"
+            )
+        return self.region(str(name), "user", **(metadata or {}))
+
+    def __repr__(self) -> str:
+        state = "idle" if self.run is None else ("stopped" if self._stopped else "running")
+        return f"<everyo Profiler {state} label={self.label!r}>"
+
+
+def profile(**options) -> Profiler:
+    """A :class:`Profiler` to use as a context manager: ``with profile() as p: ...``."""
+    return Profiler(**options)
+
+
+class record_function:
+    """Record a named region with metadata while a profiler is active; otherwise do nothing.
+
+    Works as a context manager and as a decorator.
+
+    >>> from everyo.profiler import record_function
+    >>> with record_function("preprocess", batch_size=64):
+    ...     pass
+    """
+
+    def __init__(self, name: str, **metadata):
+        self.name = str(name)
+        self.metadata = metadata
+        self._open: list = []
+
+    def __enter__(self) -> record_function:
+        p = hooks.active
+        region = p.region(self.name, "user", **self.metadata) if p is not None else None
+        if region is not None:
+            region.__enter__()
+        self._open.append(region)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        region = self._open.pop() if self._open else None
+        if region is not None:
+            region.__exit__(exc_type, exc, tb)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with record_function(self.name, **self.metadata):
+                return fn(*args, **kwargs)
+
+        return wrapper

@@ -1,0 +1,299 @@
+"""``Run`` (one profiling session and its events) and ``RunRegistry`` (the in-kernel store).
+
+``everyo.profiler.runs`` is the kernel-wide registry: every profiler adds its run there, the
+dashboard lists and reads them, and a memory budget evicts the oldest finished runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+import warnings
+
+import numpy as np
+
+from everyo.errors import EveryOWarning
+from everyo.profiler.batch import EventBatch
+from everyo.profiler.store import EventStore
+
+DEFAULT_BUDGET_BYTES = 1 << 30
+_ids = itertools.count(1)
+
+
+class EveryOProfilerWarning(EveryOWarning):
+    """The profiler dropped something (an old run evicted to stay within the memory budget)."""
+
+
+def _environment() -> dict:
+    try:
+        from everyo.bench.environment import environment
+
+        return environment()
+    except Exception:  # a descriptive field must never break a run
+        import platform
+
+        return {"python": {"version": platform.python_version()}, "numpy": np.__version__}
+
+
+class Run:
+    """One profiling session: header fields plus an :class:`EventStore`.
+
+    Attributes
+    ----------
+    id, label : str
+    start_time : float
+        Unix time when the run started.
+    options : dict
+        The profiler options it was recorded with.
+    status : str
+        ``"running"``, ``"completed"`` or ``"failed"``.
+    error : str or None
+        ``"KeyboardInterrupt"`` or ``"ValueError: ..."`` for a failed run.
+    """
+
+    def __init__(
+        self,
+        store: EventStore,
+        *,
+        label: str | None = None,
+        options: dict | None = None,
+        clock=time.perf_counter_ns,
+        run_id: str | None = None,
+        start_time: float | None = None,
+        environment: dict | None = None,
+    ):
+        n = next(_ids)
+        self.id = run_id or f"run-{n}-{os.getpid():x}{int(time.time() * 1000) & 0xFFFF:04x}"
+        self.label = label if label is not None else f"run {n}"
+        self.start_time = time.time() if start_time is None else start_time
+        self.options = dict(options or {})
+        self.status = "running"
+        self.error: str | None = None
+        self.store = store
+        self.counters: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.skipped = 0  # events dropped by warmup
+        self.memory: dict | None = None  # peaks, with profile_memory
+        self._environment = environment
+        self._clock = clock
+        self._t0 = clock()
+        self._wall_ns: int | None = None
+        self._row_of_seq = np.full(0, -1, np.int64)
+        self._resolved = 0
+        self._resolve_lock = threading.Lock()
+
+    # -- header ------------------------------------------------------------------------------
+    @property
+    def environment(self) -> dict:
+        if self._environment is None:
+            self._environment = _environment()
+        return self._environment
+
+    @property
+    def wall_ns(self) -> int:
+        """Duration so far while running, the final duration once finished."""
+        if self._wall_ns is not None:
+            return self._wall_ns
+        return int(self._clock() - self._t0)
+
+    def finish(self, error: BaseException | str | None = None) -> None:
+        """Freeze the duration and set the status (``failed`` when ``error`` is given)."""
+        self._wall_ns = int(self._clock() - self._t0)
+        if error is None:
+            self.status = "completed"
+            return
+        self.status = "failed"
+        if isinstance(error, str):
+            self.error = error
+        elif isinstance(error, KeyboardInterrupt) or not str(error):
+            self.error = type(error).__name__
+        else:
+            self.error = f"{type(error).__name__}: {error}"
+
+    def header(self) -> dict:
+        """The run's fields as a JSON-ready dict (what exports store)."""
+        return {
+            "id": self.id,
+            "label": self.label,
+            "start_time": self.start_time,
+            "options": self.options,
+            "status": self.status,
+            "error": self.error,
+            "wall_ns": self.wall_ns,
+            "num_events": self.num_events,
+            "skipped_events": self.skipped,
+            "memory": self.memory,
+            "environment": self.environment,
+        }
+
+    # -- events ------------------------------------------------------------------------------
+    @property
+    def num_events(self) -> int:
+        return len(self.store)
+
+    @property
+    def nbytes(self) -> int:
+        counter_bytes = sum(t.nbytes + v.nbytes for t, v in self.counters.values())
+        return self.store.nbytes + counter_bytes
+
+    def events_since(self, cursor: int = 0) -> tuple[EventBatch, int]:
+        """Rows recorded since ``cursor`` and the cursor to pass next time.
+
+        Never blocks writers for longer than a pointer copy. Parents that had not finished at
+        read time show as -1 (they finish after their children); ``snapshot()`` after the run
+        ends is exact.
+        """
+        cols = self.store.read(cursor)
+        first = min(cursor, len(self.store))
+        n = first + len(cols["start_ns"])
+        return self._batch(cols, first, n), n
+
+    def snapshot(self) -> EventBatch:
+        """Every row recorded so far."""
+        batch, _ = self.events_since(0)
+        return batch
+
+    def _batch(self, cols: dict, first: int, n: int) -> EventBatch:
+        parent = self._parents(cols["parent_seq"], n)
+        s = self.store
+        return EventBatch(
+            cols, list(s.keys), list(s.shapes), list(s.threads), s.metadata, first, parent
+        )
+
+    def _parents(self, parent_seq: np.ndarray, n: int) -> np.ndarray:
+        with self._resolve_lock:
+            if self._resolved < n:
+                seq = self.store.read(self._resolved, n)["seq"].astype(np.int64)
+                top = int(seq.max()) + 1 if len(seq) else 0
+                if top > len(self._row_of_seq):
+                    grown = np.full(max(top, 2 * len(self._row_of_seq)), -1, np.int64)
+                    grown[: len(self._row_of_seq)] = self._row_of_seq
+                    self._row_of_seq = grown
+                self._row_of_seq[seq] = np.arange(self._resolved, self._resolved + len(seq))
+                self._resolved = n
+            table = self._row_of_seq
+        ps = parent_seq.astype(np.int64)
+        ok = (ps >= 0) & (ps < len(table))
+        out = np.full(len(ps), -1, np.int64)
+        out[ok] = table[ps[ok]]
+        return out
+
+    def rows_of(self, seqs: np.ndarray) -> np.ndarray:
+        """Row index of each event id in ``seqs`` (-1 where not recorded)."""
+        return self._parents(np.asarray(seqs, np.int64), len(self.store))
+
+    def add_counter(self, name: str, t_ns: np.ndarray, values: np.ndarray) -> None:
+        """Attach a counter track (memory over time) shown as ``ph:"C"`` in Chrome traces."""
+        self.counters[name] = (np.asarray(t_ns, np.int64), np.asarray(values, np.int64))
+
+    def summary(self, **kwargs):
+        """Same as :func:`everyo.profiler.analysis.summarize` on this run."""
+        from everyo.profiler.analysis import summarize
+
+        return summarize(self, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<Run {self.id} label={self.label!r} status={self.status} events={self.num_events}>"
+
+
+class RunRegistry:
+    """The in-kernel list of runs, oldest first, bounded by ``budget_bytes``."""
+
+    def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES):
+        self._runs: list[Run] = []
+        self._subscribers: list = []
+        self._lock = threading.RLock()
+        self.budget_bytes = budget_bytes
+
+    def __iter__(self):
+        with self._lock:
+            return iter(list(self._runs))
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __contains__(self, item) -> bool:
+        try:
+            self[item]
+        except KeyError:
+            return False
+        return True
+
+    def __getitem__(self, key) -> Run:
+        with self._lock:
+            if isinstance(key, int):
+                return self._runs[key]
+            for run in reversed(self._runs):
+                if run.id == key:
+                    return run
+            for run in reversed(self._runs):
+                if run.label == key:
+                    return run
+            known = ", ".join(f"{r.id} ({r.label!r})" for r in self._runs) or "none"
+        raise KeyError(f"no run with id or label {key!r}; runs held: {known}")
+
+    @property
+    def latest(self) -> Run | None:
+        with self._lock:
+            return self._runs[-1] if self._runs else None
+
+    def add(self, run: Run) -> Run:
+        """Register ``run``, tell subscribers, then enforce the memory budget."""
+        with self._lock:
+            self._runs.append(run)
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            callback(run)
+        self.enforce_budget()
+        return run
+
+    def remove(self, run: Run) -> None:
+        with self._lock:
+            self._runs = [r for r in self._runs if r is not run]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._runs.clear()
+
+    @property
+    def nbytes(self) -> int:
+        return sum(r.nbytes for r in self._runs)
+
+    def enforce_budget(self) -> list[Run]:
+        """Evict the oldest finished runs until the total is within budget; return them."""
+        evicted = []
+        with self._lock:
+            while self.nbytes > self.budget_bytes:
+                victim = next((r for r in self._runs if r.status != "running"), None)
+                if victim is None:
+                    break
+                self._runs.remove(victim)
+                evicted.append(victim)
+        for run in evicted:
+            warnings.warn(
+                f"everyo profiler: evicted run {run.id} ({run.label!r}, {run.nbytes:,} bytes) "
+                f"to stay within runs.budget_bytes={self.budget_bytes:,}; raise the budget "
+                "(everyo.profiler.runs.budget_bytes = ...) or export runs you want to keep",
+                EveryOProfilerWarning,
+                stacklevel=3,
+            )
+        return evicted
+
+    def subscribe(self, callback):
+        """Call ``callback(run)`` for each new run; returns a function that unsubscribes."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe():
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def __repr__(self) -> str:
+        return f"<RunRegistry runs={len(self)} nbytes={self.nbytes:,} budget={self.budget_bytes:,}>"
+
+
+runs = RunRegistry()

@@ -1,0 +1,200 @@
+"""The columnar event store: one row per completed event, in chunked NumPy arrays.
+
+Writers (the profiled threads) hand over whole buffers of finished events with
+:meth:`EventStore.append`; readers copy rows ``[cursor, n)`` with :meth:`EventStore.read`. Rows
+below ``n`` never change once published (``n`` is bumped after the copy), so a reader holds the
+lock only long enough to read ``n`` and the chunk list.
+
+Core columns (32 bytes per event)::
+
+    start_ns   int64   start, relative to the run start
+    dur_ns     int64   duration
+    key        int32   interned (kind, name, path)
+    seq        int32   the event's start order in the run (the id children point to)
+    parent_seq int32   the enclosing event's seq, -1 for roots
+    tid        int16   index into the thread table
+    depth      int16   nesting depth on its thread
+
+Optional columns exist only when their option is on: ``shape`` (int32 interned shape string),
+``flops``/``bytes`` (int64, ``record_ops``), ``mem_bytes`` (int64, ``profile_memory``),
+``device_ns`` (int64, CUDA timing). Metadata dicts are sparse: a ``{row: dict}`` map.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+CORE_COLUMNS = (
+    ("start_ns", np.int64),
+    ("dur_ns", np.int64),
+    ("key", np.int32),
+    ("seq", np.int32),
+    ("parent_seq", np.int32),
+    ("tid", np.int16),
+    ("depth", np.int16),
+)
+OPTIONAL_COLUMNS = {
+    "shape": np.int32,
+    "flops": np.int64,
+    "bytes": np.int64,
+    "mem_bytes": np.int64,
+    "device_ns": np.int64,
+}
+_FIRST_CHUNK = 4096
+_MAX_CHUNK = 1 << 18
+
+
+class _Chunk:
+    __slots__ = ("cols", "capacity", "n")
+
+    def __init__(self, dtypes: dict, capacity: int):
+        self.cols = {name: np.empty(capacity, dtype) for name, dtype in dtypes.items()}
+        self.capacity = capacity
+        self.n = 0
+
+
+class EventStore:
+    """Append-only columnar storage of completed events.
+
+    Parameters
+    ----------
+    optional : iterable of str
+        Names of the optional columns to allocate (see the module docstring).
+    """
+
+    def __init__(self, optional=()):
+        unknown = set(optional) - set(OPTIONAL_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown optional columns {sorted(unknown)}")
+        self.dtypes = dict(CORE_COLUMNS)
+        for name in OPTIONAL_COLUMNS:
+            if name in optional:
+                self.dtypes[name] = OPTIONAL_COLUMNS[name]
+        self.columns = tuple(self.dtypes)
+        self.keys: list[tuple[str, str, str]] = []  # key id -> (kind, name, path)
+        self._key_ids: dict[tuple[str, str, str], int] = {}
+        self.shapes: list[str] = []  # shape id -> "[(32, 4)] -> (32, 16)"
+        self.threads: list[tuple[int, str]] = []  # tid index -> (thread id, thread name)
+        self.metadata: dict[int, dict] = {}
+        self._chunks: list[_Chunk] = []
+        self._n = 0
+        self._lock = threading.Lock()
+
+    # -- interning (cheap, called once per distinct value) ---------------------------------
+    def intern_key(self, kind: str, name: str, path: str = "") -> int:
+        """Return the id of ``(kind, name, path)``, adding it on first use."""
+        k = (kind, name, path)
+        kid = self._key_ids.get(k)
+        if kid is None:
+            with self._lock:
+                kid = self._key_ids.get(k)
+                if kid is None:
+                    kid = len(self.keys)
+                    self.keys.append(k)
+                    self._key_ids[k] = kid
+        return kid
+
+    def intern_shape(self, text: str) -> int:
+        with self._lock:
+            self.shapes.append(text)
+            return len(self.shapes) - 1
+
+    def add_thread(self, ident: int, name: str) -> int:
+        with self._lock:
+            self.threads.append((ident, name))
+            return len(self.threads) - 1
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, columns: dict, metadata: dict | None = None) -> int:
+        """Append rows given as equal-length arrays per column; return the first new row.
+
+        ``metadata`` maps offsets within this batch to dicts.
+        """
+        k = len(columns["start_ns"])
+        if k == 0:
+            return self._n
+        with self._lock:
+            first = self._n
+            done = 0
+            while done < k:
+                chunk = self._writable_chunk()
+                take = min(k - done, chunk.capacity - chunk.n)
+                for name, col in chunk.cols.items():
+                    src = columns.get(name)
+                    col[chunk.n : chunk.n + take] = -1 if src is None else src[done : done + take]
+                chunk.n += take
+                done += take
+            if metadata:
+                for off, meta in metadata.items():
+                    self.metadata[first + off] = meta
+            self._n = first + k  # publish last: readers only look below _n
+            return first
+
+    def _writable_chunk(self) -> _Chunk:
+        if self._chunks and self._chunks[-1].n < self._chunks[-1].capacity:
+            return self._chunks[-1]
+        cap = min(_FIRST_CHUNK << len(self._chunks), _MAX_CHUNK)
+        chunk = _Chunk(self.dtypes, cap)
+        self._chunks.append(chunk)
+        return chunk
+
+    def set_values(self, column: str, rows: np.ndarray, values: np.ndarray) -> None:
+        """Fill an optional column after the fact (device times resolved at stop)."""
+        with self._lock:
+            starts = np.cumsum([0] + [c.n for c in self._chunks])
+            for i, chunk in enumerate(self._chunks):
+                sel = (rows >= starts[i]) & (rows < starts[i + 1])
+                chunk.cols[column][rows[sel] - starts[i]] = values[sel]
+
+    # -- reading ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n
+
+    def read(self, start: int = 0, stop: int | None = None) -> dict:
+        """Copy rows ``[start, stop)`` of every column (stop defaults to the rows published now)."""
+        with self._lock:
+            n = self._n
+            chunks = list(self._chunks)
+        stop = n if stop is None else min(stop, n)
+        start = max(0, min(start, stop))
+        out = {}
+        for name, dtype in self.dtypes.items():
+            parts = []
+            base = 0
+            for chunk in chunks:
+                lo, hi = max(start, base), min(stop, base + chunk.capacity)
+                if lo < hi:
+                    parts.append(chunk.cols[name][lo - base : hi - base])
+                base += chunk.capacity
+            out[name] = np.concatenate(parts) if parts else np.empty(0, dtype)
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the published rows' columns (capacity not yet used is not counted)."""
+        return self._n * self.row_bytes
+
+    @property
+    def allocated_bytes(self) -> int:
+        return sum(col.nbytes for c in self._chunks for col in c.cols.values())
+
+    @property
+    def row_bytes(self) -> int:
+        return sum(np.dtype(d).itemsize for d in self.dtypes.values())
+
+    @property
+    def core_row_bytes(self) -> int:
+        return sum(np.dtype(d).itemsize for _, d in CORE_COLUMNS)
+
+    @classmethod
+    def from_columns(cls, columns: dict, keys, shapes=(), threads=(), metadata=None):
+        """Build a store from whole columns (used when loading a file)."""
+        store = cls(optional=[c for c in OPTIONAL_COLUMNS if c in columns])
+        for kind, name, path in keys:
+            store.intern_key(kind, name, path)
+        store.shapes = list(shapes)
+        store.threads = list(threads)
+        store.append(columns, metadata)
+        return store

@@ -1,0 +1,133 @@
+"""``SummaryTable``: a list of row dicts that prints as an aligned text table."""
+
+from __future__ import annotations
+
+_PREFERRED = (
+    "name",
+    "kind",
+    "calls",
+    "total_ms",
+    "self_ms",
+    "mean_ms",
+    "min_ms",
+    "median_ms",
+    "max_ms",
+    "std_ms",
+    "pct",
+    "device_ms",
+    "flops",
+    "gflops",
+    "mem_bytes",
+    "shapes",
+    "path",
+)
+_HIDDEN = {"module", "host_only", "bytes"}
+
+
+def _fmt(value, column: str) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        if column == "pct":
+            return f"{value:.1f}"
+        if column == "gflops":
+            return f"{value:.2f}"
+        return f"{value:.3f}"
+    if isinstance(value, int) and column in ("flops", "mem_bytes", "bytes"):
+        return _si(value)
+    return str(value)
+
+
+def _si(n: int) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.2f}{unit}"
+    return str(n)
+
+
+class SummaryTable(list):
+    """Rows (dicts) of a summary; ``print()`` shows an aligned table, ``to_dataframe()`` pandas.
+
+    Attributes
+    ----------
+    group_by : str
+    wall_ms : float
+        Wall time of the run (what ``pct`` is a share of).
+    notes : list of str
+        Printed under the table (host-only timings, skipped warmup events...).
+    """
+
+    def __init__(
+        self,
+        rows=(),
+        *,
+        group_by: str = "name",
+        wall_ms: float = 0.0,
+        notes: list[str] | None = None,
+        columns: list[str] | None = None,
+    ):
+        super().__init__(rows)
+        self.group_by = group_by
+        self.wall_ms = wall_ms
+        self.notes = list(notes or [])
+        self._columns = columns
+
+    def columns(self) -> list[str]:
+        if self._columns is not None:
+            return list(self._columns)
+        seen = {k for row in self for k in row} - _HIDDEN
+        ordered = [c for c in _PREFERRED if c in seen]
+        return ordered + sorted(seen - set(ordered))
+
+    def to_dataframe(self):
+        """The rows as a ``pandas.DataFrame`` (pandas is imported here, not before)."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self), columns=self.columns() if self else None)
+
+    def __str__(self) -> str:
+        if not self:
+            lines = ["(no events recorded)"]
+            return "\n".join(lines + [f"note: {n}" for n in self.notes])
+        cols = self.columns()
+        cells = [[_fmt(row.get(c), c) for c in cols] for row in self]
+        if any(row.get("host_only") for row in self):
+            for row, line in zip(self, cells):
+                if row.get("host_only"):
+                    line[0] += " *"
+        widths = [max(len(c), *(len(line[i]) for line in cells)) for i, c in enumerate(cols)]
+        numeric = [c not in ("name", "kind", "shapes", "path") for c in cols]
+
+        def render(values):
+            parts = [
+                v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)
+            ]
+            return "  ".join(parts).rstrip()
+
+        out = [render(cols), "  ".join("-" * w for w in widths)]
+        out += [render(line) for line in cells]
+        if self.wall_ms:
+            out.append(
+                f"wall time {self.wall_ms:.3f} ms; nested events overlap, so totals "
+                "do not add up to it"
+            )
+        out += [f"note: {n}" for n in self.notes]
+        return "\n".join(out)
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def _repr_html_(self) -> str:
+        import html
+
+        if not self:
+            return "<p>(no events recorded)</p>"
+        cols = self.columns()
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c), c))}</td>" for c in cols) + "</tr>"
+            for r in self
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
