@@ -74,3 +74,20 @@ def norm_axis(axis, dim):
             raise TypeError("pass axis= or dim=, not both")
         return tuple(dim) if isinstance(dim, list) else dim
     return tuple(axis) if isinstance(axis, list) else axis
+
+
+def as_t(x) -> Tensor:
+    """``x`` as a Tensor (no copy when it already is one)."""
+    return x if isinstance(x, Tensor) else as_tensor(x)
+
+
+def scatter_add(target, index, values) -> None:
+    """``target[index] += values`` with repeated indices accumulating (NumPy or CuPy)."""
+    if type(target).__module__.startswith("cupy"):
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)
+    else:
+        import numpy as np
+
+        np.add.at(target, index, values)

@@ -1,0 +1,198 @@
+"""2-D convolution (im2col + one batched matrix product) and max/average pooling, NCHW.
+
+Weights use PyTorch's layout ``(out_channels, in_channels, kh, kw)``. The window views are built
+with ``as_strided`` (no copy) and the only large copy is the im2col matrix the product needs.
+"""
+
+from __future__ import annotations
+
+from everyo.core import autocast as _autocast
+from everyo.core.autograd import make_result
+from everyo.core.backend import namespace_of
+from everyo.core.ops._dispatch import dispatch
+from everyo.core.ops._util import as_t, check_same_device
+from everyo.errors import EveryOShapeError
+
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
+
+
+def _pair(v, name) -> tuple[int, int]:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise EveryOShapeError(f"{name} must be an int or a pair, got {v!r}")
+        return int(v[0]), int(v[1])
+    return int(v), int(v)
+
+
+def _out_size(size, k, s, p, d, op) -> int:
+    n = (size + 2 * p - d * (k - 1) - 1) // s + 1
+    if n <= 0:
+        raise EveryOShapeError(
+            f"{op}: input size {size} (padding {p}) is smaller than the kernel extent "
+            f"{d * (k - 1) + 1}"
+        )
+    return n
+
+
+def _pad(xp, a, ph, pw, value=0):
+    if ph == 0 and pw == 0:
+        return a
+    return xp.pad(a, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+
+
+def _windows(xp, ap, kh, kw, ho, wo, stride, dil):
+    """View ``(N, C, kh, kw, Ho, Wo)`` of the padded input: element ``[.., i, j, h, w]`` is
+    ``ap[.., h*sh + i*dh, w*sw + j*dw]``."""
+    sn, sc, sh_, sw_ = ap.strides
+    shape = ap.shape[:2] + (kh, kw, ho, wo)
+    strides = (sn, sc, sh_ * dil[0], sw_ * dil[1], sh_ * stride[0], sw_ * stride[1])
+    return xp.lib.stride_tricks.as_strided(ap, shape=shape, strides=strides)
+
+
+def _region(i, j, ho, wo, stride, dil):
+    """The slice of the padded input that window offset ``(i, j)`` touches."""
+    h0, w0 = i * dil[0], j * dil[1]
+    return (
+        slice(None),
+        slice(None),
+        slice(h0, h0 + stride[0] * (ho - 1) + 1, stride[0]),
+        slice(w0, w0 + stride[1] * (wo - 1) + 1, stride[1]),
+    )
+
+
+def _conv2d(x, weight, bias, stride, padding, dilation):
+    x, weight = as_t(x), as_t(weight)
+    parents = (x, weight) if bias is None else (x, weight, as_t(bias))
+    dev = check_same_device(*parents)
+    if _autocast.active_dtype() is not None:
+        parents = _autocast.cast_inputs(*parents)
+    a, w = parents[0].data, parents[1].data
+    if a.ndim != 4 or w.ndim != 4:
+        raise EveryOShapeError(f"conv2d needs NCHW input and (out, in, kh, kw) weight, got "
+                               f"{a.shape} and {w.shape}")  # fmt: skip
+    if a.shape[1] != w.shape[1]:
+        raise EveryOShapeError(
+            f"conv2d: input has {a.shape[1]} channels (shape {a.shape}) but the weight "
+            f"{w.shape} expects {w.shape[1]}"
+        )
+    xp = namespace_of(a)
+    n, c, h, wd = a.shape
+    o, _, kh, kw = w.shape
+    ho = _out_size(h, kh, stride[0], padding[0], dilation[0], "conv2d")
+    wo = _out_size(wd, kw, stride[1], padding[1], dilation[1], "conv2d")
+    ap = _pad(xp, a, *padding)
+    if kh == kw == 1 and stride == (1, 1) and ap is a:
+        cols = a.reshape(n, c, h * wd)  # 1x1 convolution: the input is its own im2col matrix
+    else:
+        cols = _windows(xp, ap, kh, kw, ho, wo, stride, dilation).reshape(n, c * kh * kw, ho * wo)
+    w2 = w.reshape(o, -1)
+    out = (w2 @ cols).reshape(n, o, ho, wo)
+    if bias is not None:
+        out += parents[2].data.reshape(1, o, 1, 1)
+    xt, wt = parents[0], parents[1]
+
+    def backward(g):
+        g3 = g.reshape(n, o, ho * wo)
+        gx = gw = gb = None
+        if wt.requires_grad:
+            gw = xp.tensordot(g3, cols, axes=([0, 2], [0, 2])).reshape(w.shape)
+        if bias is not None and parents[2].requires_grad:
+            gb = g.sum(axis=(0, 2, 3))
+        if xt.requires_grad:
+            gcols = (w2.T @ g3).reshape(n, c, kh, kw, ho, wo)
+            gxp = xp.zeros(ap.shape, dtype=gcols.dtype)
+            for i in range(kh):
+                for j in range(kw):
+                    gxp[_region(i, j, ho, wo, stride, dilation)] += gcols[:, :, i, j]
+            ph, pw = padding
+            gx = gxp[:, :, ph : ph + h, pw : pw + wd] if (ph or pw) else gxp
+        return (gx, gw) if bias is None else (gx, gw, gb)
+
+    return make_result(out, parents, backward, "conv2d", dev)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1):  # noqa: A002
+    """2-D convolution of an ``(N, C, H, W)`` input with an ``(O, C, kh, kw)`` weight.
+
+    ``stride``, ``padding`` (zeros) and ``dilation`` are ints or ``(h, w)`` pairs. Under
+    :func:`everyo.autocast` it computes in the autocast dtype.
+    """
+    return dispatch("conv2d", _conv2d, input, weight, bias, _pair(stride, "stride"),
+                    _pair(padding, "padding"), _pair(dilation, "dilation"))  # fmt: skip
+
+
+def _pool_geometry(a, kernel_size, stride, padding, op):
+    if a.ndim != 4:
+        raise EveryOShapeError(f"{op} needs an NCHW input, got shape {a.shape}")
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None else _pair(stride, "stride")
+    p = _pair(padding, "padding")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise EveryOShapeError(f"{op}: padding {p} must be at most half the kernel {k}")
+    ho = _out_size(a.shape[2], k[0], s[0], p[0], 1, op)
+    wo = _out_size(a.shape[3], k[1], s[1], p[1], 1, op)
+    return k, s, p, ho, wo
+
+
+def _max_pool2d(x, kernel_size, stride, padding):
+    x = as_t(x)
+    a = x.data
+    xp = namespace_of(a)
+    (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, "max_pool2d")
+    ap = _pad(xp, a, p[0], p[1], value=-xp.inf)
+    # a running max over the kh*kw window offsets: no (.., kh*kw) copy, first maximum wins
+    best = ap[_region(0, 0, ho, wo, s, (1, 1))].copy()
+    arg = xp.zeros(best.shape, dtype=xp.int8 if kh * kw < 128 else xp.int32)
+    for k in range(1, kh * kw):
+        cand = ap[_region(k // kw, k % kw, ho, wo, s, (1, 1))]
+        upd = cand > best
+        xp.copyto(best, cand, where=upd)
+        xp.copyto(arg, k, where=upd)
+
+    def backward(g):
+        gxp = xp.zeros(ap.shape, dtype=g.dtype)
+        for k in range(kh * kw):
+            gxp[_region(k // kw, k % kw, ho, wo, s, (1, 1))] += g * (arg == k)
+        return (gxp[:, :, p[0] : p[0] + a.shape[2], p[1] : p[1] + a.shape[3]],)
+
+    return make_result(best, (x,), backward, "max_pool2d", x._device)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0):  # noqa: A002
+    """Maximum over ``kernel_size`` windows (``stride`` defaults to the kernel size; padding
+    counts as ``-inf``). The gradient goes to the first maximum of each window."""
+    return dispatch("max_pool2d", _max_pool2d, input, kernel_size, stride, padding)
+
+
+def _avg_pool2d(x, kernel_size, stride, padding, count_include_pad):
+    x = as_t(x)
+    a = x.data
+    xp = namespace_of(a)
+    (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, "avg_pool2d")
+    ap = _pad(xp, a, p[0], p[1])
+    total = xp.zeros(a.shape[:2] + (ho, wo), dtype=a.dtype)
+    for k in range(kh * kw):
+        total += ap[_region(k // kw, k % kw, ho, wo, s, (1, 1))]
+    if count_include_pad or p == (0, 0):
+        scale = 1.0 / (kh * kw)
+    else:  # divide by the number of real (unpadded) elements of each window
+        ones = _pad(xp, xp.ones((1, 1) + a.shape[2:], dtype=a.dtype), p[0], p[1])
+        counts = sum(ones[_region(k // kw, k % kw, ho, wo, s, (1, 1))] for k in range(kh * kw))
+        scale = 1.0 / counts
+    out = total * scale
+
+    def backward(g):
+        gs = g * scale
+        gxp = xp.zeros(ap.shape, dtype=g.dtype)
+        for k in range(kh * kw):
+            gxp[_region(k // kw, k % kw, ho, wo, s, (1, 1))] += gs
+        return (gxp[:, :, p[0] : p[0] + a.shape[2], p[1] : p[1] + a.shape[3]],)
+
+    return make_result(out.astype(a.dtype, copy=False), (x,), backward, "avg_pool2d", x._device)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, count_include_pad: bool = True):  # noqa: A002
+    """Mean over ``kernel_size`` windows (``stride`` defaults to the kernel size); with
+    ``count_include_pad=False`` padded zeros do not count in the divisor."""
+    return dispatch("avg_pool2d", _avg_pool2d, input, kernel_size, stride, padding,
+                    count_include_pad)  # fmt: skip
