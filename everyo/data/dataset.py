@@ -1,0 +1,179 @@
+"""Datasets: ``Dataset`` (the protocol), ``ArrayDataset``, ``Subset``, ``random_split``, and
+``default_collate`` (samples → batch of Tensors)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from everyo.core import backend
+from everyo.core.device import device_of_array
+from everyo.core.tensor import Tensor, as_tensor
+from everyo.errors import EveryOShapeError
+
+__all__ = ["Dataset", "ArrayDataset", "Subset", "random_split", "default_collate"]
+
+
+class Dataset:
+    """A map-style dataset: ``len(ds)`` samples, ``ds[i]`` returns sample ``i``.
+
+    Any object with ``__len__`` and ``__getitem__`` works with :class:`DataLoader`; subclassing
+    this one is optional.
+    """
+
+    def __len__(self) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+
+    def __getitem__(self, index: int):
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
+
+
+def _as_array(x, name: str):
+    """A NumPy or CuPy array from an array, a Tensor or nested lists (no copy when possible)."""
+    if isinstance(x, Tensor):
+        return x.data
+    if isinstance(x, np.ndarray) or backend.is_cupy_array(x):
+        return x
+    return as_tensor(x).data
+
+
+class ArrayDataset(Dataset):
+    """Samples are rows of ``features`` (and ``targets``): the :class:`DataLoader` fast path.
+
+    Parameters
+    ----------
+    features : array-like, shape (N, ...)
+        NumPy/CuPy array, Tensor or nested lists; kept without a copy when already an array.
+    targets : array-like, shape (N, ...), optional
+        Aligned with ``features``; a sample is then ``(x, y)``.
+
+    >>> import numpy as np, everyo as eo
+    >>> ds = eo.ArrayDataset(np.zeros((10, 3), np.float32), np.arange(10))
+    >>> len(ds), ds[2][1]
+    (10, 2)
+    """
+
+    def __init__(self, features, targets=None) -> None:
+        self.features = _as_array(features, "features")
+        self.targets = None if targets is None else _as_array(targets, "targets")
+        if self.features.ndim == 0:
+            raise EveryOShapeError("ArrayDataset features need a leading sample dimension")
+        if self.targets is not None and len(self.targets) != len(self.features):
+            raise EveryOShapeError(
+                f"ArrayDataset: {len(self.features)} feature rows but {len(self.targets)} "
+                f"targets; keep feature and target arrays aligned"
+            )
+
+    def __len__(self) -> int:
+        return int(self.features.shape[0])
+
+    def __getitem__(self, index):
+        if self.targets is None:
+            return self.features[index]
+        return self.features[index], self.targets[index]
+
+    def batch(self, indices) -> Any:
+        """Rows ``indices`` as arrays (one vectorised gather per array), same structure as a
+        sample."""
+        xp = backend.namespace_of(self.features)
+        idx = xp.asarray(indices) if xp is not np else indices
+        if self.targets is None:
+            return self.features[idx]
+        return self.features[idx], self.targets[idx]
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``."""
+
+    def __init__(self, dataset, indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = np.asarray(indices, dtype=np.int64)
+        n = len(dataset)
+        if self.indices.size and (self.indices.min() < -n or self.indices.max() >= n):
+            raise IndexError(f"Subset indices out of range for a dataset of {n} samples")
+
+    def __len__(self) -> int:
+        return int(self.indices.size)
+
+    def __getitem__(self, index):
+        return self.dataset[int(self.indices[index])]
+
+
+def random_split(dataset, lengths: Sequence, *, seed: int | None = None) -> list[Subset]:
+    """Split ``dataset`` into non-overlapping random :class:`Subset` s.
+
+    ``lengths`` are counts summing to ``len(dataset)``, or fractions summing to 1 (remainders go
+    to the first splits, as in PyTorch).
+    """
+    n = len(dataset)
+    lengths = list(lengths)
+    if lengths and all(isinstance(x, float) for x in lengths) and abs(sum(lengths) - 1) < 1e-6:
+        counts = [int(np.floor(n * f)) for f in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n or any(x < 0 for x in lengths):
+        raise ValueError(
+            f"random_split lengths {lengths} must be non-negative and sum to {n} (the dataset "
+            f"size), or be fractions summing to 1"
+        )
+    perm = np.random.default_rng(seed).permutation(n)
+    out, start = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, perm[start : start + length]))
+        start += length
+    return out
+
+
+def _stack(items: list):
+    first = items[0]
+    if isinstance(first, Tensor):
+        xp = first.xp
+        return Tensor._make(xp.stack([t.data for t in items]), first.device)
+    if backend.is_cupy_array(first):
+        xp = backend.namespace_of(first)
+        return Tensor._make(xp.stack(items), device_of_array(first))
+    arr = np.stack([np.asarray(x) for x in items])
+    return as_tensor(arr)
+
+
+def default_collate(samples: list):
+    """Stack a list of samples into a batch with the same structure, leaves as Tensors.
+
+    Arrays/Tensors/numbers are stacked along a new first axis; tuples and lists are collated
+    per position, dicts per key.
+    """
+    if not samples:
+        raise ValueError("default_collate got no samples")
+    first = samples[0]
+    if isinstance(first, (Tensor, np.ndarray, numbers.Number, np.generic)):
+        return _stack(samples)
+    if backend.is_cupy_array(first):
+        return _stack(samples)
+    if isinstance(first, dict):
+        return {k: default_collate([s[k] for s in samples]) for k in first}
+    if isinstance(first, (tuple, list)):
+        if any(len(s) != len(first) for s in samples):
+            raise EveryOShapeError("default_collate: samples have different numbers of fields")
+        return tuple(default_collate(list(col)) for col in zip(*samples))
+    raise TypeError(
+        f"default_collate cannot batch samples of type {type(first).__name__}; pass "
+        f"collate_fn= to the DataLoader"
+    )
+
+
+def to_batch(arrays, dev) -> Any:
+    """Arrays (or a tuple of them) as Tensors on ``dev`` (no copy when already there)."""
+    if isinstance(arrays, tuple):
+        return tuple(to_batch(a, dev) for a in arrays)
+    if isinstance(arrays, dict):
+        return {k: to_batch(v, dev) for k, v in arrays.items()}
+    if isinstance(arrays, Tensor):
+        return arrays if dev is None else arrays.to(dev)
+    t = as_tensor(arrays)
+    if dev is None or dev == t.device:
+        return t
+    return t.to(dev)

@@ -1,0 +1,71 @@
+"""Activation layers: ``ReLU``, ``GELU``, ``Sigmoid``, ``Tanh``, ``Softmax``, ``LogSoftmax``."""
+
+from __future__ import annotations
+
+from everyo.nn import functional as F
+from everyo.nn.module import Module
+
+__all__ = ["ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"]
+
+
+class ReLU(Module):
+    """``max(x, 0)``. ``inplace`` is accepted for PyTorch compatibility (the result is new)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class GELU(Module):
+    """Gaussian error linear unit; ``approximate="tanh"`` uses the tanh formula."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Sigmoid(Module):
+    """``1 / (1 + exp(-x))``."""
+
+    def forward(self, x):
+        return F.sigmoid(x)
+
+
+class Tanh(Module):
+    """Hyperbolic tangent."""
+
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class Softmax(Module):
+    """Softmax along ``dim`` (default the last)."""
+
+    def __init__(self, dim: int | None = -1) -> None:
+        super().__init__()
+        self.dim = -1 if dim is None else dim
+
+    def forward(self, x):
+        return F.softmax(x, dim=self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """``log(softmax(x))`` along ``dim``, computed stably."""
+
+    def forward(self, x):
+        return F.log_softmax(x, dim=self.dim)

@@ -1,0 +1,107 @@
+"""Loss layers: ``MSELoss``, ``L1Loss``, ``BCELoss``, ``BCEWithLogitsLoss``,
+``CrossEntropyLoss`` (class indices, label smoothing) and ``NLLLoss``; reductions
+``"mean"`` (default), ``"sum"`` and ``"none"``. Each wraps one fused functional op."""
+
+from __future__ import annotations
+
+from everyo.errors import EveryOConfigError
+from everyo.nn import functional as F
+from everyo.nn.module import Module
+
+__all__ = ["MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+class _Loss(Module):
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        if reduction not in _REDUCTIONS:
+            raise EveryOConfigError(
+                f"reduction must be one of {', '.join(map(repr, _REDUCTIONS))}, got {reduction!r}"
+            )
+        self.reduction = reduction
+
+    def extra_repr(self) -> str:
+        return "" if self.reduction == "mean" else f"reduction={self.reduction!r}"
+
+
+class MSELoss(_Loss):
+    """Mean squared error ``(input - target)²``."""
+
+    def forward(self, input, target):  # noqa: A002 - PyTorch's argument names
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error ``|input - target|``."""
+
+    def forward(self, input, target):  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class BCELoss(_Loss):
+    """Binary cross-entropy of probabilities in [0, 1] (logs clamped at -100)."""
+
+    def __init__(self, weight=None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.weight = weight
+
+    def forward(self, input, target):  # noqa: A002
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross-entropy from logits, computed stably (``pos_weight`` per class)."""
+
+    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None) -> None:
+        super().__init__(reduction)
+        self.weight, self.pos_weight = weight, pos_weight
+
+    def forward(self, input, target):  # noqa: A002
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
+
+
+class CrossEntropyLoss(_Loss):
+    """Softmax cross-entropy of logits ``(N, C, ...)`` against class indices ``(N, ...)`` (or
+    class probabilities), with optional ``label_smoothing`` and class ``weight``.
+
+    >>> import everyo as eo
+    >>> loss = eo.CrossEntropyLoss()(eo.zeros(4, 10), eo.tensor([0, 1, 2, 3]))
+    >>> round(loss.item(), 4)  # log(10)
+    2.3026
+    """
+
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:  # fmt: skip
+        super().__init__(reduction)
+        self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, label_smoothing
+
+    def forward(self, input, target):  # noqa: A002
+        return F.cross_entropy(
+            input,
+            target,
+            self.weight,
+            self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
+
+    def extra_repr(self) -> str:
+        extra = super().extra_repr()
+        if self.label_smoothing:
+            extra = ", ".join(filter(None, [extra, f"label_smoothing={self.label_smoothing}"]))
+        return extra
+
+
+class NLLLoss(_Loss):
+    """Negative log-likelihood of log-probabilities ``(N, C, ...)`` at class indices."""
+
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, ignore_index
+
+    def forward(self, input, target):  # noqa: A002
+        return F.nll_loss(input, target, self.weight, self.ignore_index, reduction=self.reduction)

@@ -1,0 +1,182 @@
+"""``Optimizer``: parameter groups, ``zero_grad``, state dicts; ``step()`` calls ``_step()``.
+
+Subclasses implement ``_step()`` and update ``p.data`` in place with the parameters' own array
+namespace (NumPy or CuPy), so updates run where the parameters live and record no graph.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from everyo.core.autograd import enable_grad
+from everyo.core.tensor import Tensor
+from everyo.errors import EveryOSerializationError
+from everyo.profiler import hooks as _hooks
+
+__all__ = ["Optimizer"]
+
+
+class Optimizer:
+    """Base class of the optimizers.
+
+    Parameters
+    ----------
+    params : iterable of Tensors, or of dicts
+        The tensors to optimise, or parameter groups: dicts with a ``"params"`` list and
+        per-group overrides of the defaults (e.g. ``{"params": head, "lr": 1e-2}``).
+    defaults : dict
+        Hyper-parameters every group starts from.
+    """
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self.defaults = dict(defaults)
+        self.param_groups: list[dict] = []
+        self.state: dict[int, dict] = {}  # keyed by id(param): Tensors are hashed by identity
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list; pass model.parameters()")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, group: dict) -> None:
+        """Add a group of parameters with its own hyper-parameters."""
+        group = dict(group)
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizers take Tensors, got {type(p).__name__}")
+            if id(p) in seen:
+                raise ValueError("a parameter appears in two parameter groups")
+            if p.dtype.kind != "f":
+                raise ValueError(f"cannot optimise a tensor of dtype {p.dtype}")
+        group["params"] = params
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        self.param_groups.append(group)
+
+    # ---- stepping ---------------------------------------------------------------------------
+    def step(self, closure: Callable[[], Any] | None = None):
+        """Update the parameters from their ``.grad`` (parameters without one are skipped).
+
+        ``closure``, if given, re-evaluates the model and returns the loss (called with
+        gradients enabled); ``step`` returns that loss.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        p = _hooks.active
+        if p is None:
+            self._step()
+        else:
+            with p.region(f"{type(self).__name__}.step", "optimizer"):
+                self._step()
+        return loss
+
+    def _step(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define _step()")
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients of every parameter this optimizer holds."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.data[...] = 0
+
+    def _state_for(self, p: Tensor) -> dict:
+        st = self.state.get(id(p))
+        if st is None:
+            st = self.state[id(p)] = {}
+        return st
+
+    # ---- state ------------------------------------------------------------------------------
+    def _params(self) -> list[Tensor]:
+        return [p for g in self.param_groups for p in g["params"]]
+
+    def state_dict(self) -> dict:
+        """``{"state": {index: {...}}, "param_groups": [...]}`` with parameters as indices in the
+        order they were given; arrays are host copies (savable with :func:`everyo.save`)."""
+        index = {id(p): i for i, p in enumerate(self._params())}
+        state = {}
+        for pid, st in self.state.items():
+            if pid in index:
+                state[index[pid]] = {k: _host(v) for k, v in st.items()}
+        groups = []
+        for g in self.param_groups:
+            out = {k: v for k, v in g.items() if k != "params"}
+            out["params"] = [index[id(p)] for p in g["params"]]
+            groups.append(out)
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore hyper-parameters and per-parameter state saved by :meth:`state_dict`."""
+        try:
+            groups, state = state_dict["param_groups"], state_dict["state"]
+        except (KeyError, TypeError) as exc:
+            raise EveryOSerializationError(
+                "not an optimizer state dict: it needs 'state' and 'param_groups' keys"
+            ) from exc
+        if len(groups) != len(self.param_groups) or any(
+            len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)
+        ):
+            raise EveryOSerializationError(
+                "optimizer state does not fit: its parameter groups have different sizes than "
+                "this optimizer's (was it saved for another model?)"
+            )
+        params = self._params()
+        for saved, group in zip(groups, self.param_groups):
+            for k, v in saved.items():
+                if k != "params":
+                    group[k] = copy.deepcopy(v)
+        self.state = {}
+        for key, st in state.items():
+            p = params[int(key)]
+            self.state[id(p)] = {k: _to_param(v, p) for k, v in st.items()}
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(g):
+                if k != "params":
+                    lines.append(f"    {k}: {g[k]}")
+        return "\n".join(lines + [")"])
+
+
+def _host(value):
+    import numpy as np
+
+    if isinstance(value, Tensor):
+        return value.numpy()
+    if hasattr(value, "get") and not isinstance(value, (dict, np.ndarray)):  # a CuPy array
+        return value.get()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return value
+
+
+def _to_param(value, p: Tensor):
+    import numpy as np
+
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        if value.shape != p.shape:
+            from everyo.errors import EveryOShapeError
+
+            raise EveryOShapeError(
+                f"optimizer state of shape {value.shape} does not fit a parameter of shape "
+                f"{p.shape}"
+            )
+        return p.xp.asarray(value.astype(p.dtype, copy=False))
+    return value.item() if isinstance(value, np.ndarray) else value

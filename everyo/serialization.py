@@ -1,0 +1,172 @@
+"""``save`` and ``load``: models and state (dicts of tensors, optimizer state, checkpoints) as a
+zip holding a JSON manifest and a ``.npz`` of arrays. No pickle anywhere (``allow_pickle=False``).
+
+>>> import everyo as eo, tempfile, os
+>>> model = eo.Sequential(eo.Linear(4, 2, seed=0))
+>>> path = os.path.join(tempfile.mkdtemp(), "model.eo")
+>>> eo.save(model, path)
+>>> clone = eo.load(path, model=eo.Sequential(eo.Linear(4, 2, seed=1)))
+>>> bool((clone[0].weight == model[0].weight).all())
+True
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from everyo.core.tensor import Tensor, as_tensor
+from everyo.errors import EveryOSerializationError
+
+__all__ = ["save", "load"]
+
+FORMAT = "everyo"
+VERSION = 1
+_MANIFEST, _ARRAYS = "manifest.json", "arrays.npz"
+
+
+def _encode(obj, arrays: dict) -> Any:
+    """``obj`` as JSON-able data; arrays and tensors move into ``arrays`` and are referenced."""
+    if isinstance(obj, Tensor):
+        key = f"a{len(arrays)}"
+        arrays[key] = obj.numpy()
+        return {"__tensor__": key}
+    if isinstance(obj, np.ndarray) or (
+        hasattr(obj, "get") and hasattr(obj, "__cuda_array_interface__")
+    ):
+        key = f"a{len(arrays)}"
+        arrays[key] = obj.get() if not isinstance(obj, np.ndarray) else obj
+        return {"__array__": key}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        if all(isinstance(k, str) for k in obj) and not any(k.startswith("__") for k in obj):
+            return {k: _encode(v, arrays) for k, v in obj.items()}
+        return {"__items__": [[_encode(k, arrays), _encode(v, arrays)] for k, v in obj.items()]}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [_encode(v, arrays) for v in obj]}
+    if isinstance(obj, list):
+        return [_encode(v, arrays) for v in obj]
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise EveryOSerializationError(
+        f"cannot save a value of type {type(obj).__name__}: save() takes a Module, or dicts, "
+        f"lists and tuples of tensors, arrays, numbers and strings"
+    )
+
+
+def _decode(obj, arrays) -> Any:
+    if isinstance(obj, list):
+        return [_decode(v, arrays) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "__tensor__" in obj:
+        return as_tensor(arrays[obj["__tensor__"]])
+    if "__array__" in obj:
+        return arrays[obj["__array__"]]
+    if "__tuple__" in obj:
+        return tuple(_decode(v, arrays) for v in obj["__tuple__"])
+    if "__items__" in obj:
+        return {_hashable(_decode(k, arrays)): _decode(v, arrays) for k, v in obj["__items__"]}
+    return {k: _decode(v, arrays) for k, v in obj.items()}
+
+
+def _hashable(key):
+    return tuple(key) if isinstance(key, list) else key
+
+
+def save(obj, path: str | os.PathLike) -> None:
+    """Write a Module's ``state_dict()`` (or any dict/list of tensors and plain values) to
+    ``path`` atomically: a temporary file in the same folder is renamed over ``path``.
+
+    Parameters
+    ----------
+    obj : Module, dict, list or tuple
+        A Module is saved as its ``state_dict()``; containers may nest and hold Tensors, NumPy
+        arrays, numbers, strings, booleans and None (e.g. ``{"model": ..., "optimizer": ...,
+        "epoch": 3}``).
+    path : str or PathLike
+        The file to write; its folder must exist.
+    """
+    from everyo.nn.module import Module
+
+    kind = "module" if isinstance(obj, Module) else "object"
+    if isinstance(obj, Module):
+        obj = obj.state_dict()
+    arrays: dict[str, np.ndarray] = {}
+    tree = _encode(obj, arrays)
+    manifest = {"format": FORMAT, "version": VERSION, "kind": kind, "tree": tree}
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise EveryOSerializationError(f"cannot save to {path}: folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
+            zf.writestr(_MANIFEST, json.dumps(manifest))
+            zf.writestr(_ARRAYS, buf.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: str | os.PathLike, model=None):
+    """Read what :func:`save` wrote.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A file written by :func:`save`.
+    model : Module, optional
+        Load the saved state into it (``load_state_dict``, strict) and return it.
+
+    Returns
+    -------
+    The saved object, with tensors as CPU Tensors (arrays saved as arrays stay NumPy arrays),
+    or ``model``.
+
+    Raises
+    ------
+    EveryOSerializationError
+        The file is corrupt, truncated, not an everyo file, or from a newer format version.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no saved file at {path}")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            manifest = json.loads(zf.read(_MANIFEST))
+            raw = zf.read(_ARRAYS)
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
+        raise EveryOSerializationError(
+            f"{path} is not a file written by everyo.save (or it is corrupt/truncated): {exc}"
+        ) from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise EveryOSerializationError(f"{path} is a zip but not an everyo save file")
+    if manifest.get("version", 0) > VERSION:
+        raise EveryOSerializationError(
+            f"{path} uses save format {manifest.get('version')}, newer than this everyo "
+            f"({VERSION}); upgrade everyo to read it"
+        )
+    try:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        obj = _decode(manifest["tree"], arrays)
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        raise EveryOSerializationError(f"{path}: the arrays are corrupt or missing: {exc}") from exc
+    if model is not None:
+        if not isinstance(obj, dict):
+            raise EveryOSerializationError(f"{path} does not hold a state dict to load a model")
+        model.load_state_dict(obj)
+        return model
+    return obj
