@@ -22,11 +22,10 @@ _GROUP_HEADER = {"name": "name", "path": "module path", "shape": "input shapes"}
 
 def group_label(row: dict, group_by: str) -> str:
     """The text of a row's first column: its name, module path or input shapes."""
-    if group_by == "path":
-        value = row.get("path") or row.get("name")
-        return str(value) if value not in (None, "") else "(root)"
+    if group_by == "path":  # the summary labels a path group by its path, the root by its class
+        return str(row.get("name", ""))
     if group_by == "shape":
-        value = row.get("shape", row.get("shapes", row.get("name")))
+        value = row.get("shapes")
         return str(value) if value not in (None, "") else "(no tensors)"
     return str(row.get("name", ""))
 
@@ -35,8 +34,12 @@ def columns_for(rows: list[dict], group_by: str) -> list[tuple[str, str, str]]:
     """``(key, header, format)`` of the columns to show: the group, the timings, and the optional
     columns some row has a value for. The group column's key is ``""``."""
     cols = [("", _GROUP_HEADER.get(group_by, group_by), "{}")]
-    if group_by != "name" and any("name" in r for r in rows):
+    if group_by == "path" and any(r.get("module") for r in rows):
+        cols.append(("module", "module", "{}"))
+    elif group_by == "shape" and any("name" in r for r in rows):
         cols.append(("name", "name", "{}"))
+    if len({r.get("kind") for r in rows}) > 1:  # same name, different kinds: tell them apart
+        cols.append(("kind", "kind", "{}"))
     cols += [c for c in _BASE if any(c[0] in r for r in rows)]
     cols += [c for c in _OPTIONAL if any(r.get(c[0]) is not None for r in rows)]
     return cols

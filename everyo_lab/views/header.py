@@ -40,10 +40,9 @@ def header_info(run) -> dict:
 
 
 def _hot_spot(item: dict, wall_ms: float) -> dict:
-    self_ms = float(item.get("self_ms", item.get("self_ns", 0) / 1e6))
-    pct = item.get("pct")
-    if pct is None:
-        pct = 100.0 * self_ms / wall_ms if wall_ms > 0 else 0.0
+    # The summary's own "pct" is the inclusive share; a hot spot's share is of its self time.
+    self_ms = float(item.get("self_ms", 0.0))
+    pct = 100.0 * self_ms / wall_ms if wall_ms > 0 else 0.0
     return {
         "name": str(item.get("name", "")),
         "path": str(item.get("path", "") or ""),

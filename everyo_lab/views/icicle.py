@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from everyo_lab.views._batch import as_batch, as_run
-from everyo_lab.views.colors import color_for, theme_colors
+from everyo_lab.views.colors import color_for, color_key, theme_colors
 
 __all__ = ["icicle_figure"]
 
@@ -22,8 +22,7 @@ def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
     colors = theme_colors(theme)
-    source = as_run(run_or_batch) or as_batch(run_or_batch)
-    nodes = list(analysis.call_tree(source, by="path")) if len(as_batch(source)) else []
+    nodes = list(analysis.call_tree(_source(run_or_batch), by="path"))
     layout = {
         "paper_bgcolor": colors["paper_bgcolor"],
         "plot_bgcolor": colors["plot_bgcolor"],
@@ -46,7 +45,11 @@ def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
         "values": [round(v, 6) for v in values],
         "branchvalues": "total",
         "tiling": {"orientation": "v"},
-        "marker": {"colors": [color_for(str(n.get("name", ""))) for n in nodes]},
+        "marker": {
+            "colors": [
+                color_for(color_key(n.get("kind", "module"), n.get("name", ""))) for n in nodes
+            ]
+        },
         "customdata": [
             [
                 str(n.get("path") or "—"),
@@ -63,6 +66,11 @@ def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
         ),
     }
     return {"data": [trace], "layout": layout}
+
+
+def _source(run_or_batch):
+    run = as_run(run_or_batch)
+    return run if run is not None else as_batch(run_or_batch)
 
 
 def _parent_id(parent) -> str:

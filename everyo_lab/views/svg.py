@@ -29,7 +29,7 @@ def flame_svg(batch, *, max_shapes: int = 2500, text_color: str = "#555") -> str
     if len(batch) == 0:
         return ""
     bars, _, keys = flame_bars(batch, width_px=_WIDTH, max_shapes=max_shapes)
-    lo = float(bars.start.min())
+    lo = min(0.0, float(bars.start.min()))  # times count from the run start
     span = max(float(bars.end.max()) - lo, 1.0)
     scale = _WIDTH / span
     x = (bars.start - lo) * scale

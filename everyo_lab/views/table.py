@@ -60,7 +60,8 @@ def table_rows(
         raise EveryOConfigError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
-    source = as_run(run_or_batch) or as_batch(run_or_batch)
+    run = as_run(run_or_batch)
+    source = run if run is not None else as_batch(run_or_batch)
     rows = [dict(r) for r in analysis.summarize(source, group_by=group_by)]
     wall_ms = wall_ns(run_or_batch) / 1e6
     for row in rows:
