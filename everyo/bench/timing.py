@@ -143,8 +143,7 @@ class Timer:
 
         ``inputs`` (the callable, its arguments...) are searched for GPU data under ``"auto"``.
         """
-        if self._sync is None and any(on_gpu(x) for x in inputs):
-            self._sync = True
+        self.watch(*inputs)
         for _ in range(warmup):
             self._decide(call())
         times: list[float] = []
@@ -167,6 +166,11 @@ class Timer:
         if self._sync:
             self._sync_fn()
         return self.clock() - start
+
+    def watch(self, *objects: Any) -> None:
+        """Under ``"auto"``, synchronise from now on if any of ``objects`` is on a GPU."""
+        if not self._sync and self._sync is not False and any(on_gpu(x) for x in objects):
+            self._sync = True
 
     def _decide(self, result: Any) -> None:
         if self._sync is None:
