@@ -35,8 +35,17 @@ def cast_inputs(*tensors):
     )
 
 
+def widen(t):
+    """Under autocast, ``t`` as float32 if it is float16 (softmax, norms and losses need the
+    range); otherwise ``t`` itself."""
+    if getattr(_state, "dtype", None) is None or t.dtype.kind != "f" or t.dtype.itemsize >= 4:
+        return t
+    return t.astype(_dt.float32)
+
+
 class autocast(contextlib.ContextDecorator):
-    """Context manager and decorator: matmul and conv2d compute in ``dtype`` inside.
+    """Context manager and decorator: matmul, linear, conv2d and attention compute in
+    ``dtype`` inside; softmax, log_softmax, the norms and the losses compute in float32.
 
     Parameters
     ----------

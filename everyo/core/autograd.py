@@ -32,6 +32,22 @@ def _set(enabled: bool) -> None:
 class _GradMode(contextlib.ContextDecorator):
     enabled = True
 
+    def __new__(cls, *args):
+        # `@eo.no_grad` without parentheses decorates directly, as in PyTorch
+        if cls is not set_grad_enabled and len(args) == 1 and callable(args[0]):
+            return cls()(args[0])
+        return super().__new__(cls)
+
+    def __init__(self, *args) -> None:
+        if args and not (len(args) == 1 and callable(args[0])):
+            raise TypeError(f"{type(self).__name__}() takes no arguments")
+
+    def _recreate_cm(self):
+        # a fresh manager per decorated call, so that threads and recursion do not share `_prev`
+        fresh = object.__new__(type(self))
+        fresh.enabled = self.enabled
+        return fresh
+
     def __enter__(self):
         self._prev = is_grad_enabled()
         _set(self.enabled)
@@ -125,12 +141,20 @@ def _topological(root) -> list:
     return order
 
 
-def _accumulate(t, g) -> None:
+def _accumulate(t, g, given: set) -> None:
+    """Add ``g`` into ``t.grad``. A gradient becomes ``.grad`` only if it is a fresh array of its
+    own: views (broadcasts, reshapes) and arrays already handed to another tensor are copied, so
+    that in-place updates of one ``.grad`` (optimizers, GradScaler) never touch another."""
     from everyo.core.tensor import Tensor
 
+    if isinstance(g, np.generic):
+        g = np.asarray(g)
     if g.dtype != t.data.dtype:
         g = g.astype(t.data.dtype)
+    elif g.base is not None or id(g) in given or not getattr(g.flags, "writeable", True):
+        g = g.copy()
     if t.grad is None:
+        given.add(id(g))
         t.grad = Tensor._make(g, t._device)
     else:
         t.grad = Tensor._make(t.grad.data + g, t._device)
@@ -140,13 +164,14 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
     """Propagate ``grad`` from ``root`` to every leaf that requires a gradient."""
     order = _topological(root)
     grads = {id(root): grad}
+    given: set = {id(grad)}  # the root gradient may be the caller's array: never alias it
     for t in reversed(order):
         g = grads.pop(id(t), None)
         if g is None:
             continue
         node = t._node
         if node is None or t._retain:
-            _accumulate(t, g)
+            _accumulate(t, g, given)
         if node is None:
             continue
         fn = node.backward_fn
@@ -165,6 +190,7 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
             key = id(p)
             prev = grads.get(key)
             grads[key] = pg if prev is None else prev + pg
-        if not retain_graph:
+        if not retain_graph:  # free the saved arrays and the links to the inputs
             node.backward_fn = None
+            node.parents = ()
     return None

@@ -105,6 +105,16 @@ class Tensor:
             return self.data.copy()
         return self.data.get()
 
+    def __array__(self, dtype=None, copy=None):
+        # lets NumPy functions read CPU tensors; a GPU tensor must be copied explicitly
+        if self._device.type != "cpu":
+            raise TypeError(
+                f"a tensor on {self._device} cannot become a NumPy array implicitly; call "
+                f".numpy() (a host copy) or .cpu() first"
+            )
+        arr = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return arr.copy() if copy else arr
+
     def item(self):
         """The value of a one-element tensor as a Python number."""
         if self.data.size != 1:

@@ -86,6 +86,8 @@ def scatter_add(target, index, values) -> None:
     if type(target).__module__.startswith("cupy"):
         import cupyx
 
+        if getattr(getattr(index, "dtype", None), "kind", "") == "b":  # positions, not masks
+            index = index.nonzero()
         cupyx.scatter_add(target, index, values)
     else:
         import numpy as np

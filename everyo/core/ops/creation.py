@@ -177,8 +177,7 @@ def one_hot(indices, num_classes: int = -1, *, dtype=None):
     dt = _dt.to_dtype(dtype) if dtype is not None else _dt.float32
 
     def make():
-        out = xp.zeros(idx.shape + (n,), dtype=dt)
-        xp.put_along_axis(out, idx.data[..., None], 1, axis=-1)
+        out = (idx.data[..., None] == xp.arange(n)).astype(dt)
         return Tensor._make(out, idx.device)
 
     return dispatch("one_hot", make)

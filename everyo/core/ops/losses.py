@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
@@ -42,8 +43,8 @@ def _grad_scale(g, n):
 
 
 def _pair(name, input, target):  # noqa: A002
-    x = as_t(input)
-    t = target if isinstance(target, Tensor) else as_t(target)
+    x = _autocast.widen(as_t(input))
+    t = _autocast.widen(target if isinstance(target, Tensor) else as_t(target))
     dev = check_same_device(x, t)
     if x.shape != t.shape:
         raise EveryOShapeError(f"{name}: input {x.shape} and target {t.shape} must have the "
@@ -98,7 +99,7 @@ def _class_first(a2, shape):
 def _nll_core(name, x, target, weight, ignore_index, reduction, smoothing, from_logits):
     """Cross-entropy (``from_logits``) or NLL on log-probabilities, with class weights,
     ``ignore_index`` and label smoothing; returns the output tensor."""
-    x = as_t(x)
+    x = _autocast.widen(as_t(x))
     tgt = target.data if isinstance(target, Tensor) else namespace_of(x.data).asarray(target)
     parents = (x,)
     dev = check_same_device(x, target) if isinstance(target, Tensor) else x._device
@@ -152,6 +153,11 @@ def _nll_core(name, x, target, weight, ignore_index, reduction, smoothing, from_
     def backward(g):
         gs = _grad_scale(g, n)
         gper = gs.reshape(-1, 1) if reduction == "none" else gs
+        if from_logits and not soft and w is None and not smoothing:
+            # the common case: softmax minus the one-hot target, in two passes
+            gz = xp.exp(logp)
+            gz[r, safe] -= valid
+            return (_class_first(gz * gper, a.shape),)
         if soft:
             cf = coef
         else:

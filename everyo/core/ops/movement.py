@@ -6,7 +6,7 @@ from __future__ import annotations
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import check_same_device, unbroadcast
+from everyo.core.ops._util import check_same_device, scatter_add, unbroadcast
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOShapeError
 
@@ -184,7 +184,7 @@ def _getitem(x, index):
         if basic:
             gx[index] = g
         else:  # fancy indices may repeat: accumulate
-            xp.add.at(gx, index, g)
+            scatter_add(gx, index, g)
         return (gx,)
 
     return make_result(out, (x,), backward, "getitem", x._device)

@@ -119,7 +119,7 @@ def tanh(x):
 
 
 def _softmax(x, axis):
-    x = as_t(x)
+    x = _autocast.widen(as_t(x))
     a = x.data
     xp = namespace_of(a)
     e = xp.exp(a - a.max(axis=axis, keepdims=True))
@@ -138,7 +138,7 @@ def softmax(x, axis: int | None = None, *, dim: int | None = None):
 
 
 def _log_softmax(x, axis):
-    x = as_t(x)
+    x = _autocast.widen(as_t(x))
     a = x.data
     xp = namespace_of(a)
     shifted = a - a.max(axis=axis, keepdims=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
@@ -21,7 +22,7 @@ def _affine_parents(x, weight, bias):
 
 
 def _layer_norm(x, normalized_shape, weight, bias, eps):
-    x = as_t(x)
+    x = _autocast.widen(as_t(x))
     parents = _affine_parents(x, weight, bias)
     a = x.data
     xp = namespace_of(a)
@@ -77,7 +78,7 @@ def _update_running(buf, value, momentum):
 
 
 def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps):
-    x = as_t(x)
+    x = _autocast.widen(as_t(x))
     parents = _affine_parents(x, weight, bias)
     a = x.data
     xp = namespace_of(a)
