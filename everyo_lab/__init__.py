@@ -1,0 +1,35 @@
+"""everyo's Jupyter layer: the ``%%everyo_profile`` cell magic and the dashboard.
+
+Load it in a notebook with ``%load_ext everyo_lab``. Importing this package stays cheap: the
+widgets (ipywidgets, anywidget, plotly) load on first use, the magic when the extension loads.
+"""
+
+from __future__ import annotations
+
+from everyo._version import __version__
+
+__all__ = ["Dashboard", "dashboard", "load_ipython_extension", "to_html", "__version__"]
+
+
+def load_ipython_extension(ipython) -> None:
+    """Register ``%%everyo_profile`` and ``%everyo_dashboard`` (``%load_ext everyo_lab``)."""
+    from everyo_lab.magic import EveryOMagics  # imported here: IPython only when loaded
+
+    ipython.register_magics(EveryOMagics)
+
+
+def __getattr__(name: str):
+    # Lazy attributes keep `import everyo_lab` free of ipywidgets/plotly until they are used.
+    if name == "Dashboard":
+        from everyo_lab.widgets.dashboard import Dashboard
+
+        return Dashboard
+    if name == "dashboard":
+        from everyo_lab.widgets.dashboard import dashboard
+
+        return dashboard
+    if name == "to_html":
+        from everyo_lab.report import to_html
+
+        return to_html
+    raise AttributeError(f"module 'everyo_lab' has no attribute {name!r}")

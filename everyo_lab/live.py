@@ -1,0 +1,95 @@
+"""The live refresher: redraws a dashboard a few times a second while the profiled cell runs.
+
+A daemon thread polls ``run.events_since(cursor)``. It refreshes only when something new was
+recorded, one refresh at a time, and paces itself so that the refreshes take at most
+``budget`` of the wall time (the profiled code shares the interpreter with this thread): a
+refresh that took ``c`` seconds is followed by at least ``c / budget`` seconds of rest.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+DEFAULT_HZ = 4.0
+FIRST_PAINT_S = 0.2  # the first poll comes soon: first paint well within a second
+DEFAULT_BUDGET = 0.02
+
+
+class LiveRefresher:
+    """Refresh ``target`` (anything with ``refresh(live=True)``) from ``run`` on a thread.
+
+    Parameters
+    ----------
+    target
+        Usually a :class:`~everyo_lab.widgets.dashboard.Dashboard`.
+    run
+        The running ``Run`` (``events_since`` is polled to see whether anything is new).
+    hz
+        Refreshes per second while events keep arriving; at least 2.
+    budget
+        Largest share of wall time the refreshes may take.
+    clock, sleep
+        Injected for tests (a fake clock); ``sleep`` is ``threading.Event.wait``-like.
+    """
+
+    def __init__(
+        self,
+        target,
+        run,
+        *,
+        hz: float = DEFAULT_HZ,
+        budget: float = DEFAULT_BUDGET,
+        clock=time.perf_counter,
+    ):
+        if not hz >= 2:
+            raise ValueError(f"hz must be at least 2 refreshes per second, got {hz}")
+        if not 0 < budget <= 1:
+            raise ValueError(f"budget must be in (0, 1], got {budget}")
+        self.target = target
+        self.run = run
+        self.period = 1.0 / hz
+        self.budget = budget
+        self.clock = clock
+        self.cursor = 0
+        self.refreshes = 0
+        self.skipped = 0
+        self.errors: list[BaseException] = []
+        self.busy_s = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> LiveRefresher:
+        self._thread = threading.Thread(target=self._loop, name="everyo-live", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Ask the thread to finish and wait for it (a refresh in flight completes)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def poll(self) -> float:
+        """One step: refresh when there is something new; return the seconds to wait next."""
+        batch, cursor = self.run.events_since(self.cursor)
+        status = self.run.status
+        if len(batch) == 0 and cursor == self.cursor and self.refreshes and status == "running":
+            self.skipped += 1
+            return self.period
+        self.cursor = cursor
+        t0 = self.clock()
+        try:
+            self.target.refresh(live=True)
+        except Exception as exc:  # keep the cell running; the final refresh will show it
+            self.errors.append(exc)
+            return max(self.period, 1.0)
+        cost = self.clock() - t0
+        self.busy_s += cost
+        self.refreshes += 1
+        return max(self.period, cost / self.budget - cost)
+
+    def _loop(self) -> None:
+        wait = FIRST_PAINT_S
+        while not self._stop.wait(wait):
+            wait = self.poll()

@@ -1,0 +1,218 @@
+"""``%%everyo_profile``: profile one notebook cell and show the live dashboard.
+
+The cell runs through ``shell.run_cell``, so it behaves exactly as without the magic: same
+namespace, the last expression is displayed, tracebacks look as usual. The output is one MIME
+bundle (live widget, static ``text/html``, ``text/plain``) displayed with a display id and
+updated at the end, so a saved notebook shows the final run without a kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.display import display
+
+GROUPS = ("name", "path", "shape")
+
+
+class UsageProblem(Exception):
+    """Bad magic options: reported as a usage message, never as a traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print and sys.exit(2)
+        raise UsageProblem(message)
+
+    def exit(self, status=0, message=None):  # --help
+        raise UsageProblem(message or "")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _refresh_hz(text: str) -> float:
+    value = float(text)
+    if not value >= 2:
+        raise argparse.ArgumentTypeError(f"must be at least 2 (refreshes per second), got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The option parser; names match ``everyo.profiler.Profiler``'s keyword arguments."""
+    p = _Parser(
+        prog="%%everyo_profile",
+        add_help=True,
+        allow_abbrev=False,
+        description="Profile this cell with everyo and show the live dashboard.",
+    )
+    p.add_argument(
+        "--warmup",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="events to skip before recording (Profiler(warmup=N))",
+    )
+    p.add_argument(
+        "--no-shapes",
+        dest="record_shapes",
+        action="store_false",
+        help="do not record input/output shapes",
+    )
+    p.add_argument("--record-ops", action="store_true", help="record every tensor op too")
+    p.add_argument("--profile-memory", action="store_true", help="record memory use")
+    p.add_argument(
+        "--label", default=None, metavar="NAME", help="name of the run in everyo.profiler.runs"
+    )
+    p.add_argument(
+        "--export", default=None, metavar="PATH", help="also write a Chrome trace (JSON) to PATH"
+    )
+    p.add_argument(
+        "--top", type=_positive_int, default=None, metavar="K", help="show the K largest table rows"
+    )
+    p.add_argument(
+        "--sort",
+        default="total_ms",
+        metavar="KEY",
+        help="table sort column (total_ms, self_ms, calls, mean_ms, ...)",
+    )
+    p.add_argument("--group-by", choices=GROUPS, default="name", help="table grouping")
+    p.add_argument(
+        "--no-live",
+        dest="live",
+        action="store_false",
+        help="draw once at the end instead of while the cell runs",
+    )
+    p.add_argument(
+        "--refresh",
+        type=_refresh_hz,
+        default=4.0,
+        metavar="HZ",
+        help="live refreshes per second (at least 2; default 4)",
+    )
+    return p
+
+
+def parse_options(line: str) -> argparse.Namespace:
+    """Parse the magic's line; raises :class:`UsageProblem` with the reason."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise UsageProblem(str(exc)) from None
+    return build_parser().parse_args(words)
+
+
+def usage_message(problem: str) -> str:
+    text = build_parser().format_help()
+    return f"%%everyo_profile: {problem}\n\n{text}" if problem else text
+
+
+def _make_profiler(opts: argparse.Namespace):
+    from everyo.profiler import Profiler
+
+    return Profiler(
+        warmup=opts.warmup,
+        record_shapes=opts.record_shapes,
+        record_ops=opts.record_ops,
+        profile_memory=opts.profile_memory,
+        label=opts.label,
+    )
+
+
+class CellFailed(Exception):
+    """Marks the magic's cell as failed after the profiled cell raised.
+
+    The profiled cell's own traceback has been shown already, so this one renders as a single
+    line: Run All stops here as it would without the magic.
+    """
+
+    def _render_traceback_(self):
+        return [f"everyo: {self}"]
+
+
+@magics_class
+class EveryOMagics(Magics):
+    """The everyo cell and line magics (``%load_ext everyo_lab`` registers them)."""
+
+    @cell_magic
+    def everyo_profile(self, line: str, cell: str):
+        """Profile the cell with everyo and show a live dashboard; ``--help`` lists options."""
+        try:
+            opts = parse_options(line)
+        except UsageProblem as problem:
+            print(usage_message(str(problem)), file=sys.stdout)
+            return None
+        return profile_cell(self.shell, cell, opts)
+
+    @line_magic
+    def everyo_dashboard(self, line: str = ""):
+        """Show the dashboard of every run in ``everyo.profiler.runs`` (with a run picker)."""
+        from everyo_lab import dashboard
+
+        return dashboard()
+
+
+def profile_cell(shell, cell: str, opts: argparse.Namespace):
+    """Run ``cell`` in ``shell`` under a profiler with a live dashboard; see the module doc."""
+    from everyo_lab.live import LiveRefresher
+    from everyo_lab.widgets.dashboard import Dashboard
+
+    profiler = _make_profiler(opts)
+    profiler.start()
+    run = profiler.run
+    board = refresher = handle = error = None
+    try:
+        board = Dashboard(run, top=opts.top, group_by=opts.group_by, sort_by=opts.sort)
+        handle = display(board.mime_bundle(), raw=True, display_id=True)
+        if opts.live:
+            refresher = LiveRefresher(board, run, hz=opts.refresh)
+            refresher.start()
+        result = shell.run_cell(cell, store_history=False)
+        error = result.error_before_exec or result.error_in_exec
+    except BaseException as exc:  # KeyboardInterrupt between statements of the magic itself
+        error = exc
+    finally:
+        if refresher is not None:
+            refresher.stop()
+        _stop(profiler, error)
+    _finish(board, handle, run, opts)
+    if error is not None:
+        raise CellFailed(
+            f"the profiled cell raised {type(error).__name__}; its partial profile is shown "
+            f"above and kept as everyo.profiler.runs[{run.label!r}]"
+        )
+    return None
+
+
+def _stop(profiler, error) -> None:
+    """Stop the profiler; a failed cell marks the run failed (with the error's name)."""
+    if error is None:
+        profiler.stop()
+    else:
+        profiler.stop(error=error)
+
+
+def _finish(board, handle, run, opts) -> None:
+    """Final refresh, the bundle with final static parts, and the optional export."""
+    if board is not None:
+        board.refresh()
+        if handle is not None:
+            handle.update(board.mime_bundle(), raw=True)
+    if opts.export:
+        from everyo_lab.widgets.export import export_chrome_trace
+
+        path = export_chrome_trace(run, opts.export)
+        print(f"everyo: wrote Chrome trace {path}")

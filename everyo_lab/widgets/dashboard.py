@@ -1,0 +1,301 @@
+"""``Dashboard``: header, flame chart, icicle, summary table and export button of one run.
+
+Wiring only: every picture comes from a pure view in :mod:`everyo_lab.views`. ``dashboard()``
+adds a run picker over every run in ``everyo.profiler.runs``.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+
+import ipywidgets as widgets
+import traitlets
+
+from everyo_lab.widgets.export import ExportButton
+from everyo_lab.widgets.figures import apply_figure, bar_count, new_figure_widget
+from everyo_lab.widgets.picker import RunPicker
+from everyo_lab.widgets.table import SummaryTable
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+LIVE_MAX_SHAPES = 4000  # while a cell runs: fewer bars keep each refresh cheap for the kernel
+
+
+def _views():
+    import everyo_lab.views as views  # the other half of the lab; imported on first refresh
+
+    return views
+
+
+class Dashboard(widgets.VBox):
+    """Everything about one profiling run in one widget.
+
+    Parameters
+    ----------
+    run
+        A ``Run`` from ``everyo.profiler.runs`` (``None`` shows an empty dashboard; with
+        ``picker=True`` the latest run is used).
+    top
+        Show at most this many table rows (``None``: all).
+    group_by, sort_by
+        Initial grouping (``"name"``, ``"path"`` or ``"shape"``) and sort column of the table.
+    picker
+        Add a run picker listing every run in the kernel's store (what ``dashboard()`` does).
+
+    Examples
+    --------
+    >>> from everyo.profiler import runs  # doctest: +SKIP
+    >>> Dashboard(runs.latest)  # doctest: +SKIP
+    """
+
+    theme = traitlets.Unicode("light")
+
+    def __init__(
+        self,
+        run=None,
+        *,
+        top: int | None = None,
+        group_by: str = "name",
+        sort_by: str = "total_ms",
+        picker: bool = False,
+        **kwargs,
+    ):
+        self._run = run
+        self._top = top
+        self._lock = threading.RLock()  # refresh runs on the live thread and on comm messages
+        self._x_range = None
+        self._zooming = False
+        self._batch = None
+        self._unsubscribe = None
+        self.header = widgets.HTML()
+        self.flame = new_figure_widget()
+        self.icicle = new_figure_widget()
+        self.table = SummaryTable(group_by=group_by, sort_by=sort_by)
+        self.export_button = ExportButton(run)
+        self.picker = RunPicker() if picker else None
+        children = [self.header, self.flame, self.icicle, self.export_button, self.table]
+        if self.picker is not None:
+            children.insert(0, self.picker)
+        super().__init__(children=children, **kwargs)
+        self.add_class("everyo-dashboard")
+        self.table.observe(self._on_table_options, ["group_by", "sort_by", "descending"])
+        self.table.observe(self._on_theme, "theme")
+        self.flame.layout.on_change(self._on_zoom, "xaxis.range", "xaxis.autorange")
+        if self.picker is not None:
+            self._attach_picker()
+        self.refresh()
+
+    # -- public --------------------------------------------------------------------------------
+    @property
+    def run(self):
+        """The run shown."""
+        return self._run
+
+    @run.setter
+    def run(self, run) -> None:
+        with self._lock:
+            self._run = run
+            self._x_range = None
+            self.export_button.run = run
+        self.refresh()
+
+    def refresh(self, *, live: bool = False) -> None:
+        """Re-read the run and redraw every part.
+
+        ``live=True`` (the refresher, while the cell runs) skips the icicle and sends fewer
+        flame bars, so a refresh costs the profiled code little.
+        """
+        views = _views()
+        with self._lock:
+            run = self._run
+            if self.picker is not None and not live:
+                from everyo.profiler import runs
+
+                self.picker.set_runs(list(runs))
+            if run is None:
+                self.header.value = _empty_header()
+                return
+            batch = run.snapshot()
+            self._batch = batch
+            self.header.value = header_html(views.header_info(run))
+            max_shapes = LIVE_MAX_SHAPES if live else 20000
+            fig = views.flame_figure(
+                batch, x_range=self._x_range, max_shapes=max_shapes, theme=self.theme
+            )
+            self._draw_flame(fig)
+            self._update_table(batch)
+            if not live:
+                apply_figure(self.icicle, views.icicle_figure(batch, theme=self.theme))
+
+    def mime_bundle(self) -> dict:
+        """The widget view plus static ``text/html`` and ``text/plain`` renderings of the run."""
+        bundle = {WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": self.model_id}}
+        bundle.update(
+            static_bundle(
+                self._run,
+                top=self._top,
+                group_by=self.table.group_by,
+                sort_by=self.table.sort_by,
+                theme=self.theme,
+            )
+        )
+        return bundle
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.mime_bundle()
+
+    def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for child in (self.flame, self.icicle, self.table, self.export_button, self.picker):
+            if child is not None:
+                child.close()
+        super().close()
+
+    def __repr__(self) -> str:
+        run = self._run
+        if run is None:
+            return "Dashboard(run=None)"
+        return (
+            f"Dashboard(run={run.label!r}, status={run.status!r}, "
+            f"events={run.num_events}, bars={bar_count(self.flame)})"
+        )
+
+    # -- wiring --------------------------------------------------------------------------------
+    def _draw_flame(self, fig: dict) -> None:
+        self._zooming = True  # our own layout update must not look like a user zoom
+        try:
+            apply_figure(self.flame, fig, keep_x_range=self._x_range is None)
+        finally:
+            self._zooming = False
+
+    def _update_table(self, batch) -> None:
+        t = self.table
+        self.table.rows = _json_rows(
+            _views().table_rows(
+                batch,
+                group_by=t.group_by,
+                sort_by=t.sort_by,
+                descending=t.descending,
+                top=self._top,
+            )
+        )
+
+    def _on_table_options(self, _change) -> None:
+        with self._lock:
+            if self._batch is not None:
+                self._update_table(self._batch)
+
+    def _on_theme(self, change) -> None:
+        if change["new"] in ("light", "dark") and change["new"] != self.theme:
+            self.theme = change["new"]
+            self.refresh()
+
+    def _on_zoom(self, _layout, x_range, autorange) -> None:
+        """Recompute the level of detail for the visible window after a zoom or pan."""
+        if self._zooming or self._batch is None:
+            return
+        new = None if autorange or x_range is None else (float(x_range[0]), float(x_range[1]))
+        if new == self._x_range:
+            return
+        with self._lock:
+            self._x_range = new
+            fig = _views().flame_figure(self._batch, x_range=new, theme=self.theme)
+            self._draw_flame(fig)
+
+    def _attach_picker(self) -> None:
+        from everyo.profiler import runs
+
+        self.picker.set_runs(list(runs))
+        if self._run is None and self.picker.selected:
+            self._run = runs[self.picker.selected]
+            self.export_button.run = self._run
+        elif self._run is not None:
+            self.picker.selected = self._run.id
+        self.picker.observe(self._on_pick, "selected")
+        self._unsubscribe = runs.subscribe(self._on_new_run)
+
+    def _on_new_run(self, run) -> None:
+        from everyo.profiler import runs
+
+        self.picker.set_runs(list(runs))
+
+    def _on_pick(self, change) -> None:
+        from everyo.profiler import runs
+
+        if change["new"] and (self._run is None or change["new"] != self._run.id):
+            self.run = runs[change["new"]]
+
+
+def dashboard(**kwargs) -> Dashboard:
+    """A dashboard with a run picker over every run in ``everyo.profiler.runs``.
+
+    The picker lists new runs as they arrive; the latest run is shown first.
+    """
+    return Dashboard(None, picker=True, **kwargs)
+
+
+def static_bundle(run, *, top=None, group_by="name", sort_by="total_ms", theme="light") -> dict:
+    """``text/html`` and ``text/plain`` renderings of ``run`` that need no kernel."""
+    if run is None:
+        return {"text/plain": "everyo dashboard: no runs yet", "text/html": _empty_header()}
+    views = _views()
+    return {
+        "text/html": views.render_html(
+            run, top=top, group_by=group_by, sort_by=sort_by, theme=theme
+        ),
+        "text/plain": views.render_text(run, top=top, group_by=group_by, sort_by=sort_by),
+    }
+
+
+def header_html(info: dict) -> str:
+    """The header line: label, status, wall time, events and the top hot spots by self time."""
+    esc = html.escape
+    status = esc(str(info.get("status", "")))
+    if info.get("error"):
+        status += f" ({esc(str(info['error']))})"
+    wall = info.get("wall_ms")
+    parts = [
+        f"<b>{esc(str(info.get('label', '')))}</b>",
+        status,
+        f"{wall:,.1f} ms" if isinstance(wall, (int, float)) else "",
+        f"{info.get('events', 0):,} events",
+    ]
+    hot = info.get("hot_spots") or []
+    spots = ", ".join(_hot_spot(h) for h in hot[:3])
+    line = " · ".join(p for p in parts if p)
+    if spots:
+        line += f" · hot spots (self time): {spots}"
+    return f'<div class="everyo-header" style="padding:4px 0">{line}</div>'
+
+
+def _hot_spot(item) -> str:
+    if isinstance(item, dict):
+        name = item.get("path") or item.get("name", "?")
+        ms = item.get("self_ms")
+        text = html.escape(str(name))
+        return f"{text} {ms:.2f} ms" if isinstance(ms, (int, float)) else text
+    return html.escape(str(item))
+
+
+def _empty_header() -> str:
+    return (
+        '<div class="everyo-header">No run yet: profile a cell with '
+        "<code>%%everyo_profile</code>.</div>"
+    )
+
+
+def _json_rows(rows) -> list[dict]:
+    """Rows with plain Python scalars (traitlets sync JSON; numpy scalars are not JSON)."""
+    out = []
+    for row in rows:
+        clean = {}
+        for key, value in row.items():
+            if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+                value = value.item()
+            if isinstance(value, float) and value != value:  # NaN is not valid JSON
+                value = None
+            clean[key] = value
+        out.append(clean)
+    return out

@@ -1,0 +1,212 @@
+"""The live dashboard in JupyterLab, driven in Debian's Chromium (see BROWSER_TESTING.md).
+
+One notebook run: while a profiled training loop runs, the flame chart gains bars; afterwards
+the table shows the module rows, one click exports a Chrome trace, and a screenshot is saved
+to test-artifacts/dashboard.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+nbformat = pytest.importorskip("nbformat")
+if shutil.which("jupyter-lab") is None and shutil.which("jupyter") is None:
+    pytest.skip("jupyter lab is not installed", allow_module_level=True)
+
+TRAINING_CELL = """%%everyo_profile --label browser --refresh 4
+import time
+import everyo as eo
+
+model = eo.Sequential(eo.Linear(32, 64, seed=0), eo.ReLU(), eo.Linear(64, 8, seed=1))
+optimizer = eo.optim.SGD(model.parameters(), lr=0.01)
+x = eo.zeros(64, 32)
+t0 = time.perf_counter()
+steps = 0
+while time.perf_counter() - t0 < 4.0:
+    optimizer.zero_grad()
+    loss = eo.sum(model(x))
+    loss.backward()
+    optimizer.step()
+    steps += 1
+    time.sleep(0.002)
+"""
+
+BARS_JS = "el => (el.data || []).reduce((n, t) => n + ((t.base && t.base.length) || 0), 0)"
+PROMPTS_JS = (
+    "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+    ".map(p => p.textContent.trim())"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_notebook(folder: Path) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext everyo_lab"),
+        nbformat.v4.new_code_cell(TRAINING_CELL),
+    ]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path = folder / "dashboard.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def _start_lab(home: Path, root: Path, port: int) -> subprocess.Popen:
+    settings = home / ".jupyter/lab/user-settings/@jupyterlab/apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    env = dict(os.environ, HOME=str(home), JUPYTER_PLATFORM_DIRS="1")
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--allow-root",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--ServerApp.root_dir={root}",
+    ]
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {proc.returncode}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=1)
+            return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("jupyter lab did not answer /api/status within 40 s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+def _run_all(page) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator('li.lm-Menu-item[data-command="runmenu:run-all"]').click()
+
+
+def _watch_flame_while_running(page, timeout_s: float = 40.0) -> list[int]:
+    """Bar counts of the flame chart each time it changed while a cell showed ``[*]``."""
+    seen: list[int] = []
+    started = False
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        running = any(p.startswith("[*]") for p in page.evaluate(PROMPTS_JS))
+        if running:
+            started = True
+            plots = page.locator(".everyo-dashboard .js-plotly-plot")
+            if plots.count():
+                bars = plots.first.evaluate(BARS_JS)
+                if not seen or bars != seen[-1]:
+                    seen.append(bars)
+        elif started:
+            break
+        page.wait_for_timeout(100)
+    return seen
+
+
+def test_live_dashboard_in_jupyterlab(tmp_path):
+    home, root = tmp_path / "home", tmp_path / "notebooks"
+    home.mkdir()
+    root.mkdir()
+    _write_notebook(root)
+    port = _free_port()
+    proc = _start_lab(home, root, port)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                headless=True,
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
+            )
+            try:
+                context = browser.new_context(
+                    accept_downloads=True, viewport={"width": 1400, "height": 1000}
+                )
+                page = context.new_page()
+                page.goto(f"http://127.0.0.1:{port}/lab/tree/dashboard.ipynb")
+                page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=30000)
+                page.wait_for_selector(
+                    '.jp-Notebook-ExecutionIndicator[data-status="idle"]', timeout=30000
+                )
+                _run_all(page)
+
+                counts = _watch_flame_while_running(page)
+                gains = sum(1 for a, b in zip(counts, counts[1:]) if b > a)
+                assert gains >= 2, f"flame chart bar counts while running: {counts}"
+
+                page.wait_for_function(
+                    f"() => ({PROMPTS_JS})().every(p => /^\\[\\d+\\]/.test(p))", timeout=30000
+                )
+                table = page.locator(".everyo-dashboard .everyo-table")
+                table.wait_for(timeout=10000)
+                text = table.inner_text()
+                assert "Linear" in text and "ReLU" in text and "Sequential" in text
+
+                with page.expect_download(timeout=15000) as info:
+                    page.locator(".everyo-dashboard .everyo-export-button").click()
+                download = info.value
+                assert download.suggested_filename == "browser.trace.json"
+                trace = json.loads(Path(download.path()).read_text())
+                assert trace["traceEvents"]
+                assert (root / "browser.trace.json").exists()  # next to the notebook
+
+                ARTIFACTS.mkdir(exist_ok=True)
+                page.locator(".everyo-dashboard").first.screenshot(
+                    path=str(ARTIFACTS / "dashboard.png")
+                )
+            finally:
+                browser.close()
+    finally:
+        _stop(proc)

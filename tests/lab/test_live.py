@@ -1,0 +1,77 @@
+"""The live refresher, stepped by hand with a fake clock (no threads, no wall-clock asserts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from everyo.profiler import Profiler, record_function
+from everyo_lab.live import LiveRefresher
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class CostlyTarget:
+    """Counts refreshes; each one advances the fake clock by ``cost`` seconds."""
+
+    def __init__(self, clock, cost):
+        self.clock, self.cost, self.calls = clock, cost, 0
+
+    def refresh(self, *, live=False):
+        assert live
+        self.calls += 1
+        self.clock.now += self.cost
+
+
+@pytest.fixture
+def running():
+    p = Profiler(label="live-test", registry=None)
+    p.start()
+    yield p
+    p.stop()
+
+
+def record(n):
+    for _ in range(n):
+        with record_function("tick"):
+            pass
+
+
+def test_refreshes_when_new_events_and_skips_when_idle(running):
+    clock = FakeClock()
+    target = CostlyTarget(clock, cost=0.001)
+    live = LiveRefresher(target, running.run, hz=4, clock=clock)
+    assert live.poll() == pytest.approx(0.25)  # first poll paints even with nothing new
+    assert target.calls == 1
+    assert live.poll() == pytest.approx(0.25)
+    assert (target.calls, live.skipped) == (1, 1)
+    record(3000)  # more than a flush: the store sees them
+    live.poll()
+    assert target.calls == 2
+    assert live.cursor == running.run.num_events > 0
+
+
+def test_expensive_refreshes_are_paced_to_the_budget(running):
+    clock = FakeClock()
+    target = CostlyTarget(clock, cost=0.05)
+    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock)
+    wait = live.poll()
+    assert wait == pytest.approx(0.05 / 0.02 - 0.05)
+    assert 0.05 / (0.05 + wait) == pytest.approx(0.02)
+
+
+def test_rejects_slow_rates():
+    with pytest.raises(ValueError, match="at least 2"):
+        LiveRefresher(object(), None, hz=1)
+
+
+def test_thread_starts_and_stops(running):
+    target = CostlyTarget(FakeClock(), cost=0.0)
+    live = LiveRefresher(target, running.run, hz=50).start()
+    live.stop(timeout=5)
+    assert not live._thread.is_alive()

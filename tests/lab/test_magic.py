@@ -1,0 +1,180 @@
+"""``%%everyo_profile`` driven through a real IPython ``InteractiveShell``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("IPython")
+pytest.importorskip("anywidget")
+pytest.importorskip("plotly")
+
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.utils.capture import capture_output  # noqa: E402
+
+from everyo.profiler import runs  # noqa: E402
+from everyo_lab.magic import CellFailed, parse_options  # noqa: E402
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+WORK = """
+from everyo.profiler import record_function
+for _ in range(30):
+    with record_function("step"):
+        with record_function("inner"):
+            total = sum(range(200))
+"""
+
+
+@pytest.fixture(scope="module")
+def shell():
+    sh = InteractiveShell.instance()
+    sh.extension_manager.load_extension("everyo_lab")
+    return sh
+
+
+@pytest.fixture(autouse=True)
+def _fresh_runs():
+    runs.clear()
+    yield
+    runs.clear()
+
+
+def run_magic(shell, line, body):
+    with capture_output() as cap:
+        result = shell.run_cell(f"%%everyo_profile {line}\n{body}")
+    return result, cap
+
+
+def test_cell_runs_in_user_namespace_and_lands_in_runs(shell):
+    result, cap = run_magic(shell, "--no-live --label ns-test", WORK + "answer = total + 1\n")
+    assert result.success, cap.stdout
+    assert shell.user_ns["answer"] == sum(range(200)) + 1
+    run = runs["ns-test"]
+    assert run.status == "completed"
+    assert run.num_events == 60
+    assert {"step", "inner"} <= set(run.snapshot().name.tolist())
+
+
+def test_last_expression_is_displayed_as_without_the_magic(shell):
+    result, cap = run_magic(shell, "--no-live", "6 * 7")
+    assert result.success
+    assert "42" in cap.stdout
+
+
+def test_output_is_one_bundle_with_widget_html_and_text(shell):
+    result, cap = run_magic(shell, "--no-live --label bundle", WORK)
+    assert result.success
+    bundles = [o.data for o in cap.outputs if WIDGET in o.data]
+    # Displayed once at the start, updated once at the end (same display id).
+    assert len(bundles) == 2
+    final = bundles[-1]
+    assert set(final) >= {WIDGET, "text/html", "text/plain"}
+    assert final[WIDGET]["model_id"] == bundles[0][WIDGET]["model_id"]
+    assert "inner" in final["text/html"] and "<svg" in final["text/html"]
+    assert "step" in final["text/plain"] and "inner" in final["text/plain"]
+    # The first bundle was drawn before anything was recorded; the update holds the final run.
+    assert "inner" not in bundles[0]["text/plain"]
+
+
+def test_exception_shows_traceback_keeps_partial_profile_and_fails_the_cell(shell):
+    body = WORK + "raise ValueError('boom')\n"
+    result, cap = run_magic(shell, "--no-live --label fails", body)
+    assert isinstance(result.error_in_exec, CellFailed)
+    assert "ValueError" in cap.stdout and "boom" in cap.stdout  # the usual traceback
+    run = runs["fails"]
+    assert run.status == "failed"
+    assert run.error == "ValueError: boom"
+    assert run.num_events == 60  # the partial profile is kept
+    final = [o.data for o in cap.outputs if WIDGET in o.data][-1]
+    assert "step" in final["text/plain"]
+
+
+def test_keyboard_interrupt_stops_profiler_cleanly_and_later_run_works(shell):
+    from everyo.profiler import hooks
+
+    result, cap = run_magic(shell, "--label interrupted", WORK + "raise KeyboardInterrupt\n")
+    assert isinstance(result.error_in_exec, CellFailed)
+    assert "KeyboardInterrupt" in cap.stdout
+    assert hooks.active is None
+    assert runs["interrupted"].status == "failed"
+    assert runs["interrupted"].error == "KeyboardInterrupt"
+    result, _ = run_magic(shell, "--no-live --label after", WORK)
+    assert result.success
+    assert runs["after"].status == "completed" and runs["after"].num_events == 60
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("--bogus", "unrecognized arguments: --bogus"),
+        ("--warmup -1", "--warmup"),
+        ("--warmup many", "--warmup"),
+        ("--refresh 1", "at least 2"),
+        ("--group-by colour", "--group-by"),
+        ("--top 0", "--top"),
+        ("--label 'unclosed", "quotation"),
+    ],
+)
+def test_bad_options_print_usage_and_do_not_run_the_cell(shell, line, problem):
+    shell.user_ns.pop("marker", None)
+    result, cap = run_magic(shell, line, "marker = 1\n")
+    assert result.success  # a usage message, not a traceback
+    assert problem in cap.stdout
+    assert "usage: %%everyo_profile" in cap.stdout
+    assert "Traceback" not in cap.stdout
+    assert "marker" not in shell.user_ns
+    assert len(runs) == 0
+
+
+def test_options_map_to_profiler_keywords():
+    opts = parse_options(
+        "--warmup 3 --no-shapes --record-ops --profile-memory --label 'a b' "
+        "--top 5 --sort self_ms --group-by path --no-live --refresh 8"
+    )
+    assert (opts.warmup, opts.record_shapes, opts.record_ops, opts.profile_memory) == (
+        3,
+        False,
+        True,
+        True,
+    )
+    assert (opts.label, opts.top, opts.sort, opts.group_by) == ("a b", 5, "self_ms", "path")
+    assert (opts.live, opts.refresh) == (False, 8.0)
+    defaults = parse_options("")
+    assert defaults.record_shapes and defaults.live and defaults.refresh == 4.0
+
+
+def test_profiler_options_reach_the_run(shell):
+    result, _ = run_magic(shell, "--no-live --warmup 10 --no-shapes --label opts", WORK)
+    assert result.success
+    run = runs["opts"]
+    assert run.options["warmup"] == 10 and run.options["record_shapes"] is False
+    assert run.num_events == 50
+
+
+def test_export_writes_chrome_trace(shell, tmp_path):
+    path = tmp_path / "cell.trace.json"
+    result, cap = run_magic(shell, f"--no-live --label exp --export {path}", WORK)
+    assert result.success, cap.stdout
+    trace = json.loads(path.read_text())
+    names = {e.get("name") for e in trace["traceEvents"]}
+    assert {"step", "inner"} <= names
+
+
+def test_live_refresher_stops_with_the_cell(shell):
+    import threading
+
+    result, _ = run_magic(shell, "--refresh 50 --label live", WORK)
+    assert result.success
+    assert not [t for t in threading.enumerate() if t.name == "everyo-live"]
+
+
+def test_dashboard_line_magic_lists_runs(shell):
+    run_magic(shell, "--no-live --label first", WORK)
+    with capture_output() as cap:
+        board = shell.run_line_magic("everyo_dashboard", "")
+    assert board.picker is not None
+    assert [r["label"] for r in board.picker.runs] == ["first"]
+    board.close()
+    assert cap.stderr == ""
