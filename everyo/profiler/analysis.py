@@ -269,24 +269,35 @@ def call_tree(source, by: str = "path") -> list[dict]:
     n = len(batch)
     if n == 0:
         return []
-    key_label = np.array([i for i in range(len(batch.keys))] or [0], np.int64)
-    label_text = [(path or name) if by == "path" else name for _, name, path in batch.keys]
-    lab = key_label[batch.key]
+    # one label per (kind, text); a node is (parent node, label), its fields from a key
+    texts: dict[tuple[str, str], int] = {}
+    rep: list[int] = []
+    key_label = []
+    for k, (kind, name, path) in enumerate(batch.keys):
+        text = (path or name) if by == "path" else name
+        if kind == "backward" and by == "path":
+            text += " (backward)"
+        if (kind, text) not in texts:
+            texts[(kind, text)] = len(rep)
+            rep.append(k)
+        key_label.append(texts[(kind, text)])
+    label_text = [t for _, t in texts]
+    lab = np.array(key_label or [0], np.int64)[batch.key]
     idx = batch.parent - batch.row[0]
     has_parent = (batch.parent >= 0) & (idx >= 0) & (idx < n)
     node = np.full(n, -1, np.int64)
     pairs: dict[tuple[int, int], int] = {}
-    nodes: list[tuple[int, int]] = []  # node -> (parent node, key id)
+    nodes: list[tuple[int, int]] = []  # node -> (parent node, label id)
     for d in range(int(batch.depth.max()) + 1):
         rows = np.nonzero(batch.depth == d)[0]
         if not len(rows):
             continue
         pnode = np.where(has_parent[rows], node[np.where(has_parent[rows], idx[rows], 0)], -1)
-        combined = (pnode + 1) * (len(batch.keys) + 1) + lab[rows]
+        combined = (pnode + 1) * (len(rep) + 1) + lab[rows]
         uc, inv = np.unique(combined, return_inverse=True)
         ids = []
         for c in uc.tolist():
-            pair = (c // (len(batch.keys) + 1) - 1, c % (len(batch.keys) + 1))
+            pair = (c // (len(rep) + 1) - 1, c % (len(rep) + 1))
             if pair not in pairs:
                 pairs[pair] = len(nodes)
                 nodes.append(pair)
@@ -297,9 +308,9 @@ def call_tree(source, by: str = "path") -> list[dict]:
     selfs = np.bincount(node, weights=batch.self_ns, minlength=N)
     calls = np.bincount(node, minlength=N)
     out, id_text = [], []
-    for i, (parent, key) in enumerate(nodes):
-        kind, name, path = batch.keys[key]
-        text = label_text[key] if kind != "backward" or by != "path" else f"{label_text[key]} (bw)"
+    for i, (parent, label) in enumerate(nodes):
+        kind, name, path = batch.keys[rep[label]]
+        text = label_text[label]
         ident = text if parent < 0 else f"{id_text[parent]}/{text}"
         id_text.append(ident)
         out.append(

@@ -1,0 +1,217 @@
+"""Exports: Chrome trace validity, gzip, raw JSON, load round trips, atomic writes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+
+import numpy as np
+import pytest
+from profiler_fakes import mlp
+
+from everyo.errors import EveryOExportError
+from everyo.profiler import load, profile, record_function
+
+
+@pytest.fixture
+def prof(clock, registry):
+    clock.tick = 3  # every clock read moves: no zero-length events
+    model = mlp(clock)
+    with profile(clock=clock, registry=registry, label="exp", profile_memory=True) as p:
+        for i in range(3):
+            with record_function("step", index=i, tag="a%b"):
+                model(np.zeros((4, 4)))
+    return p
+
+
+def _complete_events(trace):
+    return [e for e in trace["traceEvents"] if e["ph"] == "X"]
+
+
+def assert_children_inside_parents(events):
+    """Every event lies inside the innermost enclosing event of its own thread."""
+    by_tid = {}
+    for e in events:
+        by_tid.setdefault(e["tid"], []).append(e)
+    for evs in by_tid.values():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"]:
+                stack.pop()
+            if stack:
+                parent = stack[-1]
+                assert parent["ts"] <= e["ts"]
+                assert e["ts"] + e["dur"] <= parent["ts"] + parent["dur"] + 1e-9, (e, parent)
+            stack.append(e)
+
+
+def test_chrome_trace_is_valid(prof, tmp_path):
+    path = tmp_path / "trace.json"
+    assert prof.export_chrome_trace(path) == str(path)
+    trace = json.loads(path.read_text())
+    xs = _complete_events(trace)
+    assert len(xs) == prof.run.num_events == 15
+    assert all(isinstance(e["ts"], float) and e["pid"] == 1 for e in xs)
+    assert_children_inside_parents(xs)
+    meta = [e for e in trace["traceEvents"] if e["ph"] == "M"]
+    assert {e["name"] for e in meta} >= {"process_name", "thread_name"}
+    assert any(e["args"]["name"] == "MainThread" for e in meta if e["name"] == "thread_name")
+    lin = next(e for e in xs if e["name"] == "Linear")
+    assert lin["cat"] == "module" and lin["args"]["path"] == "0"
+    assert lin["args"]["shapes"] == "[(4, 4)] -> (4, 16)"
+    step = next(e for e in xs if e["name"] == "step")
+    assert step["args"]["metadata"] == {"index": 0, "tag": "a%b"}
+    counters = [e for e in trace["traceEvents"] if e["ph"] == "C"]
+    assert counters and all("bytes" in e["args"] for e in counters)
+    assert trace["otherData"]["everyo_run"]["label"] == "exp"
+    # microsecond times keep the nanoseconds
+    first = prof.run.snapshot()
+    assert round(xs[0]["ts"] * 1000) == first.start_ns[0]
+
+
+def test_chrome_trace_events_from_threads_nest_per_thread(registry, tmp_path):
+    import threading
+
+    model = mlp()
+    with profile(registry=registry) as p:
+        t = threading.Thread(target=lambda: [model(np.zeros((2, 4))) for _ in range(5)])
+        t.start()
+        for _ in range(5):
+            model(np.zeros((2, 4)))
+        t.join()
+    p.export_chrome_trace(tmp_path / "t.json")
+    xs = _complete_events(json.loads((tmp_path / "t.json").read_text()))
+    assert len({e["tid"] for e in xs}) == 2
+    assert_children_inside_parents(xs)
+
+
+def test_gzip_when_path_ends_in_gz(prof, tmp_path):
+    path = tmp_path / "trace.json.gz"
+    prof.export_chrome_trace(path)
+    with gzip.open(path, "rt") as f:
+        trace = json.load(f)
+    assert len(_complete_events(trace)) == 15
+
+
+@pytest.mark.parametrize("name", ["raw.json", "raw.json.gz", "chrome.json", "chrome.json.gz"])
+def test_load_round_trip(prof, tmp_path, name):
+    path = tmp_path / name
+    if name.startswith("raw"):
+        prof.export_json(path)
+    else:
+        prof.export_chrome_trace(path)
+    run = load(path)
+    assert run.id == prof.run.id and run.label == "exp" and run.status == "completed"
+    assert run.num_events == prof.run.num_events
+    a, b = prof.run.snapshot(), run.snapshot()
+    assert a.name.tolist() == b.name.tolist() and a.path.tolist() == b.path.tolist()
+    assert (a.start_ns == b.start_ns).all() and (a.dur_ns == b.dur_ns).all()
+    assert (a.depth == b.depth).all() and (a.parent == b.parent).all()
+    assert a.shapes == b.shapes and a.metadata == b.metadata
+    assert set(run.counters) == set(prof.run.counters)
+    sa, sb = prof.summary(), run.summary()
+    assert [(r["name"], r["calls"], r["total_ms"]) for r in sa] == [
+        (r["name"], r["calls"], r["total_ms"]) for r in sb
+    ]
+
+
+def test_raw_export_lists_events_with_header(prof, tmp_path):
+    path = prof.export_json(tmp_path / "raw.json")
+    data = json.loads(open(path).read())
+    assert data["format"] == "everyo.raw" and data["run"]["status"] == "completed"
+    assert len(data["events"]) == 15
+    ev = data["events"][0]
+    assert {"name", "kind", "path", "start_ns", "dur_ns", "depth", "parent", "tid"} <= set(ev)
+    assert "environment" in data["run"] and "options" in data["run"]
+
+
+def test_failed_run_status_survives_export(clock, registry, tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        with profile(clock=clock, registry=registry) as p:
+            mlp(clock)(np.zeros((1, 4)))
+            raise KeyboardInterrupt
+    p.export_chrome_trace(tmp_path / "f.json")
+    run = load(tmp_path / "f.json")
+    assert run.status == "failed" and run.error == "KeyboardInterrupt"
+
+
+def test_missing_directory_names_the_path_and_leaves_nothing(prof, tmp_path):
+    target = tmp_path / "nope" / "trace.json"
+    with pytest.raises(EveryOExportError, match="does not exist") as info:
+        prof.export_chrome_trace(target)
+    assert str(target) in str(info.value)
+    assert not (tmp_path / "nope").exists()
+
+
+def test_path_that_is_a_directory(prof, tmp_path):
+    with pytest.raises(EveryOExportError, match="is a directory"):
+        prof.export_json(tmp_path)
+
+
+def test_unwritable_directory_is_an_export_error(prof, tmp_path, monkeypatch):
+    def deny(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", deny)
+    with pytest.raises(EveryOExportError, match="trace.json") as info:
+        prof.export_chrome_trace(tmp_path / "trace.json")
+    assert "writable" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores permissions")
+def test_read_only_directory(prof, tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(EveryOExportError, match="ro"):
+            prof.export_json(ro / "raw.json")
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o700)
+
+
+def test_failure_mid_write_leaves_no_partial_file(prof, tmp_path, monkeypatch):
+    from everyo.profiler.export import chrome
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    (tmp_path / "trace.json").write_text("previous")
+    monkeypatch.setattr(chrome, "format_chunk", explode)
+    with pytest.raises(RuntimeError, match="disk full"):
+        prof.export_chrome_trace(tmp_path / "trace.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["trace.json"]
+    assert (tmp_path / "trace.json").read_text() == "previous"
+
+
+def test_metadata_that_json_cannot_hold_names_the_key(clock, registry, tmp_path):
+    with profile(clock=clock, registry=registry) as p:
+        with record_function("load", dataset=object()):
+            pass
+    for export in (p.export_chrome_trace, p.export_json):
+        with pytest.raises(EveryOExportError, match="'dataset'"):
+            export(tmp_path / "t.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(EveryOExportError, match="no such file"):
+        load(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(EveryOExportError, match="bad.json"):
+        load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text('{"a": 1}')
+    with pytest.raises(EveryOExportError, match="neither"):
+        load(tmp_path / "other.json")
+
+
+def test_export_while_running_includes_this_threads_events(clock, registry, tmp_path):
+    with profile(clock=clock, registry=registry) as p:
+        mlp(clock)(np.zeros((1, 4)))
+        p.export_json(tmp_path / "live.json")
+    assert len(json.loads((tmp_path / "live.json").read_text())["events"]) == 4
