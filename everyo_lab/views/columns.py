@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["OVERLAP_WARNING", "columns_for", "format_cell", "group_label"]
+__all__ = ["OVERLAP_WARNING", "TEXT_COLUMNS", "columns_for", "format_cell", "group_label"]
 
 OVERLAP_WARNING = (
     "Nested module timing intervals overlap: do not add parent and child totals together "
     "and read the sum as wall-clock time."
 )
+
+TEXT_COLUMNS = ("name", "module", "kind")
+"""Columns aligned left like the group column; every other column is a number."""
 
 _BASE = (
     ("calls", "calls", "{:,d}"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from everyo_lab.views._batch import as_batch, as_run
-from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
+from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for, format_cell
 from everyo_lab.views.header import header_info
 from everyo_lab.views.svg import flame_svg
 from everyo_lab.views.table import table_rows
@@ -130,7 +130,7 @@ def render_table_html(rows: list[dict], *, group_by: str = "name", theme: str = 
     cols = columns_for(rows, group_by)
     cell = f"padding:2px 8px;border-bottom:1px solid {c['border']};"
     head = "".join(
-        f'<th style="{cell}text-align:{"left" if i == 0 or k == "name" else "right"}">'
+        f'<th style="{cell}text-align:{"left" if i == 0 or k in TEXT_COLUMNS else "right"}">'
         f"{html.escape(h)}</th>"
         for i, (k, h, _) in enumerate(cols)
     )
@@ -138,7 +138,7 @@ def render_table_html(rows: list[dict], *, group_by: str = "name", theme: str = 
     body = []
     for row in rows:
         tds = "".join(
-            f'<td style="{cell}text-align:{"left" if i == 0 or k == "name" else "right"}'
+            f'<td style="{cell}text-align:{"left" if i == 0 or k in TEXT_COLUMNS else "right"}'
             f'{";font-variant-numeric:tabular-nums" if i else ""}">'
             f"{html.escape(format_cell(row, k, f, group_by))}</td>"
             for i, (k, _, f) in enumerate(cols)

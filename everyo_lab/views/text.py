@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from everyo_lab.views._batch import as_run
-from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
+from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for, format_cell
 from everyo_lab.views.header import header_info
 from everyo_lab.views.table import table_rows
 
@@ -55,7 +55,7 @@ def _table(rows: list[dict], group_by: str) -> list[str]:
         line[0] = line[0] if len(line[0]) <= _MAX_LABEL else line[0][: _MAX_LABEL - 1] + "…"
     headers = [h for _, h, _ in cols]
     widths = [max(len(headers[j]), *(len(c[j]) for c in cells)) for j in range(len(cols))]
-    text_cols = {0} | {j for j, (k, _, _) in enumerate(cols) if k == "name"}
+    text_cols = {0} | {j for j, (k, _, _) in enumerate(cols) if k in TEXT_COLUMNS}
 
     def fmt_line(values) -> str:
         return "  ".join(

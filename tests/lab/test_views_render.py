@@ -27,7 +27,7 @@ def test_html_has_header_table_warning_and_svg_flame(run):
 
 def test_html_share_bars_follow_the_rows(run):
     out = render_html(run, sort_by="calls", top=2)
-    assert len(re.findall(r"<tr>", out)) == 2
+    assert len(re.findall(r"<tr>", out)) == 3  # the header row and two rows
     widths = [float(w) for w in re.findall(r'<div style="width:([\d.]+)%', out)]
     assert len(widths) == 2 and all(0 <= w <= 100 for w in widths)
 
@@ -72,10 +72,12 @@ def test_text_has_aligned_table_and_header(run):
     assert lines[0].startswith("everyo profile 'mlp' · completed ·") and "events" in lines[0]
     table = lines[lines.index("") + 1 : len(lines) - 2]
     header, rows = table[0], table[1:]
-    assert header.split()[:3] == ["name", "calls", "total"]
-    # every numeric column ends at the same place in every line
+    assert header.split()[:4] == ["name", "kind", "calls", "total"]
+    # text columns start, numeric columns end, at the same place in every line
+    kind_at = header.index("kind")
     end_of_calls = header.index("calls") + len("calls")
     for line in rows:
+        assert line[kind_at - 1] == " " and line[kind_at] != " "
         assert line[end_of_calls - 1] != " " and line[end_of_calls] == " "
     assert len({len(line) for line in table[:-1]}) <= 2  # rstrip: only the share column varies
     assert lines[-1] == OVERLAP_WARNING
@@ -89,4 +91,5 @@ def test_text_of_failed_and_empty_runs():
 
 def test_text_groups_by_path(run):
     out = render_text(run, group_by="path", top=3)
-    assert "module path" in out.splitlines()[2]
+    lines = out.splitlines()
+    assert lines[lines.index("") + 1].startswith("module path")
