@@ -1,3 +1,16 @@
-"""everyo.training"""
+"""Training: ``Trainer``, ``History``, callbacks and metrics."""
 
-__all__: list[str] = []
+from everyo.training.callbacks import (
+    Callback,
+    EarlyStopping,
+    LearningRateScheduler,
+    ModelCheckpoint,
+)
+from everyo.training.history import History
+from everyo.training.metrics import accuracy
+from everyo.training.trainer import Trainer
+
+__all__ = [
+    "Trainer", "History", "Callback", "EarlyStopping", "ModelCheckpoint",
+    "LearningRateScheduler", "accuracy",
+]  # fmt: skip

@@ -1,0 +1,150 @@
+"""Callbacks for :meth:`Trainer.fit`: ``EarlyStopping``, ``ModelCheckpoint`` and
+``LearningRateScheduler`` (the learning-rate schedule hook).
+
+A callback overrides any of ``on_train_begin(trainer)``, ``on_epoch_begin(trainer, epoch)``,
+``on_batch_end(trainer, step, logs)``, ``on_epoch_end(trainer, epoch, logs)`` and
+``on_train_end(trainer)``; setting ``trainer.stop_training = True`` ends ``fit`` after the epoch.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from everyo.errors import EveryOConfigError
+
+__all__ = ["Callback", "EarlyStopping", "ModelCheckpoint", "LearningRateScheduler"]
+
+
+class Callback:
+    """Base class: every hook does nothing."""
+
+    def on_train_begin(self, trainer) -> None:
+        pass
+
+    def on_epoch_begin(self, trainer, epoch: int) -> None:
+        pass
+
+    def on_batch_end(self, trainer, step: int, logs: dict) -> None:
+        pass
+
+    def on_epoch_end(self, trainer, epoch: int, logs: dict) -> None:
+        pass
+
+    def on_train_end(self, trainer) -> None:
+        pass
+
+
+class _Monitor(Callback):
+    def __init__(self, monitor: str, mode: str, min_delta: float = 0.0) -> None:
+        if mode == "auto":
+            mode = "max" if any(s in monitor for s in ("acc", "accuracy")) else "min"
+        if mode not in ("min", "max"):
+            raise EveryOConfigError(f"mode must be 'min', 'max' or 'auto', got {mode!r}")
+        self.monitor, self.mode, self.min_delta = monitor, mode, abs(min_delta)
+        self.best = math.inf if mode == "min" else -math.inf
+
+    def _value(self, logs: dict) -> float:
+        if logs.get(self.monitor) is None:
+            raise EveryOConfigError(
+                f"{type(self).__name__} monitors {self.monitor!r} but the epoch logs hold "
+                f"{sorted(k for k, v in logs.items() if v is not None)}; pass val_loader= to "
+                f"fit() or monitor 'loss'"
+            )
+        return float(logs[self.monitor])
+
+    def _improved(self, value: float) -> bool:
+        if self.mode == "min":
+            return value < self.best - self.min_delta
+        return value > self.best + self.min_delta
+
+
+class EarlyStopping(_Monitor):
+    """Stop when ``monitor`` has not improved by ``min_delta`` for ``patience`` epochs.
+
+    ``restore_best_weights`` puts back the model state of the best epoch when stopping (or at
+    the end of training).
+    """
+
+    def __init__(self, monitor: str = "val_loss", patience: int = 3, min_delta: float = 0.0,
+                 mode: str = "auto", restore_best_weights: bool = False) -> None:  # fmt: skip
+        super().__init__(monitor, mode, min_delta)
+        self.patience, self.restore_best_weights = int(patience), restore_best_weights
+        self.wait, self.stopped_epoch, self.best_epoch = 0, None, None
+        self._best_state = None
+
+    def on_train_begin(self, trainer) -> None:
+        self.best = math.inf if self.mode == "min" else -math.inf
+        self.wait, self.stopped_epoch, self._best_state = 0, None, None
+
+    def on_epoch_end(self, trainer, epoch: int, logs: dict) -> None:
+        value = self._value(logs)
+        if self._improved(value):
+            self.best, self.best_epoch, self.wait = value, epoch, 0
+            if self.restore_best_weights:
+                self._best_state = {k: v.numpy() for k, v in trainer.model.state_dict().items()}
+            return
+        self.wait += 1
+        if self.wait >= self.patience:
+            self.stopped_epoch = epoch
+            trainer.stop_training = True
+
+    def on_train_end(self, trainer) -> None:
+        if self.restore_best_weights and self._best_state is not None:
+            trainer.model.load_state_dict(self._best_state)
+
+
+class ModelCheckpoint(_Monitor):
+    """Save the model with :func:`everyo.save` at the end of epochs.
+
+    ``path`` may hold ``{epoch}`` and any log key (``"ckpt-{epoch}-{val_loss:.3f}.eo"``). With
+    ``save_best_only`` (default) only epochs that improve ``monitor`` are saved.
+    """
+
+    def __init__(self, path, monitor: str = "val_loss", mode: str = "auto",
+                 save_best_only: bool = True) -> None:  # fmt: skip
+        super().__init__(monitor, mode)
+        self.path, self.save_best_only = str(path), save_best_only
+        self.saved: list[str] = []
+
+    def on_epoch_end(self, trainer, epoch: int, logs: dict) -> None:
+        if self.save_best_only:
+            value = self._value(logs)
+            if not self._improved(value):
+                return
+            self.best = value
+        from everyo.serialization import save
+
+        target = self.path.format(epoch=epoch, **{k: v for k, v in logs.items() if k != "epoch"})
+        save(trainer.model, Path(target))
+        self.saved.append(target)
+
+
+class LearningRateScheduler(Callback):
+    """Drive the learning rate: ``schedule`` is an ``everyo.optim`` scheduler (its ``step()`` is
+    called) or a function ``epoch -> lr``; ``interval`` is ``"epoch"`` or ``"step"``."""
+
+    def __init__(self, schedule, interval: str = "epoch") -> None:
+        if interval not in ("epoch", "step"):
+            raise EveryOConfigError(f"interval must be 'epoch' or 'step', got {interval!r}")
+        self.schedule, self.interval = schedule, interval
+
+    def _apply(self, trainer, index: int) -> None:
+        if hasattr(self.schedule, "step"):
+            self.schedule.step()
+            return
+        lr = float(self.schedule(index))
+        for group in trainer.optimizer.param_groups:
+            group["lr"] = lr
+
+    def on_train_begin(self, trainer) -> None:
+        if not hasattr(self.schedule, "step"):  # a function sets epoch 0's rate up front
+            self._apply(trainer, 0)
+
+    def on_batch_end(self, trainer, step: int, logs: dict) -> None:
+        if self.interval == "step":
+            self._apply(trainer, step + 1)
+
+    def on_epoch_end(self, trainer, epoch: int, logs: dict) -> None:
+        if self.interval == "epoch":  # epochs are numbered from 1: the next index is `epoch`
+            self._apply(trainer, epoch)

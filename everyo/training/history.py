@@ -1,0 +1,67 @@
+"""``History``: one record per epoch of loss, metrics and the throughput figures of the guide's
+"Training Throughput → Record" list (samples/s, time per epoch, mean batch time, validation
+time, peak memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+__all__ = ["History"]
+
+
+class History:
+    """Per-epoch records from :meth:`Trainer.fit`.
+
+    ``history.epochs`` is a list of dicts; ``history["loss"]`` the list of one key across
+    epochs (None where absent); ``history.last`` the latest record.
+    Keys: ``epoch``, ``loss``, each metric, ``val_loss`` and ``val_<metric>`` (with a validation
+    loader), ``lr``, ``samples``, ``samples_per_s``, ``epoch_time_s``, ``mean_batch_time_ms``,
+    ``val_time_s``, ``peak_host_mib`` and, on CUDA, ``peak_device_mib``.
+    """
+
+    def __init__(self) -> None:
+        self.epochs: list[dict] = []
+
+    def append(self, record: dict) -> None:
+        self.epochs.append(dict(record))
+
+    def __len__(self) -> int:
+        return len(self.epochs)
+
+    def __iter__(self) -> Iterator[dict]:
+        return iter(self.epochs)
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, slice)):
+            return self.epochs[key]
+        if not any(key in e for e in self.epochs):
+            raise KeyError(f"no {key!r} in the history; keys: {self.keys()}")
+        return [e.get(key) for e in self.epochs]
+
+    def keys(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for e in self.epochs:
+            seen.update(dict.fromkeys(e))
+        return list(seen)
+
+    @property
+    def last(self) -> dict:
+        if not self.epochs:
+            raise IndexError("the history is empty: fit() has not finished an epoch")
+        return self.epochs[-1]
+
+    def to_dataframe(self):
+        """The records as a pandas DataFrame (pandas is imported only here)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.epochs)
+
+    def __repr__(self) -> str:
+        if not self.epochs:
+            return "History(0 epochs)"
+        last = ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in self.last.items()
+            if k in ("epoch", "loss", "val_loss", "accuracy", "val_accuracy", "samples_per_s")
+        )
+        return f"History({len(self)} epochs; last: {last})"
