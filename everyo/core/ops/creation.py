@@ -16,13 +16,25 @@ __all__ = [
     "linspace", "eye", "rand", "randn", "uniform", "normal", "randint", "one_hot", "manual_seed",
 ]  # fmt: skip
 
-_global_rng = np.random.default_rng()
+_rng: list = []  # the global generator, made on first use: numpy.random costs import time
+
+
+def global_rng() -> np.random.Generator:
+    """The generator random ops use when called without ``seed=``."""
+    if not _rng:
+        _rng.append(np.random.default_rng())
+    return _rng[0]
+
+
+def __getattr__(name: str):
+    if name == "_global_rng":  # older spelling, read by other modules
+        return global_rng()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def manual_seed(seed: int) -> None:
     """Seed the generator used by random ops called without ``seed=``."""
-    global _global_rng
-    _global_rng = np.random.default_rng(seed)
+    _rng[:] = [np.random.default_rng(seed)]
 
 
 def _shape(args) -> tuple:
@@ -118,7 +130,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 def _random(name, draw, shape, dtype, device, seed, requires_grad):
     dev = _resolve(device)
     dt = _dt.to_dtype(dtype) if dtype is not None else _dt.float32
-    rng = _global_rng if seed is None else np.random.default_rng(seed)
+    rng = global_rng() if seed is None else np.random.default_rng(seed)
 
     def make():
         # drawn on the host so a seed gives the same numbers on every device

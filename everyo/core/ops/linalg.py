@@ -17,6 +17,8 @@ def _matmul_grads(g, a, b):
     """Gradients of ``a @ b`` for any ranks (1-D operands promoted as NumPy does)."""
     if a.ndim == 2 and b.ndim == 2:  # the common case, without reshapes
         return g @ b.T, a.T @ g
+    if a.ndim == 1 and b.ndim == 1:  # inner product: g is a scalar
+        return g * b, g * a
     xp = namespace_of(g)
     a2 = a[None, :] if a.ndim == 1 else a
     b2 = b[:, None] if b.ndim == 1 else b

@@ -163,7 +163,7 @@ def _keep_mask(xp, shape, p, dtype, seed, rng):
         if rng is None:
             from everyo.core.ops import creation
 
-            rng = creation._global_rng if seed is None else np.random.default_rng(seed)
+            rng = creation.global_rng() if seed is None else np.random.default_rng(seed)
         draw = rng.random(shape, dtype=np.float32)
     else:  # CuPy: draw on the device, no host round trip
         gen = xp.random.default_rng(seed) if rng is None else rng
