@@ -310,7 +310,7 @@ class Module:
             for name, p in m._parameters.items():
                 if p is not None:
                     out[pre + name] = p.detach()
-            for b in m._buffers.values():
+            for name, b in m._buffers.items():
                 if b is not None and name not in m._non_persistent:
                     out[pre + name] = b.detach()
         return out
