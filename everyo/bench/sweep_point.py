@@ -34,7 +34,10 @@ class SweepRow:
     """One measured batch size. Times in milliseconds, memory in bytes.
 
     ``status`` is ``"ok"``, ``"oom"`` (out of memory), ``"error"`` (another exception; see
-    ``message``) or ``"skipped"`` (larger than a size that ran out of memory).
+    ``message``) or ``"skipped"`` (larger than a size that ran out of memory). ``throughput`` is
+    samples/s at the median latency, which interference from other processes hardly moves.
+    ``peak_memory`` is host bytes (the batch plus the call's peak allocations); ``gpu_memory``
+    the CuPy pool bytes the call needed (``None`` without CuPy).
     """
 
     batch_size: int
@@ -112,7 +115,7 @@ def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, 
         min_ms=s["min"] * 1e3,
         max_ms=s["max"] * 1e3,
         p95_ms=s["p95"] * 1e3,
-        throughput=batch_size / s["mean"],
+        throughput=batch_size / s["median"],  # the median resists interference spikes
         peak_memory=peak,
         gpu_memory=gpu_peak,
     )
