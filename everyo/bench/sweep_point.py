@@ -94,8 +94,10 @@ def measure_point(
 
 
 def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, synchronize):
+    gpu_before = gpu_pool_bytes()  # before the batch, so that the GPU figure includes it
     batch = make_batch(batch_size)
-    peak, gpu_peak = _probe_memory(step, batch)
+    peak, gpu_after = _probe_memory(step, batch)
+    gpu_peak = None if gpu_after is None else max(gpu_after - (gpu_before or 0), 0)
     if memory_limit is not None:
         used = gpu_peak if gpu_peak is not None and on_gpu(batch) else peak
         if used > memory_limit:
@@ -122,14 +124,14 @@ def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, 
 
 
 def _probe_memory(step, batch) -> tuple[int, int | None]:
-    """Peak host bytes (tracemalloc) and GPU pool bytes of one untimed call.
+    """Peak host bytes of one untimed call (tracemalloc), and CuPy's pool bytes after it.
 
     The host figure counts the batch (allocated just before) and everything the call allocates
     at its peak; it is deterministic for NumPy workloads, which is what makes ``memory_limit``
-    reproduce an out-of-memory boundary on a CPU.
+    reproduce an out-of-memory boundary on a CPU. CuPy's pool keeps the blocks freed during the
+    call, so its size after the call is the call's peak.
     """
     batch_bytes = _nbytes(batch)
-    gpu_before = gpu_pool_bytes()
     with _TRACE_LOCK:
         was_tracing = tracemalloc.is_tracing()
         if not was_tracing:
@@ -143,9 +145,7 @@ def _probe_memory(step, batch) -> tuple[int, int | None]:
         finally:
             if not was_tracing:
                 tracemalloc.stop()
-    gpu_after = gpu_pool_bytes()
-    gpu_peak = None if gpu_after is None else max(gpu_after - (gpu_before or 0), 0)
-    return max(peak - before, 0) + batch_bytes, gpu_peak
+    return max(peak - before, 0) + batch_bytes, gpu_pool_bytes()
 
 
 def _nbytes(obj: Any, depth: int = 0) -> int:
