@@ -13,6 +13,7 @@ from everyo_lab.views.flame import flame_figure
 from everyo_lab.views.header import header_info
 from everyo_lab.views.icicle import icicle_figure
 from everyo_lab.views.static import render_html
+from everyo_lab.views.sweep import sweep_figure
 from everyo_lab.views.table import table_rows
 from everyo_lab.views.text import render_text
 
@@ -25,5 +26,6 @@ __all__ = [
     "icicle_figure",
     "render_html",
     "render_text",
+    "sweep_figure",
     "table_rows",
 ]
