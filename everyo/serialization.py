@@ -41,8 +41,14 @@ def _encode(obj, arrays: dict) -> Any:
     if isinstance(obj, np.ndarray) or (
         hasattr(obj, "get") and hasattr(obj, "__cuda_array_interface__")
     ):
+        arr = obj.get() if not isinstance(obj, np.ndarray) else obj
+        if arr.dtype.hasobject:
+            raise EveryOSerializationError(
+                "cannot save an array of Python objects (it would need pickle); convert it to "
+                "a numeric dtype"
+            )
         key = f"a{len(arrays)}"
-        arrays[key] = obj.get() if not isinstance(obj, np.ndarray) else obj
+        arrays[key] = arr
         return {"__array__": key}
     if isinstance(obj, np.generic):
         return obj.item()

@@ -219,9 +219,9 @@ class _PrefetchIterator:
     def __next__(self):
         if self._done:
             raise StopIteration
-        n = next(self._sizes, 0)
+        n = next(self._sizes, None)  # None: only the end marker is left, not a batch
         p = _hooks.active
-        if p is None:
+        if p is None or n is None:
             kind, item = self._queue.get()
         else:
             with p.region("DataLoader.next", "data", batch_size=n):

@@ -1,0 +1,200 @@
+"""DataLoader semantics: lengths, batch sizes, shuffling, seeds, fast path, collate, devices,
+prefetching (same batches, errors re-raised, thread stopped), errors, profiler regions."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+import numpy as np
+import pytest
+from test_nn_module import profiling
+
+import everyo as eo
+from everyo.data import Subset, default_collate, random_split
+
+X = np.arange(40, dtype=np.float32).reshape(20, 2)
+Y = np.arange(20)
+
+
+class ListDataset:
+    """A generic dataset (no ArrayDataset): per-sample calls and collate."""
+
+    def __init__(self, n=20):
+        self.n, self.calls = n, 0
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        self.calls += 1
+        return X[i], int(Y[i])
+
+
+def _targets(loader):
+    return [b[1].numpy().tolist() for b in loader]
+
+
+def test_batch_sizes_and_len():
+    loader = eo.DataLoader(eo.ArrayDataset(X, Y), batch_size=6)
+    assert len(loader) == 4
+    assert [len(b[0]) for b in loader] == [6, 6, 6, 2]
+    dropped = eo.DataLoader(eo.ArrayDataset(X, Y), batch_size=6, drop_last=True)
+    assert len(dropped) == 3 and [len(b[1]) for b in dropped] == [6, 6, 6]
+
+
+def test_guide_sizes():
+    ds = eo.ArrayDataset(np.zeros((10000, 32), np.float32), np.zeros(10000, np.int64))
+    assert len(eo.DataLoader(ds, batch_size=128, shuffle=True, seed=42)) == 79
+    assert len(eo.DataLoader(ds, batch_size=128, drop_last=True)) == 78
+
+
+def test_batches_are_tensors_in_order():
+    x, y = next(iter(eo.DataLoader(eo.ArrayDataset(X, Y), batch_size=6)))
+    assert isinstance(x, eo.Tensor) and isinstance(y, eo.Tensor)
+    assert x.dtype == np.float32 and y.dtype == np.int64
+    np.testing.assert_array_equal(x.numpy(), X[:6])
+    only = next(iter(eo.DataLoader(eo.ArrayDataset(X), batch_size=5)))
+    assert isinstance(only, eo.Tensor) and only.shape == (5, 2)
+
+
+@pytest.mark.parametrize("dataset", ["array", "generic"])
+def test_shuffle_covers_every_sample_once_and_reshuffles(dataset):
+    ds = eo.ArrayDataset(X, Y) if dataset == "array" else ListDataset()
+    loader = eo.DataLoader(ds, batch_size=6, shuffle=True, seed=3)
+    first = np.concatenate(_targets(loader))
+    second = np.concatenate(_targets(loader))
+    assert sorted(first.tolist()) == list(range(20)) == sorted(second.tolist())
+    assert not np.array_equal(first, second)  # a new order each epoch
+    assert not np.array_equal(first, np.arange(20))
+
+
+def test_same_seed_same_order_across_loaders_and_paths():
+    a = eo.DataLoader(eo.ArrayDataset(X, Y), 6, shuffle=True, seed=7)
+    b = eo.DataLoader(eo.ArrayDataset(X, Y), 6, shuffle=True, seed=7)
+    c = eo.DataLoader(ListDataset(), 6, shuffle=True, seed=7)
+    epochs_a = [_targets(a) for _ in range(2)]
+    assert epochs_a == [_targets(b) for _ in range(2)] == [_targets(c) for _ in range(2)]
+    assert _targets(eo.DataLoader(eo.ArrayDataset(X, Y), 6, shuffle=True, seed=8)) != epochs_a[0]
+
+
+def test_fast_path_for_array_dataset_and_subsets():
+    ds = eo.ArrayDataset(X, Y)
+    assert eo.DataLoader(ds).fast_path
+    sub = Subset(Subset(ds, [5, 6, 7, 8, 9, 10]), [1, 3, 5])
+    loader = eo.DataLoader(sub, batch_size=2)
+    assert loader.fast_path and _targets(loader) == [[6, 8], [10]]
+    assert not eo.DataLoader(ListDataset()).fast_path
+    assert not eo.DataLoader(ds, collate_fn=default_collate).fast_path
+
+
+def test_generic_path_matches_fast_path():
+    generic = ListDataset()
+    for (xa, ya), (xb, yb) in zip(eo.DataLoader(eo.ArrayDataset(X, Y), 7),
+                                  eo.DataLoader(generic, 7)):  # fmt: skip
+        np.testing.assert_array_equal(xa.numpy(), xb.numpy())
+        np.testing.assert_array_equal(ya.numpy(), yb.numpy())
+    assert generic.calls == 20
+
+
+def test_default_collate_structures():
+    batch = default_collate([{"a": np.ones(2), "b": (1, 2.0)}, {"a": np.zeros(2), "b": (3, 4.0)}])
+    assert batch["a"].shape == (2, 2) and batch["b"][0].numpy().tolist() == [1, 3]
+    assert isinstance(batch["b"][1], eo.Tensor)
+    t = default_collate([eo.ones(3), eo.zeros(3)])
+    assert t.shape == (2, 3)
+    with pytest.raises(TypeError, match="collate_fn"):
+        default_collate([object(), object()])
+
+
+def test_custom_collate_and_device(device_name):
+    loader = eo.DataLoader(ListDataset(), 5, collate_fn=lambda s: np.stack([x for x, _ in s]),
+                           device=device_name)  # fmt: skip
+    batch = next(iter(loader))
+    assert isinstance(batch, eo.Tensor) and str(batch.device).startswith(device_name)
+    x, y = next(iter(eo.DataLoader(eo.ArrayDataset(X, Y), 4, device=device_name)))
+    assert str(x.device).startswith(device_name) and str(y.device).startswith(device_name)
+
+
+def test_random_split():
+    a, b = random_split(eo.ArrayDataset(X, Y), [15, 5], seed=0)
+    assert len(a) == 15 and len(b) == 5
+    assert sorted(np.concatenate([a.indices, b.indices]).tolist()) == list(range(20))
+    fa, fb, fc = random_split(eo.ArrayDataset(X, Y), [0.5, 0.3, 0.2], seed=0)
+    assert (len(fa), len(fb), len(fc)) == (10, 6, 4)
+    with pytest.raises(ValueError, match="sum"):
+        random_split(eo.ArrayDataset(X, Y), [10, 5])
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="batch_size"):
+        eo.DataLoader(eo.ArrayDataset(X, Y), batch_size=0)
+    with pytest.raises(TypeError, match="ArrayDataset"):
+        eo.DataLoader(X.tolist().__iter__())
+    with pytest.raises(TypeError, match="ArrayDataset"):
+        eo.DataLoader(42)
+    with pytest.raises(eo.EveryOShapeError, match="aligned"):
+        eo.ArrayDataset(X, Y[:5])
+    with pytest.raises(IndexError):
+        Subset(eo.ArrayDataset(X, Y), [25])
+
+
+@pytest.mark.parametrize("dataset", ["array", "generic"])
+def test_prefetch_gives_the_same_batches(dataset):
+    def make(prefetch):
+        ds = eo.ArrayDataset(X, Y) if dataset == "array" else ListDataset()
+        return eo.DataLoader(ds, 6, shuffle=True, seed=1, prefetch=prefetch)
+
+    plain, ahead = make(0), make(2)
+    for _ in range(2):
+        assert _targets(plain) == _targets(ahead)
+
+
+class Failing(ListDataset):
+    def __getitem__(self, i):
+        if i == 13:
+            raise KeyError("sample 13 is broken")
+        return super().__getitem__(i)
+
+
+def test_prefetch_reraises_worker_errors():
+    loader = eo.DataLoader(Failing(), 6, prefetch=2)
+    it = iter(loader)
+    assert len(next(it)[0]) == 6 and len(next(it)[0]) == 6
+    with pytest.raises(KeyError, match="sample 13"):
+        next(it)
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+def _prefetch_threads():
+    return [t for t in threading.enumerate() if t.name == "everyo-dataloader-prefetch"]
+
+
+def test_prefetch_thread_stops_when_iterator_is_dropped():
+    before = len(_prefetch_threads())
+    loader = eo.DataLoader(eo.ArrayDataset(np.zeros((1000, 2), np.float32)), 1, prefetch=1)
+    it = iter(loader)
+    next(it)
+    assert len(_prefetch_threads()) == before + 1
+    del it
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while len(_prefetch_threads()) > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(_prefetch_threads()) == before
+    for _ in loader:  # a finished epoch leaves no thread either
+        pass
+    assert len(_prefetch_threads()) == before
+
+
+@pytest.mark.parametrize("prefetch", [0, 2])
+def test_profiler_records_data_regions(prefetch):
+    loader = eo.DataLoader(eo.ArrayDataset(X, Y), 6, prefetch=prefetch)
+    with profiling() as p:
+        for _ in loader:
+            pass
+    assert [(n, k, m["batch_size"]) for n, k, m in p.regions] == [
+        ("DataLoader.next", "data", s) for s in (6, 6, 6, 2)
+    ]
