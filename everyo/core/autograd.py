@@ -76,10 +76,18 @@ class set_grad_enabled(_GradMode):
     def __init__(self, mode: bool) -> None:
         self.enabled = bool(mode)
         self._prev = is_grad_enabled()
+        self._switched = True  # the mode changed now; a `with` block restores `_prev` at exit
         _set(self.enabled)
+
+    def __enter__(self):
+        if getattr(self, "_switched", False):
+            self._switched = False
+            return self
+        return super().__enter__()
 
     def __call__(self, func):
         _set(self._prev)  # used as a decorator: undo the immediate switch, apply per call
+        self._switched = False
         return super().__call__(func)
 
 

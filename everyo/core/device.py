@@ -158,3 +158,8 @@ def _reset_fallback_warning() -> None:
     """Let the next fallback warn again (tests use this; the warning is once per process)."""
     global _warned
     _warned = False
+
+
+# `everyo.core.device` names this function once `everyo.core` is imported (the package exports
+# it), so the reset is reachable under that spelling too.
+device._reset_fallback_warning = _reset_fallback_warning
