@@ -169,6 +169,8 @@ def measure_training(
 
 def _resolve(trainer_or_step, validate):
     train_step = getattr(trainer_or_step, "train_step", None)
+    if not callable(train_step) and _is_everyo_trainer(trainer_or_step):
+        train_step = _TrainerStep(trainer_or_step)
     if callable(train_step):
         evaluate = getattr(trainer_or_step, "evaluate", None)
         return train_step, validate or (evaluate if callable(evaluate) else None)
@@ -178,6 +180,32 @@ def _resolve(trainer_or_step, validate):
             f"train_step(batch), got {type(trainer_or_step).__name__}"
         )
     return trainer_or_step, validate
+
+
+def _is_everyo_trainer(obj) -> bool:
+    try:
+        from everyo.training import Trainer
+    except ImportError:
+        return False
+    return isinstance(obj, Trainer)
+
+
+class _TrainerStep:
+    """One batch of ``eo.Trainer.fit``: to the device, forward, loss, backward, optimizer.
+
+    Goes through the trainer's own batch routine, so gradient accumulation, clipping and
+    autocast behave exactly as in ``fit``.
+    """
+
+    def __init__(self, trainer) -> None:
+        self.trainer, self.index = trainer, 0
+
+    def __call__(self, batch):
+        trainer = self.trainer
+        trainer.model.train()
+        _, _, loss = trainer._train_batch(trainer._to_device(batch), self.index, False)
+        self.index += 1
+        return loss
 
 
 def _check_counts(steps, warmup, n_batches):

@@ -90,3 +90,20 @@ def test_precision_of_a_model_casts_a_copy():
     assert result["float32"].output_dtype == "float32"
     assert result["float32"].passed
     assert next(iter(model.parameters())).dtype == np.float32  # the original is untouched
+
+
+def test_measure_training_with_an_everyo_trainer():
+    from everyo.bench import measure_training
+
+    rng = np.random.default_rng(0)
+    features = rng.standard_normal((64, 4)).astype(np.float32)
+    targets = rng.standard_normal((64, 1)).astype(np.float32)
+    loader = eo.DataLoader(eo.ArrayDataset(features, targets), batch_size=16)
+    model = eo.Sequential(eo.Linear(4, 8, seed=0), eo.ReLU(), eo.Linear(8, 1, seed=1))
+    trainer = eo.Trainer(model, eo.optim.SGD(model.parameters(), lr=0.01), eo.MSELoss())
+    before = next(iter(model.parameters())).numpy()
+    stats = measure_training(trainer, loader, warmup=1, val_loader=loader)
+    assert stats.steps == 4 and stats.samples == 64
+    assert stats.validation_s is not None and stats.validation_s > 0
+    assert stats.peak_memory > 0
+    assert not np.array_equal(before, next(iter(model.parameters())).numpy())  # it trained
