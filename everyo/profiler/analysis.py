@@ -58,14 +58,21 @@ def self_times(batch: EventBatch) -> np.ndarray:
     return batch.dur_ns - np.rint(child).astype(np.int64)
 
 
-def _inclusive(batch: EventBatch, values: np.ndarray | None) -> np.ndarray | None:
-    """Sum op-level values up the tree; an op with a known value does not add its sub-ops."""
+def _inclusive(batch: EventBatch, values: np.ndarray | None, ops_fixed: bool = True):
+    """Sum values up the tree (inclusive totals per row).
+
+    With ``ops_fixed`` an op with a known value keeps it and does not add its sub-ops (an op
+    implemented with other ops would otherwise count twice). Negative values count as unknown.
+    """
     if values is None:
         return None
     n = len(batch)
-    is_op = np.array([k[0] == "op" for k in batch.keys] or [False])[batch.key]
-    fixed = is_op & (values >= 0)
-    incl = np.where(fixed, values, 0).astype(np.float64)
+    if ops_fixed:
+        is_op = np.array([k[0] == "op" for k in batch.keys] or [False])[batch.key]
+        fixed = is_op & (values >= 0)
+    else:
+        fixed = np.zeros(n, bool)
+    incl = np.maximum(values, 0).astype(np.float64)
     idx = batch.parent - (batch.row[0] if n else 0)
     ok = (batch.parent >= 0) & (idx >= 0) & (idx < n)
     for d in range(int(batch.depth.max()) if n else 0, 0, -1):
@@ -220,7 +227,9 @@ def _extra_columns(batch, g, G, names, rows, group_by, shape_of, notes) -> None:
             row["bytes"] = int(moved[i])
             row["gflops"] = f[i] / (row["total_ms"] * 1e6) if row["total_ms"] > 0 else 0.0
     if batch.mem_bytes is not None:
-        mem = np.bincount(g, weights=np.maximum(batch.mem_bytes, 0), minlength=G)
+        # each array is counted once, by the innermost event that returned it
+        inner = _inclusive(batch, batch.mem_bytes, ops_fixed=False)
+        mem = np.bincount(g, weights=inner, minlength=G)
         for i, row in enumerate(rows):
             row["mem_bytes"] = int(mem[i])
     if batch.device_ns is not None:
@@ -275,8 +284,8 @@ def call_tree(source, by: str = "path") -> list[dict]:
     key_label = []
     for k, (kind, name, path) in enumerate(batch.keys):
         text = (path or name) if by == "path" else name
-        if kind == "backward" and by == "path":
-            text += " (backward)"
+        if kind == "backward" and by == "path" and path:
+            text += " (backward)"  # distinct from the forward node of the same path
         if (kind, text) not in texts:
             texts[(kind, text)] = len(rep)
             rep.append(k)

@@ -76,7 +76,6 @@ class EventBatch:
         self.start_ns = cols["start_ns"]
         self.dur_ns = cols["dur_ns"]
         self.key = cols["key"].astype(np.int64, copy=False)
-        self.seq = cols["seq"]
         self.depth = cols["depth"]
         self.parent = parent
         self.row = np.arange(first_row, first_row + n, dtype=np.int64)

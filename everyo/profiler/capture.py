@@ -1,93 +1,99 @@
 """The hot paths: what runs on every module call, region, op and autograd node while profiling.
 
-Each thread keeps its own state (open-event stack, module-path map, a flat buffer of finished
-events). Finishing an event is one ``list.extend``; buffers go into the run's columnar store in
-bulk (every ``FLUSH_EVENTS`` events or ``FLUSH_NS`` of time, and at stop), so live readers see
-events within about 50 ms.
+Each thread keeps its own state (nesting depth, module-path map, a flat buffer of finished
+events). Finishing an event is one ``list +=`` of a tuple; buffers go into the run's columnar
+store in bulk (every ``FLUSH_EVENTS`` events or ``FLUSH_NS`` of time, and at stop), so live readers
+see events within about 50 ms.
+
+No parent ids are recorded: events finish in post-order on their thread, so an event's parent is
+the next event of that thread one level up (see ``Run``). The only rule that keeps this true is
+that an event whose descendant was recorded is recorded too (``_ThreadState.low``).
 """
 
 from __future__ import annotations
 
-import itertools
 import threading
 
 import numpy as np
 
 FLUSH_EVENTS = 2048
 FLUSH_NS = 50_000_000
-CORE_FIELDS = ("start_ns", "dur_ns", "key", "seq", "parent_seq", "depth")
+CORE_FIELDS = ("start_ns", "dur_ns", "key", "depth")
 
 
 class _ThreadState:
-    __slots__ = ("buf", "meta", "stack", "mods", "keymap", "root", "tid", "last_flush", "bw")
+    __slots__ = (
+        "buf",
+        "meta",
+        "depth",
+        "scope",
+        "keymap",
+        "root",
+        "tid",
+        "flush_at",
+        "bw",
+        "low",
+        "flushed",
+        "blocks",
+    )
 
     def __init__(self, tid: int, now: int):
         self.buf: list[int] = []
         self.meta: list[tuple[int, dict]] = []  # (event index in buf, metadata)
-        self.stack: list[int] = []  # seqs of the open events
-        self.mods: list[tuple[str, str]] = []  # scope tokens (class name, path) of open modules
+        self.depth = 0  # open events on this thread
+        self.scope = None  # (class name, path) of the innermost running module
         self.keymap = None  # id(module) -> (key, token) for the outermost module running
         self.root = None
         self.tid = tid
-        self.last_flush = now
+        self.flush_at = now + FLUSH_NS
         self.bw = None
+        self.low = 0  # events shallower than this must be kept (a descendant was)
+        self.flushed = 0  # events of this thread already in the store
+        self.blocks: list[tuple[int, int, int]] = []  # (thread index, store row, count)
 
 
 class _Region:
     """Context manager for one region (record_function, optimizer step, DataLoader fetch...)."""
 
-    __slots__ = ("p", "key", "meta", "t", "seq", "parent", "depth", "start")
+    __slots__ = ("p", "key", "meta", "t", "depth", "start")
 
     def __init__(self, p, key: int, meta: dict | None):
         self.p, self.key, self.meta = p, key, meta
 
     def __enter__(self):
-        p = self.p
-        t = p._state()
+        t = self.p._state()
         self.t = t
-        self.seq = p._next_seq()
-        stack = t.stack
-        self.parent = stack[-1] if stack else -1
-        self.depth = len(stack)
-        stack.append(self.seq)
-        self.start = p._clock()
+        self.depth = t.depth
+        t.depth += 1
+        self.start = self.p._clock()
         return self
 
     def __exit__(self, exc_type, exc, tb):
         p, t = self.p, self.t
         end = p._clock()
-        if t.stack and t.stack[-1] == self.seq:
-            t.stack.pop()
-        p._emit(
-            t,
-            (self.start, end - self.start, self.key, self.seq, self.parent, self.depth),
-            p._pad,
-            self.meta,
-            end,
-        )
+        t.depth = self.depth
+        p._emit(t, (self.start, end - self.start, self.key, self.depth), p._pad, self.meta, end)
         return False
-
-    def __call__(self, *args, **kwargs):  # usable as record(name) inside a with statement only
-        raise TypeError("use profiler regions as context managers: `with p.record(name): ...`")
 
 
 class _Backward:
-    __slots__ = ("root_seq", "depth", "token", "key", "seq", "start")
+    __slots__ = ("depth", "token", "key", "start")
 
-    def __init__(self, root_seq: int, depth: int):
-        self.root_seq, self.depth = root_seq, depth
-        self.token = self.key = self.seq = self.start = None
+    def __init__(self, depth: int):
+        self.depth = depth
+        self.token = self.key = self.start = None
 
 
 class Capture:
     """Implements the hook protocol of :mod:`everyo.profiler.hooks` (see Profiler)."""
 
-    def _init_capture(self, clock, extra_fields: tuple[str, ...]):
+    def _init_capture(self, clock, extra_fields: tuple[str, ...], plain: bool):
         self._clock = clock
         self._fields = CORE_FIELDS + extra_fields
         self._width = len(self._fields)
+        self._flush_len = FLUSH_EVENTS * self._width
         self._pad = (-1,) * len(extra_fields)
-        self._next_seq = itertools.count().__next__
+        self._plain = plain  # no GPU, memory or op columns: the short module path applies
         self._tls = threading.local()
         self._threads: list[_ThreadState] = []
         self._threads_lock = threading.Lock()
@@ -97,6 +103,15 @@ class Capture:
         self._shape_ids: dict = {}
         self._recording = False
         self._skip = 0
+        self._on = False  # recording and no warmup events left to skip
+        import sys
+
+        tensor_mod = sys.modules.get("everyo.core.tensor")
+        self._tensor = getattr(tensor_mod, "Tensor", None)
+
+    def _set_recording(self, recording: bool) -> None:
+        self._recording = recording
+        self._on = recording and self._skip == 0
 
     # -- per-thread state ----------------------------------------------------------------------
     def _state(self) -> _ThreadState:
@@ -114,23 +129,28 @@ class Capture:
 
     # -- recording -----------------------------------------------------------------------------
     def _emit(self, t: _ThreadState, core: tuple, tail: tuple, meta, end: int) -> None:
+        """Keep one finished event (subject to warmup and the schedule)."""
+        depth = core[3]
         if not self._recording:
-            return
-        if self._skip:
+            if depth >= t.low:
+                return
+        elif self._skip:
             self._skip -= 1
             self.run.skipped += 1
+            self._on = self._skip == 0
             return
+        t.low = depth
         buf = t.buf
         if meta:
             t.meta.append((len(buf) // self._width, meta))
         buf += core + tail  # one extend: a flush from another thread never splits a record
-        if len(buf) >= self._flush_len or end - t.last_flush > FLUSH_NS:
+        if len(buf) >= self._flush_len or end > t.flush_at:
             self._flush(t, end)
 
     def _flush(self, t: _ThreadState, now: int) -> None:
         buf, meta = t.buf, t.meta
         t.buf, t.meta = [], []
-        t.last_flush = now
+        t.flush_at = now + FLUSH_NS
         w = self._width
         n = len(buf) // w
         if n == 0:
@@ -139,7 +159,9 @@ class Capture:
         cols = {name: rows[:, i] for i, name in enumerate(self._fields)}
         cols["start_ns"] = cols["start_ns"] - self.run._t0
         cols["tid"] = np.full(n, t.tid, np.int16)
-        self.store.append(cols, dict(meta) if meta else None)
+        first = self.store.append(cols, dict(meta) if meta else None)
+        t.blocks.append((t.flushed, first, n))
+        t.flushed += n
 
     def _flush_all(self) -> None:
         now = self._clock()
@@ -151,45 +173,100 @@ class Capture:
     # -- module calls --------------------------------------------------------------------------
     def module_call(self, module, forward, args, kwargs):
         """Run ``forward(*args, **kwargs)`` as one module event (hook protocol)."""
+        if not self._plain:
+            return self._module_call_full(module, forward, args, kwargs)
         try:
             t = self._tls.s
         except AttributeError:
             t = self._state()
-        root = t.keymap is None
-        if root:
-            t.keymap = self._keymap_for(module)
-            t.root = module
-        entry = t.keymap.get(id(module)) or self._unlisted(t, module)
-        stack = t.stack
-        seq = self._next_seq()
-        parent = stack[-1] if stack else -1
-        depth = len(stack)
-        stack.append(seq)
-        t.mods.append(entry[1])
-        gpu = self._gpu
-        marks = gpu.begin(args) if gpu is not None else None
+        keymap = t.keymap
+        if keymap is None:
+            return self._root_call(t, module, forward, args, kwargs)
+        entry = keymap.get(id(module)) or self._unlisted(t, module)
+        depth = t.depth
+        t.depth = depth + 1
+        prev = t.scope
+        t.scope = entry[1]
         clock = self._clock
         start = clock()
-        out = None
         try:
             out = forward(*args, **kwargs)
-            return out
+        except BaseException:
+            self._failed(t, entry[0], depth, start, prev)
+            raise
+        end = clock()
+        t.depth = depth
+        t.scope = prev
+        if self._on:  # the common case, inlined: append and maybe flush
+            t.low = depth
+            buf = t.buf
+            if self.record_shapes:
+                if kwargs or len(args) != 1:
+                    sid = self._shape_id(args, kwargs, out)
+                else:
+                    a, T = args[0], self._tensor
+                    sk = (
+                        a.data.shape if type(a) is T else getattr(a, "shape", None),
+                        out.data.shape if type(out) is T else getattr(out, "shape", False),
+                    )
+                    sid = self._shape_ids.get(sk)
+                    if sid is None:
+                        sid = self._new_shape(sk, args, kwargs, out)
+                buf += (start, end - start, entry[0], depth, sid)
+            else:
+                buf += (start, end - start, entry[0], depth)
+            if len(buf) >= self._flush_len or end > t.flush_at:
+                self._flush(t, end)
+        else:
+            tail = (self._shape_id(args, kwargs, out),) if self.record_shapes else ()
+            self._emit(t, (start, end - start, entry[0], depth), tail, None, end)
+        return out
+
+    def _root_call(self, t: _ThreadState, module, forward, args, kwargs):
+        # the outermost module: its named_modules() give the paths of everything inside
+        t.keymap = self._keymap_for(module)
+        t.root = module
+        try:
+            return self.module_call(module, forward, args, kwargs)
         finally:
-            end = clock()
-            stack.pop()
-            t.mods.pop()
-            if root:
-                t.keymap = t.root = None
-            if marks is not None:
-                gpu.end(marks, seq)
-            if self._recording:
-                self._emit(
-                    t,
-                    (start, end - start, entry[0], seq, parent, depth),
-                    self._module_tail(args, kwargs, out, end),
-                    None,
-                    end,
-                )
+            t.keymap = t.root = None
+
+    def _failed(self, t: _ThreadState, key: int, depth: int, start: int, prev) -> None:
+        end = self._clock()
+        t.depth = depth
+        t.scope = prev
+        self._emit(t, (start, end - start, key, depth), self._pad, None, end)
+
+    def _module_call_full(self, module, forward, args, kwargs):
+        """module_call with CUDA timing, memory or op columns on (the general, slower path)."""
+        t = self._state()
+        if t.keymap is None:
+            return self._root_call(t, module, forward, args, kwargs)
+        entry = t.keymap.get(id(module)) or self._unlisted(t, module)
+        depth, prev = t.depth, t.scope
+        t.depth, t.scope = depth + 1, entry[1]
+        gpu = self._gpu
+        marks = gpu.begin(args) if gpu is not None else None
+        start = self._clock()
+        try:
+            out = forward(*args, **kwargs)
+        except BaseException:
+            self._failed(t, entry[0], depth, start, prev)
+            raise
+        end = self._clock()
+        t.depth, t.scope = depth, prev
+        before = t.flushed + len(t.buf) // self._width
+        self._emit(
+            t,
+            (start, end - start, entry[0], depth),
+            self._module_tail(args, kwargs, out, end),
+            None,
+            end,
+        )
+        after = t.flushed + len(t.buf) // self._width
+        if marks is not None and after > before:
+            gpu.end(marks, (t, after - 1))
+        return out
 
     def _module_tail(self, args, kwargs, out, end) -> tuple:
         tail = ()
@@ -210,13 +287,9 @@ class Capture:
             for path, m in pairs:
                 name = type(m).__name__
                 keymap[id(m)] = (self.store.intern_key("module", name, path), (name, path))
-            keymap.setdefault(
-                id(module),
-                (
-                    self.store.intern_key("module", type(module).__name__, ""),
-                    (type(module).__name__, ""),
-                ),
-            )
+            if id(module) not in keymap:
+                name = type(module).__name__
+                keymap[id(module)] = (self.store.intern_key("module", name, ""), (name, ""))
             self._roots[id(module)] = keymap
         return keymap
 
@@ -228,26 +301,25 @@ class Capture:
         entry = t.keymap.get(id(module))
         if entry is None:
             name = type(module).__name__
-            parent_path = t.mods[-1][1] if t.mods else ""
+            parent_path = t.scope[1] if t.scope else ""
             path = f"{parent_path}.{name}" if parent_path else name
             entry = (self.store.intern_key("module", name, path), (name, path))
             t.keymap[id(module)] = entry
         return entry
 
     def _shape_id(self, args, kwargs, out) -> int:
-        if not kwargs and len(args) == 1:
-            sk = (getattr(args[0], "shape", None), getattr(out, "shape", False))
-        else:
-            sk = (
-                tuple(getattr(a, "shape", None) for a in args),
-                tuple((k, getattr(v, "shape", None)) for k, v in kwargs.items())
-                if kwargs
-                else None,
-                getattr(out, "shape", False),
-            )
+        sk = (
+            tuple(getattr(a, "shape", None) for a in args),
+            tuple((k, getattr(v, "shape", None)) for k, v in kwargs.items()) if kwargs else None,
+            getattr(out, "shape", False),
+        )
         sid = self._shape_ids.get(sk)
         if sid is None:
-            sid = self._shape_ids[sk] = self.store.intern_shape(format_shapes(args, kwargs, out))
+            sid = self._new_shape(sk, args, kwargs, out)
+        return sid
+
+    def _new_shape(self, sk, args, kwargs, out) -> int:
+        sid = self._shape_ids[sk] = self.store.intern_shape(format_shapes(args, kwargs, out))
         return sid
 
     # -- regions, ops, autograd ----------------------------------------------------------------
@@ -264,27 +336,24 @@ class Capture:
         key = self._region_keys.get(("op", name))
         if key is None:
             key = self._region_keys[("op", name)] = self.store.intern_key("op", name, "")
-        stack = t.stack
-        seq = self._next_seq()
-        parent = stack[-1] if stack else -1
-        depth = len(stack)
-        stack.append(seq)
+        depth = t.depth
+        t.depth = depth + 1
         start = self._clock()
-        out = None
         try:
             out = fn(*args, **kwargs)
-            return out
-        finally:
-            end = self._clock()
-            stack.pop()
-            if self._recording:
-                self._emit(
-                    t,
-                    (start, end - start, key, seq, parent, depth),
-                    self._op_tail(name, args, kwargs, out, end),
-                    None,
-                    end,
-                )
+        except BaseException:
+            self._failed(t, key, depth, start, t.scope)
+            raise
+        end = self._clock()
+        t.depth = depth
+        self._emit(
+            t,
+            (start, end - start, key, depth),
+            self._op_tail(name, args, kwargs, out, end),
+            None,
+            end,
+        )
+        return out
 
     def _op_tail(self, name, args, kwargs, out, end) -> tuple:
         from everyo.profiler.flops import estimate
@@ -292,7 +361,8 @@ class Capture:
         tail = ()
         if self.record_shapes:
             tail = (self._shape_id(args, kwargs, out),)
-        tail += estimate(name, args, kwargs, out)
+        if self.record_ops:
+            tail += estimate(name, args, kwargs, out)
         if self._memory is not None:
             tail += (self._memory.on_output(out, end - self.run._t0),)
         return tail
@@ -300,16 +370,15 @@ class Capture:
     def scope(self):
         """The token autograd nodes store: (class name, path) of the innermost module, or None."""
         try:
-            mods = self._tls.s.mods
+            return self._tls.s.scope
         except AttributeError:
             return None
-        return mods[-1] if mods else None
 
     def backward_call(self, run):
         """Run a whole backward pass as one ``backward`` event with per-module children."""
         with self.region("backward", "backward") as root:
             t = root.t
-            saved, t.bw = t.bw, _Backward(root.seq, root.depth + 1)
+            saved, t.bw = t.bw, _Backward(root.depth + 1)
             try:
                 return run()
             finally:
@@ -329,7 +398,7 @@ class Capture:
             t = self._tls.s
             now = self._clock()
             self._close_group(t, bw, now)
-            bw.token, bw.key, bw.seq, bw.start = token, self._bw_key(token), self._next_seq(), now
+            bw.token, bw.key, bw.start = token, self._bw_key(token), now
         return fn()
 
     def _bw_key(self, token) -> int:
@@ -344,13 +413,7 @@ class Capture:
 
     def _close_group(self, t: _ThreadState, bw: _Backward, now: int) -> None:
         if bw.token is not None:
-            self._emit(
-                t,
-                (bw.start, now - bw.start, bw.key, bw.seq, bw.root_seq, bw.depth),
-                self._pad,
-                None,
-                now,
-            )
+            self._emit(t, (bw.start, now - bw.start, bw.key, bw.depth), self._pad, None, now)
             bw.token = None
 
 

@@ -9,6 +9,7 @@ summaries show both and flag events without a device time.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 import numpy as np
@@ -27,14 +28,15 @@ class CudaTimer:
 
     def __init__(self, cupy):
         self._cupy = cupy
-        self._pairs: list[tuple[int, object, object]] = []  # (seq, start event, end event)
+        self._pairs: list[tuple[object, object, object]] = []  # (event id, start, end)
 
     @classmethod
     def create(cls):
-        """A timer when the program already uses CuPy on a present GPU, else ``None``."""
+        """A timer where CuPy is installed (imported on the first CUDA tensor), else ``None``."""
         cupy = sys.modules.get("cupy")
         if cupy is None:
-            return None
+            # installed but not imported yet: the program may still move work to the GPU
+            return cls(None) if importlib.util.find_spec("cupy") is not None else None
         try:
             if cupy.cuda.runtime.getDeviceCount() < 1:
                 return None
@@ -45,21 +47,25 @@ class CudaTimer:
     def begin(self, args):
         if _first_tensor_device(args) != "cuda":
             return None
+        if self._cupy is None:
+            import cupy
+
+            self._cupy = cupy
         ev = self._cupy.cuda.Event()
         ev.record()
         return ev
 
-    def end(self, start_event, seq: int) -> None:
+    def end(self, start_event, ident) -> None:
         ev = self._cupy.cuda.Event()
         ev.record()
-        self._pairs.append((seq, start_event, ev))
+        self._pairs.append((ident, start_event, ev))
 
-    def resolve(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(seqs, device_ns)`` for every timed event; synchronises once."""
+    def resolve(self) -> tuple[list, np.ndarray]:
+        """``(event ids, device_ns)`` for every timed event; synchronises once."""
         if not self._pairs:
-            return np.empty(0, np.int64), np.empty(0, np.int64)
+            return [], np.empty(0, np.int64)
         self._cupy.cuda.runtime.deviceSynchronize()  # once, at stop
-        seqs = np.array([s for s, _, _ in self._pairs], np.int64)
+        idents = [i for i, _, _ in self._pairs]
         ms = [self._cupy.cuda.get_elapsed_time(a, b) for _, a, b in self._pairs]
         self._pairs.clear()
-        return seqs, (np.array(ms) * 1e6).astype(np.int64)
+        return idents, (np.array(ms) * 1e6).astype(np.int64)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import functools
 import time
 
+import numpy as np
+
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import hooks
-from everyo.profiler.capture import FLUSH_EVENTS, Capture
+from everyo.profiler.capture import Capture
 from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.memory import MemoryTracker
 from everyo.profiler.run import Run, runs
@@ -24,6 +26,14 @@ from everyo.profiler.store import EventStore
 
 default_clock = time.perf_counter_ns
 """The clock new profilers use (integer nanoseconds); tests pass ``clock=`` instead."""
+
+
+def _row_of(t, index: int) -> int:
+    """Store row of the ``index``-th event a thread recorded (-1 if it never reached the store)."""
+    for first_index, first_row, n in t.blocks:
+        if first_index <= index < first_index + n:
+            return first_row + index - first_index
+    return -1
 
 
 def _check_warmup(warmup) -> int:
@@ -115,12 +125,12 @@ class Profiler(Capture):
         self._memory = MemoryTracker() if self.profile_memory else None
         optional = extra + (("device_ns",) if self._gpu is not None else ())
         self.store = EventStore(optional)
-        self._init_capture(self._clock_fn, extra)
-        self._flush_len = FLUSH_EVENTS * self._width
+        plain = self._gpu is None and self._memory is None and not self.record_ops
+        self._init_capture(self._clock_fn, extra, plain)
         self.run = Run(self.store, label=self.label, options=self.options(), clock=self._clock_fn)
         self.registry.add(self.run)
         self._skip = self.warmup
-        self._recording = self.schedule is None or self.schedule.action(0) == "active"
+        self._set_recording(self.schedule is None or self.schedule.action(0) == "active")
         hooks.set_active(self)
         return self
 
@@ -150,7 +160,7 @@ class Profiler(Capture):
         self._stopped = True
         if hooks.active is self:
             hooks.set_active(None)
-        self._recording = False
+        self._set_recording(False)
         self._flush_all()
         self._resolve_device_times()
         if self._memory is not None:
@@ -165,8 +175,8 @@ class Profiler(Capture):
     def _resolve_device_times(self) -> None:
         if self._gpu is None:
             return
-        seqs, ns = self._gpu.resolve()
-        rows = self.run.rows_of(seqs)
+        idents, ns = self._gpu.resolve()
+        rows = np.array([_row_of(t, i) for t, i in idents], np.int64)
         keep = rows >= 0
         self.store.set_values("device_ns", rows[keep], ns[keep])
 
@@ -174,7 +184,7 @@ class Profiler(Capture):
         """Mark the end of one iteration (drives ``schedule``)."""
         self.steps += 1
         if self.schedule is not None and not self._stopped and self.run is not None:
-            self._recording = self.schedule.action(self.steps) == "active"
+            self._set_recording(self.schedule.action(self.steps) == "active")
 
     def __enter__(self) -> Profiler:
         return self.start()

@@ -37,6 +37,31 @@ def _environment() -> dict:
         return {"python": {"version": platform.python_version()}, "numpy": np.__version__}
 
 
+def postorder_parents(tid: np.ndarray, depth: np.ndarray, first_row: int = 0) -> np.ndarray:
+    """Parent row of each row: the next row of the same thread one level up (-1: none yet).
+
+    Rows of one thread finish in post-order, so after an event the next one to finish at a
+    shallower depth is its parent. Vectorised per thread and depth level.
+    """
+    n = len(depth)
+    parent = np.full(n, -1, np.int64)
+    if n == 0:
+        return parent
+    depth = depth.astype(np.int64)
+    tids = np.unique(tid)
+    for t in tids.tolist():
+        idx = np.arange(n) if len(tids) == 1 else np.nonzero(tid == t)[0]
+        d = depth[idx]
+        for level in range(1, int(d.max()) + 1):
+            kids, ups = idx[d == level], idx[d == level - 1]
+            if not len(kids) or not len(ups):
+                continue
+            pos = np.searchsorted(ups, kids, side="right")
+            ok = pos < len(ups)
+            parent[kids[ok]] = ups[pos[ok]] + first_row
+    return parent
+
+
 class Run:
     """One profiling session: header fields plus an :class:`EventStore`.
 
@@ -79,9 +104,6 @@ class Run:
         self._clock = clock
         self._t0 = clock()
         self._wall_ns: int | None = None
-        self._row_of_seq = np.full(0, -1, np.int64)
-        self._resolved = 0
-        self._resolve_lock = threading.Lock()
 
     # -- header ------------------------------------------------------------------------------
     @property
@@ -140,9 +162,9 @@ class Run:
     def events_since(self, cursor: int = 0) -> tuple[EventBatch, int]:
         """Rows recorded since ``cursor`` and the cursor to pass next time.
 
-        Never blocks writers for longer than a pointer copy. Parents that had not finished at
-        read time show as -1 (they finish after their children); ``snapshot()`` after the run
-        ends is exact.
+        Never blocks writers for longer than a pointer copy. A parent always finishes after its
+        children, so it lies in this batch or a later one: parents not finished at read time
+        show as -1; ``snapshot()`` after the run ends is exact.
         """
         cols = self.store.read(cursor)
         first = min(cursor, len(self.store))
@@ -155,33 +177,11 @@ class Run:
         return batch
 
     def _batch(self, cols: dict, first: int, n: int) -> EventBatch:
-        parent = self._parents(cols["parent_seq"], n)
+        parent = postorder_parents(cols["tid"], cols["depth"], first)
         s = self.store
         return EventBatch(
             cols, list(s.keys), list(s.shapes), list(s.threads), s.metadata, first, parent
         )
-
-    def _parents(self, parent_seq: np.ndarray, n: int) -> np.ndarray:
-        with self._resolve_lock:
-            if self._resolved < n:
-                seq = self.store.read(self._resolved, n)["seq"].astype(np.int64)
-                top = int(seq.max()) + 1 if len(seq) else 0
-                if top > len(self._row_of_seq):
-                    grown = np.full(max(top, 2 * len(self._row_of_seq)), -1, np.int64)
-                    grown[: len(self._row_of_seq)] = self._row_of_seq
-                    self._row_of_seq = grown
-                self._row_of_seq[seq] = np.arange(self._resolved, self._resolved + len(seq))
-                self._resolved = n
-            table = self._row_of_seq
-        ps = parent_seq.astype(np.int64)
-        ok = (ps >= 0) & (ps < len(table))
-        out = np.full(len(ps), -1, np.int64)
-        out[ok] = table[ps[ok]]
-        return out
-
-    def rows_of(self, seqs: np.ndarray) -> np.ndarray:
-        """Row index of each event id in ``seqs`` (-1 where not recorded)."""
-        return self._parents(np.asarray(seqs, np.int64), len(self.store))
 
     def add_counter(self, name: str, t_ns: np.ndarray, values: np.ndarray) -> None:
         """Attach a counter track (memory over time) shown as ``ph:"C"`` in Chrome traces."""

@@ -5,15 +5,16 @@ Writers (the profiled threads) hand over whole buffers of finished events with
 below ``n`` never change once published (``n`` is bumped after the copy), so a reader holds the
 lock only long enough to read ``n`` and the chunk list.
 
-Core columns (32 bytes per event)::
+Core columns (24 bytes per event)::
 
     start_ns   int64   start, relative to the run start
     dur_ns     int64   duration
     key        int32   interned (kind, name, path)
-    seq        int32   the event's start order in the run (the id children point to)
-    parent_seq int32   the enclosing event's seq, -1 for roots
     tid        int16   index into the thread table
     depth      int16   nesting depth on its thread
+
+Rows are in completion order, per thread a post-order of the call tree, which is what makes a
+parent column unnecessary (``Run`` derives parents from ``tid`` and ``depth``).
 
 Optional columns exist only when their option is on: ``shape`` (int32 interned shape string),
 ``flops``/``bytes`` (int64, ``record_ops``), ``mem_bytes`` (int64, ``profile_memory``),
@@ -30,8 +31,6 @@ CORE_COLUMNS = (
     ("start_ns", np.int64),
     ("dur_ns", np.int64),
     ("key", np.int32),
-    ("seq", np.int32),
-    ("parent_seq", np.int32),
     ("tid", np.int16),
     ("depth", np.int16),
 )
@@ -76,6 +75,7 @@ class EventStore:
         self.keys: list[tuple[str, str, str]] = []  # key id -> (kind, name, path)
         self._key_ids: dict[tuple[str, str, str], int] = {}
         self.shapes: list[str] = []  # shape id -> "[(32, 4)] -> (32, 16)"
+        self._shape_ids: dict[str, int] = {}
         self.threads: list[tuple[int, str]] = []  # tid index -> (thread id, thread name)
         self.metadata: dict[int, dict] = {}
         self._chunks: list[_Chunk] = []
@@ -98,8 +98,11 @@ class EventStore:
 
     def intern_shape(self, text: str) -> int:
         with self._lock:
-            self.shapes.append(text)
-            return len(self.shapes) - 1
+            sid = self._shape_ids.get(text)
+            if sid is None:
+                sid = self._shape_ids[text] = len(self.shapes)
+                self.shapes.append(text)
+            return sid
 
     def add_thread(self, ident: int, name: str) -> int:
         with self._lock:
@@ -194,7 +197,8 @@ class EventStore:
         store = cls(optional=[c for c in OPTIONAL_COLUMNS if c in columns])
         for kind, name, path in keys:
             store.intern_key(kind, name, path)
-        store.shapes = list(shapes)
+        for text in shapes:
+            store.intern_shape(text)
         store.threads = list(threads)
         store.append(columns, metadata)
         return store

@@ -82,8 +82,6 @@ def _from_raw(data: dict) -> Run:
         "start_ns": np.array([e["start_ns"] for e in ev], np.int64),
         "dur_ns": np.array([e["dur_ns"] for e in ev], np.int64),
         "key": np.array([b.key(e["kind"], e["name"], e.get("path", "")) for e in ev], np.int32),
-        "seq": np.arange(n, dtype=np.int32),
-        "parent_seq": np.array([e.get("parent", -1) for e in ev], np.int32),
         "tid": np.array([b.tid(e.get("tid", 0)) for e in ev], np.int16),
         "depth": np.array([e.get("depth", 0) for e in ev], np.int16),
     }
@@ -133,13 +131,10 @@ def _from_chrome(data: dict) -> Run:
             [b.key(e.get("cat", "user"), e["name"], a.get("path", "")) for e, a in zip(xs, args)],
             np.int32,
         ),
-        "seq": np.arange(len(xs), dtype=np.int32),
         "tid": np.array([b.tid(e.get("tid", 0)) for e in xs], np.int16),
     }
     tids = cols["tid"].astype(np.int64)
-    cols["depth"], cols["parent_seq"] = _nesting(
-        tids, cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
-    )
+    cols["depth"], _ = _nesting(tids, cols["start_ns"], cols["start_ns"] + cols["dur_ns"])
     if any("shapes" in a for a in args):
         cols["shape"] = np.array([b.shape(a.get("shapes")) for a in args], np.int32)
     for name, src, scale in (
