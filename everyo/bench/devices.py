@@ -44,12 +44,10 @@ def on_gpu(obj: Any, _depth: int = 0) -> bool:
 
 def _module_on_gpu(obj: Any) -> bool:
     # only everyo modules: calling parameters() on an arbitrary object could do anything
-    if not type(obj).__module__.startswith("everyo"):
+    nn = sys.modules.get("everyo.nn")
+    if nn is None or not isinstance(obj, nn.Module):
         return False
-    parameters = getattr(obj, "parameters", None)
-    if not callable(parameters):
-        return False
-    first = next(iter(parameters()), None)
+    first = next(iter(obj.parameters()), None)
     return first is not None and on_gpu(first, _MAX_DEPTH)
 
 

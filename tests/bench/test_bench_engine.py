@@ -107,3 +107,20 @@ def test_measure_training_with_an_everyo_trainer():
     assert stats.validation_s is not None and stats.validation_s > 0
     assert stats.peak_memory > 0
     assert not np.array_equal(before, next(iter(model.parameters())).numpy())  # it trained
+
+
+def test_a_user_module_with_gpu_parameters_is_synchronised():
+    from bench_fakes import FakeCudaTensor
+
+    class OnGpu(eo.Module):  # defined outside everyo, parameters "on cuda"
+        def parameters(self, recurse=True):
+            yield FakeCudaTensor()
+
+        def forward(self):
+            return None
+
+    syncs = []
+    result = benchmark(
+        OnGpu(), warmup=0, repeat=2, synchronize=lambda: syncs.append(1), record_environment=False
+    )
+    assert result.synchronized and len(syncs) == 4
