@@ -1,0 +1,169 @@
+"""``python -m everyo profile SCRIPT.py [args] [options]``: profile a script, print the table.
+
+Options may come before the script or after it (mixed with the script's own arguments); an
+argument after ``--`` always goes to the script. The script runs as ``__main__`` with
+``sys.argv`` set to its own arguments. If it raises, the summary is still printed and the exit
+code is 1 (130 for KeyboardInterrupt; a ``sys.exit(n)`` keeps ``n``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+
+from everyo.errors import EveryOConfigError
+
+# option -> takes a value
+OPTIONS = {
+    "--chrome-trace": True,
+    "--json": True,
+    "--top": True,
+    "--sort": True,
+    "--group-by": True,
+    "--warmup": True,
+    "--label": True,
+    "--record-ops": False,
+    "--profile-memory": False,
+    "--no-shapes": False,
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help="the Python script to run under the profiler")
+    parser.add_argument(
+        "script_args",
+        nargs=argparse.REMAINDER,
+        help="arguments for the script (profile options are picked out)",
+    )
+    parser.add_argument(
+        "--chrome-trace", metavar="PATH", help="write a Chrome/Perfetto trace (.json or .json.gz)"
+    )
+    parser.add_argument("--json", metavar="PATH", help="write the raw events as JSON")
+    parser.add_argument("--top", type=int, default=None, metavar="N", help="show the N top rows")
+    parser.add_argument(
+        "--sort",
+        default="total_ms",
+        metavar="KEY",
+        help="column to sort by (total_ms, self_ms, mean_ms, calls, ...)",
+    )
+    parser.add_argument("--group-by", default="name", metavar="KEY", help="name | path | shape")
+    parser.add_argument(
+        "--warmup", type=int, default=0, metavar="N", help="skip the first N recorded events"
+    )
+    parser.add_argument("--label", default=None, help="a name for the run")
+    parser.add_argument(
+        "--record-ops", action="store_true", help="also record every op with FLOPs and bytes"
+    )
+    parser.add_argument(
+        "--profile-memory",
+        action="store_true",
+        help="bytes allocated per event, live tensor bytes and peak",
+    )
+    parser.add_argument("--no-shapes", action="store_true", help="do not record shapes")
+
+
+def split_script_args(args: argparse.Namespace, parser_defaults: dict | None = None) -> list[str]:
+    """Move profile options found after the script into ``args``; return the script's argv."""
+    rest, script_args = list(args.script_args), []
+    while rest:
+        token = rest.pop(0)
+        if token == "--":
+            script_args += rest
+            break
+        name, eq, value = token.partition("=")
+        if name not in OPTIONS:
+            script_args.append(token)
+            continue
+        dest = name[2:].replace("-", "_")
+        if not OPTIONS[name]:
+            setattr(args, dest, True)
+            continue
+        if not eq:
+            if not rest:
+                raise EveryOConfigError(f"{name} needs a value")
+            value = rest.pop(0)
+        setattr(
+            args, dest, int(value) if dest in ("top", "warmup") and _int(name, value) else value
+        )
+    return script_args
+
+
+def _int(name: str, value: str) -> bool:
+    try:
+        int(value)
+    except ValueError:
+        raise EveryOConfigError(f"{name} takes a whole number, got {value!r}") from None
+    return True
+
+
+def _check(args) -> None:
+    from everyo.profiler.analysis import GROUP_BY, SORT_KEYS
+
+    if not os.path.isfile(args.script):
+        raise EveryOConfigError(f"no such script: {args.script}")
+    if args.group_by not in GROUP_BY:
+        raise EveryOConfigError(f"--group-by {args.group_by!r}: use one of {', '.join(GROUP_BY)}")
+    if args.sort not in SORT_KEYS:
+        raise EveryOConfigError(f"--sort {args.sort!r}: use one of {', '.join(SORT_KEYS)}")
+    if args.warmup < 0:
+        raise EveryOConfigError("--warmup takes a whole number >= 0")
+    if args.top is not None and args.top < 1:
+        raise EveryOConfigError("--top takes a whole number >= 1")
+
+
+def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseException | None]:
+    """Run ``path`` as ``__main__``; return (exit code, error to mark the run failed with)."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [path] + argv
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        profiler.start()
+        runpy.run_path(path, run_name="__main__")
+        return 0, None
+    except SystemExit as exc:
+        code = exc.code
+        if code in (None, 0):
+            return 0, None
+        if not isinstance(code, int):
+            print(code, file=sys.stderr)
+            code = 1
+        return code, exc
+    except KeyboardInterrupt as exc:
+        traceback.print_exc()
+        return 130, exc
+    except BaseException as exc:  # noqa: BLE001 - the script's error is reported, then summarised
+        traceback.print_exc()
+        return 1, exc
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def run(args: argparse.Namespace) -> int:
+    from everyo.profiler import Profiler
+
+    script_argv = split_script_args(args)
+    _check(args)
+    profiler = Profiler(
+        warmup=args.warmup,
+        record_shapes=not args.no_shapes,
+        record_ops=args.record_ops,
+        profile_memory=args.profile_memory,
+        label=args.label or os.path.basename(args.script),
+    )
+    code, error = _run_script(args.script, script_argv, profiler)
+    run = profiler.stop(error)
+    sys.stdout.flush()
+    status = run.status if run.error is None else f"{run.status}: {run.error}"
+    print(
+        f"\neveryo profile {args.script}: {status}, {run.num_events:,} events, "
+        f"wall {run.wall_ns / 1e6:.3f} ms"
+    )
+    print(profiler.summary(group_by=args.group_by, sort_by=args.sort, top=args.top))
+    if args.chrome_trace:
+        print(f"wrote {profiler.export_chrome_trace(args.chrome_trace)}")
+    if args.json:
+        print(f"wrote {profiler.export_json(args.json)}")
+    return code
