@@ -201,3 +201,16 @@ def test_empty_result_has_no_recommendation():
     result = SweepResult(rows=[SweepRow(1, "oom", "MemoryError: no")])
     assert result.best is None and result.recommended is None and result.largest_fit is None
     assert "oom" in str(result)
+
+
+def test_process_pool_runs_points_in_another_process():
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("fork")  # the test module is importable in the child
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        result = sweep_batch_sizes(
+            step, make_batch, [1, 8], executor=pool, memory_limit=int(PER_SAMPLE * 4.5), **QUICK
+        )
+    assert [r.status for r in result.rows] == ["ok", "oom"]
+    assert result[1].peak_memory == pytest.approx(PER_SAMPLE, rel=0.05)
