@@ -40,9 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from everyo.bench import benchmark, check_regression
+    from everyo.bench import benchmark, check_regression, load
 
+    if not 0 <= args.threshold < 1000:
+        raise EveryOBenchmarkError(f"--threshold is a percentage >= 0, got {args.threshold}")
     fn = resolve_spec(args.spec)
+    baseline = load(args.baseline) if args.baseline else None  # fail before timing, not after
     result = benchmark(
         fn,
         warmup=args.warmup,
@@ -58,11 +61,8 @@ def run(args: argparse.Namespace) -> int:
         path = result.to_json(args.save_baseline)
         print(f"Baseline saved to {path}")
         return 0
-    if not args.baseline:
+    if baseline is None:
         return 0
-    from everyo.bench import load
-
-    baseline = load(args.baseline)
     if baseline.name != result.name:
         print(f"note: the baseline was recorded for {baseline.name!r}, not {result.name!r}")
     check = check_regression(result, baseline, threshold=args.threshold / 100)
