@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from everyo.core import dtype as _dt
 from everyo.core.autocast import autocast as _autocast
 from everyo.core.autograd import no_grad
@@ -160,9 +162,13 @@ class Trainer:
         outputs, loss = self._forward_loss(inputs, targets)
         with _region("backward"):
             scaled = loss / self.accumulate_steps if self.accumulate_steps > 1 else loss
-            if self.scaler is not None:
-                scaled = self.scaler.scale(scaled)
-            scaled.backward()
+            if self.scaler is None:
+                scaled.backward()
+            else:
+                # an overflow of the scaled float16 gradients is expected: the scaler sees the
+                # infs, skips the step and lowers its scale
+                with np.errstate(over="ignore", invalid="ignore"):
+                    self.scaler.scale(scaled).backward()
         if (index + 1) % self.accumulate_steps == 0 or last:
             self._optimizer_step()
             self.global_step += 1
