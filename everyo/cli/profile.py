@@ -14,7 +14,7 @@ import runpy
 import sys
 import traceback
 
-from everyo.errors import EveryOConfigError
+from everyo.errors import EveryOConfigError, EveryOExportError
 
 # option -> takes a value
 OPTIONS = {
@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-shapes", action="store_true", help="do not record shapes")
 
 
-def split_script_args(args: argparse.Namespace, parser_defaults: dict | None = None) -> list[str]:
+def split_script_args(args: argparse.Namespace) -> list[str]:
     """Move profile options found after the script into ``args``; return the script's argv."""
     rest, script_args = list(args.script_args), []
     while rest:
@@ -162,8 +162,15 @@ def run(args: argparse.Namespace) -> int:
         f"wall {run.wall_ns / 1e6:.3f} ms"
     )
     print(profiler.summary(group_by=args.group_by, sort_by=args.sort, top=args.top))
-    if args.chrome_trace:
-        print(f"wrote {profiler.export_chrome_trace(args.chrome_trace)}")
-    if args.json:
-        print(f"wrote {profiler.export_json(args.json)}")
+    for path, export in (
+        (args.chrome_trace, profiler.export_chrome_trace),
+        (args.json, profiler.export_json),
+    ):
+        if not path:
+            continue
+        try:
+            print(f"wrote {export(path)}")
+        except EveryOExportError as exc:  # the script's own exit code stays the news
+            print(f"error: {exc}", file=sys.stderr)
+            code = code or 2
     return code

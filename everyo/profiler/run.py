@@ -261,11 +261,14 @@ class RunRegistry:
         return sum(r.nbytes for r in self._runs)
 
     def enforce_budget(self) -> list[Run]:
-        """Evict the oldest finished runs until the total is within budget; return them."""
+        """Evict the oldest finished runs until the total is within budget; return them.
+
+        Running runs and the newest run are never evicted.
+        """
         evicted = []
         with self._lock:
             while self.nbytes > self.budget_bytes:
-                victim = next((r for r in self._runs if r.status != "running"), None)
+                victim = next((r for r in self._runs[:-1] if r.status != "running"), None)
                 if victim is None:
                     break
                 self._runs.remove(victim)

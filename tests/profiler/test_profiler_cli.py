@@ -1,0 +1,102 @@
+"""``python -m everyo profile`` and ``python -m everyo demo``."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from everyo.__main__ import main
+from everyo.profiler import hooks, load
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import everyo as eo
+    model = eo.Sequential(eo.Linear(4, 8, seed=0), eo.ReLU(), eo.Linear(8, 2, seed=1))
+    print("script argv", sys.argv[1:])
+    for _ in range(int(sys.argv[1])):
+        model(eo.zeros(16, 4))
+    if "--fail" in sys.argv:
+        raise ValueError("planned failure")
+    if "--exit" in sys.argv:
+        sys.exit(3)
+    """
+)
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_profile_runs_script_prints_table_and_writes_exports(script, tmp_path, capsys):
+    trace, raw = tmp_path / "t.json.gz", tmp_path / "r.json"
+    code = main(
+        [
+            "profile",
+            str(script),
+            "3",
+            "--top",
+            "2",
+            "--chrome-trace",
+            str(trace),
+            "--json",
+            str(raw),
+            "--sort",
+            "calls",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "script argv ['3']" in out  # profile options never reach the script
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("name"))
+    assert lines[header + 2].split()[:3] == ["Linear", "module", "6"]
+    assert lines[header + 4].startswith("wall time")  # --top 2
+    assert load(trace).num_events == load(raw).num_events == 12
+    assert hooks.active is None
+
+
+def test_options_before_the_script_and_double_dash(script, capsys):
+    code = main(["profile", "--group-by", "path", "--warmup", "1", str(script), "2", "--", "--top"])
+    out = capsys.readouterr().out
+    assert code == 0 and "script argv ['2', '--top']" in out
+    assert "skipped by warmup=1" in out and "\n0 " in out
+
+
+def test_failing_script_still_prints_summary_and_exits_1(script, capsys):
+    code = main(["profile", str(script), "2", "--fail", "--json", "/dev/null/x.json"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "planned failure" in captured.err
+    assert "error: cannot write /dev/null/x.json" in captured.err
+    assert "failed: ValueError: planned failure" in captured.out
+    assert "Sequential" in captured.out and hooks.active is None
+
+
+def test_sys_exit_code_is_kept(script, capsys):
+    assert main(["profile", str(script), "1", "--exit"]) == 3
+    assert "failed: SystemExit: 3" in capsys.readouterr().out
+
+
+def test_bad_options_are_errors_with_exit_2(script, tmp_path, capsys):
+    assert main(["profile", str(script), "--group-by", "layer"]) == 2
+    assert "use one of name, path, shape" in capsys.readouterr().err
+    assert main(["profile", str(tmp_path / "missing.py")]) == 2
+    assert "no such script" in capsys.readouterr().err
+    assert main(["profile", str(script), "--top", "x"]) == 2
+
+
+def test_demo_prints_table_and_writes_trace(tmp_path, capsys):
+    out_path = tmp_path / "demo.json"
+    assert main(["demo", "--steps", "2", "--out", str(out_path)]) == 0
+    out = capsys.readouterr().out
+    for name in ("Conv2d", "Linear", "Adam.step", "backward", "cnn.train", "mlp.train"):
+        assert name in out
+    trace = json.loads(out_path.read_text())
+    cats = {e.get("cat") for e in trace["traceEvents"] if e["ph"] == "X"}
+    assert {"module", "backward", "optimizer", "data", "user"} <= cats

@@ -1,0 +1,148 @@
+"""The profiler on the real engine: the guide's examples, backward, optimizer, data, Trainer."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+import everyo as eo
+from everyo.profiler import analysis, hooks, profile, runs
+
+GUIDE_PROFILE = """
+import everyo as eo
+from everyo.profiler import profile
+model = eo.Sequential(
+    eo.Linear(4, 16, seed=0),
+    eo.ReLU(),
+    eo.Linear(16, 2, seed=1)
+)
+x = eo.zeros(32, 4)
+with profile(record_shapes=True) as profiler:
+    for _ in range(20):
+        output = model(x)
+for row in profiler.summary():
+    print(row)
+"""
+
+GUIDE_RECORD_FUNCTION = """
+import everyo as eo
+from everyo.profiler import (
+    profile,
+    record_function,
+)
+model = eo.Sequential(
+    eo.Linear(4, 8, seed=0),
+    eo.ReLU(),
+    eo.Linear(8, 2, seed=1)
+)
+x = eo.zeros(64, 4)
+with profile() as profiler:
+    with record_function(
+        "inference",
+        batch_size=64
+    ):
+        result = model(x)
+print(profiler.summary())
+"""
+
+GUIDE_CHROME = """
+from pathlib import Path
+from everyo.profiler import profile
+Path("profiles").mkdir(exist_ok=True)
+with profile() as profiler:
+    output = model(x)
+profiler.export_chrome_trace(
+    "profiles/model-trace.json"
+)
+profiler.export_json(
+    "profiles/raw-events.json"
+)
+"""
+
+
+def test_guide_profiling_a_network(capsys):
+    ns = {}
+    exec(GUIDE_PROFILE, ns)
+    out = capsys.readouterr().out.splitlines()
+    rows = ns["profiler"].summary()
+    assert [r["name"] for r in rows] == ["Sequential", "Linear", "ReLU"]
+    assert [r["calls"] for r in rows] == [20, 40, 20]
+    assert len(out) == 3 and all("total_ms" in line and "mean_ms" in line for line in out)
+    assert rows[0]["total_ms"] >= rows[1]["total_ms"] / 2  # the container encloses its layers
+    paths = analysis.summarize(ns["profiler"].run, group_by="path")
+    assert {r["name"] for r in paths} == {"Sequential", "0", "1", "2"}
+    shapes = {e.shapes for e in ns["profiler"].events}
+    assert "[(32, 4)] -> (32, 16)" in shapes and "[(32, 16)] -> (32, 2)" in shapes
+
+
+def test_guide_record_function_and_chrome_export(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ns = {}
+    exec(GUIDE_RECORD_FUNCTION, ns)
+    text = capsys.readouterr().out
+    assert "inference" in text and "Sequential" in text
+    inference = next(e for e in ns["profiler"].events if e.name == "inference")
+    assert inference.metadata == {"batch_size": 64} and inference.kind == "user"
+    exec(GUIDE_CHROME, ns)
+    trace = json.loads((tmp_path / "profiles/model-trace.json").read_text())
+    assert {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"} == {
+        "Sequential",
+        "Linear",
+        "ReLU",
+    }
+    raw = json.loads((tmp_path / "profiles/raw-events.json").read_text())
+    assert len(raw["events"]) == 4
+
+
+def test_training_step_records_backward_optimizer_and_data():
+    rng = np.random.default_rng(0)
+    ds = eo.ArrayDataset(rng.standard_normal((64, 4)).astype(np.float32), rng.integers(0, 3, 64))
+    loader = eo.DataLoader(ds, batch_size=16)
+    model = eo.Sequential(eo.Linear(4, 8, seed=0), eo.ReLU(), eo.Linear(8, 3, seed=1))
+    loss_fn = eo.CrossEntropyLoss()
+    opt = eo.optim.Adam(model.parameters(), lr=1e-2)
+    with profile(label="train-test") as p:
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss_fn(model(xb), yb).backward()
+            opt.step()
+    names = {(e.kind, e.name, e.path) for e in p.events}
+    assert ("backward", "backward", "") in names
+    assert ("backward", "Linear.backward", "0") in names
+    assert ("backward", "Linear.backward", "2") in names
+    assert ("optimizer", "Adam.step", "") in names
+    assert ("data", "DataLoader.next", "") in names
+    rows = {(r["kind"], r["name"]): r for r in p.summary()}
+    assert rows[("optimizer", "Adam.step")]["calls"] == 4
+    assert rows[("backward", "backward")]["calls"] == 4
+    batch = p.run.snapshot()
+    bw_children = batch.parent[(batch.kind == "backward") & (batch.depth > 0)]
+    assert (batch.name[bw_children] == "backward").all()
+    assert runs["train-test"] is p.run or p.registry is runs
+
+
+def test_record_ops_gives_module_flops_on_the_engine():
+    model = eo.Sequential(eo.Linear(4, 16, seed=0), eo.ReLU(), eo.Linear(16, 2, seed=1))
+    x = eo.zeros(32, 4)
+    with profile(record_ops=True) as p:
+        assert hooks.active.record_ops
+        model(x)
+    ops = [e for e in p.events if e.kind == "op"]
+    assert ops and all(e.flops is not None for e in ops)
+    rows = {r["name"]: r for r in p.summary(group_by="path")}
+    # Linear(4, 16) on 32 rows: 2*32*4*16 multiply-adds plus the bias
+    assert rows["0"]["flops"] >= 2 * 32 * 4 * 16
+    assert rows["Sequential"]["flops"] >= rows["0"]["flops"] + rows["2"]["flops"]
+
+
+def test_trainer_phases_are_recorded():
+    rng = np.random.default_rng(1)
+    ds = eo.ArrayDataset(rng.standard_normal((32, 4)).astype(np.float32), rng.integers(0, 2, 32))
+    model = eo.Sequential(eo.Linear(4, 2, seed=0))
+    trainer = eo.Trainer(model, eo.optim.SGD(model.parameters(), lr=0.1), eo.CrossEntropyLoss())
+    with profile() as p:
+        trainer.fit(eo.DataLoader(ds, batch_size=8), epochs=1, progress=False)
+    kinds = {(e.kind, e.name) for e in p.events}
+    assert {("train", "forward"), ("train", "backward"), ("train", "optimizer")} <= kinds
+    assert ("optimizer", "SGD.step") in kinds

@@ -1,0 +1,153 @@
+"""EventStore and RunRegistry: bytes per event, chunking, live reads under a writer, eviction."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from profiler_fakes import mlp
+
+from everyo.profiler import EveryOProfilerWarning, RunRegistry, hooks, profile, record_function
+from everyo.profiler.run import Run, postorder_parents
+from everyo.profiler.store import CORE_COLUMNS, EventStore
+
+
+def _rows(k: int, start: int = 0) -> dict:
+    r = np.arange(start, start + k, dtype=np.int64)
+    return {
+        "start_ns": r * 10,
+        "dur_ns": r % 7,
+        "key": (r % 3).astype(np.int32),
+        "tid": np.zeros(k, np.int16),
+        "depth": np.zeros(k, np.int16),
+    }
+
+
+def test_core_columns_take_at_most_32_bytes_per_event():
+    store = EventStore()
+    n = 100_000
+    for lo in range(0, n, 7_000):
+        store.append(_rows(min(7_000, n - lo), lo))
+    cols = store.read()
+    measured = sum(cols[name].nbytes for name, _ in CORE_COLUMNS) / len(store)
+    assert len(store) == n and measured <= 32
+    assert store.nbytes / n == measured == store.core_row_bytes
+    # the chunks hold no more than one chunk of unused capacity
+    assert store.allocated_bytes <= store.nbytes * 2 + 4096 * 32
+
+
+def test_optional_columns_exist_only_when_on(clock, registry):
+    with profile(clock=clock, registry=registry, record_shapes=False) as p:
+        mlp(clock)(np.zeros((1, 4)))
+    assert p.run.store.columns == tuple(name for name, _ in CORE_COLUMNS)
+    with profile(clock=clock, registry=registry, record_ops=True, profile_memory=True) as p:
+        mlp(clock)(np.zeros((1, 4)))
+    assert {"shape", "flops", "bytes", "mem_bytes"} <= set(p.run.store.columns)
+
+
+def test_read_ranges_across_chunks():
+    store = EventStore()
+    store.append(_rows(5000))
+    store.append(_rows(5000, 5000))
+    part = store.read(4090, 8200)
+    assert (part["start_ns"] == np.arange(4090, 8200) * 10).all()
+    assert len(store.read(9999)) and len(store.read(20_000)["start_ns"]) == 0
+
+
+def test_postorder_parents():
+    # thread 0: a(b(c), d) ; thread 1: x(y) interleaved in the store
+    tid = np.array([0, 0, 1, 0, 1, 0])
+    depth = np.array([2, 1, 1, 1, 0, 0])  # c b y d x a
+    assert postorder_parents(tid, depth, 10).tolist() == [11, 15, 14, 15, -1, -1]
+    # a parent not finished yet reads as -1
+    assert postorder_parents(tid[:2], depth[:2]).tolist() == [1, -1]
+
+
+def test_live_reader_thread_sees_every_row_once_while_writer_runs(registry):
+    model = mlp()
+    stop = threading.Event()
+    seen, cursors = [], []
+    with profile(registry=registry) as p:
+        run = p.run
+
+        def reader():
+            cursor = 0
+            while not stop.is_set():
+                batch, cursor = run.events_since(cursor)
+                seen.extend(batch.row.tolist())
+                cursors.append(cursor)
+                time.sleep(0.001)
+            batch, cursor = run.events_since(cursor)
+            seen.extend(batch.row.tolist())
+
+        t = threading.Thread(target=reader)
+        t.start()
+        for _ in range(3000):  # more than one flush of the writer's buffer
+            with record_function("step"):
+                model(np.zeros((1, 4)))
+        p.stop()
+        stop.set()
+        t.join()
+    assert seen == list(range(run.num_events)) and run.num_events == 3000 * 5
+    assert cursors == sorted(cursors) and len(set(cursors)) > 1
+
+
+def test_registry_evicts_oldest_finished_runs_with_a_warning(clock):
+    reg = RunRegistry(budget_bytes=10**9)
+    kept = []
+    for i in range(3):
+        with profile(clock=clock, registry=reg, label=f"r{i}") as p:
+            for _ in range(50):
+                mlp(clock)(np.zeros((1, 4)))
+        kept.append(p.run)
+    size = kept[0].nbytes
+    reg.budget_bytes = 2 * size + size // 2
+    with pytest.warns(EveryOProfilerWarning, match="evicted run"):
+        reg.enforce_budget()
+    assert list(reg) == kept[1:]
+    with pytest.warns(EveryOProfilerWarning, match="budget_bytes"):
+        with profile(clock=clock, registry=reg, label="r3") as p:
+            for _ in range(50):
+                mlp(clock)(np.zeros((1, 4)))
+    assert [r.label for r in reg] == ["r2", "r3"] and reg.latest is p.run
+
+
+def test_running_run_is_never_evicted(clock):
+    reg = RunRegistry(budget_bytes=0)
+    with profile(clock=clock, registry=reg) as p:
+        mlp(clock)(np.zeros((1, 4)))
+        assert reg.enforce_budget() == []
+        assert reg.latest is p.run
+    assert hooks.active is None
+    assert reg.latest is p.run  # the only run: nothing older to evict
+
+
+def test_run_fields(clock, registry):
+    with profile(clock=clock, registry=registry, label="fields") as p:
+        clock.advance(1_000)
+        assert p.run.wall_ns >= 1_000
+    r = p.run
+    assert isinstance(r, Run) and r.id.startswith("run-") and r.label == "fields"
+    assert r.start_time > 1.5e9 and r.error is None
+    assert {"python"} <= set(r.environment)
+    assert r.header()["status"] == "completed"
+    assert "fields" in repr(r)
+
+
+def test_schedule_keeps_ancestors_of_recorded_events(clock, registry):
+    from everyo.profiler import schedule
+
+    model = mlp(clock)
+    with profile(clock=clock, registry=registry, schedule=schedule(active=2, repeat=1)) as p:
+        with record_function("epoch"):
+            for _ in range(4):
+                model(np.zeros((1, 4)))
+                p.step()
+    events = p.events
+    assert [e.name for e in events].count("Sequential") == 2
+    epoch = events[-1]
+    assert epoch.name == "epoch" and epoch.depth == 0
+    roots = [e for e in events if e.name == "Sequential"]
+    assert all(e.parent == epoch.row for e in roots)
