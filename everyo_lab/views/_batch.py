@@ -66,10 +66,23 @@ def lanes(batch) -> tuple[np.ndarray, list[tuple[int, str]]]:
 def color_codes(batch) -> tuple[np.ndarray, list[str]]:
     """Return each row's colour-key code and the keys (module class name, else the kind).
 
-    Keys are numbered in order of first appearance, in one pass of a dict: names are few and
-    rows many, so this beats sorting a million strings with ``np.unique``.
+    Keys are numbered in order of first appearance. A profiler ``EventBatch`` carries interned
+    ``(kind, name, path)`` ids (``key``/``keys``), so only the few distinct keys are looked at
+    (the list may hold keys this batch does not use); other batches take one pass of a dict,
+    which still beats sorting a million strings.
     """
-    seen: dict[str, int] = {}
+    key_ids, table = getattr(batch, "key", None), getattr(batch, "keys", None)
+    if isinstance(key_ids, np.ndarray) and isinstance(table, list | tuple) and len(table):
+        seen: dict[str, int] = {}
+        per_key = np.array(
+            [
+                seen.setdefault(name if kind == "module" else kind, len(seen))
+                for kind, name, *_ in table
+            ],
+            dtype=np.int64,
+        )
+        return per_key[key_ids], list(seen)
+    seen = {}
     pairs = zip(np.asarray(batch.kind).tolist(), np.asarray(batch.name).tolist())
     codes = np.fromiter(
         (seen.setdefault(name if kind == "module" else kind, len(seen)) for kind, name in pairs),

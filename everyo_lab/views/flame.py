@@ -146,16 +146,18 @@ def _hover_columns(batch):
         "duration: %{customdata[3]:.4~r} ms",
         "self: %{customdata[4]:.4~r} ms",
     ]
-    for label, column, fmt in (
-        ("shapes", "shapes", "%{{customdata[{i}]}}"),
-        ("FLOPs", "flops", "%{{customdata[{i}]:.3s}}"),
-        ("bytes", "bytes", "%{{customdata[{i}]:.3s}}B"),
-        ("memory", "mem_bytes", "%{{customdata[{i}]:.3s}}B"),
+    for label, column, unit in (
+        ("shapes", "shapes", None),
+        ("FLOPs", "flops", ""),
+        ("bytes", "bytes", "B"),
+        ("memory", "mem_bytes", "B"),
     ):
         values = optional_column(batch, column)
         if values is None:
             continue
-        lines.append(f"{label}: " + fmt.format(i=len(columns)))
+        if unit is not None:  # a module's FLOPs and bytes are the sum of its ops'
+            values = _si_text(_inclusive(batch, values), unit)
+        lines.append(f"{label}: %{{customdata[{len(columns)}]}}")
         columns.append(lambda r, v=values: v[r])
     device = optional_column(batch, "device_ns")
     if device is not None:
@@ -165,6 +167,31 @@ def _hover_columns(batch):
             lambda r: np.where(device_ms[r] >= 0, np.char.mod("%.3f ms", device_ms[r]), "n/a")
         )
     return "<br>".join(lines) + "<extra></extra>", columns
+
+
+def _inclusive(batch, values: np.ndarray) -> np.ndarray:
+    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+
+    inclusive = getattr(analysis, "inclusive", None) or getattr(analysis, "_inclusive", None)
+    if inclusive is None or not hasattr(batch, "keys"):
+        return np.asarray(values, dtype=np.float64)
+    return np.asarray(inclusive(batch, np.asarray(values)), dtype=np.float64)
+
+
+_PREFIXES = np.array(["", "k", "M", "G", "T", "P"], dtype=object)
+
+
+def _si_text(values: np.ndarray, unit: str) -> np.ndarray:
+    """``1.23M`` style text per value, vectorised; negative (not measured) reads ``n/a``."""
+    v = np.asarray(values, dtype=np.float64)
+    mag = np.abs(v)
+    group = np.clip(np.floor(np.log10(np.where(mag > 0, mag, 1.0)) / 3), 0, 5).astype(np.int64)
+    scaled = v / 1000.0**group
+    carry = (np.abs(scaled) >= 999.5) & (group < 5)  # 999,999 reads 1M, not 1e+03k
+    group = group + carry
+    scaled = np.where(carry, scaled / 1000.0, scaled)
+    text = np.char.add(np.char.mod("%.3g", scaled).astype(object), _PREFIXES[group] + unit)
+    return np.where(v < 0, "n/a", text).astype(object)
 
 
 def _merged_traces(bars: Bars, keys: list[str]) -> list[dict]:
