@@ -76,6 +76,7 @@ def flame_figure(
         return {"data": [], "layout": _layout(colors, x_range, [], 1, message="no events")}
     bars, bands, keys = flame_bars(batch, x_range=x_range, width_px=width_px, max_shapes=max_shapes)
     data = _event_traces(batch, bars, keys) + _merged_traces(bars, keys)
+    _one_legend_entry_per_key(data)
     n_lanes = int(bars.lane.max()) + 1 if len(bars) else 1
     layout = _layout(colors, x_range, bands, n_lanes)
     layout["meta"] = {
@@ -84,6 +85,15 @@ def flame_figure(
         "merged_events": int(bars.count[bars.count > 1].sum()),
     }
     return {"data": data, "layout": layout}
+
+
+def _one_legend_entry_per_key(traces: list[dict]) -> None:
+    # A key's merged bars toggle with its own bars (same legendgroup): list the key once.
+    shown = set()
+    for trace in traces:
+        group = trace["legendgroup"]
+        trace["showlegend"] = group not in shown
+        shown.add(group)
 
 
 def _drawn_width_ms(bars: Bars, sel: np.ndarray) -> np.ndarray:
@@ -262,8 +272,8 @@ def _layout(colors: dict, x_range, bands, n_lanes: int, message: str | None = No
         "hovermode": "closest",
         "uniformtext": {"mode": "hide", "minsize": 9},
         "uirevision": "flame",  # keep the user's zoom across live refreshes
-        "legend": {"orientation": "h", "y": -0.2},
-        "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
+        "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+        "margin": {"l": 60, "r": 20, "t": 40, "b": 45},
         "height": int(min(900, max(280, 140 + 24 * n_lanes))),
     }
     if message is not None:

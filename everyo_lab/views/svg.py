@@ -22,6 +22,7 @@ _LANE = 16
 _AXIS = 22
 _LABEL_PX = 48
 _MAX_TITLES = 300
+_LEGEND = 18
 
 
 def flame_svg(batch, *, max_shapes: int = 2500, text_color: str = "#555") -> str:
@@ -36,7 +37,7 @@ def flame_svg(batch, *, max_shapes: int = 2500, text_color: str = "#555") -> str
     w = np.maximum((bars.end - bars.start) * scale, 0.5)
     y = bars.lane * _LANE
     n_lanes = int(bars.lane.max()) + 1
-    height = n_lanes * _LANE + _AXIS
+    height = n_lanes * _LANE + _AXIS + _LEGEND
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {height}" '
         f'width="{_WIDTH}" height="{height}" role="img" aria-label="flame chart" '
@@ -45,6 +46,7 @@ def flame_svg(batch, *, max_shapes: int = 2500, text_color: str = "#555") -> str
     parts += _paths(bars, keys, x, w, y)
     parts += _labels(batch, bars, x, w, y)
     parts += _axis(span, n_lanes * _LANE, text_color)
+    parts += _legend(bars, keys, n_lanes * _LANE + _AXIS, text_color)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -90,6 +92,25 @@ def _labels(batch, bars, x, w, y) -> list[str]:
             f'<text x="{x[i] + 3:.1f}" y="{y[i] + 11}" font-size="10" fill="#111">'
             f"{html.escape(text)}</text></g>"
         )
+    return out
+
+
+def _legend(bars, keys, top: int, text_color: str) -> list[str]:
+    """One swatch per colour drawn, in order of first appearance."""
+    used = [keys[c] for c in np.unique(bars.code[bars.uniform])]
+    if not bars.uniform.all():
+        used.append("merged (mixed)")
+    out, x = [f'<g font-size="10" fill="{text_color}">'], 0.0
+    for key in used:
+        if x > _WIDTH - 60:
+            break
+        colour = MERGED_COLOR if key == "merged (mixed)" else color_for(key)
+        out.append(
+            f'<rect x="{x:.0f}" y="{top + 4}" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{x + 14:.0f}" y="{top + 13}">{html.escape(key)}</text>'
+        )
+        x += 24 + 6.2 * len(key)
+    out.append("</g>")
     return out
 
 
