@@ -173,7 +173,10 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
     order = _topological(root)
     grads = {id(root): grad}
     given: set = {id(grad)}  # the root gradient may be the caller's array: never alias it
-    for t in reversed(order):
+    while order:
+        # popping (outputs first) drops each intermediate as soon as its node has run, so the
+        # allocator can reuse its memory for the gradients still to come
+        t = order.pop()
         g = grads.pop(id(t), None)
         if g is None:
             continue

@@ -62,14 +62,28 @@ def _multiply(a, b):
 
 
 def _divide(a, b):
-    return _binary(
-        "divide",
-        a,
-        b,
-        lambda x, y: x / y,
-        lambda g, x, y, o: g / y,
-        lambda g, x, y, o: -g * o / y,
-    )
+    a, b, dev = operands(a, b)
+    x, y = data(a), data(b)
+    try:
+        out = x / y
+    except ValueError as exc:
+        raise shape_error("divide", a, b, exc) from None
+
+    def backward(g):
+        ga = g / y  # shared: d/da = g / y and d/db = -(g / y) * out
+        grads = []
+        if isinstance(a, Tensor):
+            grads.append(unbroadcast(ga, a.shape) if a.requires_grad else None)
+        if isinstance(b, Tensor):
+            gb = None
+            if b.requires_grad:
+                gb = ga * out
+                gb *= -1  # in place on the fresh product: one pass fewer than -(ga) * out
+                gb = unbroadcast(gb, b.shape)
+            grads.append(gb)
+        return grads
+
+    return make_result(out, tensors(a, b), backward, "divide", dev)
 
 
 def _power(a, b):

@@ -107,6 +107,11 @@ def _nll_core(name, x, target, weight, ignore_index, reduction, smoothing, from_
     xp = namespace_of(a)
     z = _class_last(a)
     rows, c = z.shape
+    if (from_logits and weight is None and not smoothing and tgt.dtype.kind in "iu"
+            and reduction != "none" and a.ndim == 2 and tgt.shape == (rows,) and rows):  # fmt: skip
+        lo, hi = int(tgt.min()), int(tgt.max())
+        if lo >= 0 and hi < c and not lo <= ignore_index <= hi:  # nothing ignored
+            return _ce_fast(x, z, tgt, reduction, name, dev)
     if from_logits:
         shifted = z - z.max(axis=1, keepdims=True)
         logp = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
@@ -172,6 +177,28 @@ def _nll_core(name, x, target, weight, ignore_index, reduction, smoothing, from_
         return (_class_first(gz * gper, a.shape),)
 
     return make_result(out.astype(a.dtype, copy=False), parents, backward, name, dev)
+
+
+def _ce_fast(x, z, tgt, reduction, name, dev):
+    """Cross-entropy of ``(N, C)`` logits at valid class indices, no weights or smoothing: the
+    training-loop case, in as few passes over the logits as possible."""
+    xp = namespace_of(z)
+    rows = z.shape[0]
+    r = xp.arange(rows)
+    shifted = z - z.max(axis=1, keepdims=True)
+    e = xp.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    total = (xp.log(s[:, 0]) - shifted[r, tgt]).sum()
+    n = rows if reduction == "mean" else 1
+    out = xp.asarray(total / n if n != 1 else total, dtype=z.dtype)
+
+    def backward(g):
+        gz = e / s
+        gz[r, tgt] -= 1.0
+        gz *= g / n if n != 1 else g
+        return (gz,)
+
+    return make_result(out, (x,), backward, name, dev)
 
 
 def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
