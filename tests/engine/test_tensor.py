@@ -197,3 +197,22 @@ def test_creation_ops(device_name):
     oh = eo.one_hot(eo.tensor([0, 2, 1], device=d), 3)
     assert oh.tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0]] and oh.dtype == np.float32
     assert eo.ones(2, 2, requires_grad=True, device=d).requires_grad
+
+
+def test_dtype_shortcut_methods():
+    t = eo.tensor([1.5, -2.0])
+    assert t.float() is t
+    assert t.double().dtype == np.float64 and t.half().dtype == np.float16
+    assert t.long().tolist() == [1, -2] and t.int().dtype == np.int32
+    assert t.bool().tolist() == [True, True]
+
+
+def test_every_op_is_in_functional():
+    import everyo.nn.functional as F
+    from everyo.core import ops
+
+    for name in ops.__all__:
+        assert hasattr(eo, name), name
+        assert hasattr(F, name), name
+    for name in ("relu", "softmax", "cross_entropy", "conv2d", "cat", "silu", "leaky_relu"):
+        assert callable(getattr(F, name))

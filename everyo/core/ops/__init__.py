@@ -37,6 +37,15 @@ def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
+def _cast(dtype):
+    def method(self):
+        return convert.astype(self, dtype)
+
+    method.__name__ = dtype
+    method.__doc__ = f"The tensor as {dtype} (itself when it already is)."
+    return method
+
+
 def _bind_tensor_methods() -> None:
     from everyo.core.tensor import Tensor
 
@@ -60,6 +69,8 @@ def _bind_tensor_methods() -> None:
         "matmul": linalg.matmul, "dot": linalg.dot,
         "astype": convert.astype, "to": convert.to, "cpu": convert.cpu, "cuda": convert.cuda,
         "clone": convert.clone,
+        "float": _cast("float32"), "double": _cast("float64"), "half": _cast("float16"),
+        "long": _cast("int64"), "int": _cast("int32"), "bool": _cast("bool"),
     }  # fmt: skip
     for name in ("relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax"):
         if name in globals():
