@@ -18,7 +18,16 @@ import numpy as np
 
 FLUSH_EVENTS = 2048
 FLUSH_NS = 50_000_000
-CORE_FIELDS = ("start_ns", "dur_ns", "key", "depth")
+# A buffered event is (start, end, packed, *extras): key, depth and shape id share one int
+# (fewer Python ints to convert at flush time, which costs as much as recording them).
+BUFFER_FIELDS = ("start_ns", "end_ns", "packed")
+KEY_BITS, DEPTH_BITS = 24, 16
+SHAPE_SHIFT = KEY_BITS + DEPTH_BITS
+
+
+def pack(key: int, depth: int, shape_id: int = -1) -> int:
+    """One int holding an event's key, depth and shape id (-1: none)."""
+    return key | depth << KEY_BITS | (shape_id + 1) << SHAPE_SHIFT
 
 
 class _ThreadState:
@@ -89,11 +98,13 @@ class Capture:
 
     def _init_capture(self, clock, extra_fields: tuple[str, ...], plain: bool):
         self._clock = clock
-        self._fields = CORE_FIELDS + extra_fields
+        self._fields = BUFFER_FIELDS + tuple(f for f in extra_fields if f != "shape")
         self._width = len(self._fields)
         self._flush_len = FLUSH_EVENTS * self._width
-        self._pad = (-1,) * len(extra_fields)
-        self._plain = plain  # no GPU, memory or op columns: the short module path applies
+        self._pad = (-1,) * len(extra_fields)  # the tail of an event without tensors
+        self._packed: dict = {}
+        if not plain:  # GPU, memory or op columns: the general path, without a per-call check
+            self.module_call = self._module_call_full
         self._tls = threading.local()
         self._threads: list[_ThreadState] = []
         self._threads_lock = threading.Lock()
@@ -143,7 +154,13 @@ class Capture:
         buf = t.buf
         if meta:
             t.meta.append((len(buf) // self._width, meta))
-        buf += core + tail  # one extend: a flush from another thread never splits a record
+        if self.record_shapes:
+            packed = pack(core[2], depth, tail[0])
+            tail = tail[1:]
+        else:
+            packed = pack(core[2], depth)
+        # one extend: a flush from another thread never splits a record
+        buf += (core[0], core[0] + core[1], packed) + tail
         if len(buf) >= self._flush_len or end > t.flush_at:
             self._flush(t, end)
 
@@ -155,8 +172,14 @@ class Capture:
         n = len(buf) // w
         if n == 0:
             return
-        rows = np.array(buf[: n * w], dtype=np.int64).reshape(n, w)
+        rows = np.fromiter(buf, np.int64, n * w).reshape(n, w)
         cols = {name: rows[:, i] for i, name in enumerate(self._fields)}
+        packed = cols.pop("packed")
+        cols["key"] = packed & ((1 << KEY_BITS) - 1)
+        cols["depth"] = (packed >> KEY_BITS) & ((1 << DEPTH_BITS) - 1)
+        if self.record_shapes:
+            cols["shape"] = (packed >> SHAPE_SHIFT) - 1
+        cols["dur_ns"] = cols.pop("end_ns") - cols["start_ns"]
         cols["start_ns"] = cols["start_ns"] - self.run._t0
         cols["tid"] = np.full(n, t.tid, np.int16)
         first = self.store.append(cols, dict(meta) if meta else None)
@@ -173,8 +196,6 @@ class Capture:
     # -- module calls --------------------------------------------------------------------------
     def module_call(self, module, forward, args, kwargs):
         """Run ``forward(*args, **kwargs)`` as one module event (hook protocol)."""
-        if not self._plain:
-            return self._module_call_full(module, forward, args, kwargs)
         try:
             t = self._tls.s
         except AttributeError:
@@ -202,19 +223,22 @@ class Capture:
             buf = t.buf
             if self.record_shapes:
                 if kwargs or len(args) != 1:
-                    sid = self._shape_id(args, kwargs, out)
+                    packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
                 else:
                     a, T = args[0], self._tensor
                     sk = (
+                        entry[0],
+                        depth,
                         a.data.shape if type(a) is T else getattr(a, "shape", None),
                         out.data.shape if type(out) is T else getattr(out, "shape", False),
                     )
-                    sid = self._shape_ids.get(sk)
-                    if sid is None:
-                        sid = self._new_shape(sk, args, kwargs, out)
-                buf += (start, end - start, entry[0], depth, sid)
+                    packed = self._packed.get(sk)
+                    if packed is None:
+                        sid = self._shape_id(args, kwargs, out)
+                        packed = self._packed[sk] = pack(entry[0], depth, sid)
+                buf += (start, end, packed)
             else:
-                buf += (start, end - start, entry[0], depth)
+                buf += (start, end, entry[0] | depth << KEY_BITS)
             if len(buf) >= self._flush_len or end > t.flush_at:
                 self._flush(t, end)
         else:
