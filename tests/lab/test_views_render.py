@@ -93,3 +93,16 @@ def test_text_groups_by_path(run):
     out = render_text(run, group_by="path", top=3)
     lines = out.splitlines()
     assert lines[lines.index("") + 1].startswith("module path")
+
+
+def test_views_import_no_jupyter_or_plotting_packages():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, everyo_lab.views\n"
+        "heavy = {'IPython', 'ipywidgets', 'plotly', 'anywidget', 'pandas'} & set(sys.modules)\n"
+        "print(sorted(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
