@@ -149,3 +149,12 @@ def test_grad_scaler_disabled_is_pass_through():
 def test_grad_scaler_bad_config():
     with pytest.raises(eo.EveryOConfigError):
         eo.GradScaler(growth_factor=0.5)
+
+
+def test_autocast_attention_softmax_in_float32():
+    q = eo.randn(2, 3, 4, seed=0, requires_grad=True)
+    with eo.autocast("float16"):
+        out = eo.scaled_dot_product_attention(q, q, q * 100.0, is_causal=True)
+    assert out.dtype == np.float16 and np.isfinite(out.numpy()).all()
+    out.astype("float32").sum().backward()
+    assert q.grad.dtype == np.float32 and np.isfinite(q.grad.numpy()).all()

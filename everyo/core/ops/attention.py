@@ -39,7 +39,10 @@ def _sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
     xp = namespace_of(qa)
     scale = 1.0 / math.sqrt(qa.shape[-1]) if scale is None else float(scale)
     kt = xp.swapaxes(ka, -1, -2)
-    scores = (qa @ kt) * scale
+    scores = qa @ kt
+    if scores.dtype.itemsize < 4:  # float16 products, but the softmax in float32 (range)
+        scores = scores.astype(np.float32)
+    scores *= scale
     length, src = qa.shape[-2], ka.shape[-2]
     if is_causal:
         keep = xp.tril(xp.ones((length, src), dtype=bool))
@@ -58,14 +61,15 @@ def _sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
         pd = p * drop
     else:
         drop, pd = None, p
-    out = pd @ va
+    pd_v = pd.astype(va.dtype, copy=False)
+    out = pd_v @ va
 
     def backward(g):
-        gv = unbroadcast(xp.swapaxes(pd, -1, -2) @ g, va.shape) if v.requires_grad else None
-        gp = g @ xp.swapaxes(va, -1, -2)
+        gv = unbroadcast(xp.swapaxes(pd_v, -1, -2) @ g, va.shape) if v.requires_grad else None
+        gp = (g @ xp.swapaxes(va, -1, -2)).astype(p.dtype, copy=False)
         if drop is not None:
             gp = gp * drop
-        gs = p * (gp - (gp * p).sum(axis=-1, keepdims=True)) * scale
+        gs = (p * (gp - (gp * p).sum(axis=-1, keepdims=True)) * scale).astype(qa.dtype, copy=False)
         gq = unbroadcast(gs @ ka, qa.shape) if q.requires_grad else None
         gk = unbroadcast(xp.swapaxes(gs, -1, -2) @ qa, ka.shape) if k.requires_grad else None
         return gq, gk, gv
