@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 
+from everyo.core.tensor import Tensor
 from everyo.errors import EveryOAutogradError
 from everyo.profiler import hooks as _hooks
 
@@ -112,8 +113,6 @@ def make_result(data, parents, backward_fn, name: str, device):
     ``parents`` is a tuple of Tensors; ``backward_fn(g)`` returns one gradient (array or None)
     per parent, already reduced to that parent's shape.
     """
-    from everyo.core.tensor import Tensor
-
     if isinstance(data, np.generic):  # NumPy reductions return scalars; keep 0-d arrays
         data = np.asarray(data)
     out = Tensor._make(data, device)
@@ -153,8 +152,6 @@ def _accumulate(t, g, given: set) -> None:
     """Add ``g`` into ``t.grad``. A gradient becomes ``.grad`` only if it is a fresh array of its
     own: views (broadcasts, reshapes) and arrays already handed to another tensor are copied, so
     that in-place updates of one ``.grad`` (optimizers, GradScaler) never touch another."""
-    from everyo.core.tensor import Tensor
-
     if isinstance(g, np.generic):
         g = np.asarray(g)
     if g.dtype != t.data.dtype:

@@ -194,6 +194,8 @@ def abs(x):  # noqa: A001 - the NumPy/PyTorch name
 def clip(x, min=None, max=None):  # noqa: A002 - PyTorch's clamp(min=, max=) names
     """Limit values to ``[min, max]``; the gradient is zero where clipping happened."""
 
+    min, max = data(min), data(max)  # noqa: A001 - tensor bounds act as constants
+
     def fwd(a):
         return _xp(a).clip(a, min, max)
 
