@@ -241,6 +241,7 @@ def _layout(colors: dict, x_range, bands, n_lanes: int, message: str | None = No
     yaxis = {
         "title": {"text": "depth"},
         "autorange": "reversed",
+        "autorangeoptions": {"clipmin": -0.5, "clipmax": n_lanes - 0.5},  # no empty lanes
         "gridcolor": colors["grid_color"],
         "zeroline": False,
         "fixedrange": False,

@@ -24,8 +24,7 @@ _PALETTES = {
         "border": "#d0d7de",
         "bar": "#4c78a8",
         "track": "#e8edf3",
-        "warn_bg": "#fff8c5",
-        "warn_fg": "#4d2d00",
+        "warn": "#d4a72c",
         "err": "#cf222e",
     },
     "dark": {
@@ -34,8 +33,7 @@ _PALETTES = {
         "border": "#3d444d",
         "bar": "#5b9bd5",
         "track": "#262c36",
-        "warn_bg": "#3b2e00",
-        "warn_fg": "#f2cc60",
+        "warn": "#d29922",
         "err": "#ff7b72",
     },
 }
@@ -51,10 +49,8 @@ def _colors(theme: str) -> dict:
         "border": f"var(--jp-border-color2, {p['border']})",
         "bar": f"var(--jp-brand-color1, {p['bar']})",
         "track": f"var(--jp-layout-color2, {p['track']})",
-        "warn_bg": f"var(--jp-warn-color3, {p['warn_bg']})",
-        "warn_fg": p["warn_fg"],
+        "warn": f"var(--jp-warn-color1, {p['warn']})",
         "err": f"var(--jp-error-color1, {p['err']})",
-        "svg_text": p["muted"],
     }
 
 
@@ -84,11 +80,11 @@ def render_html(
         parts.append(f'<p style="color:{c["muted"]};margin:6px 0">no events recorded</p></div>')
         return "".join(parts)
     parts.append(render_table_html(rows, group_by=group_by, theme=theme))
-    parts.append(
-        f'<p style="background:{c["warn_bg"]};color:{c["warn_fg"]};padding:4px 8px;'
-        f'margin:6px 0;border-radius:3px">&#9888; {html.escape(OVERLAP_WARNING)}</p>'
+    parts.append(  # a border, not a fill: readable on any theme's background
+        f'<p style="border-left:3px solid {c["warn"]};padding:2px 8px;margin:6px 0">'
+        f"&#9888; {html.escape(OVERLAP_WARNING)}</p>"
     )
-    svg = flame_svg(as_batch(run), text_color=c["svg_text"])
+    svg = flame_svg(as_batch(run), text_color=c["muted"])
     parts.append(
         f'<div style="margin-top:6px"><div style="color:{c["muted"]}">flame chart (time →, '
         f"depth ↓)</div>{svg}</div></div>"
@@ -152,6 +148,7 @@ def render_table_html(rows: list[dict], *, group_by: str = "name", theme: str = 
         )
         body.append(f"<tr>{tds}</tr>")
     return (
-        '<table style="border-collapse:collapse;margin:4px 0">'
+        # colour and size set here too: tables do not inherit them in quirks-mode pages
+        f'<table style="border-collapse:collapse;margin:4px 0;color:{c["fg"]};font-size:13px">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )

@@ -20,13 +20,16 @@ __all__ = ["flame_svg"]
 _WIDTH = 960
 _LANE = 16
 _AXIS = 22
-_LABEL_PX = 48
+_LABEL_PX = 36
 _MAX_TITLES = 300
 _LEGEND = 18
 
 
 def flame_svg(batch, *, max_shapes: int = 2500, text_color: str = "#555") -> str:
-    """Render the whole run's flame chart as an inline ``<svg>`` string (empty for no events)."""
+    """Render the whole run's flame chart as an inline ``<svg>`` string (empty for no events).
+
+    ``text_color`` may be any CSS colour, including ``var(--name, fallback)``.
+    """
     if len(batch) == 0:
         return ""
     bars, _, keys = flame_bars(batch, width_px=_WIDTH, max_shapes=max_shapes)
@@ -100,7 +103,7 @@ def _legend(bars, keys, top: int, text_color: str) -> list[str]:
     used = [keys[c] for c in np.unique(bars.code[bars.uniform])]
     if not bars.uniform.all():
         used.append("merged (mixed)")
-    out, x = [f'<g font-size="10" fill="{text_color}">'], 0.0
+    out, x = [f'<g font-size="10" style="fill:{text_color}">'], 0.0
     for key in used:
         if x > _WIDTH - 60:
             break
@@ -117,8 +120,11 @@ def _legend(bars, keys, top: int, text_color: str) -> list[str]:
 def _axis(span_ns: float, top: int, text_color: str) -> list[str]:
     span_ms = span_ns / 1e6
     step = _nice_step(span_ms / 6)
-    out = [f'<g font-size="10" fill="{text_color}" stroke="none">']
-    out.append(f'<line x1="0" x2="{_WIDTH}" y1="{top + 1}" y2="{top + 1}" stroke="{text_color}"/>')
+    # style, not presentation attributes: only style may use the theme's CSS variables
+    out = [f'<g font-size="10" style="fill:{text_color};stroke:none">']
+    out.append(
+        f'<line x1="0" x2="{_WIDTH}" y1="{top + 1}" y2="{top + 1}" style="stroke:{text_color}"/>'
+    )
     tick = 0.0
     while tick <= span_ms * 1.0001:
         px = tick / span_ms * _WIDTH if span_ms > 0 else 0.0
