@@ -8,7 +8,8 @@ Workloads:
 - an elementwise chain ``((x * 2 + 1).exp() / y).sum()``, forward and backward, vs the same NumPy
   calls with the gradient written by hand;
 - an MLP training step (linear-relu-linear, cross-entropy, backward, SGD) through the engine's
-  ops vs a hand-written NumPy forward/backward;
+  ops vs a hand-written NumPy forward/backward, at a realistic size and at a tiny one where the
+  engine's constant per-op cost (dispatch, graph node) is visible;
 - ``import everyo`` in a fresh interpreter (absolute seconds).
 """
 
@@ -148,6 +149,7 @@ def main(argv=None) -> dict:
             "matmul 1024x1024 float32": matmul_pair(),
             "elementwise chain fwd+bwd (512x512)": chain_pair(),
             "MLP step 128x784-256-10 (ops + SGD)": mlp_pair(),
+            "MLP step 32x64-64-10 (per-op overhead shows)": mlp_pair(32, 64, 64),
         },
         args.repeats,
     )
