@@ -37,35 +37,104 @@ class Adam(Optimizer):
 
     def _step(self) -> None:
         for group in self.param_groups:
-            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            buckets: dict = {}
             for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g, data = p.grad.data, p.data
-                st = self._state_for(p)
-                if not st:
-                    xp = p.xp
-                    st["step"] = 0
-                    st["exp_avg"] = xp.zeros_like(data)
-                    st["exp_avg_sq"] = xp.zeros_like(data)
-                st["step"] = t = st["step"] + 1
-                if wd:
-                    if self._decoupled:
-                        data *= 1 - lr * wd
-                    else:
-                        g = g + wd * data
-                m, v = st["exp_avg"], st["exp_avg_sq"]
-                m *= b1
-                m += (1 - b1) * g
-                v *= b2
-                v += (1 - b2) * (g * g)
-                step_size = lr / (1 - b1**t)
-                denom = p.xp.sqrt(v)
-                denom *= 1 / math.sqrt(1 - b2**t)
-                denom += eps
-                denom = m / denom
-                denom *= step_size
-                data -= denom
+                if p.grad is not None:
+                    buckets.setdefault((p._device, p.data.dtype), []).append(p)
+            for plist in buckets.values():
+                self._update(plist, group)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        super().load_state_dict(state_dict)
+        self._flat = {}
+
+    def _moments(self, plist: list):
+        """One flat ``exp_avg`` and ``exp_avg_sq`` buffer for ``plist``; each parameter's state
+        holds views into them, so the update runs as a dozen whole-buffer operations instead of
+        a dozen per parameter (what ``foreach`` does in PyTorch)."""
+        flat = self.__dict__.setdefault("_flat", {})
+        key = tuple(id(p) for p in plist)
+        states = [self._state_for(p) for p in plist]
+        cached = flat.get(key)
+        if cached is not None:
+            m, v, views_m, views_v = cached
+            if all(
+                st.get("exp_avg") is vm and st.get("exp_avg_sq") is vv
+                for st, vm, vv in zip(states, views_m, views_v)
+            ):
+                return m, v, states
+        xp = plist[0].xp
+        total = sum(p.data.size for p in plist)
+        m = xp.zeros(total, dtype=plist[0].data.dtype)
+        v = xp.zeros(total, dtype=plist[0].data.dtype)
+        views_m, views_v, offset = [], [], 0
+        for p, st in zip(plist, states):
+            n, shape = p.data.size, p.data.shape
+            vm, vv = m[offset : offset + n].reshape(shape), v[offset : offset + n].reshape(shape)
+            if "exp_avg" in st:  # state from earlier steps or load_state_dict: keep its values
+                vm[...] = st["exp_avg"]
+                vv[...] = st["exp_avg_sq"]
+            else:
+                st["step"] = 0
+            st["exp_avg"], st["exp_avg_sq"] = vm, vv
+            views_m.append(vm)
+            views_v.append(vv)
+            offset += n
+        flat[key] = (m, v, views_m, views_v)
+        return m, v, states
+
+    def _update(self, plist: list, group: dict) -> None:
+        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        m, v, states = self._moments(plist)
+        t = states[0]["step"] + 1
+        if any(st["step"] != t - 1 for st in states):  # stepped apart: per-parameter updates
+            for p, st in zip(plist, states):
+                _adam_update(p, st, lr, b1, b2, eps, wd, self._decoupled)
+            return
+        for st in states:
+            st["step"] = t
+        xp = plist[0].xp
+        grads = [p.grad.data.reshape(-1) for p in plist]
+        g = grads[0] if len(grads) == 1 else xp.concatenate(grads)
+        if wd:
+            if self._decoupled:
+                for p in plist:
+                    p.data *= 1 - lr * wd
+            else:
+                data = [p.data.reshape(-1) for p in plist]
+                g = g + wd * (data[0] if len(data) == 1 else xp.concatenate(data))
+        upd = _moment_update(xp, m, v, g, lr, b1, b2, eps, t)
+        offset = 0
+        for p in plist:
+            n = p.data.size
+            p.data -= upd[offset : offset + n].reshape(p.data.shape)
+            offset += n
+
+
+def _moment_update(xp, m, v, g, lr, b1, b2, eps, t):
+    """Update the moments in place and return the step to subtract from the parameters."""
+    m *= b1
+    m += (1 - b1) * g
+    v *= b2
+    v += (1 - b2) * (g * g)
+    denom = xp.sqrt(v)
+    denom *= 1 / math.sqrt(1 - b2**t)
+    denom += eps
+    upd = m / denom
+    upd *= lr / (1 - b1**t)
+    return upd
+
+
+def _adam_update(p, st, lr, b1, b2, eps, wd, decoupled) -> None:
+    """One parameter's Adam step (used when parameters of a buffer stepped apart)."""
+    g, data = p.grad.data, p.data
+    st["step"] = t = st["step"] + 1
+    if wd:
+        if decoupled:
+            data *= 1 - lr * wd
+        else:
+            g = g + wd * data
+    data -= _moment_update(p.xp, st["exp_avg"], st["exp_avg_sq"], g, lr, b1, b2, eps, t)
 
 
 class AdamW(Adam):

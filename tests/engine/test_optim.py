@@ -183,3 +183,28 @@ def test_cosine_annealing():
     assert lrs[0] == 1.0 and lrs[-1] == pytest.approx(0.2)
     with pytest.raises(TypeError):
         StepLR(object(), 1)
+
+
+@pytest.mark.parametrize("cls", [Adam, AdamW])
+def test_adam_fused_buffers_equal_separate_optimizers(cls):
+    """Parameters updated together (one flat buffer) or apart (a step without a gradient)
+    follow exactly the per-parameter rule."""
+    rng = np.random.default_rng(0)
+    shapes = [(3, 2), (4,), (1,)]
+    joint = [eo.nn.Parameter(rng.standard_normal(s)) for s in shapes]
+    alone = [eo.nn.Parameter(p.numpy()) for p in joint]
+    opt = cls(joint, lr=0.05, weight_decay=0.1)
+    singles = [cls([p], lr=0.05, weight_decay=0.1) for p in alone]
+    for step in range(4):
+        for i, (a, b) in enumerate(zip(joint, alone)):
+            skip = step == 1 and i == 1  # parameter 1 gets no gradient on step 1
+            g = None if skip else eo.tensor(rng.standard_normal(a.shape))
+            a.grad = b.grad = g
+        opt.step()
+        for single in singles:
+            single.step()
+        for a, b in zip(joint, alone):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-15)
+    sd = opt.state_dict()
+    assert [sd["state"][i]["step"] for i in range(3)] == [4, 3, 4]
+    assert sd["state"][0]["exp_avg"].shape == (3, 2)
