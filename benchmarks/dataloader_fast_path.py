@@ -49,7 +49,7 @@ def measure(features, targets, batch: int, rounds: int) -> dict:
     }
     assert loaders["fast"].fast_path and not loaders["generic"].fast_path
     times: dict[str, list[float]] = {k: [] for k in loaders}
-    for name, loader in loaders.items():  # warm up
+    for loader in loaders.values():  # warm up
         epoch_time(loader)
     for _ in range(rounds):
         for name, loader in loaders.items():
