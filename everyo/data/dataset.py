@@ -79,7 +79,8 @@ class ArrayDataset(Dataset):
         """Rows ``indices`` as arrays (one vectorised gather per array), same structure as a
         sample."""
         xp = backend.namespace_of(self.features)
-        idx = xp.asarray(indices) if xp is not np else indices
+        # host index arrays move to the device of device-resident data; slices stay slices
+        idx = xp.asarray(indices) if xp is not np and not isinstance(indices, slice) else indices
         if self.targets is None:
             return self.features[idx]
         return self.features[idx], self.targets[idx]

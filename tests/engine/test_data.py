@@ -198,3 +198,13 @@ def test_profiler_records_data_regions(prefetch):
     assert [(n, k, m["batch_size"]) for n, k, m in p.regions] == [
         ("DataLoader.next", "data", s) for s in (6, 6, 6, 2)
     ]
+
+
+@pytest.mark.gpu
+def test_array_dataset_resident_on_the_gpu():
+    ds = eo.ArrayDataset(eo.tensor(X, device="cuda"), eo.tensor(Y, device="cuda"))
+    for shuffle in (False, True):
+        loader = eo.DataLoader(ds, 6, shuffle=shuffle, seed=0)
+        batches = list(loader)
+        assert all(str(x.device) == "cuda:0" for x, _ in batches)
+        assert sorted(np.concatenate([y.numpy() for _, y in batches]).tolist()) == list(range(20))

@@ -232,3 +232,16 @@ def test_progress_bar_and_errors(capsys):
         eo.Trainer(model, eo.optim.SGD(model.parameters()), eo.MSELoss(), metrics=["f1"])
     with pytest.raises(TypeError, match="Callback"):
         trainer.fit(eo.DataLoader(_blobs(40), 20), epochs=1, callbacks=[print], progress=False)
+
+
+def test_trainer_runs_on_device(device_name):
+    model = _mlp()
+    trainer = eo.Trainer(model, eo.optim.Adam(model.parameters(), lr=0.01), eo.CrossEntropyLoss(),
+                         metrics=["accuracy"], device=device_name)  # fmt: skip
+    assert str(model[0].weight.device).startswith(device_name)
+    history = trainer.fit(eo.DataLoader(_blobs(200), 50), epochs=2, progress=False,
+                          val_loader=eo.DataLoader(_blobs(100), 50))  # fmt: skip
+    assert history.last["val_accuracy"] > 0.5
+    if device_name == "cuda":
+        assert "peak_device_mib" in history.last
+    assert str(trainer.predict(_blobs(10).features).device).startswith(device_name)
