@@ -155,3 +155,12 @@ def test_data_stays_on_the_gpu():
         assert isinstance(t.data, cupy.ndarray) and str(t.device) == "cuda:0"
     assert x.to("cpu").device == device("cpu")
     np.testing.assert_allclose(x.cpu().numpy(), x.numpy())
+
+
+def test_where_and_index_tensors_on_another_device_raise():
+    cpu = eo.ones(3)
+    fake_mask = Tensor._make(np.ones(3, dtype=bool), Device("cuda", 0))
+    with pytest.raises(eo.EveryODeviceError, match="cuda:0"):
+        eo.where(fake_mask, cpu, 0.0)
+    with pytest.raises(eo.EveryODeviceError, match="cuda:0"):
+        cpu[fake_mask]

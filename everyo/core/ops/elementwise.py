@@ -9,7 +9,14 @@ import numpy as np
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import data, operands, shape_error, tensors, unbroadcast
+from everyo.core.ops._util import (
+    check_same_device,
+    data,
+    operands,
+    shape_error,
+    tensors,
+    unbroadcast,
+)
 from everyo.core.tensor import Tensor, as_tensor
 
 __all__ = [
@@ -213,6 +220,8 @@ def clip(x, min=None, max=None):  # noqa: A002 - PyTorch's clamp(min=, max=) nam
 def _where(cond, a, b):
     cond_arr = data(cond)
     a, b, dev = operands(a, b)
+    if isinstance(cond, Tensor):
+        check_same_device(*tensors(a, b), cond)
     x, y = data(a), data(b)
     xp = _xp(x, y, cond_arr)
     try:

@@ -192,4 +192,9 @@ def _getitem(x, index):
 
 def getitem(x, index):
     """``x[index]``: slicing, integer and boolean (fancy) indexing, differentiable."""
-    return dispatch("getitem", _getitem, _t(x), _plain_index(index))
+    x = _t(x)
+    items = index if isinstance(index, tuple) else (index,)
+    idx_tensors = [i for i in items if isinstance(i, Tensor)]
+    if idx_tensors:
+        check_same_device(x, *idx_tensors)
+    return dispatch("getitem", _getitem, x, _plain_index(index))
