@@ -96,6 +96,10 @@ def _groups(batch: EventBatch, group_by: str):
     key_group = np.array([uniq.setdefault(lab, len(uniq)) for lab in labels] or [0], np.int64)
     g = key_group[batch.key]
     names = list(uniq)
+    present = np.bincount(g, minlength=len(names)) > 0
+    if not present.all():  # keys with no rows here (skipped, or in another batch): no rows
+        g = (np.cumsum(present) - 1)[g]
+        names = [n for n, keep in zip(names, present.tolist()) if keep]
     shape_of = None
     if group_by == "shape":
         if batch.shape_id is None:
@@ -110,8 +114,13 @@ def _groups(batch: EventBatch, group_by: str):
 
 
 def _order_stats(g: np.ndarray, dur: np.ndarray, calls: np.ndarray):
-    order = np.lexsort((dur, g))
-    sd = dur[order]
+    """Min, max and median duration per group, from one sort of (group, duration) keys."""
+    dur = np.maximum(dur, 0)
+    span = int(dur.max()) + 1 if len(dur) else 1
+    if span * (int(g.max()) + 1) < (1 << 62):
+        sd = np.sort(g * span + dur) % span  # one int64 sort instead of a lexsort
+    else:
+        sd = dur[np.lexsort((dur, g))]
     ends = np.cumsum(calls)
     starts = ends - calls
     lo, hi = starts + (calls - 1) // 2, starts + calls // 2
@@ -203,12 +212,15 @@ def _stats_rows(batch, g, G, names, wall) -> list[dict]:
 
 def _extra_columns(batch, g, G, names, rows, group_by, shape_of, notes) -> None:
     if group_by == "name":
-        paths = np.array([k[2] for k in batch.keys] or [""], dtype=object)[batch.key]
-        first = np.full(G, -1, np.int64)
-        first[g[::-1]] = np.arange(len(g))[::-1]
-        varied = np.bincount(g, weights=(paths != paths[first[g]]), minlength=G) > 0
-        for i, row in enumerate(rows):
-            row["path"] = "" if varied[i] else paths[first[i]]
+        # paths are per key and keys are few: collect each group's paths from the keys present
+        present = np.nonzero(np.bincount(batch.key, minlength=len(batch.keys)))[0]
+        group_paths: dict[tuple, set] = {}
+        for k in present.tolist():
+            kind, name, path = batch.keys[k]
+            group_paths.setdefault((kind, name), set()).add(path)
+        for row in rows:
+            found = group_paths.get((row["kind"], row["name"]), {""})
+            row["path"] = next(iter(found)) if len(found) == 1 else ""
     if group_by == "path":
         # the outermost module has path "": its row is labelled with its class name
         origin = {(k[0], k[2] or k[1]): (k[1], k[2]) for k in batch.keys}

@@ -167,3 +167,5 @@ def test_summary_of_batch_and_live_batches(run20):
     assert rows[0]["calls"] == 20
     tail, cursor2 = run20.run.events_since(76)
     assert len(tail) == 4 and cursor2 == 80 and tail.row[0] == 76
+    rows = analysis.summarize(tail)  # keys with no rows in this batch give no rows
+    assert sum(r["calls"] for r in rows) == 4 and all(r["calls"] > 0 for r in rows)

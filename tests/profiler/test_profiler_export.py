@@ -215,3 +215,38 @@ def test_export_while_running_includes_this_threads_events(clock, registry, tmp_
         mlp(clock)(np.zeros((1, 4)))
         p.export_json(tmp_path / "live.json")
     assert len(json.loads((tmp_path / "live.json").read_text())["events"]) == 4
+
+
+def test_chrome_numeric_args_and_unknowns_round_trip(clock, registry, tmp_path):
+    from everyo.profiler import hooks
+
+    a, b = np.ones((8, 4)), np.ones((4, 16))
+
+    class Mat:
+        def named_modules(self):
+            yield "", self
+
+        def __call__(self, x):
+            return hooks.active.module_call(self, self.forward, (x,), {})
+
+        def forward(self, x):
+            hooks.active.op_call("matmul", np.matmul, (x, b), {})
+            return hooks.active.op_call("mystery_op", np.negative, (x,), {})
+
+    clock.tick = 7
+    with profile(clock=clock, registry=registry, record_ops=True, profile_memory=True) as p:
+        for i in range(3):
+            with record_function("step", i=i):
+                Mat()(a)
+    p.export_chrome_trace(tmp_path / "ops.json")
+    trace = json.loads((tmp_path / "ops.json").read_text())
+    xs = {e["name"]: e for e in _complete_events(trace)}
+    assert xs["matmul"]["args"]["flops"] == 2 * 8 * 4 * 16
+    assert xs["mystery_op"]["args"]["flops"] is None  # unknown FLOPs are null, not a guess
+    assert xs["matmul"]["args"]["mem_bytes"] == 8 * 16 * 8
+    assert_children_inside_parents(_complete_events(trace))
+    run = load(tmp_path / "ops.json")
+    a_, b_ = p.run.snapshot(), run.snapshot()
+    assert a_.name.tolist() == b_.name.tolist() and (a_.parent == b_.parent).all()
+    assert a_.flops.tolist() == b_.flops.tolist()
+    assert a_.mem_bytes.tolist() == b_.mem_bytes.tolist() and a_.metadata == b_.metadata

@@ -2,7 +2,9 @@
 
 The file is written in chunks of rows, so memory stays bounded whatever the number of events.
 Per chunk, everything that repeats (event name, category, thread, path, shapes) is formatted once
-per distinct combination; each row then costs one ``%``-format of its times.
+per distinct combination, and the numbers of all rows are formatted at once by NumPy into
+fixed-width fields padded with spaces (see ``_fixed``). Rows carrying metadata are written one by
+one after their chunk. Events are therefore not in row order in the file; ``load`` restores it.
 """
 
 from __future__ import annotations
@@ -13,19 +15,26 @@ import numpy as np
 
 from everyo.profiler.export._atomic import atomic_text
 from everyo.profiler.export._checks import check_metadata
+from everyo.profiler.export._fixed import (
+    assemble,
+    constant,
+    fixed3,
+    int_or_null,
+    padded_table,
+)
 
 CHUNK_ROWS = 100_000
 PID = 1
 
 
 def _combo_tables(cols: dict, keys, shapes, threads):
-    """Distinct (key, tid, shape) combos of a chunk -> (prefix, suffix) strings per row."""
+    """Distinct (key, tid, shape) combos of a chunk: their prefix and args texts, and each row's."""
     key = cols["key"].astype(np.int64)
     tid = cols["tid"].astype(np.int64)
     shape = cols["shape"].astype(np.int64) + 1 if "shape" in cols else np.zeros_like(key)
     combo = (key * (len(threads) + 1) + tid) * (len(shapes) + 2) + shape
     uniq, inv = np.unique(combo, return_inverse=True)
-    prefixes, suffixes = [], []
+    prefixes, args = [], []
     for c in uniq.tolist():
         rest, s = divmod(c, len(shapes) + 2)
         k, t = divmod(rest, len(threads) + 1)
@@ -34,58 +43,83 @@ def _combo_tables(cols: dict, keys, shapes, threads):
             f'{{"ph":"X","cat":{json.dumps(kind)},"name":{json.dumps(name)},"pid":{PID},'
             f'"tid":{threads[t][0]},"ts":'
         )
-        args = {"path": path} if path else {}
+        fields = {"path": path} if path else {}
         if s > 0:
-            args["shapes"] = shapes[s - 1]
-        suffixes.append(json.dumps(args, separators=(",", ":"))[1:-1])
-    pre = np.array(prefixes, dtype=object)[inv].tolist()
-    suf = np.array(suffixes, dtype=object)[inv].tolist()
-    return pre, suf
+            fields["shapes"] = shapes[s - 1]
+        args.append(json.dumps(fields, separators=(",", ":"))[1:-1])
+    return prefixes, args, inv
 
 
-def _numeric_args(cols: dict) -> list[str] | None:
-    """Per-row args that vary per event (FLOPs, bytes, memory, device time), or None."""
-    parts = []
-    for name in ("flops", "bytes", "mem_bytes", "device_ns"):
-        col = cols.get(name)
-        if col is None:
-            continue
-        label = "device_ms" if name == "device_ns" else name
-        vals = (col / 1e6).tolist() if name == "device_ns" else col.tolist()
-        known = (col >= 0).tolist()
-        parts.append([f',"{label}":{v}' if ok else "" for v, ok in zip(vals, known)])
-    if not parts:
-        return None
-    return ["".join(p) for p in zip(*parts)]
+NUMERIC_ARGS = (("flops", "flops"), ("bytes", "bytes"), ("mem_bytes", "mem_bytes"))
 
 
-def format_chunk(cols: dict, keys, shapes, threads, metadata: dict, first_row: int) -> str:
-    """One chunk of rows as comma-separated Chrome trace event objects."""
-    pre, suf = _combo_tables(cols, keys, shapes, threads)
-    start = np.maximum(cols["start_ns"], 0)
-    dur = np.maximum(cols["dur_ns"], 0)
-    extra = _numeric_args(cols)
-    if extra is not None:
-        suf = [s + e if s else e[1:] for s, e in zip(suf, extra)]
-    for off in range(len(suf)):
-        meta = metadata.get(first_row + off) if metadata else None
-        if meta:
-            text = json.dumps({"metadata": meta}, separators=(",", ":"))[1:-1]
-            suf[off] = f"{suf[off]},{text}" if suf[off] else text
-    fmt = '%s%d.%03d,"dur":%d.%03d,"args":{%s}}'.__mod__
-    return ",\n".join(
-        map(
-            fmt,
-            zip(
-                pre,
-                (start // 1000).tolist(),
-                (start % 1000).tolist(),
-                (dur // 1000).tolist(),
-                (dur % 1000).tolist(),
-                suf,
-            ),
+def format_chunk(cols: dict, keys, shapes, threads, skip=None) -> bytes:
+    """Rows of one chunk as Chrome trace events, each preceded by ``",\n"``, vectorised.
+
+    Every row has the same byte layout (numbers and texts padded with spaces), so the whole
+    chunk is assembled as one uint8 matrix. Rows in ``skip`` (a boolean mask) are left out.
+    """
+    if skip is not None and skip.any():
+        cols = {k: v[~skip] for k, v in cols.items()}
+    n = len(cols["start_ns"])
+    if n == 0:
+        return b""
+    prefixes, args, inv = _combo_tables(cols, keys, shapes, threads)
+    numeric = [(label, cols[name]) for name, label in NUMERIC_ARGS if name in cols]
+    parts = [
+        constant(",\n", n),
+        padded_table(prefixes)[inv],
+        fixed3(cols["start_ns"]),
+        constant(',"dur":', n),
+        fixed3(cols["dur_ns"]),
+        constant(',"args":{', n),
+    ]
+    sep = ""
+    for label, values in numeric:
+        parts += [constant(f'{sep}"{label}":', n), int_or_null(values)]
+        sep = ","
+    if "device_ns" in cols:
+        dev = cols["device_ns"]
+        parts += [constant(f'{sep}"device_us":', n), fixed3(dev)]
+        sep = ","
+        known = dev >= 0
+        if not known.all():  # unknown device time: null, right-aligned in the same width
+            field = parts[-1]
+            field[~known] = np.frombuffer(b" " * (field.shape[1] - 4) + b"null", np.uint8)
+    tails = [(sep + a if a else "") + "}}" for a in args]
+    parts.append(padded_table(tails)[inv])
+    return assemble(parts)
+
+
+def format_rows(cols: dict, rows, keys, shapes, threads, metadata: dict, first_row: int) -> str:
+    """The few rows with metadata, one JSON object each (each preceded by ``",\n"``)."""
+    out = []
+    for i in rows:
+        kind, name, path = keys[int(cols["key"][i])]
+        args = {"path": path} if path else {}
+        if "shape" in cols and cols["shape"][i] >= 0:
+            args["shapes"] = shapes[int(cols["shape"][i])]
+        for col, label in NUMERIC_ARGS:
+            if col in cols and cols[col][i] >= 0:
+                args[label] = int(cols[col][i])
+        if "device_ns" in cols and cols["device_ns"][i] >= 0:
+            args["device_us"] = int(cols["device_ns"][i]) / 1000
+        args["metadata"] = metadata[first_row + int(i)]
+        start, dur = int(max(cols["start_ns"][i], 0)), int(max(cols["dur_ns"][i], 0))
+        event = {
+            "ph": "X",
+            "cat": kind,
+            "name": name,
+            "pid": PID,
+            "tid": threads[int(cols["tid"][i])][0],
+        }
+        head = json.dumps(event, separators=(",", ":"))[:-1]
+        out.append(
+            f',\n{head},"ts":{start // 1000}.{start % 1000:03d},'
+            f'"dur":{dur // 1000}.{dur % 1000:03d},'
+            f'"args":{json.dumps(args, separators=(",", ":"))}}}'
         )
-    )
+    return "".join(out)
 
 
 def _metadata_events(run) -> list[str]:
@@ -135,10 +169,19 @@ def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
         f.write('{"traceEvents":[\n')
         f.write(",\n".join(_metadata_events(run)))
         keys, shapes, threads = list(store.keys), list(store.shapes), list(store.threads)
+        meta_rows = np.array(sorted(store.metadata), np.int64)
         for lo in range(0, n, chunk_rows):
             cols = store.read(lo, lo + chunk_rows)
-            f.write(",\n")
-            f.write(format_chunk(cols, keys, shapes, threads, store.metadata, lo))
+            hi = lo + len(cols["start_ns"])
+            mine = meta_rows[(meta_rows >= lo) & (meta_rows < hi)] - lo
+            skip = None
+            if len(mine):
+                skip = np.zeros(hi - lo, bool)
+                skip[mine] = True
+            f.flush()
+            f.buffer.write(format_chunk(cols, keys, shapes, threads, skip))
+            if len(mine):
+                f.write(format_rows(cols, mine, keys, shapes, threads, store.metadata, lo))
         counters = _counter_events(run)
         if counters:
             f.write(",\n" + ",\n".join(counters))

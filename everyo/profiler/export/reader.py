@@ -141,13 +141,19 @@ def _from_chrome(data: dict) -> Run:
         ("flops", "flops", 1),
         ("bytes", "bytes", 1),
         ("mem_bytes", "mem_bytes", 1),
-        ("device_ns", "device_ms", 1e6),
+        ("device_ns", "device_us", 1e3),
     ):
-        if any(src in a for a in args):
+        if any(src in a for a in args):  # null (unknown) and missing read as -1
             cols[name] = np.array(
-                [round(a.get(src, -1) * scale) if src in a else -1 for a in args], np.int64
+                [-1 if a.get(src) is None else round(a[src] * scale) for a in args], np.int64
             )
-    meta = {i: a["metadata"] for i, a in enumerate(args) if a.get("metadata")}
+    # rows in post-order (by end, deeper first), which is how the store orders them
+    end = cols["start_ns"] + cols["dur_ns"]
+    order = np.lexsort((cols["start_ns"], -cols["depth"].astype(np.int64), end))
+    cols = {k: v[order] for k, v in cols.items()}
+    new_row = np.empty(len(order), np.int64)
+    new_row[order] = np.arange(len(order))
+    meta = {int(new_row[i]): a["metadata"] for i, a in enumerate(args) if a.get("metadata")}
     counters: dict[str, tuple[list, list]] = {}
     for e in events:
         if e.get("ph") == "C":
