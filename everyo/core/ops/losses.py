@@ -1,5 +1,6 @@
-"""Losses as fused ops (one node, a hand-written backward): MSE, L1, cross-entropy, NLL and the
-binary cross-entropies. ``reduction`` is ``"mean"`` (default), ``"sum"`` or ``"none"``."""
+"""Losses as fused ops (one node, a hand-written backward): MSE, L1 and the binary
+cross-entropies (cross-entropy and NLL live in :mod:`.nll`). ``reduction`` is
+``"mean"`` (default), ``"sum"`` or ``"none"``."""
 
 from __future__ import annotations
 
@@ -13,10 +14,7 @@ from everyo.core.ops._util import as_t, check_same_device, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
 
-__all__ = [
-    "mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-]  # fmt: skip
+__all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -77,152 +75,6 @@ def l1_loss(input, target, reduction: str = "mean"):  # noqa: A002
     _check_reduction(reduction)
     return dispatch("l1_loss", _pointwise_loss, "l1_loss", input, target, reduction,
                     lambda xp, d: xp.abs(d), lambda xp, d: xp.sign(d))  # fmt: skip
-
-
-def _class_last(a):
-    """``(N, C, d1, ...)`` as ``(N*d1*..., C)``; ``(N, C)`` unchanged; ``(C,)`` as ``(1, C)``."""
-    if a.ndim == 1:
-        return a[None, :]
-    if a.ndim == 2:
-        return a
-    return namespace_of(a).moveaxis(a, 1, -1).reshape(-1, a.shape[1])
-
-
-def _class_first(a2, shape):
-    """Inverse of :func:`_class_last` for a gradient of the input's ``shape``."""
-    if len(shape) <= 2:
-        return a2.reshape(shape)
-    moved = (shape[0],) + tuple(shape[2:]) + (shape[1],)
-    return namespace_of(a2).moveaxis(a2.reshape(moved), -1, 1)
-
-
-def _nll_core(name, x, target, weight, ignore_index, reduction, smoothing, from_logits):
-    """Cross-entropy (``from_logits``) or NLL on log-probabilities, with class weights,
-    ``ignore_index`` and label smoothing; returns the output tensor."""
-    x = _autocast.widen(as_t(x))
-    tgt = target.data if isinstance(target, Tensor) else namespace_of(x.data).asarray(target)
-    parents = (x,)
-    dev = check_same_device(x, target) if isinstance(target, Tensor) else x._device
-    a = x.data
-    xp = namespace_of(a)
-    z = _class_last(a)
-    rows, c = z.shape
-    if (from_logits and weight is None and not smoothing and tgt.dtype.kind in "iu"
-            and reduction != "none" and a.ndim == 2 and tgt.shape == (rows,) and rows):  # fmt: skip
-        lo, hi = int(tgt.min()), int(tgt.max())
-        if lo >= 0 and hi < c and not lo <= ignore_index <= hi:  # nothing ignored
-            return _ce_fast(x, z, tgt, reduction, name, dev)
-    if from_logits:
-        shifted = z - z.max(axis=1, keepdims=True)
-        logp = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
-    else:
-        logp = z
-    w = None if weight is None else (weight.data if isinstance(weight, Tensor) else xp.asarray(
-        weight)).astype(a.dtype, copy=False)  # fmt: skip
-    soft = tgt.dtype.kind == "f"
-    if soft:  # class probabilities, same shape as the input
-        if tgt.shape != a.shape:
-            raise EveryOShapeError(f"{name}: probability targets {tgt.shape} must match the "
-                                   f"input {a.shape}")  # fmt: skip
-        q = _class_last(tgt).astype(a.dtype, copy=False)
-        if smoothing:
-            q = q * (1.0 - smoothing) + smoothing / c
-        coef = q if w is None else q * w  # d(loss_i)/d(logp_ic) = -coef_ic
-        per = -(coef * logp).sum(axis=1)
-        denom = None
-    else:
-        flat = tgt.reshape(-1)
-        if flat.shape[0] != rows:
-            raise EveryOShapeError(f"{name}: target {tgt.shape} does not fit input {a.shape}")
-        valid = flat != ignore_index
-        safe = xp.where(valid, flat, 0)
-        if flat.size and (int(safe.min()) < 0 or int(safe.max()) >= c):
-            raise IndexError(f"{name}: target class indices must lie in [0, {c})")
-        r = xp.arange(rows)
-        wt = valid.astype(a.dtype) if w is None else w[safe] * valid
-        picked = logp[r, safe]
-        per = -(1.0 - smoothing) * wt * picked
-        if smoothing:
-            all_w = logp.sum(axis=1) if w is None else (logp * w).sum(axis=1)
-            per = per - (smoothing / c) * all_w * valid
-        denom = wt.sum()
-        coef = None
-    out_shape = (a.shape[0],) + tuple(a.shape[2:]) if a.ndim >= 2 else ()
-    if reduction == "none":
-        out, n = per.reshape(out_shape), None
-    else:
-        out, n = _reduce(xp, per, reduction, denom if reduction == "mean" else None)
-        if soft and reduction == "mean":  # probability targets average over the batch rows
-            out, n = xp.asarray(per.sum() / rows), rows
-
-    def backward(g):
-        gs = _grad_scale(g, n)
-        gper = gs.reshape(-1, 1) if reduction == "none" else gs
-        if from_logits and not soft and w is None and not smoothing:
-            # the common case: softmax minus the one-hot target, in two passes
-            gz = xp.exp(logp)
-            gz[r, safe] -= valid
-            return (_class_first(gz * gper, a.shape),)
-        if soft:
-            cf = coef
-        else:
-            cf = xp.zeros_like(logp)
-            cf[r, safe] = (1.0 - smoothing) * wt
-            if smoothing:
-                cf += (smoothing / c) * (1.0 if w is None else w) * valid[:, None]
-        if from_logits:  # through log_softmax: -cf + softmax * sum(cf)
-            gz = xp.exp(logp) * cf.sum(axis=1, keepdims=True) - cf
-        else:
-            gz = -cf
-        return (_class_first(gz * gper, a.shape),)
-
-    return make_result(out.astype(a.dtype, copy=False), parents, backward, name, dev)
-
-
-def _ce_fast(x, z, tgt, reduction, name, dev):
-    """Cross-entropy of ``(N, C)`` logits at valid class indices, no weights or smoothing: the
-    training-loop case, in as few passes over the logits as possible."""
-    xp = namespace_of(z)
-    rows = z.shape[0]
-    r = xp.arange(rows)
-    shifted = z - z.max(axis=1, keepdims=True)
-    e = xp.exp(shifted)
-    s = e.sum(axis=1, keepdims=True)
-    total = (xp.log(s[:, 0]) - shifted[r, tgt]).sum()
-    n = rows if reduction == "mean" else 1
-    out = xp.asarray(total / n if n != 1 else total, dtype=z.dtype)
-
-    def backward(g):
-        gz = e / s
-        gz[r, tgt] -= 1.0
-        gz *= g / n if n != 1 else g
-        return (gz,)
-
-    return make_result(out, (x,), backward, name, dev)
-
-
-def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
-                  reduction: str = "mean", label_smoothing: float = 0.0):  # fmt: skip
-    """Softmax cross-entropy from logits ``(N, C)`` or ``(N, C, d1, ...)``.
-
-    ``target`` is class indices ``(N, d1, ...)`` (entries equal to ``ignore_index`` count for
-    nothing) or class probabilities of the input's shape. ``weight`` rescales classes; with
-    ``reduction="mean"`` the loss is divided by the summed weights of the counted targets, as in
-    PyTorch.
-    """
-    _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise EveryOConfigError(f"label_smoothing must lie in [0, 1], got {label_smoothing}")
-    return dispatch("cross_entropy", _nll_core, "cross_entropy", input, target, weight,
-                    ignore_index, reduction, float(label_smoothing), True)  # fmt: skip
-
-
-def nll_loss(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
-             reduction: str = "mean"):  # fmt: skip
-    """Negative log-likelihood of log-probabilities ``(N, C, ...)`` at class indices ``target``."""
-    _check_reduction(reduction)
-    return dispatch("nll_loss", _nll_core, "nll_loss", input, target, weight, ignore_index,
-                    reduction, 0.0, False)  # fmt: skip
 
 
 def _weights(weight, xp, dtype):

@@ -14,19 +14,22 @@ import numpy as np
 from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
-from everyo.core.ops import attention, conv, losses, norm
+from everyo.core.ops import attention, conv, losses, nll, norm
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, norm_axis, scatter_add
 from everyo.core.ops.attention import *  # noqa: F403
 from everyo.core.ops.conv import *  # noqa: F403
 from everyo.core.ops.losses import *  # noqa: F403
+from everyo.core.ops.nll import *  # noqa: F403
 from everyo.core.ops.norm import *  # noqa: F403
 from everyo.errors import EveryOConfigError, EveryOShapeError
 
 __all__ = [
     "relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "linear",
     "embedding",
-] + attention.__all__ + conv.__all__ + losses.__all__ + norm.__all__  # fmt: skip
+]  # fmt: skip
+for _family in (attention, conv, losses, nll, norm):
+    __all__ += _family.__all__
 
 
 # ---- activations ----------------------------------------------------------------------------
