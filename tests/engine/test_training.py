@@ -11,6 +11,7 @@ from test_nn_module import profiling
 import everyo as eo
 from everyo.datasets import make_blobs, make_digits
 from everyo.nn.utils import clip_grad_norm_, clip_grad_value_
+from everyo.serialization import load
 
 
 def _blobs(n=600, seed=0):
@@ -175,7 +176,7 @@ def test_callbacks_early_stopping_checkpoint_and_lr_schedule(tmp_path):
                           progress=False)  # fmt: skip
     assert len(history) == 3 and stop.stopped_epoch == 3
     assert ckpt.saved == [str(tmp_path / "best-1.eo")]
-    eo.serialization.load(ckpt.saved[0], model=_mlp(9))
+    load(ckpt.saved[0], model=_mlp(9))
 
     model = _mlp()
     opt = eo.optim.SGD(model.parameters(), lr=1.0)
