@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+from everyo.core.backend import namespace_of
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryODeviceError, EveryOShapeError
 
@@ -93,3 +94,9 @@ def scatter_add(target, index, values) -> None:
         import numpy as np
 
         np.add.at(target, index, values)
+
+
+def dense(g):
+    """``g`` as a C-contiguous array. Gradients arriving from ``sum``/``mean`` are broadcast views
+    with zero strides, which BLAS cannot take: NumPy's matmul would fall back to a slow loop."""
+    return g if g.flags.c_contiguous else namespace_of(g).ascontiguousarray(g)

@@ -10,7 +10,7 @@ from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import as_t, check_same_device, unbroadcast
+from everyo.core.ops._util import as_t, check_same_device, dense, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
 
@@ -65,6 +65,7 @@ def _sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
     out = pd_v @ va
 
     def backward(g):
+        g = dense(g)
         gv = unbroadcast(xp.swapaxes(pd_v, -1, -2) @ g, va.shape) if v.requires_grad else None
         gp = (g @ xp.swapaxes(va, -1, -2)).astype(p.dtype, copy=False)
         if drop is not None:

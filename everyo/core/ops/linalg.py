@@ -6,7 +6,7 @@ from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import check_same_device, unbroadcast
+from everyo.core.ops._util import check_same_device, dense, unbroadcast
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOShapeError
 
@@ -15,6 +15,7 @@ __all__ = ["matmul", "dot"]
 
 def _matmul_grads(g, a, b):
     """Gradients of ``a @ b`` for any ranks (1-D operands promoted as NumPy does)."""
+    g = dense(g)
     if a.ndim == 2 and b.ndim == 2:  # the common case, without reshapes
         return g @ b.T, a.T @ g
     if a.ndim == 1 and b.ndim == 1:  # inner product: g is a scalar

@@ -16,7 +16,7 @@ from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops import attention, conv, losses, nll, norm
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import as_t, check_same_device, norm_axis, scatter_add
+from everyo.core.ops._util import as_t, check_same_device, dense, norm_axis, scatter_add
 from everyo.core.ops.attention import *  # noqa: F403
 from everyo.core.ops.conv import *  # noqa: F403
 from everyo.core.ops.losses import *  # noqa: F403
@@ -219,6 +219,7 @@ def _linear(x, weight, bias):
     has_b = bias is not None
 
     def backward(g):
+        g = dense(g)
         g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
         a2 = a if a.ndim == 2 else a.reshape(-1, a.shape[-1])
         gx = (g @ w) if x.requires_grad else None
