@@ -1,4 +1,4 @@
-"""2-D convolution (im2col + one batched matrix product) and max/average pooling, NCHW.
+"""2-D convolution (im2col + one large matrix product) and max/average pooling, NCHW.
 
 Weights use PyTorch's layout ``(out_channels, in_channels, kh, kw)``. The window views are built
 with ``as_strided`` (no copy) and the only large copy is the im2col matrix the product needs.
