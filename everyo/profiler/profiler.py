@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 import time
 
 import numpy as np
@@ -273,18 +274,19 @@ class record_function:
     def __init__(self, name: str, **metadata):
         self.name = str(name)
         self.metadata = metadata
-        self._open: list = []
+        self._open: dict[int, list] = {}  # per thread: one instance may be entered in several
 
     def __enter__(self) -> record_function:
         p = hooks.active
         region = p.region(self.name, "user", **self.metadata) if p is not None else None
         if region is not None:
             region.__enter__()
-        self._open.append(region)
+        self._open.setdefault(threading.get_ident(), []).append(region)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        region = self._open.pop() if self._open else None
+        stack = self._open.get(threading.get_ident())
+        region = stack.pop() if stack else None
         if region is not None:
             region.__exit__(exc_type, exc, tb)
         return False

@@ -27,6 +27,8 @@ import threading
 
 import numpy as np
 
+from everyo.errors import EveryOProfilerError
+
 CORE_COLUMNS = (
     ("start_ns", np.int64),
     ("dur_ns", np.int64),
@@ -41,6 +43,8 @@ OPTIONAL_COLUMNS = {
     "mem_bytes": np.int64,
     "device_ns": np.int64,
 }
+MAX_KEYS = 1 << 24  # key ids, depth and shape ids share one int while buffered (capture.pack)
+MAX_SHAPES = (1 << 22) - 1
 _FIRST_CHUNK = 4096
 _MAX_CHUNK = 1 << 18
 
@@ -92,6 +96,11 @@ class EventStore:
                 kid = self._key_ids.get(k)
                 if kid is None:
                     kid = len(self.keys)
+                    if kid >= MAX_KEYS:
+                        raise EveryOProfilerError(
+                            f"more than {MAX_KEYS:,} distinct event names in one run: name "
+                            "regions with a few fixed names and put varying values in metadata"
+                        )
                     self.keys.append(k)
                     self._key_ids[k] = kid
         return kid
@@ -100,6 +109,11 @@ class EventStore:
         with self._lock:
             sid = self._shape_ids.get(text)
             if sid is None:
+                if len(self.shapes) >= MAX_SHAPES:
+                    raise EveryOProfilerError(
+                        f"more than {MAX_SHAPES:,} distinct shapes in one run: profile with "
+                        "record_shapes=False"
+                    )
                 sid = self._shape_ids[text] = len(self.shapes)
                 self.shapes.append(text)
             return sid

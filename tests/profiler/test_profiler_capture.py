@@ -334,3 +334,21 @@ def test_profiler_and_run_registry(clock, registry):
 def test_fake_clock_tick_gives_strictly_positive_durations():
     c = FakeClock(tick=1)
     assert c() < c()
+
+
+def test_one_record_function_instance_shared_by_threads(registry):
+    region = record_function("shared", source="both")
+    barrier = threading.Barrier(2)
+
+    def work():
+        with region:
+            barrier.wait()  # both threads are inside the same instance at once
+
+    with profile(registry=registry) as p:
+        t = threading.Thread(target=work)
+        t.start()
+        work()
+        t.join()
+    events = [e for e in p.events if e.name == "shared"]
+    assert len(events) == 2 and len({e.thread_id for e in events}) == 2
+    assert all(e.metadata == {"source": "both"} for e in events)
