@@ -19,6 +19,8 @@ from everyo.profiler import hooks as _hooks
 
 __all__ = ["Module"]
 
+_NO_ARG = object()  # marks "no positional argument" in Module.__call__
+
 
 class IncompatibleKeys(NamedTuple):
     """What ``load_state_dict(strict=False)`` could not match."""
@@ -75,13 +77,15 @@ class Module:
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, x=_NO_ARG, /, *args, **kwargs):
+        # One positional argument is the common case: taking it by name and calling forward(x)
+        # with a fixed arity halves the cost of forwarding *args/**kwargs.
         p = _hooks.active
         if p is None:
-            if self._hooked:
-                return self._call_impl(*args, **kwargs)
-            return self.forward(*args, **kwargs)
-        return p.module_call(self, self._call_impl, args, kwargs)
+            if self._hooked or args or kwargs or x is _NO_ARG:
+                return self._call_impl(*(args if x is _NO_ARG else (x, *args)), **kwargs)
+            return self.forward(x)
+        return p.module_call(self, self._call_impl, args if x is _NO_ARG else (x, *args), kwargs)
 
     def _call_impl(self, *args, **kwargs):
         """Pre-hooks, ``forward``, post-hooks: what a profiler times as this module's call."""

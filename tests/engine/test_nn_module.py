@@ -266,3 +266,22 @@ def test_parameter():
     with pytest.raises(eo.EveryODTypeError):
         eo.nn.Parameter(np.arange(3))
     assert not eo.nn.Parameter(np.arange(3), requires_grad=False).requires_grad
+
+
+class Echo(eo.Module):
+    def forward(self, *args, **kwargs):
+        return args, kwargs
+
+
+@pytest.mark.parametrize("active", [False, True])
+def test_call_passes_every_calling_convention(active):
+    m = Echo()
+    ctx = profiling() if active else contextlib.nullcontext()
+    with ctx:
+        assert m() == ((), {})
+        assert m(1) == ((1,), {})
+        assert m(1, 2) == ((1, 2), {})
+        assert m(1, x=3) == ((1,), {"x": 3})
+        assert m(x=3) == ((), {"x": 3})
+        m.register_forward_pre_hook(lambda mod, args: None)
+        assert m(1) == ((1,), {}) and m() == ((), {})
