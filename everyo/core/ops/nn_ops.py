@@ -19,6 +19,7 @@ from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, dense, norm_axis, scatter_add
 from everyo.core.ops.attention import *  # noqa: F403
 from everyo.core.ops.conv import *  # noqa: F403
+from everyo.core.ops.linalg import product
 from everyo.core.ops.losses import *  # noqa: F403
 from everyo.core.ops.nll import *  # noqa: F403
 from everyo.core.ops.norm import *  # noqa: F403
@@ -212,7 +213,7 @@ def _linear(x, weight, bias):
             f"linear: input has {a.shape[-1]} features (shape {a.shape}) but the weight "
             f"{w.shape} expects {w.shape[-1]} (weight layout is (out_features, in_features))"
         )
-    out = a @ w.T
+    out = product(a, w.T)
     if bias is not None:
         out += parents[2].data
     x, weight = parents[0], parents[1]
@@ -222,7 +223,7 @@ def _linear(x, weight, bias):
         g = dense(g)
         g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
         a2 = a if a.ndim == 2 else a.reshape(-1, a.shape[-1])
-        gx = (g @ w) if x.requires_grad else None
+        gx = product(g, w) if x.requires_grad else None
         gw = (g2.T @ a2) if weight.requires_grad else None
         if has_b:
             return gx, gw, (g2.sum(axis=0) if parents[2].requires_grad else None)
