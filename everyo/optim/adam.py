@@ -87,7 +87,9 @@ class Adam(Optimizer):
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         m, v, states = self._moments(plist)
         t = states[0]["step"] + 1
-        if any(st["step"] != t - 1 for st in states):  # stepped apart: per-parameter updates
+        # Per-parameter updates when the parameters stepped apart, or when they are large:
+        # then each op is bandwidth-bound and gathering the gradients would add a pass.
+        if m.size > _FUSE_MAX_MEAN * len(plist) or any(st["step"] != t - 1 for st in states):
             for p, st in zip(plist, states):
                 _adam_update(p, st, lr, b1, b2, eps, wd, self._decoupled)
             return
@@ -111,6 +113,9 @@ class Adam(Optimizer):
             offset += n
 
 
+_FUSE_MAX_MEAN = 65536  # fuse when the parameters hold at most this many elements on average
+
+
 def _moment_update(xp, m, v, g, lr, b1, b2, eps, t):
     """Update the moments in place and return the step to subtract from the parameters."""
     m *= b1
@@ -126,7 +131,7 @@ def _moment_update(xp, m, v, g, lr, b1, b2, eps, t):
 
 
 def _adam_update(p, st, lr, b1, b2, eps, wd, decoupled) -> None:
-    """One parameter's Adam step (used when parameters of a buffer stepped apart)."""
+    """One parameter's Adam step (large parameters, or parameters that stepped apart)."""
     g, data = p.grad.data, p.data
     st["step"] = t = st["step"] + 1
     if wd:

@@ -186,11 +186,11 @@ def test_cosine_annealing():
 
 
 @pytest.mark.parametrize("cls", [Adam, AdamW])
-def test_adam_fused_buffers_equal_separate_optimizers(cls):
-    """Parameters updated together (one flat buffer) or apart (a step without a gradient)
-    follow exactly the per-parameter rule."""
+@pytest.mark.parametrize("shapes", [[(3, 2), (4,), (1,)], [(500, 300), (3,), (2,)]])
+def test_adam_fused_buffers_equal_separate_optimizers(cls, shapes):
+    """Parameters updated together (one flat buffer), apart (a step without a gradient) or one
+    by one (large parameters) follow exactly the per-parameter rule."""
     rng = np.random.default_rng(0)
-    shapes = [(3, 2), (4,), (1,)]
     joint = [eo.nn.Parameter(rng.standard_normal(s)) for s in shapes]
     alone = [eo.nn.Parameter(p.numpy()) for p in joint]
     opt = cls(joint, lr=0.05, weight_decay=0.1)
@@ -207,4 +207,4 @@ def test_adam_fused_buffers_equal_separate_optimizers(cls):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-15)
     sd = opt.state_dict()
     assert [sd["state"][i]["step"] for i in range(3)] == [4, 3, 4]
-    assert sd["state"][0]["exp_avg"].shape == (3, 2)
+    assert sd["state"][0]["exp_avg"].shape == shapes[0]
