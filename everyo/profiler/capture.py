@@ -303,10 +303,11 @@ class Capture(RegionHooks):
         return entry
 
     def _shape_id(self, args, kwargs, out) -> int:
+        T = self._tensor  # a Tensor's shape is a Python property; its array's is C
         sk = (
-            tuple(getattr(a, "shape", None) for a in args),
-            tuple((k, getattr(v, "shape", None)) for k, v in kwargs.items()) if kwargs else None,
-            getattr(out, "shape", False),
+            tuple([a.data.shape if type(a) is T else getattr(a, "shape", None) for a in args]),
+            tuple([(k, getattr(v, "shape", None)) for k, v in kwargs.items()]) if kwargs else None,
+            out.data.shape if type(out) is T else getattr(out, "shape", False),
         )
         sid = self._shape_ids.get(sk)
         if sid is None:
