@@ -2,10 +2,11 @@
 zip holding a JSON manifest and a ``.npz`` of arrays. No pickle anywhere (``allow_pickle=False``).
 
 >>> import everyo as eo, tempfile, os
+>>> from everyo.serialization import load, save  # also eo.save / eo.load
 >>> model = eo.Sequential(eo.Linear(4, 2, seed=0))
 >>> path = os.path.join(tempfile.mkdtemp(), "model.eo")
->>> eo.save(model, path)
->>> clone = eo.load(path, model=eo.Sequential(eo.Linear(4, 2, seed=1)))
+>>> save(model, path)
+>>> clone = load(path, model=eo.Sequential(eo.Linear(4, 2, seed=1)))
 >>> bool((clone[0].weight == model[0].weight).all())
 True
 """

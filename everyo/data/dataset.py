@@ -52,7 +52,7 @@ class ArrayDataset(Dataset):
 
     >>> import numpy as np, everyo as eo
     >>> ds = eo.ArrayDataset(np.zeros((10, 3), np.float32), np.arange(10))
-    >>> len(ds), ds[2][1]
+    >>> len(ds), int(ds[2][1])
     (10, 2)
     """
 
