@@ -53,7 +53,10 @@ def _sum(x, axis, keepdims):
 
 def _mean(x, axis, keepdims):
     def grad(g, a, o):
-        return (_expand(g, a.shape, axis, keepdims) / _count(a.shape, axis)).astype(a.dtype)
+        # scale the reduced gradient, then broadcast it: no full-size array is written
+        return _expand(g / _count(a.shape, axis), a.shape, axis, keepdims).astype(
+            a.dtype, copy=False
+        )
 
     return _reduce("mean", x, axis, keepdims, lambda a, ax, kd: a.mean(axis=ax, keepdims=kd), grad)
 
@@ -80,7 +83,8 @@ def _var(x, axis, keepdims, ddof):
     def backward(g):
         centred = arr - arr.mean(axis=axis, keepdims=True)
         n = _count(arr.shape, axis) - ddof
-        return ((_expand(g, arr.shape, axis, keepdims) * (2.0 / n)) * centred).astype(arr.dtype)
+        scaled = _expand(g * (2.0 / n), arr.shape, axis, keepdims)
+        return (scaled * centred).astype(arr.dtype, copy=False)
 
     return make_result(out, (x,), lambda g: (backward(g),), "var", x._device)
 
