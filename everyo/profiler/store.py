@@ -207,7 +207,21 @@ class EventStore:
 
     @classmethod
     def from_columns(cls, columns: dict, keys, shapes=(), threads=(), metadata=None):
-        """Build a store from whole columns (used when loading a file)."""
+        """Build a store from whole columns (loading a file, synthetic runs).
+
+        Rows may come in any order: they are put in post-order (by end time, deeper first),
+        the order the profiler writes and parents are derived from. ``metadata`` maps input row
+        indices to dicts.
+        """
+        start = np.asarray(columns["start_ns"], np.int64)
+        end = start + np.asarray(columns["dur_ns"], np.int64)
+        depth = np.asarray(columns["depth"], np.int64)
+        order = np.lexsort((start, -depth, end))
+        if (order != np.arange(len(order))).any():
+            columns = {k: np.asarray(v)[order] for k, v in columns.items()}
+            new_row = np.empty(len(order), np.int64)
+            new_row[order] = np.arange(len(order))
+            metadata = {int(new_row[r]): m for r, m in (metadata or {}).items()}
         store = cls(optional=[c for c in OPTIONAL_COLUMNS if c in columns])
         for kind, name, path in keys:
             store.intern_key(kind, name, path)

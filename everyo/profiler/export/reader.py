@@ -147,13 +147,8 @@ def _from_chrome(data: dict) -> Run:
             cols[name] = np.array(
                 [-1 if a.get(src) is None else round(a[src] * scale) for a in args], np.int64
             )
-    # rows in post-order (by end, deeper first), which is how the store orders them
-    end = cols["start_ns"] + cols["dur_ns"]
-    order = np.lexsort((cols["start_ns"], -cols["depth"].astype(np.int64), end))
-    cols = {k: v[order] for k, v in cols.items()}
-    new_row = np.empty(len(order), np.int64)
-    new_row[order] = np.arange(len(order))
-    meta = {int(new_row[i]): a["metadata"] for i, a in enumerate(args) if a.get("metadata")}
+    # file order is not row order: the store puts rows back in post-order (from_columns)
+    meta = {i: a["metadata"] for i, a in enumerate(args) if a.get("metadata")}
     counters: dict[str, tuple[list, list]] = {}
     for e in events:
         if e.get("ph") == "C":
