@@ -17,6 +17,7 @@ from everyo.nn import *  # noqa: F403
 from everyo.data import *  # noqa: F403
 from everyo.training import *  # noqa: F403
 from everyo import cuda, nn, optim, profiler  # noqa: E402
+from everyo.serialization import load, save  # noqa: E402
 
 _LAZY = {"bench", "datasets"}
 

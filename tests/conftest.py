@@ -8,6 +8,13 @@ import pytest
 
 os.environ.setdefault("EVERYO_TEST", "1")
 
+try:  # one BLAS thread: CI has 2 cores, and oversubscribed BLAS makes small ops erratic
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+except ImportError:  # pragma: no cover - threadpoolctl is in the dev extra
+    pass
+
 
 def _gpu_available() -> bool:
     if os.environ.get("EVERYO_DISABLE_CUDA") == "1":
