@@ -151,3 +151,26 @@ def test_schedule_keeps_ancestors_of_recorded_events(clock, registry):
     assert epoch.name == "epoch" and epoch.depth == 0
     roots = [e for e in events if e.name == "Sequential"]
     assert all(e.parent == epoch.row for e in roots)
+
+
+def test_from_columns_accepts_rows_in_any_order():
+    # pre-order input (parent first), as a hand-built synthetic run would give it
+    cols = {
+        "start_ns": np.array([0, 10, 60, 100, 110]),
+        "dur_ns": np.array([90, 40, 20, 90, 40]),
+        "key": np.array([0, 1, 1, 0, 1], np.int32),
+        "tid": np.zeros(5, np.int16),
+        "depth": np.array([0, 1, 1, 0, 1], np.int16),
+    }
+    store = EventStore.from_columns(
+        cols,
+        [("module", "Seq", ""), ("module", "Lin", "0")],
+        threads=[(1, "MainThread")],
+        metadata={3: {"second": True}},
+    )
+    run = Run(store, environment={})
+    batch = run.snapshot()
+    assert batch.start_ns.tolist() == [10, 60, 0, 110, 100]
+    assert batch.parent.tolist() == [2, 2, -1, 4, -1]
+    assert batch.self_ns.tolist() == [40, 20, 30, 40, 50]
+    assert batch.metadata[4] == {"second": True}
