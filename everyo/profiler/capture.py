@@ -33,6 +33,11 @@ def pack(key: int, depth: int, shape_id: int = -1) -> int:
     return key | depth << KEY_BITS | (shape_id + 1) << SHAPE_SHIFT
 
 
+def _entry(key: int, name: str, path: str) -> tuple:
+    """A module's record for one outermost module: (key, scope token, [last shapes])."""
+    return key, (name, path), [(None, None, -1, 0)]
+
+
 class _ThreadState:
     __slots__ = (
         "buf",
@@ -73,7 +78,6 @@ class Capture(RegionHooks):
         self._width = len(self._fields)
         self._flush_len = FLUSH_EVENTS * self._width
         self._pad = (-1,) * len(extra_fields)  # the tail of an event without tensors
-        self._packed: dict = {}
         if not plain:  # GPU, memory or op columns: the general path, without a per-call check
             self.module_call = self._module_call_full
         self._tls = threading.local()
@@ -196,17 +200,17 @@ class Capture(RegionHooks):
                 if kwargs or len(args) != 1:
                     packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
                 else:
+                    # the module's last (input shape, output shape, depth) and its packed int:
+                    # comparing two small tuples is cheaper than hashing a key
                     a, T = args[0], self._tensor
-                    sk = (
-                        entry[0],
-                        depth,
-                        a.data.shape if type(a) is T else getattr(a, "shape", None),
-                        out.data.shape if type(out) is T else getattr(out, "shape", False),
-                    )
-                    packed = self._packed.get(sk)
-                    if packed is None:
-                        sid = self._shape_id(args, kwargs, out)
-                        packed = self._packed[sk] = pack(entry[0], depth, sid)
+                    sa = a.data.shape if type(a) is T else getattr(a, "shape", None)
+                    so = out.data.shape if type(out) is T else getattr(out, "shape", False)
+                    last = entry[2][0]  # one tuple, swapped whole: safe across threads
+                    if last[0] == sa and last[1] == so and last[2] == depth:
+                        packed = last[3]
+                    else:
+                        packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
+                        entry[2][0] = (sa, so, depth, packed)
                 buf += (start, end, packed)
             else:
                 buf += (start, end, entry[0] | depth << KEY_BITS)
@@ -281,10 +285,10 @@ class Capture(RegionHooks):
             pairs = named() if named is not None else [("", module)]
             for path, m in pairs:
                 name = type(m).__name__
-                keymap[id(m)] = (self.store.intern_key("module", name, path), (name, path))
+                keymap[id(m)] = _entry(self.store.intern_key("module", name, path), name, path)
             if id(module) not in keymap:
                 name = type(module).__name__
-                keymap[id(module)] = (self.store.intern_key("module", name, ""), (name, ""))
+                keymap[id(module)] = _entry(self.store.intern_key("module", name, ""), name, "")
             self._roots[id(module)] = keymap
         return keymap
 
@@ -298,7 +302,7 @@ class Capture(RegionHooks):
             name = type(module).__name__
             parent_path = t.scope[1] if t.scope else ""
             path = f"{parent_path}.{name}" if parent_path else name
-            entry = (self.store.intern_key("module", name, path), (name, path))
+            entry = _entry(self.store.intern_key("module", name, path), name, path)
             t.keymap[id(module)] = entry
         return entry
 

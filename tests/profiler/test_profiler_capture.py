@@ -352,3 +352,14 @@ def test_one_record_function_instance_shared_by_threads(registry):
     events = [e for e in p.events if e.name == "shared"]
     assert len(events) == 2 and len({e.thread_id for e in events}) == 2
     assert all(e.metadata == {"source": "both"} for e in events)
+
+
+def test_shapes_follow_changing_batch_sizes(clock, registry):
+    model = mlp(clock)
+    with profile(clock=clock, registry=registry) as p:
+        for rows in (32, 8, 32, 8, 8):
+            model(np.zeros((rows, 4)))
+    lin0 = [e.shapes for e in p.events if e.path == "0"]
+    assert lin0 == [f"[({r}, 4)] -> ({r}, 16)" for r in (32, 8, 32, 8, 8)]
+    seq = [e.shapes for e in p.events if e.path == ""]
+    assert seq == [f"[({r}, 4)] -> ({r}, 2)" for r in (32, 8, 32, 8, 8)]
