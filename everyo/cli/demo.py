@@ -90,9 +90,10 @@ def run_demo(steps: int = 5):
 
 
 def run(args: argparse.Namespace) -> int:
-    profiler = run_demo(max(1, args.steps))
+    steps = max(1, args.steps)
+    profiler = run_demo(steps)
     r = profiler.run
-    print(f"everyo demo: an MLP and a CNN, forward and {args.steps} training steps each, on CPU")
+    print(f"everyo demo: an MLP and a CNN, forward and {steps} training steps each, on CPU")
     print(f"{r.num_events:,} events, wall {r.wall_ns / 1e6:.1f} ms\n")
     print(profiler.summary(group_by=args.group_by, top=args.top))
     path = profiler.export_chrome_trace(args.out)
