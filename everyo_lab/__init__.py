@@ -16,6 +16,11 @@ def load_ipython_extension(ipython) -> None:
     from everyo_lab.magic import EveryOMagics  # imported here: IPython only when loaded
 
     ipython.register_magics(EveryOMagics)
+    # Import the widget stack now, so the first profiled cell paints within a second: plotly's
+    # FigureWidget pulls in nbformat and jsonschema, seconds of imports on a busy machine.
+    from plotly.graph_objs import FigureWidget  # noqa: F401
+
+    import everyo_lab.widgets  # noqa: F401
 
 
 def __getattr__(name: str):

@@ -40,7 +40,7 @@ class LiveRefresher:
         *,
         hz: float = DEFAULT_HZ,
         budget: float = DEFAULT_BUDGET,
-        clock=time.perf_counter,
+        clock=time.thread_time,
     ):
         if not hz >= 2:
             raise ValueError(f"hz must be at least 2 refreshes per second, got {hz}")
