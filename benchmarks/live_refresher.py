@@ -31,11 +31,12 @@ def make_step(width: int = 128, batch: int = 64):
         eo.Linear(width, 10, seed=2),
     )
     optimizer = eo.optim.SGD(model.parameters(), lr=1e-3)
-    x = eo.zeros(batch, 64)
+    x = eo.ones(batch, 64)
 
     def step():
         optimizer.zero_grad()
-        loss = eo.sum(model(x))
+        out = model(x)
+        loss = eo.sum(out * out)
         loss.backward()
         optimizer.step()
 
@@ -62,7 +63,7 @@ def timed_run(step, steps: int, live: bool, hz: float) -> tuple[float, int]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--steps", type=int, default=400)
+    parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--hz", type=float, default=4.0)
     args = parser.parse_args(argv)
     from everyo.profiler import runs

@@ -117,13 +117,16 @@ class Dashboard(widgets.VBox):
                 return
             batch = run.snapshot()
             self._batch = batch
-            self.header.value = header_html(views.header_info(run))
             max_shapes = LIVE_MAX_SHAPES if live else 20000
             fig = views.flame_figure(
                 batch, x_range=self._x_range, max_shapes=max_shapes, theme=self.theme
             )
             self._draw_flame(fig)
             self._update_table(batch)
+            # While live, the hot spots come from the table just computed (the full header
+            # analysis would double the work of a refresh); the final refresh uses the view.
+            info = live_header_info(run, self.table.rows) if live else views.header_info(run)
+            self.header.value = header_html(info)
             if not live:
                 apply_figure(self.icicle, views.icicle_figure(batch, theme=self.theme))
 
@@ -246,6 +249,19 @@ def static_bundle(run, *, top=None, group_by="name", sort_by="total_ms", theme="
             run, top=top, group_by=group_by, sort_by=sort_by, theme=theme
         ),
         "text/plain": views.render_text(run, top=top, group_by=group_by, sort_by=sort_by),
+    }
+
+
+def live_header_info(run, rows: list[dict]) -> dict:
+    """Header facts of a running run; hot spots are the table rows with the most self time."""
+    ranked = sorted(rows, key=lambda r: r.get("self_ms") or 0.0, reverse=True)
+    return {
+        "label": run.label,
+        "status": run.status,
+        "error": run.error,
+        "wall_ms": run.wall_ns / 1e6,
+        "events": run.num_events,
+        "hot_spots": [{"name": r.get("name"), "self_ms": r.get("self_ms")} for r in ranked[:3]],
     }
 
 

@@ -57,6 +57,8 @@ def apply_figure(widget: go.FigureWidget, fig: dict, *, keep_x_range: bool = Fal
 
 def _blank(kind: str) -> dict:
     """An invisible trace of ``kind`` that keeps a slot for a later refresh."""
+    if kind != "bar":
+        return {"type": kind, "visible": False}
     empty = np.zeros(0)
     return {
         "type": kind,

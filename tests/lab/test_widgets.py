@@ -61,6 +61,7 @@ def test_refresh_rereads_a_running_run():
         board.refresh(live=True)
         assert board.flame.layout.meta["events"] == 20
         assert "running" in board.header.value
+        assert "hot spots (self time): " in board.header.value  # from the live table rows
     finally:
         p.stop()
     board.refresh()
