@@ -89,7 +89,9 @@ class Capture(RegionHooks):
         self._shape_ids: dict = {}
         self._recording = False
         self._skip = 0
-        self._on = False  # recording and no warmup events left to skip
+        # the inlined path applies: recording, no warmup events left to skip, and no schedule
+        # (with a schedule, every event goes through _emit, which keeps ancestors of kept events)
+        self._on = False
         import sys
 
         tensor_mod = sys.modules.get("everyo.core.tensor")
@@ -97,7 +99,7 @@ class Capture(RegionHooks):
 
     def _set_recording(self, recording: bool) -> None:
         self._recording = recording
-        self._on = recording and self._skip == 0
+        self._on = recording and self._skip == 0 and self.schedule is None
 
     # -- per-thread state ----------------------------------------------------------------------
     def _state(self) -> _ThreadState:
@@ -123,7 +125,7 @@ class Capture(RegionHooks):
         elif self._skip:
             self._skip -= 1
             self.run.skipped += 1
-            self._on = self._skip == 0
+            self._on = self._skip == 0 and self.schedule is None
             return
         t.low = depth
         buf = t.buf
@@ -194,7 +196,6 @@ class Capture(RegionHooks):
         t.depth = depth
         t.scope = prev
         if self._on:  # the common case, inlined: append and maybe flush
-            t.low = depth
             buf = t.buf
             if self.record_shapes:
                 if kwargs or len(args) != 1:
