@@ -85,7 +85,9 @@ class Module:
             if self._hooked or args or kwargs or x is _NO_ARG:
                 return self._call_impl(*(args if x is _NO_ARG else (x, *args)), **kwargs)
             return self.forward(x)
-        return p.module_call(self, self._call_impl, args if x is _NO_ARG else (x, *args), kwargs)
+        # without hooks, hand the profiler forward itself: one frame less per recorded event
+        forward = self._call_impl if self._hooked else self.forward
+        return p.module_call(self, forward, args if x is _NO_ARG else (x, *args), kwargs)
 
     def _call_impl(self, *args, **kwargs):
         """Pre-hooks, ``forward``, post-hooks: what a profiler times as this module's call."""
