@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | table.js | sources sha256:3a59403b71138dd3 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | table.js | sources sha256:1ab57c36d3d1b4b6 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -7,6 +7,9 @@ const __everyo_src_format_js = (() => {
 const MS_KEYS = new Set([
   "total_ms", "mean_ms", "max_ms", "min_ms", "median_ms", "std_ms", "self_ms", "device_ms",
 ]);
+
+// Exact counts stay exact ("1,024 calls"); FLOPs, bytes and the like get SI suffixes.
+const COUNT_KEYS = new Set(["calls", "events"]);
 
 /** Milliseconds with a precision that suits their size: 1234 ms -> "1,234", 0.0123 -> "0.0123". */
 function formatMs(value) {
@@ -41,6 +44,7 @@ function formatCell(key, value) {
   if (typeof value === "string") return value;
   if (MS_KEYS.has(key)) return formatMs(value);
   if (key === "share" || key === "pct") return key === "pct" ? `${value.toFixed(1)} %` : formatShare(value);
+  if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
   return String(value);
 }

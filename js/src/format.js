@@ -4,6 +4,9 @@ const MS_KEYS = new Set([
   "total_ms", "mean_ms", "max_ms", "min_ms", "median_ms", "std_ms", "self_ms", "device_ms",
 ]);
 
+// Exact counts stay exact ("1,024 calls"); FLOPs, bytes and the like get SI suffixes.
+const COUNT_KEYS = new Set(["calls", "events"]);
+
 /** Milliseconds with a precision that suits their size: 1234 ms -> "1,234", 0.0123 -> "0.0123". */
 export function formatMs(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "";
@@ -37,6 +40,7 @@ export function formatCell(key, value) {
   if (typeof value === "string") return value;
   if (MS_KEYS.has(key)) return formatMs(value);
   if (key === "share" || key === "pct") return key === "pct" ? `${value.toFixed(1)} %` : formatShare(value);
+  if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
   return String(value);
 }
