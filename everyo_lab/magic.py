@@ -26,8 +26,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would print and sys.exit(2)
         raise UsageProblem(message)
 
-    def exit(self, status=0, message=None):  # --help
-        raise UsageProblem(message or "")
+    def print_help(self, file=None):  # --help: the magic prints it, once
+        raise UsageProblem("")
 
 
 def _positive_int(text: str) -> int:
@@ -49,6 +49,15 @@ def _refresh_hz(text: str) -> float:
     if not value >= 2:
         raise argparse.ArgumentTypeError(f"must be at least 2 (refreshes per second), got {text}")
     return value
+
+
+def _sort_key(text: str) -> str:
+    from everyo.profiler.analysis import SORT_KEYS
+
+    keys = (*SORT_KEYS, "share")
+    if text not in keys:
+        raise argparse.ArgumentTypeError(f"unknown column {text!r}; use one of {', '.join(keys)}")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--sort",
+        type=_sort_key,
         default="total_ms",
         metavar="KEY",
         help="table sort column (total_ms, self_ms, calls, mean_ms, ...)",
@@ -182,12 +192,16 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
             refresher.start()
         result = shell.run_cell(cell, store_history=False)
         error = result.error_before_exec or result.error_in_exec
-    except BaseException as exc:  # KeyboardInterrupt between statements of the magic itself
-        error = exc
+    except BaseException as exc:
+        error = exc  # the run is marked failed in `finally`
+        if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C between the magic's own steps
+            raise
     finally:
-        if refresher is not None:
-            refresher.stop()
-        _stop(profiler, error)
+        try:
+            if refresher is not None:
+                refresher.stop()
+        finally:  # a second Ctrl-C while the refresher winds down must not leave it recording
+            _stop(profiler, error)
     _finish(board, handle, run, opts)
     if error is not None:
         raise CellFailed(

@@ -12,6 +12,7 @@ import threading
 import ipywidgets as widgets
 import traitlets
 
+from everyo.errors import EveryOConfigError
 from everyo_lab.widgets.export import ExportButton
 from everyo_lab.widgets.figures import apply_figure, bar_count, new_figure_widget
 from everyo_lab.widgets.picker import RunPicker
@@ -175,15 +176,24 @@ class Dashboard(widgets.VBox):
 
     def _update_table(self, batch) -> None:
         t = self.table
-        self.table.rows = _json_rows(
-            _views().table_rows(
+        table_rows = _views().table_rows
+        try:
+            rows = table_rows(
                 batch,
                 group_by=t.group_by,
                 sort_by=t.sort_by,
                 descending=t.descending,
                 top=self._top,
             )
-        )
+        except EveryOConfigError:  # e.g. --sort flops on a run recorded without --record-ops
+            rows = table_rows(
+                batch,
+                group_by=t.group_by,
+                sort_by="total_ms",
+                descending=t.descending,
+                top=self._top,
+            )
+        self.table.rows = _json_rows(rows)
 
     def _on_table_options(self, _change) -> None:
         with self._lock:

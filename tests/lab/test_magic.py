@@ -114,6 +114,7 @@ def test_keyboard_interrupt_stops_profiler_cleanly_and_later_run_works(shell):
         ("--refresh 1", "at least 2"),
         ("--group-by colour", "--group-by"),
         ("--top 0", "--top"),
+        ("--sort colour", "unknown column 'colour'"),
         ("--label 'unclosed", "quotation"),
     ],
 )
@@ -178,3 +179,17 @@ def test_dashboard_line_magic_lists_runs(shell):
     assert [r["label"] for r in board.picker.runs] == ["first"]
     board.close()
     assert cap.stderr == ""
+
+
+def test_syntax_error_in_cell_is_reported_and_run_marked_failed(shell):
+    result, cap = run_magic(shell, "--no-live --label syntax", "x = (\n")
+    assert isinstance(result.error_in_exec, CellFailed)
+    assert "SyntaxError" in cap.stdout
+    assert runs["syntax"].status == "failed"
+
+
+def test_help_prints_usage_without_running(shell):
+    result, cap = run_magic(shell, "--help", "marker = 1\n")
+    assert result.success
+    assert "--group-by" in cap.stdout and "--refresh HZ" in cap.stdout
+    assert len(runs) == 0

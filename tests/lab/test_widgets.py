@@ -162,3 +162,9 @@ def test_empty_dashboard_without_runs():
         assert "no runs" in board._repr_mimebundle_()["text/plain"]
     finally:
         board.close()
+
+
+def test_sort_by_a_column_the_run_lacks_falls_back_to_total_time():
+    board = Dashboard(profiled("no-flops"), sort_by="flops")
+    totals = [r["total_ms"] for r in board.table.rows]
+    assert totals == sorted(totals, reverse=True)
