@@ -1,9 +1,13 @@
 """``%%everyo_profile``: profile one notebook cell and show the live dashboard.
 
 The cell runs through ``shell.run_cell``, so it behaves exactly as without the magic: same
-namespace, the last expression is displayed, tracebacks look as usual. The output is one MIME
-bundle (live widget, static ``text/html``, ``text/plain``) displayed with a display id and
-updated at the end, so a saved notebook shows the final run without a kernel.
+namespace, the last expression is displayed, tracebacks look as usual. The magic shows two
+outputs, each with a display id and updated at the end: the live widget (with a one-line
+``text/plain``), and the static rendering (``text/html`` table and SVG flame chart,
+``text/plain`` table) that hides itself while the live widget is on screen. JupyterLab shows a
+widget output whose kernel is gone as "model not found" and never falls back to that bundle's
+``text/html``, so only a separate static output keeps the results visible after save, close
+and reopen, in nbconvert HTML, and as a text table in a terminal IPython.
 """
 
 from __future__ import annotations
@@ -181,12 +185,16 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
     from everyo_lab.widgets.dashboard import Dashboard
 
     profiler = _make_profiler(opts)
+    refresher = handle = static = error = None
+    # Build the widgets before the profiler starts: their construction (and plotly's first
+    # load) is not the cell's time and must not inflate the run's wall time and shares.
+    board = Dashboard(None, top=opts.top, group_by=opts.group_by, sort_by=opts.sort)
     profiler.start()
     run = profiler.run
-    board = refresher = handle = error = None
     try:
-        board = Dashboard(run, top=opts.top, group_by=opts.group_by, sort_by=opts.sort)
-        handle = display(board.mime_bundle(), raw=True, display_id=True)
+        board.run = run
+        handle = display(board.widget_bundle(), raw=True, display_id=True)
+        static = display(board.static_bundle(hide_when_live=True), raw=True, display_id=True)
         if opts.live:
             refresher = LiveRefresher(board, run, hz=opts.refresh)
             refresher.start()
@@ -202,7 +210,7 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
                 refresher.stop()
         finally:  # a second Ctrl-C while the refresher winds down must not leave it recording
             _stop(profiler, error)
-    _finish(board, handle, run, opts)
+    _finish(board, handle, static, run, opts)
     if error is not None:
         raise CellFailed(
             f"the profiled cell raised {type(error).__name__}; its partial profile is shown "
@@ -219,12 +227,14 @@ def _stop(profiler, error) -> None:
         profiler.stop(error=error)
 
 
-def _finish(board, handle, run, opts) -> None:
-    """Final refresh, the bundle with final static parts, and the optional export."""
+def _finish(board, handle, static, run, opts) -> None:
+    """Final refresh, both outputs updated to the final run, and the optional export."""
     if board is not None:
         board.refresh()
         if handle is not None:
-            handle.update(board.mime_bundle(), raw=True)
+            handle.update(board.widget_bundle(), raw=True)
+        if static is not None:
+            static.update(board.static_bundle(hide_when_live=True), raw=True)
     if opts.export:
         from everyo_lab.widgets.export import export_chrome_trace
 

@@ -19,6 +19,15 @@ from everyo_lab.widgets.picker import RunPicker
 from everyo_lab.widgets.table import SummaryTable
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+# JupyterLab renders a widget-view output whose model is gone (a reopened notebook, no kernel)
+# as "model not found" and never falls back to the same bundle's text/html. So the magic shows
+# the static rendering as an output of its own, which this rule hides while the live dashboard
+# is on screen in the same output area (JupyterLab and the classic notebook). Untrusted
+# notebooks drop <style>, which leaves the static part visible: the safe direction.
+HIDE_WHEN_LIVE = (
+    "<style>.jp-OutputArea:has(.everyo-dashboard) .jp-OutputArea-child:has(.everyo-static),"
+    ".output:has(.everyo-dashboard) .output_area:has(.everyo-static){display:none}</style>"
+)
 LIVE_MAX_SHAPES = 4000  # while a cell runs: fewer bars keep each refresh cheap for the kernel
 
 
@@ -133,16 +142,35 @@ class Dashboard(widgets.VBox):
 
     def mime_bundle(self) -> dict:
         """The widget view plus static ``text/html`` and ``text/plain`` renderings of the run."""
-        bundle = {WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": self.model_id}}
-        bundle.update(
-            static_bundle(
-                self._run,
-                top=self._top,
-                group_by=self.table.group_by,
-                sort_by=self.table.sort_by,
-                theme=self.theme,
-            )
+        bundle = self.widget_bundle()
+        bundle.update(self.static_bundle())
+        return bundle
+
+    def widget_bundle(self) -> dict:
+        """The widget view alone, with a one-line ``text/plain`` for front ends without widgets."""
+        label = self._run.label if self._run is not None else "no run"
+        return {
+            WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": self.model_id},
+            "text/plain": f"everyo dashboard: {label}",
+        }
+
+    def static_bundle(self, *, hide_when_live: bool = False) -> dict:
+        """Static ``text/html`` and ``text/plain`` renderings of the run (no kernel needed).
+
+        ``hide_when_live`` wraps the HTML so that it hides itself while a live dashboard is
+        shown in the same output area (the magic shows both; see :func:`static_bundle`).
+        """
+        bundle = static_bundle(
+            self._run,
+            top=self._top,
+            group_by=self.table.group_by,
+            sort_by=self.table.sort_by,
+            theme=self.theme,
         )
+        if hide_when_live:
+            bundle["text/html"] = (
+                HIDE_WHEN_LIVE + f'<div class="everyo-static">{bundle["text/html"]}</div>'
+            )
         return bundle
 
     def _repr_mimebundle_(self, **kwargs):

@@ -63,19 +63,47 @@ def test_last_expression_is_displayed_as_without_the_magic(shell):
     assert "42" in cap.stdout
 
 
-def test_output_is_one_bundle_with_widget_html_and_text(shell):
+def test_output_is_the_widget_and_a_static_rendering_that_hides_while_live(shell):
     result, cap = run_magic(shell, "--no-live --label bundle", WORK)
     assert result.success
-    bundles = [o.data for o in cap.outputs if WIDGET in o.data]
-    # Displayed once at the start, updated once at the end (same display id).
-    assert len(bundles) == 2
-    final = bundles[-1]
-    assert set(final) >= {WIDGET, "text/html", "text/plain"}
-    assert final[WIDGET]["model_id"] == bundles[0][WIDGET]["model_id"]
+    widgets = [o.data for o in cap.outputs if WIDGET in o.data]
+    statics = [o.data for o in cap.outputs if "text/html" in o.data]
+    # Each displayed once at the start and updated once at the end (same display ids).
+    assert len(widgets) == 2 and len(statics) == 2
+    assert widgets[-1][WIDGET]["model_id"] == widgets[0][WIDGET]["model_id"]
+    assert widgets[-1]["text/plain"] == "everyo dashboard: bundle"
+    assert "text/html" not in widgets[-1]  # JupyterLab would never show it: "model not found"
+    final = statics[-1]
+    assert WIDGET not in final
     assert "inner" in final["text/html"] and "<svg" in final["text/html"]
+    assert 'class="everyo-static"' in final["text/html"]
+    assert ":has(.everyo-dashboard)" in final["text/html"]  # hidden while the widget shows
     assert "step" in final["text/plain"] and "inner" in final["text/plain"]
-    # The first bundle was drawn before anything was recorded; the update holds the final run.
-    assert "inner" not in bundles[0]["text/plain"]
+    # The first rendering was drawn before anything was recorded; the update holds the final run.
+    assert "inner" not in statics[0]["text/plain"]
+
+
+def test_widget_construction_is_not_profiled_time(shell, monkeypatch):
+    """Building the dashboard (plotly's first load can take seconds) must not count as the
+    cell's wall time: it happens before the profiler starts."""
+    import sys
+
+    import everyo_lab.widgets.dashboard  # noqa: F401 - the package re-exports a function so named
+
+    dash = sys.modules["everyo_lab.widgets.dashboard"]
+    started = []
+    original = dash.Dashboard.__init__
+
+    def spy(self, *args, **kwargs):
+        from everyo.profiler import hooks
+
+        started.append(hooks.active)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(dash.Dashboard, "__init__", spy)
+    result, _ = run_magic(shell, "--no-live --label construct", WORK)
+    assert result.success
+    assert started == [None]
 
 
 def test_exception_shows_traceback_keeps_partial_profile_and_fails_the_cell(shell):
@@ -87,8 +115,8 @@ def test_exception_shows_traceback_keeps_partial_profile_and_fails_the_cell(shel
     assert run.status == "failed"
     assert run.error == "ValueError: boom"
     assert run.num_events == 60  # the partial profile is kept
-    final = [o.data for o in cap.outputs if WIDGET in o.data][-1]
-    assert "step" in final["text/plain"]
+    final = [o.data for o in cap.outputs if "text/html" in o.data][-1]
+    assert "step" in final["text/plain"] and "failed" in final["text/html"]
 
 
 def test_keyboard_interrupt_stops_profiler_cleanly_and_later_run_works(shell):
