@@ -168,9 +168,7 @@ class Dashboard(widgets.VBox):
             theme=self.theme,
         )
         if hide_when_live:
-            bundle["text/html"] = (
-                HIDE_WHEN_LIVE + f'<div class="everyo-static">{bundle["text/html"]}</div>'
-            )
+            bundle["text/html"] = HIDE_WHEN_LIVE + bundle["text/html"]
         return bundle
 
     def _repr_mimebundle_(self, **kwargs):

@@ -2,7 +2,8 @@
 
 One notebook run: while a profiled training loop runs, the flame chart gains bars; afterwards
 the table shows the module rows, one click exports a Chrome trace, and a screenshot is saved
-to test-artifacts/dashboard.png.
+to test-artifacts/dashboard.png. Then the notebook is saved, its kernel shut down and the page
+reloaded: the static rendering (hidden while the live widget showed) is what remains visible.
 """
 
 from __future__ import annotations
@@ -184,6 +185,41 @@ def _watch_flame_while_running(page, timeout_s: float = 60.0) -> list[tuple[floa
     return seen
 
 
+def _run_menu_command(page, menu: str, command: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click()
+    page.locator(f'li.lm-Menu-item[data-command="{command}"]').first.click()
+
+
+def _check_reopened_without_kernel(page, root: Path) -> None:
+    """While the live widget shows, its static twin is hidden; after save, kernel shutdown and
+    reload (the widget's model is gone), the static table and flame chart are visible."""
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(2)
+    assert cell.locator(".everyo-static").count() == 1
+    assert not cell.locator(".everyo-static").is_visible()
+
+    _run_menu_command(page, "File", "docmanager:save")
+    path = root / "dashboard.ipynb"
+    deadline = time.monotonic() + 15
+    while "everyo-static" not in path.read_text() and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    assert "everyo-static" in path.read_text(), "the notebook was not saved with its outputs"
+    _run_menu_command(page, "Kernel", "kernelmenu:shutdown")
+    _accept_kernel_dialog(page)  # "Shut down kernel?" asks for confirmation
+    page.wait_for_timeout(1000)
+
+    page.reload()
+    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=30000)
+    static = page.locator(".jp-Notebook .jp-CodeCell").nth(2).locator(".everyo-static")
+    static.wait_for(state="visible", timeout=30000)
+    page.wait_for_timeout(2000)  # let the widget manager give up on the missing model
+    assert static.is_visible()
+    text = static.inner_text()
+    assert "Linear" in text and "ReLU" in text and "completed" in text
+    assert static.locator("svg rect").count() > 0  # the final flame chart
+    static.scroll_into_view_if_needed()
+    static.screenshot(path=str(ARTIFACTS / "reopened.png"))
+
+
 def test_live_dashboard_in_jupyterlab(tmp_path):
     home, root = tmp_path / "home", tmp_path / "notebooks"
     home.mkdir()
@@ -248,6 +284,8 @@ def test_live_dashboard_in_jupyterlab(tmp_path):
                 page.mouse.move(0, 0)  # no hover label in the picture
                 board.scroll_into_view_if_needed()
                 board.screenshot(path=str(ARTIFACTS / "dashboard.png"))
+
+                _check_reopened_without_kernel(page, root)
             except Exception:
                 ARTIFACTS.mkdir(exist_ok=True)  # what the page looked like when it failed
                 page.screenshot(path=str(ARTIFACTS / "dashboard-failure.png"))
