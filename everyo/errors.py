@@ -1,4 +1,5 @@
-"""Every error a user can cause is an :class:`EveryOError` (or a standard exception the guide names).
+"""Every error a user can cause is an :class:`EveryOError` (or a standard exception the guide
+names).
 
 Messages say what went wrong *and* what to do about it.
 """
@@ -17,6 +18,8 @@ __all__ = [
     "EveryOBenchmarkError",
     "EveryOConfigError",
     "EveryODeviceWarning",
+    "EveryOBenchmarkWarning",
+    "EveryOProfilerWarning",
     "EveryOWarning",
 ]
 
@@ -67,3 +70,11 @@ class EveryOWarning(UserWarning):
 
 class EveryODeviceWarning(EveryOWarning):
     """A requested device is unavailable and everyo fell back to another (once per process)."""
+
+
+class EveryOBenchmarkWarning(EveryOWarning):
+    """A benchmark was set up in a way that distorts its measurements."""
+
+
+class EveryOProfilerWarning(EveryOWarning):
+    """The profiler dropped something (an old run evicted to stay within the memory budget)."""

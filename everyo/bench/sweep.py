@@ -16,15 +16,11 @@ from typing import Any
 from everyo.bench.devices import free_gpu_pool
 from everyo.bench.sweep_point import SweepRow, measure_point
 from everyo.bench.sweep_result import SweepResult
-from everyo.errors import EveryOBenchmarkError, EveryOWarning
+from everyo.errors import EveryOBenchmarkError, EveryOBenchmarkWarning
 
 __all__ = ["sweep_batch_sizes", "EveryOBenchmarkWarning", "SweepResult", "SweepRow"]
 
 MODES = ("inference", "train")
-
-
-class EveryOBenchmarkWarning(EveryOWarning):
-    """A benchmark was set up in a way that distorts its measurements."""
 
 
 def sweep_batch_sizes(

@@ -6,15 +6,20 @@ the work to it through the small protocol below, and the profiler times and reco
 
 The protocol (implemented by :class:`everyo.profiler.Profiler`)::
 
-    p.module_call(module, forward, args, kwargs)   # Module.__call__: returns forward(*args, **kwargs)
-    p.region(name, kind, **metadata)               # a context manager timing one region;
-                                                   #   kind in {"user", "optimizer", "data", "train"}
-    p.record_ops                                   # bool: op-level events wanted
-    p.op_call(name, fn, args, kwargs)              # op dispatch when record_ops: returns fn(*args, **kwargs)
-    p.scope()                                      # opaque token stored on autograd nodes made while
-                                                   #   profiling (the module path they belong to)
-    p.backward_call(run)                           # Tensor.backward: returns run()
-    p.backward_node(scope, name, fn)               # one autograd node's backward: returns fn()
+    p.module_call(module, forward, args, kwargs)
+        # Module.__call__: returns forward(*args, **kwargs)
+    p.region(name, kind, **metadata)
+        # a context manager timing one region; kind in {"user", "optimizer", "data", "train"}
+    p.record_ops
+        # bool: op-level events wanted
+    p.op_call(name, fn, args, kwargs)
+        # op dispatch when record_ops: returns fn(*args, **kwargs)
+    p.scope()
+        # opaque token stored on autograd nodes made while profiling (their module path)
+    p.backward_call(run)
+        # Tensor.backward: returns run()
+    p.backward_node(scope, name, fn)
+        # one autograd node's backward: returns fn()
 
 Engine code looks like::
 

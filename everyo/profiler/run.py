@@ -14,16 +14,12 @@ import warnings
 
 import numpy as np
 
-from everyo.errors import EveryOWarning
+from everyo.errors import EveryOProfilerWarning
 from everyo.profiler.batch import EventBatch
 from everyo.profiler.store import EventStore
 
 DEFAULT_BUDGET_BYTES = 1 << 30
 _ids = itertools.count(1)
-
-
-class EveryOProfilerWarning(EveryOWarning):
-    """The profiler dropped something (an old run evicted to stay within the memory budget)."""
 
 
 def _environment() -> dict:
