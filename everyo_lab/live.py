@@ -1,9 +1,10 @@
 """The live refresher: redraws a dashboard a few times a second while the profiled cell runs.
 
-A daemon thread polls ``run.events_since(cursor)``. It refreshes only when something new was
-recorded, one refresh at a time, and paces itself so that the refreshes take at most
-``budget`` of the wall time (the profiled code shares the interpreter with this thread): a
-refresh that took ``c`` seconds is followed by at least ``c / budget`` seconds of rest.
+A daemon thread polls how many events the run has recorded. It refreshes only when something
+new was recorded (the dashboard then reads just the new rows, ``run.events_since(cursor)``),
+one refresh at a time, and paces itself so that the refreshes take at most ``budget`` of the
+wall time (the profiled code shares the interpreter with this thread): a refresh that took
+``c`` seconds is followed by at least ``c / budget`` seconds of rest.
 """
 
 from __future__ import annotations
@@ -72,9 +73,9 @@ class LiveRefresher:
 
     def poll(self) -> float:
         """One step: refresh when there is something new; return the seconds to wait next."""
-        batch, cursor = self.run.events_since(self.cursor)
+        cursor = self._recorded()
         status = self.run.status
-        if len(batch) == 0 and cursor == self.cursor and self.refreshes and status == "running":
+        if cursor == self.cursor and self.refreshes and status == "running":
             self.skipped += 1
             return self.period
         self.cursor = cursor
@@ -88,6 +89,14 @@ class LiveRefresher:
         self.busy_s += cost
         self.refreshes += 1
         return max(self.period, cost / self.budget - cost)
+
+    def _recorded(self) -> int:
+        """Events recorded so far: ``num_events`` when the run has it (no rows are copied; the
+        target reads the new rows itself), else the cursor ``events_since`` returns."""
+        count = getattr(self.run, "num_events", None)
+        if isinstance(count, int):
+            return count
+        return self.run.events_since(self.cursor)[1]
 
     def _loop(self) -> None:
         wait = FIRST_PAINT_S

@@ -12,7 +12,7 @@ import threading
 import ipywidgets as widgets
 import traitlets
 
-from everyo.errors import EveryOConfigError
+from everyo.errors import EveryOConfigError, EveryOProfilerError
 from everyo_lab.widgets.export import ExportButton
 from everyo_lab.widgets.figures import apply_figure, bar_count, new_figure_widget
 from everyo_lab.widgets.picker import RunPicker
@@ -76,6 +76,7 @@ class Dashboard(widgets.VBox):
         self._x_range = None
         self._zooming = False
         self._batch = None
+        self._live = None  # (run, LiveState, cursor) while a live refresher feeds us
         self._unsubscribe = None
         self.header = widgets.HTML()
         self.flame = new_figure_widget()
@@ -112,8 +113,10 @@ class Dashboard(widgets.VBox):
     def refresh(self, *, live: bool = False) -> None:
         """Re-read the run and redraw every part.
 
-        ``live=True`` (the refresher, while the cell runs) skips the icicle and sends fewer
-        flame bars, so a refresh costs the profiled code little.
+        ``live=True`` (the refresher, while the cell runs) reads only the events recorded since
+        the last live refresh into a :class:`~everyo_lab.views.live_state.LiveState`, skips the
+        icicle and sends fewer flame bars, so a refresh costs the profiled code little whatever
+        the number of events. The other refreshes compute everything exactly from the snapshot.
         """
         views = _views()
         with self._lock:
@@ -125,20 +128,52 @@ class Dashboard(widgets.VBox):
             if run is None:
                 self.header.value = _empty_header()
                 return
+            if live:
+                self._refresh_live(run)
+                return
             batch = run.snapshot()
             self._batch = batch
-            max_shapes = LIVE_MAX_SHAPES if live else 20000
-            fig = views.flame_figure(
-                batch, x_range=self._x_range, max_shapes=max_shapes, theme=self.theme
-            )
+            fig = views.flame_figure(batch, x_range=self._x_range, theme=self.theme)
             self._draw_flame(fig)
             self._update_table(batch)
-            # While live, the hot spots come from the table just computed (the full header
-            # analysis would double the work of a refresh); the final refresh uses the view.
-            info = live_header_info(run, self.table.rows) if live else views.header_info(run)
-            self.header.value = header_html(info)
-            if not live:
-                apply_figure(self.icicle, views.icicle_figure(batch, theme=self.theme))
+            self.header.value = header_html(views.header_info(run))
+            apply_figure(self.icicle, views.icicle_figure(batch, theme=self.theme))
+
+    def _refresh_live(self, run) -> None:
+        """Feed the new events to the live state and draw from it (lock held)."""
+        from everyo_lab.views.live_state import LiveState
+
+        if self._live is None or self._live[0] is not run:
+            self._live = (run, LiveState(), 0)
+        _, state, cursor = self._live
+        batch, cursor = run.events_since(cursor)
+        state.feed(batch)
+        self._live = (run, state, cursor)
+        self._batch = None  # zooms and table options now read a fresh snapshot
+        if self._x_range is None:  # zoomed in: the exact zoomed chart stays until unzoomed
+            self._draw_flame(state.flame_figure(max_shapes=LIVE_MAX_SHAPES, theme=self.theme))
+        t = self.table
+        wall = run.wall_ns
+        try:
+            rows = state.table_rows(
+                group_by=t.group_by,
+                sort_by=t.sort_by,
+                descending=t.descending,
+                top=self._top,
+                wall_ns=wall,
+            )
+        except EveryOConfigError:  # a column only the final table has (flops, ...)
+            rows = state.table_rows(
+                group_by=t.group_by, descending=t.descending, top=self._top, wall_ns=wall
+            )
+        except EveryOProfilerError:  # group by shape without shapes: as the exact table does
+            self._update_table(run.snapshot())
+            rows = None
+        if rows is not None:
+            self.table.rows = _json_rows(rows)
+        # The hot spots come from the table just computed (the full analysis would cost
+        # O(events)); the final refresh uses the exact view.
+        self.header.value = header_html(live_header_info(run, self.table.rows))
 
     def mime_bundle(self) -> dict:
         """The widget view plus static ``text/html`` and ``text/plain`` renderings of the run."""
@@ -223,8 +258,15 @@ class Dashboard(widgets.VBox):
 
     def _on_table_options(self, _change) -> None:
         with self._lock:
-            if self._batch is not None:
-                self._update_table(self._batch)
+            batch = self._current_batch()
+            if batch is not None:
+                self._update_table(batch)
+
+    def _current_batch(self):
+        """The snapshot last drawn, or a fresh one while live refreshes keep none."""
+        if self._batch is None and self._live is not None and self._live[0] is self._run:
+            self._batch = self._run.snapshot()
+        return self._batch
 
     def _on_theme(self, change) -> None:
         if change["new"] in ("light", "dark") and change["new"] != self.theme:
@@ -233,14 +275,17 @@ class Dashboard(widgets.VBox):
 
     def _on_zoom(self, _layout, x_range, autorange) -> None:
         """Recompute the level of detail for the visible window after a zoom or pan."""
-        if self._zooming or self._batch is None:
+        if self._zooming:
             return
         new = None if autorange or x_range is None else (float(x_range[0]), float(x_range[1]))
         if new == self._x_range:
             return
         with self._lock:
+            batch = self._current_batch()
+            if batch is None:
+                return
             self._x_range = new
-            fig = _views().flame_figure(self._batch, x_range=new, theme=self.theme)
+            fig = _views().flame_figure(batch, x_range=new, theme=self.theme)
             self._draw_flame(fig)
 
     def _attach_picker(self) -> None:

@@ -1,0 +1,204 @@
+"""What the live dashboard shows, kept up to date from the new events only.
+
+While a cell runs, the dashboard feeds :class:`LiveState` the batches of
+``run.events_since(cursor)``; drawing the flame chart and the table then costs O(new events)
+plus O(bars shown), not O(all events), so refreshes stay cheap for a run of millions of events.
+The figure and rows have the formats of :func:`~everyo_lab.views.flame_figure` and
+:func:`~everyo_lab.views.table_rows`. The final refresh, zooms and option changes use those
+exact views on the whole snapshot.
+
+Differences from the exact views, by design: the flame chart bins time into ``columns`` bins
+over the whole run (no zoom window), and live table rows have no median, standard deviation,
+FLOPs, bytes, memory or device columns (see :mod:`everyo_lab.views.live_table`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from everyo.errors import EveryOConfigError
+from everyo_lab.views.colors import color_key, theme_colors
+from everyo_lab.views.flame import _event_traces, _layout, _merged_traces, _one_legend_entry_per_key
+from everyo_lab.views.live_flame import LiveFlame
+from everyo_lab.views.live_table import LiveTable
+from everyo_lab.views.table import GROUP_BY, sort_rows
+
+__all__ = ["LiveState"]
+
+
+class LiveState:
+    """Incremental flame chart and summary table of a growing run.
+
+    Parameters
+    ----------
+    columns
+        Time bins per lane of the flame chart (its width in pixels).
+
+    Examples
+    --------
+    >>> state, cursor = LiveState(), 0  # doctest: +SKIP
+    >>> batch, cursor = run.events_since(cursor)  # doctest: +SKIP
+    >>> state.feed(batch)  # doctest: +SKIP
+    >>> fig = state.flame_figure(max_shapes=4000)  # doctest: +SKIP
+    """
+
+    def __init__(self, *, columns: int = 1600):
+        self.table = LiveTable()
+        self.flame = LiveFlame(columns)
+        self.events = 0
+        self.keys: list = []
+        self.shape_table: list = []
+        self.thread_names: dict = {}
+        self._threads: dict[int, int] = {}  # thread id -> index, in order of first appearance
+        self._lanes: dict[int, int] = {}  # thread index * 65536 + depth -> internal lane
+        self._lane_thread: list[int] = []
+        self._lane_depth: list[int] = []
+        self._colors: dict[str, int] = {}  # colour key -> code, as views' color_codes numbers
+        self._key_code = np.zeros(0, np.int64)
+
+    def feed(self, batch) -> None:
+        """Add one ``EventBatch`` of ``run.events_since`` (rows in the order recorded)."""
+        self.keys = list(batch.keys)
+        self.shape_table = list(getattr(batch, "shape_table", None) or [])
+        self.thread_names.update(getattr(batch, "thread_names", None) or {})
+        n = len(batch)
+        if n == 0:
+            return
+        self._new_keys()
+        start = np.asarray(batch.start_ns, np.int64)
+        dur = np.asarray(batch.dur_ns, np.int64)
+        key = np.asarray(batch.key, np.int64)
+        depth = np.asarray(batch.depth, np.int64)
+        thread = self._thread_index(np.asarray(batch.tid, np.int64))
+        parent = np.asarray(batch.parent, np.int64)
+        offset = np.where(parent >= 0, parent - int(batch.row[0]), -1)
+        sid = getattr(batch, "shape_id", None)
+        shape = None if sid is None else np.asarray(sid, np.int64)
+        own = self.table.feed(dur, key, thread, depth, offset, shape)
+        events = {
+            "start": start,
+            "dur": dur,
+            "lane": self._lane_index(thread, depth),
+            "code": self._key_code[key],
+            "key": key,
+            "self": own,
+            "shape": np.full(n, -1, np.int64) if shape is None else shape,
+        }
+        self.flame.feed(events)
+        self.events += n
+
+    # -- views ---------------------------------------------------------------------------------
+    def flame_figure(self, *, max_shapes: int = 20000, theme: str = "light") -> dict:
+        """The flame chart as :func:`~everyo_lab.views.flame_figure` draws it (whole run)."""
+        colors = theme_colors(theme)
+        if self.events == 0:
+            return {"data": [], "layout": _layout(colors, None, [], 1, message="no events")}
+        bars, singles = self.flame.bars(max_shapes)
+        display, bands = self._display_lanes()
+        bars = dataclasses.replace(bars, lane=display[bars.lane])
+        keys = list(self._colors)
+        data = _event_traces(_Rows(singles, self), bars, keys) + _merged_traces(bars, keys)
+        _one_legend_entry_per_key(data)
+        n_lanes = int(bars.lane.max()) + 1 if len(bars) else 1
+        layout = _layout(colors, None, bands, n_lanes)
+        layout["meta"] = {
+            "events": self.events,
+            "bars": len(bars),
+            "merged_events": int(bars.count[bars.count > 1].sum()),
+            "live": True,
+        }
+        return {"data": data, "layout": layout}
+
+    def table_rows(
+        self,
+        *,
+        group_by: str = "name",
+        sort_by: str = "total_ms",
+        descending: bool = True,
+        top: int | None = None,
+        wall_ns: int = 0,
+    ) -> list[dict]:
+        """Rows as :func:`~everyo_lab.views.table_rows` gives them, from the events fed so far.
+
+        ``median_ms`` and ``std_ms`` are ``None`` (they sort last); ``wall_ns`` is the run's
+        duration so far, for ``pct`` and the share bars.
+        """
+        if group_by not in GROUP_BY:
+            raise EveryOConfigError(
+                f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}"
+            )
+        rows = self.table.rows(self.keys, self.shape_table, group_by=group_by, wall_ns=wall_ns)
+        wall_ms = wall_ns / 1e6
+        for row in rows:
+            share = row["total_ms"] / wall_ms if wall_ms > 0 else 0.0
+            row["share"] = min(1.0, max(0.0, share))
+        rows = sort_rows(rows, sort_by, descending=descending)
+        return rows if top is None else rows[: max(0, int(top))]
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _new_keys(self) -> None:
+        codes = [
+            self._colors.setdefault(color_key(kind, name), len(self._colors))
+            for kind, name, *_ in self.keys[len(self._key_code) :]
+        ]
+        self._key_code = np.concatenate([self._key_code, np.array(codes, np.int64)])
+
+    def _thread_index(self, tid: np.ndarray) -> np.ndarray:
+        uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
+        for t in uniq[np.argsort(first, kind="stable")].tolist():
+            self._threads.setdefault(t, len(self._threads))
+        return np.array([self._threads[t] for t in uniq.tolist()], np.int64)[inverse]
+
+    def _lane_index(self, thread: np.ndarray, depth: np.ndarray) -> np.ndarray:
+        uniq, inverse = np.unique(thread * 65536 + depth, return_inverse=True)
+        ids = []
+        for packed in uniq.tolist():
+            lane = self._lanes.get(packed)
+            if lane is None:
+                lane = self._lanes[packed] = len(self._lane_thread)
+                self._lane_thread.append(packed // 65536)
+                self._lane_depth.append(packed % 65536)
+            ids.append(lane)
+        return np.array(ids, np.int64)[inverse]
+
+    def _display_lanes(self) -> tuple[np.ndarray, list[tuple[int, str]]]:
+        """Each internal lane's row on the y axis, and the thread bands (as views' ``lanes``)."""
+        depth = np.array(self._lane_depth, np.int64)
+        thread = np.array(self._lane_thread, np.int64)
+        tids = list(self._threads)  # in order of first appearance
+
+        def name(t):
+            return str(self.thread_names.get(t, f"thread {t}"))
+
+        if len(tids) == 1:
+            return depth, [(0, name(tids[0]))]
+        max_depth = np.zeros(len(tids), np.int64)
+        np.maximum.at(max_depth, thread, depth)
+        offsets = np.concatenate(([0], np.cumsum(max_depth + 2)[:-1]))
+        bands = [(int(offsets[i]), name(t)) for i, t in enumerate(tids)]
+        return depth + offsets[thread], bands
+
+
+class _Rows:
+    """The lone events of a live flame chart, shaped like the batch its hover reads."""
+
+    flops = bytes = mem_bytes = device_ns = None  # inclusive sums: the final chart has them
+
+    def __init__(self, singles: dict, state: LiveState):
+        keys = state.keys
+        table = np.empty(len(keys), dtype=object)
+        table[:] = [k[1] for k in keys]
+        paths = np.empty(len(keys), dtype=object)
+        paths[:] = [k[2] for k in keys]
+        key = singles["key"]
+        self.start_ns = singles["start"]
+        self.dur_ns = singles["dur"]
+        self.self_ns = singles["self"]
+        self.name = table[key] if len(key) else np.empty(0, dtype=object)
+        self.path = paths[key] if len(key) else np.empty(0, dtype=object)
+        self.shapes = None
+        if state.table.has_shapes:
+            lookup = state.shape_table + [""]  # id -1 (no tensors) reads as ""
+            self.shapes = [lookup[s] for s in singles["shape"].tolist()]
