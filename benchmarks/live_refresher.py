@@ -6,7 +6,12 @@ times. The figures are the ratio of wall times (median and best of the repeats; 
 most 1.02) and the share of wall time the refresher spent computing (its thread CPU time,
 which does not depend on the load of other processes on the machine).
 
-    python benchmarks/live_refresher.py [--repeats 7] [--steps 400] [--hz 4]
+    python benchmarks/live_refresher.py [--repeats 7] [--steps 400] [--hz 4] [--only-cost]
+
+A second table gives the cost of one live refresh of a dashboard whose run already holds 10k,
+100k and 1M events, with 1,000 new events since the last refresh: the incremental live refresh
+against the exact one it replaced (snapshot, level of detail and summary of every event), and
+the refresh rate each allows within the 2 % budget.
 
 Run outside a notebook the widgets have no front end, so message encoding and sending are not
 counted; everything the kernel does to build and apply the figures is.
@@ -18,10 +23,15 @@ import argparse
 import statistics
 import time
 
+import numpy as np
+
 import everyo as eo
 from everyo.profiler import Profiler
-from everyo_lab.live import LiveRefresher
-from everyo_lab.widgets.dashboard import Dashboard
+from everyo.profiler.run import Run
+from everyo.profiler.store import EventStore
+from everyo_lab import views
+from everyo_lab.live import DEFAULT_BUDGET, LiveRefresher
+from everyo_lab.widgets.dashboard import LIVE_MAX_SHAPES, Dashboard, header_html, live_header_info
 
 
 def make_step(width: int = 128, batch: int = 64):
@@ -64,13 +74,101 @@ def timed_run(step, steps: int, live: bool, hz: float) -> tuple[float, int, floa
     return elapsed, refresher.refreshes, refresher.busy_s
 
 
+class _Recording:
+    """A running run whose store grows by synthetic MLP iterations (Sequential > Linear, ReLU,
+    Linear, then an SGD step region; post-order, 5 events per iteration)."""
+
+    STEP_NS = 20_000
+
+    def __init__(self):
+        self.store = EventStore()
+        self.store.add_thread(1, "MainThread")
+        for kind, name, path in (
+            ("module", "Linear", "0"),
+            ("module", "ReLU", "1"),
+            ("module", "Linear", "2"),
+            ("module", "Sequential", ""),
+            ("optimizer", "SGD.step", ""),
+        ):
+            self.store.intern_key(kind, name, path)
+        self.now = 0
+        self.run = Run(self.store, label="bench-cost", clock=lambda: self.now, environment={})
+        self.iterations = 0
+
+    def record(self, events: int) -> None:
+        n = events // 5
+        base = (self.iterations + np.arange(n, dtype=np.int64)) * self.STEP_NS
+        offs = np.array([10, 7_010, 8_010, 0, 15_000], np.int64)
+        durs = np.array([7_000, 1_000, 6_000, 14_500, 4_000], np.int64)
+        self.store.append(
+            {
+                "start_ns": (base[:, None] + offs).ravel(),
+                "dur_ns": np.tile(durs, n),
+                "key": np.tile(np.arange(5, dtype=np.int32), n),
+                "tid": np.zeros(5 * n, np.int16),
+                "depth": np.tile(np.array([1, 1, 1, 0, 0], np.int16), n),
+            }
+        )
+        self.iterations += n
+        self.now = self.iterations * self.STEP_NS
+
+
+def exact_live_refresh(board: Dashboard, run) -> None:
+    """The live refresh before the incremental state: everything from the whole snapshot."""
+    batch = run.snapshot()
+    fig = views.flame_figure(batch, max_shapes=LIVE_MAX_SHAPES, theme=board.theme)
+    board._draw_flame(fig)
+    board._update_table(batch)
+    board.header.value = header_html(live_header_info(run, board.table.rows))
+
+
+def refresh_cost(events: int, new: int = 1000, repeats: int = 9) -> tuple[float, float, dict]:
+    """Median seconds of one incremental and one exact live refresh at ``events`` events."""
+    rec = _Recording()
+    rec.record(events - new * repeats)
+    board = Dashboard(rec.run)
+    board.refresh(live=True)  # catch up once, as the first live refresh of a cell does
+    incremental, exact = [], []
+    for _ in range(repeats):
+        rec.record(new)
+        t0 = time.thread_time()
+        board.refresh(live=True)
+        incremental.append(time.thread_time() - t0)
+    for _ in range(3):
+        t0 = time.thread_time()
+        exact_live_refresh(board, rec.run)
+        exact.append(time.thread_time() - t0)
+    meta = board.flame.layout.meta if board.flame.layout.meta else {}
+    board.close()
+    return statistics.median(incremental), statistics.median(exact), dict(meta)
+
+
+def cost_table(sizes=(10_000, 100_000, 1_000_000)) -> None:
+    print(
+        "| events in run | live refresh ms | exact refresh ms | speed-up | bars | "
+        "refreshes/s within 2 % (live) | within 2 % (exact) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for n in sizes:
+        live, exact, meta = refresh_cost(n)
+        print(
+            f"| {n:,} | {1e3 * live:.2f} | {1e3 * exact:.1f} | {exact / live:.0f}x | "
+            f"{meta.get('bars', '?')} | {DEFAULT_BUDGET / live:.1f} | "
+            f"{DEFAULT_BUDGET / exact:.2f} |"
+        )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--hz", type=float, default=4.0)
     parser.add_argument("--verbose", action="store_true", help="print every repeat")
+    parser.add_argument("--only-cost", action="store_true", help="only the per-refresh table")
     args = parser.parse_args(argv)
+    if args.only_cost:
+        cost_table()
+        return
     from everyo.profiler import runs
 
     step = make_step()
@@ -94,7 +192,8 @@ def main(argv=None) -> None:
         f"| MLP step x{args.steps} | on ({args.hz:g} Hz) | {live:.3f} | {min(on):.3f} | "
         f"{statistics.median(refreshes):.1f} | {100 * statistics.median(shares):.1f} % |"
     )
-    print(f"\nratio on/off: median {live / base:.3f}, min {min(on) / min(off):.3f}")
+    print(f"\nratio on/off: median {live / base:.3f}, min {min(on) / min(off):.3f}\n")
+    cost_table()
 
 
 if __name__ == "__main__":

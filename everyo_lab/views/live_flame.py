@@ -1,18 +1,18 @@
 """The flame chart's level of detail kept up to date batch by batch while a run records.
 
 :class:`LiveFlame` bins time into a fixed number of columns per lane (``columns`` wide, over
-the run so far). An event narrower than a column marks the one or two columns it touches: the
-columns keep the number of events starting there, their summed duration, the earliest start,
-the latest end and the smallest and largest colour code of what touched them, plus the last
-event starting there (what a lone event's hover shows). An event at least a column wide is
-kept as itself; per lane there are at most ``columns`` of them, as events of one lane never
-overlap. When the run outgrows the columns, the column width doubles: pairs of columns merge
-and kept events narrower than the new width fold into the columns. Feeding costs O(batch) plus
-O(lanes × columns) on a doubling; drawing costs O(lanes × columns), whatever the number of
-events seen.
+the run so far). An event narrower than a column goes to the column it starts in: a column
+keeps the number of its events, their summed duration, earliest start, latest end, smallest
+and largest colour code, and its last event (what a lone event's hover shows). An event at
+least a column wide is kept as itself; per lane there are at most ``columns`` of them, as
+events of one lane never overlap. When the run outgrows the columns, the column width
+doubles: pairs of columns merge and kept events narrower than the new width fold into the
+columns. Feeding costs O(batch) plus O(lanes × columns) on a doubling; drawing costs
+O(lanes × columns), whatever the number of events seen.
 
 Bars are the runs of adjacent occupied columns, each from its earliest start to its latest
-end, plus the kept wide events: every event lies inside a bar of its lane.
+end (so it holds every event of its columns), plus the kept wide events: every event lies
+inside a bar of its lane. Too many bars for ``max_shapes``: the drawing uses coarser columns.
 """
 
 from __future__ import annotations
@@ -98,12 +98,12 @@ class LiveFlame:
         cols, wide, width = self.cols, self.wide, self.width
         while True:
             bars, singles = _bars(cols, wide, width)
-            if len(bars) <= max_shapes or cols["count"].shape[1] % 2:
+            if len(bars) <= max_shapes or cols["count"].shape[1] == 1:
                 break
             cols = _merged_pairs(cols)  # coarser for this drawing only
             width *= 2
             wide = _fold(cols, width, wide)
-        if len(bars) > max_shapes:  # more lanes than room: keep the first bars
+        if len(bars) > max_shapes:  # more lanes than room even at one column: keep the first
             bars = Bars(*(getattr(bars, f)[:max_shapes] for f in _BAR_FIELDS), bars.pixel_ns)
         pixel = max(self.max_end, 1) / self.columns
         return Bars(*(getattr(bars, f) for f in _BAR_FIELDS), max(pixel, 1.0)), singles
@@ -113,29 +113,32 @@ _BAR_FIELDS = ("start", "end", "lane", "count", "busy", "code", "uniform", "row"
 
 
 def _mark(cols: dict, width: int, ev: dict) -> None:
-    """Mark events narrower than ``width`` into the columns they touch (in place)."""
+    """Add events narrower than ``width`` to the column each starts in (in place)."""
     if len(ev["start"]) == 0:
         return
     n_cols = cols["count"].shape[1]
     start, dur, code = ev["start"], ev["dur"], ev["code"]
     end = start + dur
-    c0 = np.minimum(start // width, n_cols - 1)
-    c1 = np.minimum(np.maximum(end - 1, start) // width, n_cols - 1)
-    first = ev["lane"] * n_cols + c0
+    # an event belongs to the column it starts in; that column's latest end reaches its end
+    first = ev["lane"] * n_cols + np.minimum(start // width, n_cols - 1)
     flat = {f: a.reshape(-1) for f, a in cols.items()}
     np.add.at(flat["count"], first, 1)
     np.add.at(flat["busy"], first, dur)
-    for where in (first, ev["lane"] * n_cols + c1):  # both columns reach the whole event
-        np.minimum.at(flat["lo"], where, start)
-        np.maximum.at(flat["hi"], where, end)
-        np.minimum.at(flat["cmin"], where, code)
-        np.maximum.at(flat["cmax"], where, code)
+    np.minimum.at(flat["lo"], first, start)
+    np.maximum.at(flat["hi"], first, end)
+    np.minimum.at(flat["cmin"], first, code)
+    np.maximum.at(flat["cmax"], first, code)
     for f, src in zip(_REP, ("key", "start", "dur", "self", "shape")):
         flat[f][first] = ev[src]
 
 
 def _merged_pairs(cols: dict) -> dict:
     """Columns of twice the width: each pair combined (a new dict; half as many columns)."""
+    if cols["count"].shape[1] % 2:  # an odd count: pad with an empty column
+        cols = {
+            f: np.pad(a, ((0, 0), (0, 1)), constant_values=_FIELDS[f][0] if f in _FIELDS else 0)
+            for f, a in cols.items()
+        }
     out = {f: op.reduce(_pairs(cols[f]), axis=2) for f, (_, op) in _FIELDS.items()}
     left = _pairs(cols["count"])[:, :, 0] > 0
     for f in _REP:
