@@ -52,7 +52,7 @@ class LiveState:
         self.shape_table: list = []
         self.thread_names: dict = {}
         self._threads: dict[int, int] = {}  # thread id -> index, in order of first appearance
-        self._lanes: dict[int, int] = {}  # thread index * 65536 + depth -> internal lane
+        self._lane_table = np.full((0, 0), -1, np.int64)  # [thread index, depth] -> lane
         self._lane_thread: list[int] = []
         self._lane_depth: list[int] = []
         self._colors: dict[str, int] = {}  # colour key -> code, as views' color_codes numbers
@@ -146,22 +146,30 @@ class LiveState:
         self._key_code = np.concatenate([self._key_code, np.array(codes, np.int64)])
 
     def _thread_index(self, tid: np.ndarray) -> np.ndarray:
+        if tid[0] == tid[-1] and (tid == tid[0]).all():  # the usual batch: one thread, no sort
+            t = int(tid[0])
+            return np.full(len(tid), self._threads.setdefault(t, len(self._threads)), np.int64)
         uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
         for t in uniq[np.argsort(first, kind="stable")].tolist():
             self._threads.setdefault(t, len(self._threads))
         return np.array([self._threads[t] for t in uniq.tolist()], np.int64)[inverse]
 
     def _lane_index(self, thread: np.ndarray, depth: np.ndarray) -> np.ndarray:
-        uniq, inverse = np.unique(thread * 65536 + depth, return_inverse=True)
-        ids = []
-        for packed in uniq.tolist():
-            lane = self._lanes.get(packed)
-            if lane is None:
-                lane = self._lanes[packed] = len(self._lane_thread)
-                self._lane_thread.append(packed // 65536)
-                self._lane_depth.append(packed % 65536)
-            ids.append(lane)
-        return np.array(ids, np.int64)[inverse]
+        rows, cols = int(thread.max()) + 1, int(depth.max()) + 1
+        table = self._lane_table
+        if rows > table.shape[0] or cols > table.shape[1]:  # grow the (thread, depth) lookup
+            grown = np.full((max(rows, table.shape[0]), max(cols, table.shape[1])), -1, np.int64)
+            grown[: table.shape[0], : table.shape[1]] = table
+            table = self._lane_table = grown
+        lane = table[thread, depth]
+        if (lane < 0).any():  # a (thread, depth) seen for the first time: number it
+            for packed in np.unique(thread[lane < 0] * 65536 + depth[lane < 0]).tolist():
+                t, d = divmod(packed, 65536)
+                table[t, d] = len(self._lane_thread)
+                self._lane_thread.append(t)
+                self._lane_depth.append(d)
+            lane = table[thread, depth]
+        return lane
 
     def _display_lanes(self) -> tuple[np.ndarray, list[tuple[int, str]]]:
         """Each internal lane's row on the y axis, and the thread bands (as views' ``lanes``)."""

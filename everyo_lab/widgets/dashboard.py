@@ -133,6 +133,8 @@ class Dashboard(widgets.VBox):
                 return
             batch = run.snapshot()
             self._batch = batch
+            if getattr(run, "status", None) != "running":
+                self._live = None  # the run is over: its live state is no longer needed
             fig = views.flame_figure(batch, x_range=self._x_range, theme=self.theme)
             self._draw_flame(fig)
             self._update_table(batch)
@@ -166,8 +168,7 @@ class Dashboard(widgets.VBox):
             rows = state.table_rows(
                 group_by=t.group_by, descending=t.descending, top=self._top, wall_ns=wall
             )
-        except EveryOProfilerError:  # group by shape without shapes: as the exact table does
-            self._update_table(run.snapshot())
+        except EveryOProfilerError:  # group by shape without shapes: keep the table shown
             rows = None
         if rows is not None:
             self.table.rows = _json_rows(rows)
