@@ -8,13 +8,27 @@
 'completed'
 """
 
-from everyo.profiler import analysis, hooks  # noqa: F401
-from everyo.profiler.batch import EventBatch, ProfileEvent
-from everyo.profiler.loading import load
-from everyo.profiler.profiler import Profiler, profile, record_function
-from everyo.profiler.run import EveryOProfilerWarning, Run, RunRegistry, runs
-from everyo.profiler.schedule import Schedule, schedule
-from everyo.profiler.store import EventStore
+import importlib
+
+from everyo.profiler import hooks  # noqa: F401 - the engine's hook point, always loaded
+from everyo.profiler.schedule import Schedule, schedule  # eager: the name is also a submodule's
+
+# The rest loads on first use (PEP 562), so that `import everyo` does not pay for the profiler
+# until one is used: the engine itself only needs `hooks`.
+_LAZY = {
+    "EventBatch": "batch",
+    "ProfileEvent": "batch",
+    "load": "loading",
+    "Profiler": "profiler",
+    "profile": "profiler",
+    "record_function": "profiler",
+    "EveryOProfilerWarning": "run",
+    "Run": "run",
+    "RunRegistry": "run",
+    "runs": "run",
+    "EventStore": "store",
+}
+_SUBMODULES = {"analysis", "export", "flops", "memory", "gpu"}
 
 __all__ = [
     "ProfileEvent",
@@ -32,3 +46,17 @@ __all__ = [
     "load",
     "analysis",
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"everyo.profiler.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"everyo.profiler.{name}")
+    raise AttributeError(f"module 'everyo.profiler' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
