@@ -69,9 +69,11 @@ class LiveFlame:
         while self.max_end > self.width * self.columns:
             self._double()
         wide = ev["dur"] >= self.width
+        if not wide.any():  # the usual batch: no masks to apply
+            _mark(self.cols, self.width, ev)
+            return
         _mark(self.cols, self.width, {k: v[~wide] for k, v in ev.items()})
-        if wide.any():
-            self.wide = {k: np.concatenate([self.wide[k], ev[k][wide]]) for k in _EVENT}
+        self.wide = {k: np.concatenate([self.wide[k], ev[k][wide]]) for k in _EVENT}
 
     def _grow_lanes(self, lanes: int) -> None:
         extra = lanes - self.lanes

@@ -26,6 +26,7 @@ __all__ = ["LiveTable"]
 
 _I64_MAX = np.iinfo(np.int64).max
 _SHAPE_SPAN = 1 << 23  # more than store.MAX_SHAPES + 1: (key, shape) packs into one int64
+_MAX_LOOKUP = 1 << 22  # largest (keys x shapes) lookup table kept
 
 
 class LiveTable:
@@ -33,6 +34,7 @@ class LiveTable:
 
     def __init__(self):
         self._slots: dict[int, int] = {}  # packed (key, shape + 1) -> slot
+        self._lookup = np.full((0, 0), -1, np.int64)  # [key, shape + 1] -> slot
         self._slot_pairs: list[tuple[int, int]] = []  # slot -> (key id, shape id or -1)
         self.calls = np.zeros(0, np.int64)
         self.total_ns = np.zeros(0, np.int64)
@@ -51,15 +53,35 @@ class LiveTable:
         own = dur - self._children_ns(dur, thread, depth, parent_offset)
         if shape is not None:
             self.has_shapes = True
-        packed = key * _SHAPE_SPAN + (0 if shape is None else shape + 1)
-        uniq, inverse = np.unique(packed, return_inverse=True)
-        slot = np.array([self._slot(int(p)) for p in uniq.tolist()], np.int64)[inverse]
-        np.add.at(self.calls, slot, 1)
-        np.add.at(self.total_ns, slot, dur)
-        np.add.at(self.self_ns, slot, own)
+        slot = self._slots_of(key, np.zeros_like(key) if shape is None else shape + 1)
+        n_slots = len(self.calls)
+        self.calls += np.bincount(slot, minlength=n_slots)
+        # float sums of integer ns are exact below 2**53 ns (104 days) per batch
+        self.total_ns += np.rint(np.bincount(slot, dur, n_slots)).astype(np.int64)
+        self.self_ns += np.rint(np.bincount(slot, own, n_slots)).astype(np.int64)
         np.minimum.at(self.min_ns, slot, dur)
         np.maximum.at(self.max_ns, slot, dur)
         return own
+
+    def _slots_of(self, key: np.ndarray, shape1: np.ndarray) -> np.ndarray:
+        """Slot of each (key, shape id + 1), through a lookup table (no sort per batch)."""
+        rows, cols = int(key.max()) + 1, int(shape1.max()) + 1
+        table = self._lookup
+        if rows > table.shape[0] or cols > table.shape[1]:
+            shape = (max(rows, table.shape[0]), max(cols, table.shape[1]))
+            if shape[0] * shape[1] > _MAX_LOOKUP:  # very many shapes: one sort per batch
+                uniq, inverse = np.unique(key * _SHAPE_SPAN + shape1, return_inverse=True)
+                return np.array([self._slot(p) for p in uniq.tolist()], np.int64)[inverse]
+            grown = np.full(shape, -1, np.int64)
+            grown[: table.shape[0], : table.shape[1]] = table
+            table = self._lookup = grown
+        slot = table[key, shape1]
+        missing = slot < 0
+        if missing.any():
+            for p in np.unique(key[missing] * _SHAPE_SPAN + shape1[missing]).tolist():
+                table[p // _SHAPE_SPAN, p % _SHAPE_SPAN] = self._slot(p)
+            slot = table[key, shape1]
+        return slot
 
     def _slot(self, packed: int) -> int:
         slot = self._slots.get(packed)
@@ -79,14 +101,14 @@ class LiveTable:
         inside = parent_offset >= 0
         np.add.at(child, parent_offset[inside], dur[inside])
         lane = thread.astype(np.int64) * 65536 + depth
-        if self._pending:  # children from earlier batches: the first row one level up takes them
-            uniq, first = np.unique(lane, return_index=True)
-            where = dict(zip(uniq.tolist(), first.tolist()))
-            for (t, d), ns in list(self._pending.items()):
-                row = where.get(t * 65536 + d)
-                if row is not None:
-                    child[row] += ns
-                    del self._pending[(t, d)]
+        # children from earlier batches: the first row one level up on their thread takes them
+        # (few entries: the ancestors still running when the last batch was read)
+        for (t, d), ns in list(self._pending.items()):
+            hit = lane == t * 65536 + d
+            row = int(hit.argmax())
+            if hit[row]:
+                child[row] += ns
+                del self._pending[(t, d)]
         orphan = ~inside & (depth > 0)
         if orphan.any():  # parent still running: wait for it on (thread, depth - 1)
             uniq, inverse = np.unique(lane[orphan] - 1, return_inverse=True)
