@@ -306,3 +306,35 @@ def test_dashboard_live_refresh_reads_only_new_events():
     board.refresh()
     exact = {r["name"]: r for r in board.table.rows}
     assert exact["step"]["calls"] == 10 and exact["step"]["median_ms"] is not None
+
+
+def test_zoom_while_live_shows_the_exact_window_until_unzoomed():
+    pytest.importorskip("plotly")
+    from everyo_lab.widgets.dashboard import Dashboard
+
+    p = Profiler(label="zoom", registry=None, clock=FakeClock(500)).start()
+    try:
+        board = Dashboard(p.run)
+
+        def grow(n):
+            for _ in range(n):
+                with record_function("step"):
+                    pass
+            p._flush(p._state(), p._clock())
+
+        grow(10)
+        board.refresh(live=True)
+        assert board.flame.layout.meta["live"] is True
+        board._on_zoom(None, (0.0, 0.004), False)  # what a user's zoom sends
+        zoomed = dict(board.flame.layout.meta)
+        assert "live" not in zoomed and zoomed["events"] == 10
+        grow(5)
+        board.refresh(live=True)  # zoomed in: the chart holds still, the table follows
+        assert dict(board.flame.layout.meta) == zoomed
+        assert {r["name"]: r["calls"] for r in board.table.rows} == {"step": 15}
+        board._on_zoom(None, None, True)  # zoom out
+        board.refresh(live=True)
+        assert board.flame.layout.meta["live"] is True
+        assert board.flame.layout.meta["events"] == 15
+    finally:
+        p.stop()
