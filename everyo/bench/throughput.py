@@ -191,21 +191,15 @@ def _is_everyo_trainer(obj) -> bool:
 
 
 class _TrainerStep:
-    """One batch of ``eo.Trainer.fit``: to the device, forward, loss, backward, optimizer.
-
-    Goes through the trainer's own batch routine, so gradient accumulation, clipping and
-    autocast behave exactly as in ``fit``.
-    """
+    """One batch of ``eo.Trainer.fit`` through :meth:`Trainer.train_step` (to the device, forward,
+    loss, backward, optimizer), so accumulation, clipping and autocast behave exactly as in
+    ``fit``."""
 
     def __init__(self, trainer) -> None:
-        self.trainer, self.index = trainer, 0
+        self.trainer = trainer
 
     def __call__(self, batch):
-        trainer = self.trainer
-        trainer.model.train()
-        _, _, loss = trainer._train_batch(trainer._to_device(batch), self.index, False)
-        self.index += 1
-        return loss
+        return self.trainer.train_step(batch)
 
 
 def _check_counts(steps, warmup, n_batches):

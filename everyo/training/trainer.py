@@ -106,6 +106,7 @@ class Trainer:
         self.history = History()
         self.stop_training = False
         self.global_step = 0
+        self._steps_taken = 0  # train_step() calls, for gradient accumulation outside fit()
 
     def _make_scaler(self):
         if self.autocast_dtype != _dt.float16:
@@ -173,6 +174,19 @@ class Trainer:
             self._optimizer_step()
             self.global_step += 1
         return outputs, targets, loss
+
+    def train_step(self, batch) -> Tensor:
+        """One step of :meth:`fit` on ``batch``: to the device, forward, loss, backward and, every
+        ``accumulate_steps`` calls, the optimizer step. Returns the (unscaled) loss.
+
+        For driving training by hand (and for ``everyo.bench.measure_training``)::
+
+            loss = trainer.train_step((x, y))
+        """
+        self.model.train()
+        _, _, loss = self._train_batch(self._to_device(batch), self._steps_taken, False)
+        self._steps_taken += 1
+        return loss
 
     # ---- loops ------------------------------------------------------------------------------
     def fit(self, train_loader, *, epochs: int, val_loader=None, callbacks: Iterable = (),

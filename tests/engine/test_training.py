@@ -129,6 +129,28 @@ def test_gradient_accumulation_matches_one_big_batch():
     assert t_odd.global_step == 2
 
 
+def test_train_step_by_hand_matches_fit_with_accumulation():
+    ds = _blobs(20)
+    via_fit = _mlp(3)
+    eo.Trainer(via_fit, eo.optim.SGD(via_fit.parameters(), lr=0.5), eo.CrossEntropyLoss(),
+               accumulate_steps=2).fit(eo.DataLoader(ds, 5), epochs=1, progress=False)  # fmt: skip
+    by_hand = _mlp(3)
+    trainer = eo.Trainer(by_hand, eo.optim.SGD(by_hand.parameters(), lr=0.5),
+                         eo.CrossEntropyLoss(), accumulate_steps=2)  # fmt: skip
+    before = [p.numpy() for p in by_hand.parameters()]
+    batches = list(eo.DataLoader(ds, 5))
+    loss = trainer.train_step(batches[0])
+    assert loss.shape == () and loss.item() > 0
+    # the first of two accumulated steps leaves the weights alone
+    for p, b in zip(by_hand.parameters(), before):
+        np.testing.assert_array_equal(p.numpy(), b)
+    for batch in batches[1:]:
+        trainer.train_step(batch)
+    assert trainer.global_step == 2
+    for a, b in zip(via_fit.parameters(), by_hand.parameters()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+
+
 def test_clip_grad_norm_and_value():
     a = eo.nn.Parameter(eo.zeros(2))
     b = eo.nn.Parameter(eo.zeros(1))
