@@ -128,6 +128,20 @@ def make_result(data, parents, backward_fn, name: str, device):
     return out
 
 
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Clear the ``.grad`` of each tensor in ``params`` (to ``None``, or zeros in place).
+
+    Shared by ``Module.zero_grad`` and ``Optimizer.zero_grad``.
+    """
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            p.grad.data[...] = 0
+
+
 def _topological(root) -> list:
     """Tensors reachable from ``root`` that need gradients, inputs before outputs."""
     order, seen, stack = [], set(), [(root, False)]

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+from everyo.core.autograd import zero_grads
 from everyo.core.device import device as _resolve
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOSerializationError, EveryOShapeError
@@ -274,13 +275,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient (``None``, or zeros with ``set_to_none=False``)."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad.data[...] = 0
+        zero_grads(self.parameters(), set_to_none)
 
     # ---- devices ----------------------------------------------------------------------------
     def to(self, device=None, dtype=None) -> Module:

@@ -10,7 +10,7 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from everyo.core.autograd import enable_grad
+from everyo.core.autograd import enable_grad, zero_grads
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOSerializationError
 from everyo.profiler import hooks as _hooks
@@ -84,14 +84,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients of every parameter this optimizer holds."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.data[...] = 0
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def _state_for(self, p: Tensor) -> dict:
         st = self.state.get(id(p))

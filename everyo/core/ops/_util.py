@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+from everyo.core.autocast import active_dtype, cast_inputs
 from everyo.core.backend import namespace_of
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryODeviceError, EveryOShapeError
@@ -19,6 +20,17 @@ def check_same_device(*tensors: Tensor):
                 f"with .to('{dev}') or .to('{t._device}')"
             )
     return dev
+
+
+def weighted_inputs(x, weight, bias):
+    """The parents of a weighted op (linear, conv2d): ``(x, weight[, bias])`` as tensors on one
+    device, cast to the autocast dtype when autocast is on. Returns ``(parents, device)``."""
+    x, weight = as_t(x), as_t(weight)
+    parents = (x, weight) if bias is None else (x, weight, as_t(bias))
+    dev = check_same_device(*parents)
+    if active_dtype() is not None:
+        parents = cast_inputs(*parents)
+    return parents, dev
 
 
 def operands(a, b):

@@ -6,11 +6,10 @@ with ``as_strided`` (no copy) and the only large copy is the im2col matrix the p
 
 from __future__ import annotations
 
-from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import as_t, check_same_device
+from everyo.core.ops._util import as_t, weighted_inputs
 from everyo.errors import EveryOShapeError
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
@@ -61,11 +60,7 @@ def _region(i, j, ho, wo, stride, dil):
 
 
 def _conv2d(x, weight, bias, stride, padding, dilation):
-    x, weight = as_t(x), as_t(weight)
-    parents = (x, weight) if bias is None else (x, weight, as_t(bias))
-    dev = check_same_device(*parents)
-    if _autocast.active_dtype() is not None:
-        parents = _autocast.cast_inputs(*parents)
+    parents, dev = weighted_inputs(x, weight, bias)
     a, w = parents[0].data, parents[1].data
     if a.ndim != 4 or w.ndim != 4:
         raise EveryOShapeError(f"conv2d needs NCHW input and (out, in, kh, kw) weight, got "

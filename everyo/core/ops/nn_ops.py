@@ -16,7 +16,14 @@ from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops import attention, conv, losses, nll, norm
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import as_t, check_same_device, dense, norm_axis, scatter_add
+from everyo.core.ops._util import (
+    as_t,
+    check_same_device,
+    dense,
+    norm_axis,
+    scatter_add,
+    weighted_inputs,
+)
 from everyo.core.ops.attention import *  # noqa: F403
 from everyo.core.ops.conv import *  # noqa: F403
 from everyo.core.ops.linalg import product
@@ -202,11 +209,7 @@ def dropout(x, p: float = 0.5, training: bool = True, *, seed: int | None = None
 
 # ---- linear and embedding ----------------------------------------------------------------------
 def _linear(x, weight, bias):
-    x, weight = as_t(x), as_t(weight)
-    parents = (x, weight) if bias is None else (x, weight, as_t(bias))
-    dev = check_same_device(*parents)
-    if _autocast.active_dtype() is not None:
-        parents = _autocast.cast_inputs(*parents)
+    parents, dev = weighted_inputs(x, weight, bias)
     a, w = parents[0].data, parents[1].data
     if a.shape[-1] != w.shape[-1]:
         raise EveryOShapeError(
