@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from everyo.bench.result import BenchmarkResult
-from everyo.bench.stats import ratio_interval
+from everyo.bench.stats import ratio_interval, statistic_fn
 from everyo.errors import EveryOBenchmarkError
 
 __all__ = ["Comparison", "RegressionCheck", "compare", "check_regression", "regression_verdict"]
@@ -135,7 +135,7 @@ def compare(
     )
     est, lo, hi = float(est), float(lo), float(hi)
     verdict = "faster" if lo > 1 else "slower" if hi < 1 else "no significant change"
-    stat = np.median if statistic == "median" else np.mean
+    stat = statistic_fn(statistic)
     return Comparison(
         est, lo, hi, confidence, statistic, float(stat(base)), float(stat(cand)), verdict
     )
@@ -172,7 +172,7 @@ def check_regression(
     verdict, est, lo, hi = regression_verdict(
         base, new, threshold=threshold, statistic=statistic, confidence=confidence
     )
-    stat = np.median if statistic == "median" else np.mean
+    stat = statistic_fn(statistic)
     t_base, t_new = float(stat(base)), float(stat(new))
     return RegressionCheck(
         regression_pct=(t_new - t_base) / t_base * 100,

@@ -18,9 +18,10 @@ import numpy as np
 
 from everyo.errors import EveryOBenchmarkError
 
-__all__ = ["summarize", "t_quantile", "ratio_interval", "STATISTICS"]
+__all__ = ["summarize", "t_quantile", "ratio_interval", "STATISTICS", "statistic_fn"]
 
 STATISTICS = ("median", "mean")
+_STATISTIC_FNS = {"median": np.median, "mean": np.mean}
 _MAD_TO_SIGMA = 1.482602218505602  # 1 / Phi^-1(3/4): MAD of a normal sample -> its sigma
 _MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)  # se(median) / se(mean) for normal data
 
@@ -55,6 +56,11 @@ def summarize(times: Any) -> dict[str, float | int]:
         "p5": float(np.percentile(x, 5)),
         "p95": float(np.percentile(x, 95)),
     }
+
+
+def statistic_fn(statistic: str):
+    """The numpy function (``np.median`` or ``np.mean``) named by one of :data:`STATISTICS`."""
+    return _STATISTIC_FNS[statistic]
 
 
 def t_quantile(p: float, df: Any) -> np.ndarray:
@@ -185,7 +191,7 @@ def _bootstrap(a, b, statistic, confidence, n_boot, seed):
         raise EveryOBenchmarkError("the bootstrap takes 1-D samples; use method='asymptotic'")
     if n_boot < 100:
         raise EveryOBenchmarkError(f"n_boot must be at least 100, got {n_boot}")
-    stat = np.median if statistic == "median" else np.mean
+    stat = statistic_fn(statistic)
     rng = np.random.default_rng(seed)
     boot_a = stat(a[rng.integers(0, a.size, (n_boot, a.size))], axis=1)
     boot_b = stat(b[rng.integers(0, b.size, (n_boot, b.size))], axis=1)

@@ -9,20 +9,16 @@ its level before the point.
 from __future__ import annotations
 
 import gc
-import threading
-import tracemalloc
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from everyo.bench.devices import free_gpu_pool, gpu_pool_bytes, is_out_of_memory, on_gpu
+from everyo.bench.memory import traced_peak
 from everyo.bench.stats import summarize
 from everyo.bench.timing import Timer
 
 __all__ = ["SweepRow", "measure_point", "MemoryLimitExceeded"]
-
-# tracemalloc is process-wide: measure one point's memory at a time even if points run in threads
-_TRACE_LOCK = threading.Lock()
 
 
 class MemoryLimitExceeded(MemoryError):
@@ -131,21 +127,7 @@ def _probe_memory(step, batch) -> tuple[int, int | None]:
     reproduce an out-of-memory boundary on a CPU. CuPy's pool keeps the blocks freed during the
     call, so its size after the call is the call's peak.
     """
-    batch_bytes = _nbytes(batch)
-    with _TRACE_LOCK:
-        was_tracing = tracemalloc.is_tracing()
-        if not was_tracing:
-            tracemalloc.start()
-        try:
-            before, _ = tracemalloc.get_traced_memory()
-            tracemalloc.reset_peak()
-            result = step(batch)
-            _, peak = tracemalloc.get_traced_memory()
-            del result
-        finally:
-            if not was_tracing:
-                tracemalloc.stop()
-    return max(peak - before, 0) + batch_bytes, gpu_pool_bytes()
+    return traced_peak(lambda: step(batch)) + _nbytes(batch), gpu_pool_bytes()
 
 
 def _nbytes(obj: Any, depth: int = 0) -> int:

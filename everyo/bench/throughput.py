@@ -6,7 +6,6 @@ the training step are timed separately, so a slow input pipeline shows up as suc
 
 from __future__ import annotations
 
-import tracemalloc
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from everyo.bench.devices import gpu_pool_bytes, on_gpu
+from everyo.bench.memory import traced_peak
 from everyo.bench.timing import Timer
 from everyo.errors import EveryOBenchmarkError
 
@@ -168,9 +168,7 @@ def measure_training(
 
 
 def _resolve(trainer_or_step, validate):
-    train_step = getattr(trainer_or_step, "train_step", None)
-    if not callable(train_step) and _is_everyo_trainer(trainer_or_step):
-        train_step = _TrainerStep(trainer_or_step)
+    train_step = getattr(trainer_or_step, "train_step", None)  # eo.Trainer has one
     if callable(train_step):
         evaluate = getattr(trainer_or_step, "evaluate", None)
         return train_step, validate or (evaluate if callable(evaluate) else None)
@@ -180,26 +178,6 @@ def _resolve(trainer_or_step, validate):
             f"train_step(batch), got {type(trainer_or_step).__name__}"
         )
     return trainer_or_step, validate
-
-
-def _is_everyo_trainer(obj) -> bool:
-    try:
-        from everyo.training import Trainer
-    except ImportError:
-        return False
-    return isinstance(obj, Trainer)
-
-
-class _TrainerStep:
-    """One batch of ``eo.Trainer.fit`` through :meth:`Trainer.train_step` (to the device, forward,
-    loss, backward, optimizer), so accumulation, clipping and autocast behave exactly as in
-    ``fit``."""
-
-    def __init__(self, trainer) -> None:
-        self.trainer = trainer
-
-    def __call__(self, batch):
-        return self.trainer.train_step(batch)
 
 
 def _check_counts(steps, warmup, n_batches):
@@ -253,17 +231,7 @@ def _batch_len(batch) -> int:
 def _probe_memory(step, batch) -> tuple[int | None, int | None]:
     if batch is None:
         return None, None
-    was_tracing = tracemalloc.is_tracing()
-    if not was_tracing:
-        tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        tracemalloc.reset_peak()
-        step(batch)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        if not was_tracing:
-            tracemalloc.stop()
+    peak = traced_peak(lambda: step(batch))
     gpu_after = gpu_pool_bytes()
     gpu = gpu_after if gpu_after is not None and on_gpu(batch) else None
-    return max(peak - before, 0), gpu
+    return peak, gpu
