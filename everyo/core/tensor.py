@@ -13,7 +13,7 @@ from everyo.core import backend
 from everyo.core import dtype as _dt
 from everyo.core.device import CPU, Device, device_of_array
 from everyo.core.device import device as _resolve
-from everyo.errors import EveryOAutogradError, EveryODTypeError
+from everyo.errors import EveryOAutogradError, EveryODTypeError, EveryOShapeError
 
 __all__ = ["Tensor", "tensor", "as_tensor"]
 
@@ -169,8 +169,6 @@ class Tensor:
         else:
             grad = gradient.data if isinstance(gradient, Tensor) else self.xp.asarray(gradient)
             if grad.shape != self.shape:
-                from everyo.errors import EveryOShapeError
-
                 raise EveryOShapeError(
                     f"gradient has shape {grad.shape} but the output has shape {self.shape}"
                 )
@@ -258,12 +256,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     if isinstance(data, Tensor):
         arr, src = data.data, data._device
         if dtype is not None:
-            arr = arr.astype(_dt.to_dtype(dtype))
-        out = _transfer(arr, src, dev or src, copy=True)
+            arr = arr.astype(_dt.to_dtype(dtype))  # a fresh array: no second copy below
+        out = _transfer(arr, src, dev or src, copy=dtype is None)
     elif backend.is_cupy_array(data):
         src = device_of_array(data)
         arr = data if dtype is None else data.astype(_dt.to_dtype(dtype))
-        out = _transfer(arr, src, dev or src, copy=True)
+        out = _transfer(arr, src, dev or src, copy=dtype is None)
     else:
         arr = _host_array(data, dtype)
         out = _transfer(arr, CPU, dev or CPU, copy=True)

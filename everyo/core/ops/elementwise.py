@@ -10,6 +10,7 @@ from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import (
+    as_t,
     check_same_device,
     data,
     operands,
@@ -17,7 +18,7 @@ from everyo.core.ops._util import (
     tensors,
     unbroadcast,
 )
-from everyo.core.tensor import Tensor, as_tensor
+from everyo.core.tensor import Tensor
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "sqrt", "abs",
@@ -48,7 +49,7 @@ def _binary(name, a, b, fwd, da, db):
 
 def _unary(name, x, fwd, dfn):
     """Forward ``fwd(arr)``; ``dfn(g, arr, out)`` is the input gradient."""
-    x = x if isinstance(x, Tensor) else as_tensor(x)
+    x = as_t(x)
     arr = x.data
     out = fwd(arr)
     return make_result(out, (x,), lambda g: (dfn(g, arr, out),), name, x._device)
@@ -247,14 +248,14 @@ def where(condition, a, b):
 
 
 def _compare(name, fwd):
-    def op(a, b):
-        def impl(a, b):
-            a, b, dev = operands(a, b)
-            try:
-                return Tensor._make(fwd(data(a), data(b)), dev)
-            except ValueError as exc:
-                raise shape_error(name, a, b, exc) from None
+    def impl(a, b):
+        a, b, dev = operands(a, b)
+        try:
+            return Tensor._make(fwd(data(a), data(b)), dev)
+        except ValueError as exc:
+            raise shape_error(name, a, b, exc) from None
 
+    def op(a, b):
         return dispatch(name, impl, a, b)
 
     op.__name__ = name

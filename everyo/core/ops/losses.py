@@ -42,7 +42,7 @@ def _grad_scale(g, n):
 
 def _pair(name, input, target):  # noqa: A002
     x = _autocast.widen(as_t(input))
-    t = _autocast.widen(target if isinstance(target, Tensor) else as_t(target))
+    t = _autocast.widen(as_t(target))
     dev = check_same_device(x, t)
     if x.shape != t.shape:
         raise EveryOShapeError(f"{name}: input {x.shape} and target {t.shape} must have the "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import norm_axis
-from everyo.core.tensor import Tensor, as_tensor
+from everyo.core.ops._util import as_t, norm_axis
+from everyo.core.tensor import Tensor
 
 __all__ = ["sum", "mean", "max", "min", "var", "std", "logsumexp", "argmax", "argmin"]
 
@@ -34,7 +34,7 @@ def _count(shape, axis) -> int:
 
 
 def _reduce(name, x, axis, keepdims, fwd, grad):
-    x = x if isinstance(x, Tensor) else as_tensor(x)
+    x = as_t(x)
     arr = x.data
     out = fwd(arr, axis, keepdims)
     return make_result(out, (x,), lambda g: (grad(g, arr, out),), name, x._device)
@@ -76,7 +76,7 @@ def _extreme(name, x, axis, keepdims):
 
 
 def _var(x, axis, keepdims, ddof):
-    x = x if isinstance(x, Tensor) else as_tensor(x)
+    x = as_t(x)
     arr = x.data
     out = arr.var(axis=axis, keepdims=keepdims, ddof=ddof)
 
@@ -84,13 +84,13 @@ def _var(x, axis, keepdims, ddof):
         centred = arr - arr.mean(axis=axis, keepdims=True)
         n = _count(arr.shape, axis) - ddof
         scaled = _expand(g * (2.0 / n), arr.shape, axis, keepdims)
-        return (scaled * centred).astype(arr.dtype, copy=False)
+        return ((scaled * centred).astype(arr.dtype, copy=False),)
 
-    return make_result(out, (x,), lambda g: (backward(g),), "var", x._device)
+    return make_result(out, (x,), backward, "var", x._device)
 
 
 def _logsumexp(x, axis, keepdims):
-    x = x if isinstance(x, Tensor) else as_tensor(x)
+    x = as_t(x)
     arr = x.data
     xp = namespace_of(arr)
     m = arr.max(axis=axis, keepdims=True)
@@ -159,7 +159,7 @@ def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
 
 
 def _arg(name, x, axis, keepdims):
-    x = x if isinstance(x, Tensor) else as_tensor(x)
+    x = as_t(x)
     out = getattr(x.data, name)(axis=axis, keepdims=keepdims)
     return Tensor._make(namespace_of(out).asarray(out, dtype="int64"), x._device)
 
