@@ -130,3 +130,17 @@ def color_for(key: str) -> str:
     light = 0.45 + ((h >> 16) & 0x7) * 0.025
     r, g, b = colorsys.hls_to_rgb(hue, light, 0.65)
     return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
+def centred_note(text: str, colors: dict) -> dict:
+    """A plotly annotation in the middle of an empty chart ("no events"), in the theme's muted
+    text colour."""
+    return {
+        "text": text,
+        "showarrow": False,
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0.5,
+        "y": 0.5,
+        "font": {"size": 16, "color": colors["muted"]},
+    }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from everyo_lab.views._batch import as_batch, color_codes, lanes, optional_column, self_ns
-from everyo_lab.views.colors import MERGED_COLOR, color_for, theme_colors
+from everyo_lab.views.colors import MERGED_COLOR, centred_note, color_for, theme_colors
 from everyo_lab.views.lod import Bars, merge_bars
 
 __all__ = ["flame_figure", "flame_bars"]
@@ -278,15 +278,5 @@ def _layout(colors: dict, x_range, bands, n_lanes: int, message: str | None = No
         "height": int(min(900, max(280, 140 + 24 * n_lanes))),
     }
     if message is not None:
-        layout["annotations"] = [
-            {
-                "text": message,
-                "showarrow": False,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0.5,
-                "y": 0.5,
-                "font": {"size": 16, "color": colors["muted"]},
-            }
-        ]
+        layout["annotations"] = [centred_note(message, colors)]
     return layout

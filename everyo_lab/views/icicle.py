@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from everyo_lab.views._batch import as_batch, as_run
-from everyo_lab.views.colors import color_for, color_key, theme_colors
+from everyo_lab.views.colors import centred_note, color_for, color_key, theme_colors
 
 __all__ = ["icicle_figure"]
 
@@ -32,7 +32,7 @@ def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
         "uirevision": "icicle",
     }
     if not nodes:
-        layout["annotations"] = [_note("no events", colors)]
+        layout["annotations"] = [centred_note("no events", colors)]
         return {"data": [], "layout": layout}
     ids = [str(n["id"]) for n in nodes]
     parents = [_parent_id(n.get("parent")) for n in nodes]
@@ -100,15 +100,3 @@ def _consistent_totals(ids: list[str], parents: list[str], values: list[float]) 
         if p is not None:
             child_sum[p] += out[k]
     return out
-
-
-def _note(text: str, colors: dict) -> dict:
-    return {
-        "text": text,
-        "showarrow": False,
-        "xref": "paper",
-        "yref": "paper",
-        "x": 0.5,
-        "y": 0.5,
-        "font": {"size": 16, "color": colors["muted"]},
-    }
