@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOSerializationError
 
@@ -39,10 +40,8 @@ def _encode(obj, arrays: dict) -> Any:
         key = f"a{len(arrays)}"
         arrays[key] = obj.numpy()
         return {"__tensor__": key}
-    if isinstance(obj, np.ndarray) or (
-        hasattr(obj, "get") and hasattr(obj, "__cuda_array_interface__")
-    ):
-        arr = obj.get() if not isinstance(obj, np.ndarray) else obj
+    if isinstance(obj, np.ndarray) or is_cupy_array(obj):
+        arr = obj if isinstance(obj, np.ndarray) else obj.get()
         if arr.dtype.hasobject:
             raise EveryOSerializationError(
                 "cannot save an array of Python objects (it would need pickle); convert it to "
