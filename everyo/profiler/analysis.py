@@ -47,13 +47,18 @@ def _resolve(source) -> tuple[EventBatch, int, object]:
     return run.snapshot(), int(run.wall_ns), run
 
 
+def _parent_index(batch: EventBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's parent as an index into ``batch``, and whether that parent is in it."""
+    idx = batch.parent - (batch.row[0] if len(batch) else 0)
+    return idx, (batch.parent >= 0) & (idx >= 0) & (idx < len(batch))
+
+
 def self_times(batch: EventBatch) -> np.ndarray:
     """Self time of each row: its duration minus its children's (int64 ns)."""
     n = len(batch)
     if n == 0:
         return np.zeros(0, np.int64)
-    idx = batch.parent - batch.row[0]
-    ok = (batch.parent >= 0) & (idx >= 0) & (idx < n)
+    idx, ok = _parent_index(batch)
     child = np.bincount(idx[ok], weights=batch.dur_ns[ok], minlength=n)
     return batch.dur_ns - np.rint(child).astype(np.int64)
 
@@ -73,8 +78,7 @@ def _inclusive(batch: EventBatch, values: np.ndarray | None, ops_fixed: bool = T
     else:
         fixed = np.zeros(n, bool)
     incl = np.maximum(values, 0).astype(np.float64)
-    idx = batch.parent - (batch.row[0] if n else 0)
-    ok = (batch.parent >= 0) & (idx >= 0) & (idx < n)
+    idx, ok = _parent_index(batch)
     for d in range(int(batch.depth.max()) if n else 0, 0, -1):
         rows = np.nonzero(ok & (batch.depth == d))[0]
         if len(rows):
@@ -304,8 +308,7 @@ def call_tree(source, by: str = "path") -> list[dict]:
         key_label.append(texts[(kind, text)])
     label_text = [t for _, t in texts]
     lab = np.array(key_label or [0], np.int64)[batch.key]
-    idx = batch.parent - batch.row[0]
-    has_parent = (batch.parent >= 0) & (idx >= 0) & (idx < n)
+    idx, has_parent = _parent_index(batch)
     node = np.full(n, -1, np.int64)
     pairs: dict[tuple[int, int], int] = {}
     nodes: list[tuple[int, int]] = []  # node -> (parent node, label id)

@@ -6,6 +6,8 @@ These run less often than module calls; the shared recording path is ``Capture._
 
 from __future__ import annotations
 
+from everyo.profiler.flops import estimate
+
 
 class _Region:
     """Context manager for one region (record_function, optimizer step, DataLoader fetch...)."""
@@ -75,8 +77,6 @@ class RegionHooks:
         return out
 
     def _op_tail(self, name, args, kwargs, out, end) -> tuple:
-        from everyo.profiler.flops import estimate
-
         tail = ()
         if self.record_shapes:
             tail = (self._shape_id(args, kwargs, out),)
@@ -107,14 +107,14 @@ class RegionHooks:
     def backward_node(self, scope, name, fn):
         """Run one autograd node; consecutive nodes of one module become one event."""
         try:
-            bw = self._tls.s.bw
+            t = self._tls.s
         except AttributeError:
-            bw = None
+            return fn()
+        bw = t.bw
         if bw is None:
             return fn()
         token = scope if scope is not None else name
         if token is not bw.token:
-            t = self._tls.s
             now = self._clock()
             self._close_group(t, bw, now)
             bw.token, bw.key, bw.start = token, self._bw_key(token), now
