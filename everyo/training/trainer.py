@@ -140,18 +140,18 @@ class Trainer:
 
     def _optimizer_step(self) -> None:
         with _region("optimizer"):
-            params = [p for g in self.optimizer.param_groups for p in g["params"]]
+            if self.grad_clip is not None:
+                if self.scaler is not None:
+                    self.scaler.unscale_(self.optimizer)  # clip the true gradients
+                params = [p for g in self.optimizer.param_groups for p in g["params"]]
+                clip_grad_norm_(params, self.grad_clip)
             if self.scaler is not None:
-                if self.grad_clip is not None:
-                    self.scaler.unscale_(self.optimizer)
-                    clip_grad_norm_(params, self.grad_clip)
                 self.scaler.step(self.optimizer)
                 self.scaler.update()
             else:
-                if self.grad_clip is not None:
-                    clip_grad_norm_(params, self.grad_clip)
                 self.optimizer.step()
             self.optimizer.zero_grad()
+        self.global_step += 1
 
     def _train_batch(self, batch, index: int, last: bool):
         inputs, targets = _split(batch)
@@ -172,7 +172,6 @@ class Trainer:
                     self.scaler.scale(scaled).backward()
         if (index + 1) % self.accumulate_steps == 0 or last:
             self._optimizer_step()
-            self.global_step += 1
         return outputs, targets, loss
 
     def train_step(self, batch) -> Tensor:
@@ -262,7 +261,6 @@ class Trainer:
                 bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
         if n_batches is None and batches % self.accumulate_steps:  # flush a partial accumulation
             self._optimizer_step()
-            self.global_step += 1
         elapsed = time.perf_counter() - start
         if bar is not None:
             bar.close()
