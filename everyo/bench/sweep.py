@@ -16,6 +16,7 @@ from typing import Any
 from everyo.bench.devices import free_gpu_pool
 from everyo.bench.sweep_point import SweepRow, measure_point
 from everyo.bench.sweep_result import SweepResult
+from everyo.bench.timing import check_count
 from everyo.errors import EveryOBenchmarkError, EveryOBenchmarkWarning
 
 __all__ = ["sweep_batch_sizes", "EveryOBenchmarkWarning", "SweepResult", "SweepRow"]
@@ -231,13 +232,9 @@ def _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_bat
         raise EveryOBenchmarkError("make_batch must be a function: make_batch(batch_size) -> batch")
     if mode not in MODES:
         raise EveryOBenchmarkError(f"mode must be one of {MODES}, got {mode!r}")
-    for label, value, minimum in (
-        ("warmup", warmup, 0),
-        ("repeat", repeat, 1),
-        ("max_batch", max_batch, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise EveryOBenchmarkError(f"{label} must be an integer >= {minimum}, got {value!r}")
+    check_count("warmup", warmup, minimum=0)
+    check_count("repeat", repeat, minimum=1)
+    check_count("max_batch", max_batch, minimum=1)
     if isinstance(batch_sizes, str):
         if batch_sizes != "auto":
             raise EveryOBenchmarkError(

@@ -14,7 +14,7 @@ import numpy as np
 
 from everyo.bench.devices import gpu_pool_bytes, on_gpu
 from everyo.bench.memory import traced_peak
-from everyo.bench.timing import Timer
+from everyo.bench.timing import Timer, check_count
 from everyo.errors import EveryOBenchmarkError
 
 __all__ = ["measure_training", "TrainingThroughput"]
@@ -181,14 +181,12 @@ def _resolve(trainer_or_step, validate):
 
 
 def _check_counts(steps, warmup, n_batches):
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise EveryOBenchmarkError(f"warmup must be an integer >= 0, got {warmup!r}")
+    check_count("warmup", warmup, minimum=0)
     if steps is None:
         if not n_batches:
             raise EveryOBenchmarkError("the loader has no len() (or is empty): pass steps=N")
         return n_batches
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise EveryOBenchmarkError(f"steps must be an integer >= 1, got {steps!r}")
+    check_count("steps", steps, minimum=1)
     return steps
 
 

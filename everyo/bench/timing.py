@@ -183,19 +183,20 @@ def _check_options(fn, warmup, repeat, min_time, samples, sync) -> None:
             f"benchmark() needs a callable to time, got {type(fn).__name__}; "
             "pass the function or model itself, not its result"
         )
-    _check_count("warmup", warmup, minimum=0)
-    _check_count("repeat", repeat, minimum=1)
+    check_count("warmup", warmup, minimum=0)
+    check_count("repeat", repeat, minimum=1)
     if min_time is not None and not (
         isinstance(min_time, (int, float)) and math.isfinite(min_time) and min_time >= 0
     ):
         raise EveryOBenchmarkError(f"min_time must be a number of seconds >= 0, got {min_time!r}")
     if samples is not None:
-        _check_count("samples", samples, minimum=1)
+        check_count("samples", samples, minimum=1)
     if sync not in ("auto", True, False):
         raise EveryOBenchmarkError(f"sync must be 'auto', True or False, got {sync!r}")
 
 
-def _check_count(label: str, value: Any, *, minimum: int) -> None:
+def check_count(label: str, value: Any, *, minimum: int) -> None:
+    """Raise unless ``value`` is an int (not a bool) >= ``minimum`` (shared option check)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise EveryOBenchmarkError(f"{label} must be an integer >= {minimum}, got {value!r}")
 

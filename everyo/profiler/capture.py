@@ -125,7 +125,7 @@ class Capture(RegionHooks):
         elif self._skip:
             self._skip -= 1
             self.run.skipped += 1
-            self._on = self._skip == 0 and self.schedule is None
+            self._set_recording(True)  # the inlined path resumes once warmup is over
             return
         t.low = depth
         buf = t.buf
