@@ -142,8 +142,8 @@ class LearningRateScheduler(Callback):
             self._apply(trainer, 0)
 
     def on_batch_end(self, trainer, step: int, logs: dict) -> None:
-        if self.interval == "step":
-            self._apply(trainer, step + 1)
+        if self.interval == "step":  # `step` counts the steps taken: the next index is `step`
+            self._apply(trainer, step)
 
     def on_epoch_end(self, trainer, epoch: int, logs: dict) -> None:
         if self.interval == "epoch":  # epochs are numbered from 1: the next index is `epoch`

@@ -213,6 +213,23 @@ def test_callbacks_early_stopping_checkpoint_and_lr_schedule(tmp_path):
     assert history["lr"][-2:] == pytest.approx([0.1, 0.05])
 
 
+def test_learning_rate_scheduler_per_step_visits_every_step_index():
+    model = _mlp()
+    opt = eo.optim.SGD(model.parameters(), lr=1.0)
+    used = []
+
+    class Record(eo.Callback):
+        def on_batch_end(self, trainer, step, logs):
+            used.append(opt.param_groups[0]["lr"])
+
+    sched = eo.LearningRateScheduler(lambda step: 1.0 / (step + 1), interval="step")
+    trainer = eo.Trainer(model, opt, eo.CrossEntropyLoss())
+    trainer.fit(eo.DataLoader(_blobs(40), 10), epochs=2, callbacks=[Record(), sched],
+                progress=False)  # fmt: skip
+    # the rate each step ran with: step i (0-based) used schedule(i)
+    assert used == pytest.approx([1.0 / (i + 1) for i in range(8)])
+
+
 def test_early_stopping_restores_best_weights_and_needs_val():
     model = _mlp()
     trainer = eo.Trainer(model, eo.optim.SGD(model.parameters(), lr=0.0), eo.CrossEntropyLoss())
