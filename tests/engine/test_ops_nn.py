@@ -211,3 +211,9 @@ def test_dropout():
     out = eo.dropout(xg, 0.5, seed=1)
     out.sum().backward()
     np.testing.assert_array_equal(xg.grad.numpy(), out.numpy())
+
+
+def test_max_pool_sends_a_tied_window_gradient_to_its_first_maximum():
+    x = eo.tensor([[[[1.0, 2.0, 2.0], [0.0, 2.0, 1.0], [2.0, 0.0, 2.0]]]], requires_grad=True)
+    eo.max_pool2d(x, 2, 1).sum().backward()  # four overlapping windows, each with tied maxima
+    assert x.grad.tolist() == [[[[0.0, 2.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]]]]
