@@ -18,12 +18,11 @@ import dataclasses
 
 import numpy as np
 
-from everyo.errors import EveryOConfigError
 from everyo_lab.views.colors import color_key, theme_colors
 from everyo_lab.views.flame import _event_traces, _layout, _merged_traces, _one_legend_entry_per_key
 from everyo_lab.views.live_flame import LiveFlame
 from everyo_lab.views.live_table import LiveTable
-from everyo_lab.views.table import GROUP_BY, sort_rows
+from everyo_lab.views.table import check_group_by, finish_rows
 
 __all__ = ["LiveState"]
 
@@ -125,17 +124,9 @@ class LiveState:
         ``median_ms`` and ``std_ms`` are ``None`` (they sort last); ``wall_ns`` is the run's
         duration so far, for ``pct`` and the share bars.
         """
-        if group_by not in GROUP_BY:
-            raise EveryOConfigError(
-                f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}"
-            )
+        check_group_by(group_by)
         rows = self.table.rows(self.keys, self.shape_table, group_by=group_by, wall_ns=wall_ns)
-        wall_ms = wall_ns / 1e6
-        for row in rows:
-            share = row["total_ms"] / wall_ms if wall_ms > 0 else 0.0
-            row["share"] = min(1.0, max(0.0, share))
-        rows = sort_rows(rows, sort_by, descending=descending)
-        return rows if top is None else rows[: max(0, int(top))]
+        return finish_rows(rows, wall_ns, sort_by=sort_by, descending=descending, top=top)
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _new_keys(self) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 from everyo.errors import EveryOConfigError
 from everyo_lab.views._batch import as_batch, as_run
 
-__all__ = ["GROUP_BY", "table_rows", "wall_ns"]
+__all__ = ["GROUP_BY", "check_group_by", "finish_rows", "sort_rows", "table_rows", "wall_ns"]
 
 GROUP_BY = ("name", "path", "shape")
 
@@ -56,14 +56,27 @@ def table_rows(
     EveryOConfigError
         For an unknown ``group_by`` or ``sort_by`` column.
     """
-    if group_by not in GROUP_BY:
-        raise EveryOConfigError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
+    check_group_by(group_by)
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
     run = as_run(run_or_batch)
     source = run if run is not None else as_batch(run_or_batch)
     rows = [dict(r) for r in analysis.summarize(source, group_by=group_by)]
-    wall_ms = wall_ns(run_or_batch) / 1e6
+    return finish_rows(rows, wall_ns(run_or_batch), sort_by=sort_by, descending=descending, top=top)
+
+
+def check_group_by(group_by: str) -> None:
+    """Raise :class:`EveryOConfigError` unless ``group_by`` is one of :data:`GROUP_BY`."""
+    if group_by not in GROUP_BY:
+        raise EveryOConfigError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
+
+
+def finish_rows(
+    rows: list[dict], wall_ns: int, *, sort_by: str, descending: bool, top: int | None
+) -> list[dict]:
+    """Give each summary row its ``share`` (inclusive time / ``wall_ns``, in [0, 1]), then sort
+    and cut to ``top``: the last steps of the exact and the live table alike (in place)."""
+    wall_ms = wall_ns / 1e6
     for row in rows:
         total = float(row.get("total_ms") or 0.0)
         row["share"] = min(1.0, max(0.0, total / wall_ms)) if wall_ms > 0 else 0.0
