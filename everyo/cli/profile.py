@@ -85,18 +85,15 @@ def split_script_args(args: argparse.Namespace) -> list[str]:
             if not rest:
                 raise EveryOConfigError(f"{name} needs a value")
             value = rest.pop(0)
-        setattr(
-            args, dest, int(value) if dest in ("top", "warmup") and _int(name, value) else value
-        )
+        setattr(args, dest, _int(name, value) if dest in ("top", "warmup") else value)
     return script_args
 
 
-def _int(name: str, value: str) -> bool:
+def _int(name: str, value: str) -> int:
     try:
-        int(value)
+        return int(value)
     except ValueError:
         raise EveryOConfigError(f"{name} takes a whole number, got {value!r}") from None
-    return True
 
 
 def _check(args) -> None:
