@@ -1,4 +1,5 @@
-"""The examples in the docstrings of nn, optim, data, training, serialization and datasets run."""
+"""The examples in the docstrings of core, nn, optim, data, training, serialization and
+datasets run."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import importlib
 import pytest
 
 MODULES = [
-    "everyo.nn.module", "everyo.nn.containers", "everyo.nn.linear", "everyo.nn.conv",
-    "everyo.nn.attention", "everyo.nn.loss", "everyo.nn.parameter", "everyo.optim.sgd",
-    "everyo.optim.lr_scheduler", "everyo.data.dataset", "everyo.data.dataloader",
-    "everyo.training.trainer", "everyo.serialization", "everyo.datasets",
+    "everyo.core.tensor", "everyo.core.device", "everyo.core.autocast", "everyo.core.grad_scaler",
+    "everyo.core.ops.linalg", "everyo.nn.functional", "everyo.nn.module", "everyo.nn.containers",
+    "everyo.nn.linear", "everyo.nn.conv", "everyo.nn.attention", "everyo.nn.loss",
+    "everyo.nn.parameter", "everyo.optim.sgd", "everyo.optim.lr_scheduler", "everyo.data.dataset",
+    "everyo.data.dataloader", "everyo.training.trainer", "everyo.serialization", "everyo.datasets",
 ]  # fmt: skip
 
 
