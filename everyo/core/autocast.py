@@ -62,6 +62,10 @@ class autocast(contextlib.ContextDecorator):
         self.dtype = dt
         self.enabled = enabled
 
+    def _recreate_cm(self):
+        # a fresh manager per decorated call, so that recursion and threads do not share `_prev`
+        return type(self)(self.dtype, enabled=self.enabled)
+
     def __enter__(self):
         self._prev = active_dtype()
         if self.enabled:

@@ -73,6 +73,15 @@ def test_autocast_decorator_and_thread_local():
     assert seen["dtype"] == np.float32
 
 
+def test_autocast_decorator_restores_the_mode_after_a_recursive_call():
+    @eo.autocast("float16")
+    def f(n):
+        return f(n - 1) if n else (eo.ones(2, 2) @ eo.ones(2, 2)).dtype
+
+    assert f(2) == np.float16
+    assert (eo.ones(2, 2) @ eo.ones(2, 2)).dtype == np.float32  # the inner calls shared `_prev`
+
+
 def _model_step(scaler, w, opt, x_value):
     x = eo.full((2, 3), x_value)
     with eo.autocast("float16"):
