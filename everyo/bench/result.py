@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,15 +161,15 @@ def load(path: str | os.PathLike) -> BenchmarkResult:
 
 def write_json(data: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write ``data`` as JSON atomically (temporary file, then rename)."""
+    from everyo.profiler.export._atomic import atomic_text  # removes the temp file on failure
+
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-        os.replace(tmp, path)
     except OSError as exc:
         raise EveryOExportError(f"could not write {path}: {exc.strerror or exc}") from exc
+    with atomic_text(path, compress=False) as f:
+        json.dump(data, f, indent=1)
     return path
 
 

@@ -176,6 +176,17 @@ def test_json_round_trip(tmp_path):
     assert BenchmarkResult.load(path).to_dict() == result.to_dict()
 
 
+def test_a_failed_save_leaves_no_file_behind(tmp_path):
+    result, _ = run([0.010, 0.020])
+    result.to_json(tmp_path / "baseline.json")
+    before = (tmp_path / "baseline.json").read_text()
+    result.environment = {"device": object()}  # not JSON-serialisable: fails mid-write
+    with pytest.raises(TypeError):
+        result.to_json(tmp_path / "baseline.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["baseline.json"]  # no temporary file
+    assert (tmp_path / "baseline.json").read_text() == before  # the old baseline is intact
+
+
 def test_loading_a_foreign_file_is_a_clear_error(tmp_path):
     (tmp_path / "x.json").write_text('{"hello": 1}')
     with pytest.raises(EveryOSerializationError, match="not an everyo benchmark"):
