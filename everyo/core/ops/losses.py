@@ -78,9 +78,11 @@ def l1_loss(input, target, reduction: str = "mean"):  # noqa: A002
 
 
 def _weights(weight, xp, dtype):
+    """Class or element weights as an array of ``dtype`` (None stays None); never written to."""
     if weight is None:
         return None
-    return (weight.data if isinstance(weight, Tensor) else xp.asarray(weight)).astype(dtype)
+    arr = weight.data if isinstance(weight, Tensor) else xp.asarray(weight)
+    return arr.astype(dtype, copy=False)
 
 
 def _bce(x, t, weight, reduction):

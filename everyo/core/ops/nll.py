@@ -9,7 +9,7 @@ from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device
-from everyo.core.ops.losses import _check_reduction, _grad_scale, _reduce
+from everyo.core.ops.losses import _check_reduction, _grad_scale, _reduce, _weights
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
 
@@ -54,8 +54,7 @@ def _nll_core(name, x, target, weight, ignore_index, reduction, smoothing, from_
         logp = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
     else:
         logp = z
-    w = None if weight is None else (weight.data if isinstance(weight, Tensor) else xp.asarray(
-        weight)).astype(a.dtype, copy=False)  # fmt: skip
+    w = _weights(weight, xp, a.dtype)
     soft = tgt.dtype.kind == "f"
     if soft:  # class probabilities, same shape as the input
         if tgt.shape != a.shape:
