@@ -6,7 +6,7 @@ from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import as_t, check_same_device
+from everyo.core.ops._util import as_t, check_same_device, data
 from everyo.errors import EveryOShapeError
 
 __all__ = ["layer_norm", "batch_norm"]
@@ -19,6 +19,27 @@ def _affine_parents(x, weight, bias):
             parents.append(as_t(p))
     check_same_device(*parents)
     return tuple(parents)
+
+
+def _affine_norm_grads(g, xhat, rstd, w, axes, param_axes, weight, bias, batch_stats):
+    """Gradients of ``xhat * w + bias`` with ``xhat = (x - mean) * rstd`` for the input, then
+    ``weight`` and ``bias`` if given (summed over ``param_axes``). With ``batch_stats`` the mean
+    and variance over ``axes`` came from ``x`` itself; otherwise they are constants."""
+    gxhat = g if w is None else g * w
+    if batch_stats:
+        gx = rstd * (
+            gxhat
+            - gxhat.mean(axis=axes, keepdims=True)
+            - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True)
+        )
+    else:
+        gx = gxhat * rstd
+    grads = [gx]
+    if weight is not None:
+        grads.append((g * xhat).sum(axis=param_axes))
+    if bias is not None:
+        grads.append(g.sum(axis=param_axes))
+    return grads
 
 
 def _layer_norm(x, normalized_shape, weight, bias, eps):
@@ -44,18 +65,7 @@ def _layer_norm(x, normalized_shape, weight, bias, eps):
         out = out + parents[-1].data
 
     def backward(g):
-        gxhat = g if w is None else g * w
-        gx = rstd * (
-            gxhat
-            - gxhat.mean(axis=axes, keepdims=True)
-            - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True)
-        )
-        grads = [gx]
-        if weight is not None:
-            grads.append((g * xhat).sum(axis=lead))
-        if bias is not None:
-            grads.append(g.sum(axis=lead))
-        return grads
+        return _affine_norm_grads(g, xhat, rstd, w, axes, lead, weight, bias, True)
 
     return make_result(out.astype(a.dtype, copy=False), parents, backward, "layer_norm",
                        x._device)  # fmt: skip
@@ -72,7 +82,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
 
 def _update_running(buf, value, momentum):
     """``buf = (1 - momentum) * buf + momentum * value``, in place on the buffer's array."""
-    arr = buf.data if hasattr(buf, "_device") else buf
+    arr = data(buf)
     arr *= 1.0 - momentum
     arr += momentum * value.astype(arr.dtype, copy=False)
 
@@ -104,10 +114,8 @@ def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, 
     else:
         if running_mean is None or running_var is None:
             raise EveryOShapeError("batch_norm in eval mode needs running_mean and running_var")
-        rm = running_mean.data if hasattr(running_mean, "_device") else running_mean
-        rv = running_var.data if hasattr(running_var, "_device") else running_var
-        xc = a - rm.reshape(bshape)
-        var = rv.reshape(bshape)
+        xc = a - data(running_mean).reshape(bshape)
+        var = data(running_var).reshape(bshape)
     rstd = 1.0 / xp.sqrt(var + eps)
     xhat = xc * rstd
     w = parents[1].data.reshape(bshape) if weight is not None else None
@@ -116,21 +124,7 @@ def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, 
         out = out + parents[-1].data.reshape(bshape)
 
     def backward(g):
-        gxhat = g if w is None else g * w
-        if training:
-            gx = rstd * (
-                gxhat
-                - gxhat.mean(axis=axes, keepdims=True)
-                - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True)
-            )
-        else:  # running statistics are constants
-            gx = gxhat * rstd
-        grads = [gx]
-        if weight is not None:
-            grads.append((g * xhat).sum(axis=axes))
-        if bias is not None:
-            grads.append(g.sum(axis=axes))
-        return grads
+        return _affine_norm_grads(g, xhat, rstd, w, axes, axes, weight, bias, training)
 
     return make_result(out.astype(a.dtype, copy=False), parents, backward, "batch_norm",
                        x._device)  # fmt: skip
