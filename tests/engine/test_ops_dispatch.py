@@ -77,3 +77,9 @@ def test_functional_extras(name):
     assert gradcheck(getattr(F, name), x)
     assert F.relu(eo.tensor([-1.0, 2.0]), inplace=True).tolist() == [0.0, 2.0]
     assert F.cat([eo.ones(1), eo.zeros(2)]).tolist() == [1.0, 0.0, 0.0]
+
+
+def test_permute_node_is_named_permute():
+    x = eo.ones(2, 3, requires_grad=True)
+    assert eo.permute(x, 1, 0)._node.name == "permute"
+    assert eo.transpose(x, 0, 1)._node.name == "transpose"

@@ -6,18 +6,14 @@ from __future__ import annotations
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import check_same_device, scatter_add, unbroadcast
-from everyo.core.tensor import Tensor, as_tensor
+from everyo.core.ops._util import as_t, check_same_device, scatter_add, unbroadcast
+from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
 
 __all__ = [
     "reshape", "transpose", "permute", "flatten", "squeeze", "unsqueeze", "concatenate",
     "stack", "broadcast_to", "getitem",
 ]  # fmt: skip
-
-
-def _t(x) -> Tensor:
-    return x if isinstance(x, Tensor) else as_tensor(x)
 
 
 def _shape_arg(shape) -> tuple:
@@ -27,7 +23,7 @@ def _shape_arg(shape) -> tuple:
 
 
 def _reshape(x, shape):
-    x = _t(x)
+    x = as_t(x)
     try:
         out = x.data.reshape(shape)
     except ValueError as exc:
@@ -41,21 +37,21 @@ def reshape(x, *shape):
     return dispatch("reshape", _reshape, x, _shape_arg(shape))
 
 
-def _permute(x, axes):
-    x = _t(x)
+def _permute(x, axes, name):
+    x = as_t(x)
     n = x.ndim
     axes = tuple(reversed(range(n))) if axes is None else tuple(a % n if n else a for a in axes)
     if sorted(axes) != list(range(n)):
         raise EveryOShapeError(f"permutation {axes} does not fit a tensor of {n} dims")
     out = x.data.transpose(axes)
     inverse = tuple(sorted(range(n), key=axes.__getitem__))
-    return make_result(out, (x,), lambda g: (g.transpose(inverse),), "transpose", x._device)
+    return make_result(out, (x,), lambda g: (g.transpose(inverse),), name, x._device)
 
 
 def transpose(x, *dims):
     """Reverse the axes (no ``dims``), swap two (``transpose(x, 0, 1)``, PyTorch) or permute
     them (``transpose(x, (1, 0, 2))``, NumPy)."""
-    x = _t(x)
+    x = as_t(x)
     if not dims or (len(dims) == 1 and dims[0] is None):
         axes = None
     elif len(dims) == 2 and all(isinstance(d, int) for d in dims):
@@ -65,17 +61,17 @@ def transpose(x, *dims):
         axes = tuple(order)
     else:
         axes = _shape_arg(dims)
-    return dispatch("transpose", _permute, x, axes)
+    return dispatch("transpose", _permute, x, axes, "transpose")
 
 
 def permute(x, *dims):
     """Reorder the axes: ``permute(x, 0, 2, 1)`` or ``permute(x, (0, 2, 1))``."""
-    return dispatch("permute", _permute, x, _shape_arg(dims))
+    return dispatch("permute", _permute, x, _shape_arg(dims), "permute")
 
 
 def flatten(x, start_dim: int = 0, end_dim: int = -1):
     """Merge dims ``start_dim..end_dim`` into one (PyTorch semantics)."""
-    x = _t(x)
+    x = as_t(x)
     if x.ndim == 0:
         return reshape(x, (1,))
     s, e = start_dim % x.ndim, end_dim % x.ndim
@@ -87,7 +83,7 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
 
 def squeeze(x, dim=None):
     """Drop size-1 dims (all of them, or ``dim``)."""
-    x = _t(x)
+    x = as_t(x)
     if dim is None:
         shape = tuple(d for d in x.shape if d != 1)
     else:
@@ -98,13 +94,13 @@ def squeeze(x, dim=None):
 
 def unsqueeze(x, dim: int):
     """Insert a size-1 dim at ``dim``."""
-    x = _t(x)
+    x = as_t(x)
     d = dim % (x.ndim + 1)
     return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
 
 
 def _concat(name, xs, axis, stacked):
-    xs = [_t(x) for x in xs]
+    xs = [as_t(x) for x in xs]
     if not xs:
         raise EveryOShapeError(f"{name} needs at least one tensor")
     dev = check_same_device(*xs)
@@ -142,7 +138,7 @@ def stack(tensors, axis: int = 0, *, dim=None):
 
 
 def _broadcast_to(x, shape):
-    x = _t(x)
+    x = as_t(x)
     xp = namespace_of(x.data)
     try:
         out = xp.broadcast_to(x.data, shape)
@@ -192,7 +188,7 @@ def _getitem(x, index):
 
 def getitem(x, index):
     """``x[index]``: slicing, integer and boolean (fancy) indexing, differentiable."""
-    x = _t(x)
+    x = as_t(x)
     items = index if isinstance(index, tuple) else (index,)
     idx_tensors = [i for i in items if isinstance(i, Tensor)]
     if idx_tensors:
