@@ -259,7 +259,7 @@ class Capture(RegionHooks):
         self._emit(
             t,
             (start, end - start, entry[0], depth),
-            self._module_tail(args, kwargs, out, end),
+            self._tail(args, kwargs, out, end, (-1, -1)),  # a module's FLOPs: its ops' sum
             None,
             end,
         )
@@ -268,12 +268,11 @@ class Capture(RegionHooks):
             gpu.end(marks, (t, after - 1))
         return out
 
-    def _module_tail(self, args, kwargs, out, end) -> tuple:
-        tail = ()
-        if self.record_shapes:
-            tail = (self._shape_id(args, kwargs, out),)
+    def _tail(self, args, kwargs, out, end, counts: tuple) -> tuple:
+        """The optional columns of a module or op event: shape id, (FLOPs, bytes), memory."""
+        tail = (self._shape_id(args, kwargs, out),) if self.record_shapes else ()
         if self.record_ops:
-            tail += (-1, -1)  # a module's FLOPs are the sum of its ops' (see analysis)
+            tail += counts
         if self._memory is not None:
             tail += (self._memory.on_output(out, end - self.run._t0),)
         return tail

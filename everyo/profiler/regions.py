@@ -70,21 +70,11 @@ class RegionHooks:
         self._emit(
             t,
             (start, end - start, key, depth),
-            self._op_tail(name, args, kwargs, out, end),
+            self._tail(args, kwargs, out, end, estimate(name, args, kwargs, out)),
             None,
             end,
         )
         return out
-
-    def _op_tail(self, name, args, kwargs, out, end) -> tuple:
-        tail = ()
-        if self.record_shapes:
-            tail = (self._shape_id(args, kwargs, out),)
-        if self.record_ops:
-            tail += estimate(name, args, kwargs, out)
-        if self._memory is not None:
-            tail += (self._memory.on_output(out, end - self.run._t0),)
-        return tail
 
     def scope(self):
         """The token autograd nodes store: (class name, path) of the innermost module, or None."""
