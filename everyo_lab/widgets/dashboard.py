@@ -6,6 +6,7 @@ adds a run picker over every run in ``everyo.profiler.runs``.
 
 from __future__ import annotations
 
+import functools
 import html
 import threading
 
@@ -154,27 +155,18 @@ class Dashboard(widgets.VBox):
         self._batch = None  # zooms and table options now read a fresh snapshot
         if self._x_range is None:  # zoomed in: the exact zoomed chart stays until unzoomed
             self._draw_flame(state.flame_figure(max_shapes=LIVE_MAX_SHAPES, theme=self.theme))
-        t = self.table
         wall = run.wall_ns
         try:
-            rows = state.table_rows(
-                group_by=t.group_by,
-                sort_by=t.sort_by,
-                descending=t.descending,
-                top=self._top,
-                wall_ns=wall,
-            )
-        except EveryOConfigError:  # a column only the final table has (flops, ...)
-            rows = state.table_rows(
-                group_by=t.group_by, descending=t.descending, top=self._top, wall_ns=wall
+            self.table.rows = _json_rows(
+                self._table_rows(functools.partial(state.table_rows, wall_ns=wall))
             )
         except EveryOProfilerError:  # group by shape without shapes: keep the table shown
-            rows = None
-        if rows is not None:
-            self.table.rows = _json_rows(rows)
-        # The hot spots come from the table just computed (the full analysis would cost
-        # O(events)); the final refresh uses the exact view.
-        self.header.value = header_html(live_header_info(run, self.table.rows))
+            pass
+        # Hot spots as the exact header ranks them (by name, most self time), from the live
+        # aggregates (O(distinct names)), not from the table: its rows may be cut to ``top``
+        # under another sort or grouping. The final refresh uses the exact view.
+        hot = state.table_rows(sort_by="self_ms", top=3, wall_ns=wall)
+        self.header.value = header_html(live_header_info(run, hot))
 
     def mime_bundle(self) -> dict:
         """The widget view plus static ``text/html`` and ``text/plain`` renderings of the run."""
@@ -237,25 +229,19 @@ class Dashboard(widgets.VBox):
             self._zooming = False
 
     def _update_table(self, batch) -> None:
-        t = self.table
-        table_rows = _views().table_rows
-        try:
-            rows = table_rows(
-                batch,
-                group_by=t.group_by,
-                sort_by=t.sort_by,
-                descending=t.descending,
-                top=self._top,
-            )
-        except EveryOConfigError:  # e.g. --sort flops on a run recorded without --record-ops
-            rows = table_rows(
-                batch,
-                group_by=t.group_by,
-                sort_by="total_ms",
-                descending=t.descending,
-                top=self._top,
-            )
+        rows = self._table_rows(functools.partial(_views().table_rows, batch))
         self.table.rows = _json_rows(rows)
+
+    def _table_rows(self, rows_of) -> list[dict]:
+        """``rows_of(group_by=, sort_by=, descending=, top=)`` with the table's options; a sort
+        column the rows lack (flops without ``--record-ops``; while live, any column only the
+        final table has) falls back to ``total_ms``."""
+        t = self.table
+        options = {"group_by": t.group_by, "descending": t.descending, "top": self._top}
+        try:
+            return rows_of(sort_by=t.sort_by, **options)
+        except EveryOConfigError:
+            return rows_of(sort_by="total_ms", **options)
 
     def _on_table_options(self, _change) -> None:
         with self._lock:
@@ -343,7 +329,10 @@ def live_header_info(run, rows: list[dict]) -> dict:
         "error": run.error,
         "wall_ms": run.wall_ns / 1e6,
         "events": run.num_events,
-        "hot_spots": [{"name": r.get("name"), "self_ms": r.get("self_ms")} for r in ranked[:3]],
+        "hot_spots": [
+            {"name": r.get("name"), "path": r.get("path"), "self_ms": r.get("self_ms")}
+            for r in ranked[:3]
+        ],
     }
 
 
@@ -368,13 +357,11 @@ def header_html(info: dict) -> str:
     return f'<div class="everyo-header" style="padding:4px 0">{line}</div>'
 
 
-def _hot_spot(item) -> str:
-    if isinstance(item, dict):
-        name = item.get("path") or item.get("name", "?")
-        ms = item.get("self_ms")
-        text = html.escape(str(name))
-        return f"{text} {ms:.2f} ms" if isinstance(ms, (int, float)) else text
-    return html.escape(str(item))
+def _hot_spot(item: dict) -> str:
+    name = item.get("path") or item.get("name", "?")
+    ms = item.get("self_ms")
+    text = html.escape(str(name))
+    return f"{text} {ms:.2f} ms" if isinstance(ms, (int, float)) else text
 
 
 def _empty_header() -> str:

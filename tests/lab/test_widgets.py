@@ -10,6 +10,7 @@ pytest.importorskip("anywidget")
 pytest.importorskip("plotly")
 
 from everyo.profiler import Profiler, record_function, runs  # noqa: E402
+from everyo.profiler.run import RunRegistry  # noqa: E402
 from everyo_lab import Dashboard, dashboard  # noqa: E402
 from everyo_lab.widgets.dashboard import WIDGET_MIME  # noqa: E402
 from everyo_lab.widgets.export import ExportButton, trace_file_name  # noqa: E402
@@ -67,6 +68,33 @@ def test_refresh_rereads_a_running_run():
     board.refresh()
     assert "completed" in board.header.value
     assert sum(len(t.base) for t in board.flame.data) >= 1
+
+
+def test_live_hot_spots_do_not_depend_on_the_rows_the_table_shows():
+    clock = SetClock()
+    p = Profiler(label="hot", clock=clock, registry=RunRegistry()).start()
+    try:
+        with record_function("aaa"):
+            clock.now += 10
+        with record_function("heavy"):
+            clock.now += 10_000_000
+        p._flush(p._state(), p._clock())
+        board = Dashboard(p.run, top=1, sort_by="name")
+        board.table.descending = False
+        board.refresh(live=True)
+        assert [r["name"] for r in board.table.rows] == ["aaa"]
+        assert "hot spots (self time): heavy 10.00 ms, aaa" in board.header.value
+    finally:
+        p.stop()
+
+
+class SetClock:
+    """Nanoseconds that move only when the test moves them."""
+
+    now = 0
+
+    def __call__(self) -> int:
+        return self.now
 
 
 def test_table_follows_group_by_and_sort():
