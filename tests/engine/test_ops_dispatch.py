@@ -79,7 +79,9 @@ def test_functional_extras(name):
     assert F.cat([eo.ones(1), eo.zeros(2)]).tolist() == [1.0, 0.0, 0.0]
 
 
-def test_permute_node_is_named_permute():
+def test_nodes_sharing_an_implementation_keep_their_op_names():
     x = eo.ones(2, 3, requires_grad=True)
     assert eo.permute(x, 1, 0)._node.name == "permute"
     assert eo.transpose(x, 0, 1)._node.name == "transpose"
+    v = eo.ones(3, requires_grad=True)
+    assert eo.dot(v, v)._node.name == "dot"

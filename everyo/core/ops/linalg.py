@@ -6,8 +6,7 @@ from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import check_same_device, dense, unbroadcast
-from everyo.core.tensor import Tensor, as_tensor
+from everyo.core.ops._util import as_t, check_same_device, dense, unbroadcast
 from everyo.errors import EveryOShapeError
 
 __all__ = ["matmul", "dot"]
@@ -50,9 +49,8 @@ def _matmul_grads(g, a, b, need_a=True, need_b=True):
     return unbroadcast(ga, a2.shape).reshape(a.shape), unbroadcast(gb, b2.shape).reshape(b.shape)
 
 
-def _matmul(a, b):
-    a = a if isinstance(a, Tensor) else as_tensor(a)
-    b = b if isinstance(b, Tensor) else as_tensor(b)
+def _matmul(a, b, name):
+    a, b = as_t(a), as_t(b)
     dev = check_same_device(a, b)
     if _autocast.active_dtype() is not None:
         a, b = _autocast.cast_inputs(a, b)
@@ -71,7 +69,7 @@ def _matmul(a, b):
         ga, gb = _matmul_grads(g, x, y, a.requires_grad, b.requires_grad)
         return ga if a.requires_grad else None, gb if b.requires_grad else None
 
-    return make_result(out, (a, b), backward, "matmul", dev)
+    return make_result(out, (a, b), backward, name, dev)
 
 
 def matmul(a, b):
@@ -81,9 +79,9 @@ def matmul(a, b):
     >>> eo.matmul(eo.ones(128, 256), eo.ones(256, 64)).shape
     (128, 64)
     """
-    return dispatch("matmul", _matmul, a, b)
+    return dispatch("matmul", _matmul, a, b, "matmul")
 
 
 def dot(a, b):
     """Inner product of two 1-D tensors (or ``matmul`` for higher ranks)."""
-    return dispatch("dot", _matmul, a, b)
+    return dispatch("dot", _matmul, a, b, "dot")
