@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import threading
 import time
@@ -29,10 +30,19 @@ default_clock = time.perf_counter_ns
 """The clock new profilers use (integer nanoseconds); tests pass ``clock=`` instead."""
 
 
-def _row_of(t, index: int) -> int:
-    """Store row of the ``index``-th event a thread recorded (-1 if it never reached the store)."""
-    for first_index, first_row, n in t.blocks:
-        if first_index <= index < first_index + n:
+def _row_of(t, index: int, firsts: dict) -> int:
+    """Store row of the ``index``-th event a thread recorded (-1 if it never reached the store).
+
+    ``firsts`` caches each thread's block start indices (ascending: blocks are appended in
+    order), so each lookup is a bisection rather than a scan of every block.
+    """
+    starts = firsts.get(id(t))
+    if starts is None:
+        starts = firsts[id(t)] = [b[0] for b in t.blocks]
+    i = bisect.bisect_right(starts, index) - 1
+    if i >= 0:
+        first_index, first_row, n = t.blocks[i]
+        if index < first_index + n:
             return first_row + index - first_index
     return -1
 
@@ -177,7 +187,8 @@ class Profiler(Capture):
         if self._gpu is None:
             return
         idents, ns = self._gpu.resolve()
-        rows = np.array([_row_of(t, i) for t, i in idents], np.int64)
+        firsts: dict = {}
+        rows = np.array([_row_of(t, i, firsts) for t, i in idents], np.int64)
         keep = rows >= 0
         self.store.set_values("device_ns", rows[keep], ns[keep])
 

@@ -46,3 +46,14 @@ def test_cpu_runs_have_no_device_column_without_cupy():
     has_cupy = importlib.util.find_spec("cupy") is not None
     assert (p.run.snapshot().device_ns is not None) == has_cupy
     assert p.run.options["cuda_timing"] == has_cupy
+
+
+def test_device_times_find_their_store_rows_across_flush_blocks():
+    from types import SimpleNamespace
+
+    from everyo.profiler.profiler import _row_of
+
+    # a thread's events 0-2 went to store rows 10-12, events 3-4 to rows 20-21; 5 never flushed
+    t = SimpleNamespace(blocks=[(0, 10, 3), (3, 20, 2)])
+    firsts: dict = {}
+    assert [_row_of(t, i, firsts) for i in range(6)] == [10, 11, 12, 20, 21, -1]
