@@ -26,7 +26,7 @@ def rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     if seed is None:
         from everyo.core.ops import creation
 
-        return creation._global_rng
+        return creation.global_rng()
     return np.random.default_rng(seed)
 
 

@@ -26,12 +26,6 @@ def global_rng() -> np.random.Generator:
     return _rng[0]
 
 
-def __getattr__(name: str):
-    if name == "_global_rng":  # older spelling, read by other modules
-        return global_rng()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def manual_seed(seed: int) -> None:
     """Seed the generator used by random ops called without ``seed=``."""
     _rng[:] = [np.random.default_rng(seed)]
