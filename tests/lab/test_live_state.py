@@ -300,12 +300,34 @@ def test_dashboard_live_refresh_reads_only_new_events():
         assert board.flame.layout.meta["events"] == 20
         live = {r["name"]: r["calls"] for r in board.table.rows}
         assert live == {"step": 10, "inner": 10}
+        assert board.icicle.data == ()  # the icicle waits for the end
     finally:
         p.stop()
     board._run = p.run
     board.refresh()
     exact = {r["name"]: r for r in board.table.rows}
     assert exact["step"]["calls"] == 10 and exact["step"]["median_ms"] is not None
+    assert len(board.icicle.data) == 1
+
+
+def test_table_option_change_while_live_is_computed_exactly():
+    pytest.importorskip("plotly")
+    from everyo_lab.widgets.dashboard import Dashboard
+
+    p = Profiler(label="resort", registry=None, clock=FakeClock(500)).start()
+    try:
+        board = Dashboard(p.run)
+        for _ in range(4):
+            with record_function("step"):
+                pass
+        p._flush(p._state(), p._clock())
+        board.refresh(live=True)
+        assert board.table.rows[0]["median_ms"] is None  # live rows
+        board.table.sort_by = "calls"  # what clicking a header does while the cell runs
+        row = board.table.rows[0]
+        assert (row["name"], row["calls"]) == ("step", 4) and row["median_ms"] is not None
+    finally:
+        p.stop()
 
 
 def test_zoom_while_live_shows_the_exact_window_until_unzoomed():

@@ -106,6 +106,13 @@ def test_table_follows_group_by_and_sort():
     assert all("path" in r for r in board.table.rows)
 
 
+def test_top_keeps_the_first_rows_of_the_new_order():
+    board = Dashboard(profiled("top"), top=1, sort_by="name")
+    assert [r["name"] for r in board.table.rows] == ["step"]
+    board.table.descending = False
+    assert [r["name"] for r in board.table.rows] == ["inner"]
+
+
 def test_theme_reported_by_front_end_retemplates_figures():
     board = Dashboard(profiled("theme"))
     light = board.flame.layout.paper_bgcolor
