@@ -42,10 +42,16 @@ def on_gpu(obj: Any, _depth: int = 0) -> bool:
     return _module_on_gpu(obj)
 
 
+def is_module(obj: Any) -> bool:
+    """Whether ``obj`` is an everyo ``nn.Module`` (without importing ``everyo.nn``: if it is not
+    imported, nothing can be one)."""
+    nn = sys.modules.get("everyo.nn")
+    return nn is not None and isinstance(obj, nn.Module)
+
+
 def _module_on_gpu(obj: Any) -> bool:
     # only everyo modules: calling parameters() on an arbitrary object could do anything
-    nn = sys.modules.get("everyo.nn")
-    if nn is None or not isinstance(obj, nn.Module):
+    if not is_module(obj):
         return False
     first = next(iter(obj.parameters()), None)
     return first is not None and on_gpu(first, _MAX_DEPTH)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from everyo.bench.devices import is_module
 from everyo.bench.stats import summarize
 from everyo.bench.timing import Timer
 from everyo.errors import EveryOBenchmarkError
@@ -213,7 +214,7 @@ def _cast(value: Any, dtype: str) -> Any:
 
 
 def _cast_callable(fn, dtype):
-    if not _is_module(fn):
+    if not is_module(fn):
         return fn
     import everyo as eo
 
@@ -225,14 +226,6 @@ def _cast_callable(fn, dtype):
             return model(*args)
 
     return call
-
-
-def _is_module(obj) -> bool:
-    try:
-        from everyo.nn import Module
-    except ImportError:
-        return False
-    return isinstance(obj, Module)
 
 
 def _to_host(out: Any) -> np.ndarray:

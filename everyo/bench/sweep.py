@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
-from everyo.bench.devices import free_gpu_pool
+from everyo.bench.devices import free_gpu_pool, is_module
 from everyo.bench.sweep_point import SweepRow, measure_point
 from everyo.bench.sweep_result import SweepResult
 from everyo.bench.timing import check_count
@@ -188,8 +188,7 @@ def _in_order(run: _PointRunner, sizes: list[int]) -> list[SweepRow]:
 
 def _prepare_step(model_or_step, mode):
     """The callable each point times, and a function that undoes any change to the model."""
-    module_cls = _module_class()
-    if module_cls is None or not isinstance(model_or_step, module_cls):
+    if not is_module(model_or_step):
         return model_or_step, lambda: None
     if mode == "train":
         raise EveryOBenchmarkError(
@@ -213,14 +212,6 @@ class _InferenceStep:
 
         with eo.no_grad():
             return self.model(batch)
-
-
-def _module_class():
-    try:
-        from everyo.nn import Module
-    except ImportError:  # the engine's nn package is optional for sweeps of plain functions
-        return None
-    return Module
 
 
 def _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_batch):
