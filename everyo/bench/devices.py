@@ -9,7 +9,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["on_gpu", "cuda_synchronize", "gpu_pool_bytes", "free_gpu_pool", "is_out_of_memory"]
+__all__ = [
+    "on_gpu",
+    "is_module",
+    "cuda_synchronize",
+    "gpu_pool_bytes",
+    "free_gpu_pool",
+    "is_out_of_memory",
+]
 
 _MAX_DEPTH = 3
 _MAX_ITEMS = 64
