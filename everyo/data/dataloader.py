@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from everyo.core.device import device as _resolve
-from everyo.core.tensor import Tensor
 from everyo.data.dataset import ArrayDataset, Subset, default_collate, to_batch
 from everyo.profiler import hooks as _hooks
 
@@ -134,7 +133,7 @@ class DataLoader:
         positions = range(len(self.dataset))[idx] if isinstance(idx, slice) else idx.tolist()
         samples = [self.dataset[i] for i in positions]
         collate = self.collate_fn or default_collate
-        return _place(collate(samples), self.device)
+        return to_batch(collate(samples), self.device)
 
     def __iter__(self) -> Iterator:
         batches = self._index_batches()
@@ -159,17 +158,6 @@ class DataLoader:
             f"batch_size={self.batch_size}, shuffle={self.shuffle}, drop_last={self.drop_last}, "
             f"batches={len(self)}, fast_path={self.fast_path})"
         )
-
-
-def _place(batch, dev):
-    """Leaves of a collated batch as Tensors on ``dev``; non-array leaves pass through."""
-    if isinstance(batch, (tuple, list)):
-        return type(batch)(_place(b, dev) for b in batch)
-    if isinstance(batch, dict):
-        return {k: _place(v, dev) for k, v in batch.items()}
-    if isinstance(batch, Tensor) or hasattr(batch, "__array__") or hasattr(batch, "shape"):
-        return to_batch(batch, dev)
-    return batch
 
 
 _END, _BATCH, _ERROR = 0, 1, 2

@@ -31,7 +31,7 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
 
 
-def _as_array(x, name: str):
+def _as_array(x):
     """A NumPy or CuPy array from an array, a Tensor or nested lists (no copy when possible)."""
     if isinstance(x, Tensor):
         return x.data
@@ -57,8 +57,8 @@ class ArrayDataset(Dataset):
     """
 
     def __init__(self, features, targets=None) -> None:
-        self.features = _as_array(features, "features")
-        self.targets = None if targets is None else _as_array(targets, "targets")
+        self.features = _as_array(features)
+        self.targets = None if targets is None else _as_array(targets)
         if self.features.ndim == 0:
             raise EveryOShapeError("ArrayDataset features need a leading sample dimension")
         if self.targets is not None and len(self.targets) != len(self.features):
@@ -166,15 +166,15 @@ def default_collate(samples: list):
     )
 
 
-def to_batch(arrays, dev) -> Any:
-    """Arrays (or a tuple of them) as Tensors on ``dev`` (no copy when already there)."""
-    if isinstance(arrays, tuple):
-        return tuple(to_batch(a, dev) for a in arrays)
-    if isinstance(arrays, dict):
-        return {k: to_batch(v, dev) for k, v in arrays.items()}
-    if isinstance(arrays, Tensor):
-        return arrays if dev is None else arrays.to(dev)
-    t = as_tensor(arrays)
-    if dev is None or dev == t.device:
-        return t
-    return t.to(dev)
+def to_batch(batch, dev) -> Any:
+    """The array leaves of ``batch`` (nested tuples, lists, dicts) as Tensors on ``dev`` (no copy
+    when already there, ``dev=None`` keeps them where they are); other leaves pass through."""
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(to_batch(b, dev) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_batch(v, dev) for k, v in batch.items()}
+    if isinstance(batch, Tensor):
+        return batch if dev is None else batch.to(dev)
+    if hasattr(batch, "__array__") or hasattr(batch, "shape"):
+        return as_tensor(batch, device=dev)
+    return batch
