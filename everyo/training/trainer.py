@@ -18,7 +18,8 @@ from everyo.core import dtype as _dt
 from everyo.core.autocast import autocast as _autocast
 from everyo.core.autograd import no_grad
 from everyo.core.device import device as _resolve
-from everyo.core.tensor import Tensor, as_tensor
+from everyo.core.tensor import Tensor
+from everyo.data.dataset import to_batch
 from everyo.errors import EveryOConfigError
 from everyo.nn.module import Module
 from everyo.nn.utils import clip_grad_norm_
@@ -117,15 +118,7 @@ class Trainer:
 
     # ---- one step ---------------------------------------------------------------------------
     def _to_device(self, x):
-        if isinstance(x, Tensor):
-            return x if x.device == self.device else x.to(self.device)
-        if isinstance(x, (tuple, list)):
-            return type(x)(self._to_device(v) for v in x)
-        if isinstance(x, dict):
-            return {k: self._to_device(v) for k, v in x.items()}
-        if hasattr(x, "shape"):
-            return as_tensor(x, device=self.device)
-        return x
+        return to_batch(x, self.device)
 
     def _forward_loss(self, inputs, targets):
         ctx = _autocast(self.autocast_dtype) if self.autocast_dtype is not None else _NULL
