@@ -339,17 +339,13 @@ class Module:
         for key, target in own.items():
             if key not in state_dict:
                 continue
-            value = state_dict[key]
-            arr = value.numpy() if isinstance(value, Tensor) else value
-            arr = as_tensor(arr)
-            if tuple(arr.shape) != tuple(target.shape):
+            src = as_tensor(state_dict[key]).detach()  # Tensors pass as they are: no copy
+            if src.shape != target.shape:
                 raise EveryOShapeError(
-                    f"load_state_dict: {key!r} has shape {tuple(arr.shape)} in the state but "
-                    f"{tuple(target.shape)} in the model; the architectures differ"
+                    f"load_state_dict: {key!r} has shape {src.shape} in the state but "
+                    f"{target.shape} in the model; the architectures differ"
                 )
-            host = arr.data if arr.device.type == "cpu" else arr.numpy()
-            xp = target.xp
-            target.data[...] = xp.asarray(host).astype(target.dtype, copy=False)
+            target.data[...] = src.to(target.device).data.astype(target.dtype, copy=False)
         return IncompatibleKeys(missing, unexpected)
 
     # ---- printing ---------------------------------------------------------------------------
@@ -371,9 +367,6 @@ class Module:
             return f"{type(self).__name__}({lines[0]})"
         inner = "\n  ".join(lines)
         return f"{type(self).__name__}(\n  {inner}\n)"
-
-    def __dir__(self):
-        return sorted(set(super().__dir__()))
 
 
 def _move(t: Tensor, dev, dtype) -> None:
