@@ -62,7 +62,7 @@ def report_html(run, *, top: int = 50, group_by: str = "name") -> str:
 
     batch = as_batch(run)
     title = f"everyo profile · {getattr(run, 'label', 'run')}"
-    rows = table_rows(batch if not hasattr(run, "snapshot") else run, group_by=group_by, top=top)
+    rows = table_rows(run, group_by=group_by, top=top)
     body = [render_header_html(run)]
     if rows:
         body.append(render_table_html(rows, group_by=group_by))
@@ -73,7 +73,7 @@ def report_html(run, *, top: int = 50, group_by: str = "name") -> str:
         body.append("<p>no events recorded</p>")
     figures = {}
     if rows:
-        figures = {"flame": flame_figure(batch), "icicle": icicle_figure(run)}
+        figures = {"flame": flame_figure(batch), "icicle": icicle_figure(batch)}
     return _DOCUMENT.format(
         title=html.escape(title),
         plotly=get_plotlyjs(),

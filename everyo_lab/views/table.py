@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from everyo.errors import EveryOConfigError
-from everyo_lab.views._batch import as_batch, as_run
+from everyo_lab.views._batch import as_run
 
 __all__ = ["GROUP_BY", "check_group_by", "finish_rows", "sort_rows", "table_rows", "wall_ns"]
 
@@ -59,9 +59,7 @@ def table_rows(
     check_group_by(group_by)
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
-    run = as_run(run_or_batch)
-    source = run if run is not None else as_batch(run_or_batch)
-    rows = [dict(r) for r in analysis.summarize(source, group_by=group_by)]
+    rows = [dict(r) for r in analysis.summarize(run_or_batch, group_by=group_by)]
     return finish_rows(rows, wall_ns(run_or_batch), sort_by=sort_by, descending=descending, top=top)
 
 
