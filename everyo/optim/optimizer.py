@@ -10,9 +10,12 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from everyo.core.autograd import enable_grad, zero_grads
+from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor
-from everyo.errors import EveryOSerializationError
+from everyo.errors import EveryOSerializationError, EveryOShapeError
 from everyo.profiler import hooks as _hooks
 
 __all__ = ["Optimizer"]
@@ -147,11 +150,9 @@ class Optimizer:
 
 
 def _host(value):
-    import numpy as np
-
     if isinstance(value, Tensor):
         return value.numpy()
-    if hasattr(value, "get") and not isinstance(value, (dict, np.ndarray)):  # a CuPy array
+    if is_cupy_array(value):
         return value.get()
     if isinstance(value, np.ndarray):
         return value.copy()
@@ -159,14 +160,10 @@ def _host(value):
 
 
 def _to_param(value, p: Tensor):
-    import numpy as np
-
     if isinstance(value, Tensor):
         value = value.numpy()
     if isinstance(value, np.ndarray) and value.ndim > 0:
         if value.shape != p.shape:
-            from everyo.errors import EveryOShapeError
-
             raise EveryOShapeError(
                 f"optimizer state of shape {value.shape} does not fit a parameter of shape "
                 f"{p.shape}"
