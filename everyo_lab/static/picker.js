@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | picker.js | sources sha256:6871b0c6b94e6c6f | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | picker.js | sources sha256:75934a28550d98de | built by js/build.mjs from js/src: do not edit
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -43,7 +43,8 @@ function formatCell(key, value) {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
   if (MS_KEYS.has(key)) return formatMs(value);
-  if (key === "share" || key === "pct") return key === "pct" ? `${value.toFixed(1)} %` : formatShare(value);
+  if (key === "share") return formatShare(value);
+  if (key === "pct") return `${value.toFixed(1)} %`;
   if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
   return String(value);
@@ -80,7 +81,7 @@ function groupRunsByLabel(runs) {
   return groups;
 }
 
-/** The text of one option: "train · completed · 1,234 ms · 5.2 k events". */
+/** The text of one option: "train · completed · 1,234 ms · 5200 events". */
 function runOptionText(run) {
   const parts = [run.label, run.status];
   if (typeof run.wall_ms === "number") parts.push(`${formatMs(run.wall_ms)} ms`);

@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | table.js | sources sha256:1ab57c36d3d1b4b6 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | table.js | sources sha256:15ec14144b00c196 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -43,7 +43,8 @@ function formatCell(key, value) {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
   if (MS_KEYS.has(key)) return formatMs(value);
-  if (key === "share" || key === "pct") return key === "pct" ? `${value.toFixed(1)} %` : formatShare(value);
+  if (key === "share") return formatShare(value);
+  if (key === "pct") return `${value.toFixed(1)} %`;
   if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
   return String(value);
@@ -228,6 +229,7 @@ const PREFERRED = [
   "median_ms", "min_ms", "max_ms", "std_ms", "pct", "gflops", "device_ms",
 ];
 const GROUPS = ["name", "path", "shape"];
+const TRAITS = ["rows", "sort_by", "descending", "group_by"]; // a change of any redraws
 
 function render({ model, el }) {
   addStyle(document, el);
@@ -268,12 +270,12 @@ function render({ model, el }) {
     };
     holder.replaceChildren(renderTable(document, rows, tableColumns(rows, PREFERRED), sort, onSort));
   };
-  for (const name of ["rows", "sort_by", "descending", "group_by"]) model.on(`change:${name}`, draw);
+  for (const name of TRAITS) model.on(`change:${name}`, draw);
   draw();
   const stopTheme = syncTheme(model, document);
   return () => {
     stopTheme();
-    for (const name of ["rows", "sort_by", "descending", "group_by"]) model.off(`change:${name}`, draw);
+    for (const name of TRAITS) model.off(`change:${name}`, draw);
   };
 }
 

@@ -39,7 +39,8 @@ export function formatCell(key, value) {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
   if (MS_KEYS.has(key)) return formatMs(value);
-  if (key === "share" || key === "pct") return key === "pct" ? `${value.toFixed(1)} %` : formatShare(value);
+  if (key === "share") return formatShare(value);
+  if (key === "pct") return `${value.toFixed(1)} %`;
   if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
   return String(value);

@@ -12,7 +12,7 @@ export function groupRunsByLabel(runs) {
   return groups;
 }
 
-/** The text of one option: "train · completed · 1,234 ms · 5.2 k events". */
+/** The text of one option: "train · completed · 1,234 ms · 5200 events". */
 export function runOptionText(run) {
   const parts = [run.label, run.status];
   if (typeof run.wall_ms === "number") parts.push(`${formatMs(run.wall_ms)} ms`);

@@ -8,6 +8,7 @@ const PREFERRED = [
   "median_ms", "min_ms", "max_ms", "std_ms", "pct", "gflops", "device_ms",
 ];
 const GROUPS = ["name", "path", "shape"];
+const TRAITS = ["rows", "sort_by", "descending", "group_by"]; // a change of any redraws
 
 function render({ model, el }) {
   addStyle(document, el);
@@ -48,12 +49,12 @@ function render({ model, el }) {
     };
     holder.replaceChildren(renderTable(document, rows, tableColumns(rows, PREFERRED), sort, onSort));
   };
-  for (const name of ["rows", "sort_by", "descending", "group_by"]) model.on(`change:${name}`, draw);
+  for (const name of TRAITS) model.on(`change:${name}`, draw);
   draw();
   const stopTheme = syncTheme(model, document);
   return () => {
     stopTheme();
-    for (const name of ["rows", "sort_by", "descending", "group_by"]) model.off(`change:${name}`, draw);
+    for (const name of TRAITS) model.off(`change:${name}`, draw);
   };
 }
 
