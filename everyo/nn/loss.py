@@ -4,22 +4,17 @@
 
 from __future__ import annotations
 
-from everyo.errors import EveryOConfigError
+from everyo.core.ops.losses import _check_reduction
 from everyo.nn import functional as F
 from everyo.nn.module import Module
 
 __all__ = ["MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss"]
 
-_REDUCTIONS = ("mean", "sum", "none")
-
 
 class _Loss(Module):
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
-        if reduction not in _REDUCTIONS:
-            raise EveryOConfigError(
-                f"reduction must be one of {', '.join(map(repr, _REDUCTIONS))}, got {reduction!r}"
-            )
+        _check_reduction(reduction)  # at construction, not at the first forward
         self.reduction = reduction
 
     def extra_repr(self) -> str:
