@@ -203,3 +203,21 @@ def test_sort_by_a_column_the_run_lacks_falls_back_to_total_time():
     board = Dashboard(profiled("no-flops"), sort_by="flops")
     totals = [r["total_ms"] for r in board.table.rows]
     assert totals == sorted(totals, reverse=True)
+
+
+def test_a_redraw_of_the_same_figure_sends_only_the_arrays(monkeypatch):
+    from everyo_lab.views import flame_figure
+    from everyo_lab.widgets.figures import _ARRAYS, apply_figure, new_figure_widget
+
+    fig = flame_figure(profiled("resend").snapshot())
+    widget = new_figure_widget(fig)
+    sent = []
+
+    def spy(restyle_data=None, relayout_data=None, **_):
+        sent.append((restyle_data, relayout_data))
+
+    monkeypatch.setattr(widget, "plotly_update", spy)
+    apply_figure(widget, fig, keep_x_range=True)
+    [(restyle, relayout)] = sent
+    assert relayout == {}  # the layout did not change: no layout key is sent
+    assert restyle and set(restyle) <= set(_ARRAYS)  # names, colours, templates stay
