@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from everyo.nn import functional as F
 from everyo.nn import init
 from everyo.nn.linear import empty_param
@@ -41,11 +39,7 @@ class Conv2d(Module):
             self.bias = empty_param(out_channels)
         else:
             self.register_parameter("bias", None)
-        rng = init.rng(seed)
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5), seed=rng)
-        if bias:
-            bound = 1.0 / math.sqrt(in_channels * kh * kw)
-            init.uniform_(self.bias, -bound, bound, seed=rng)
+        init.layer_default_(self.weight, self.bias, seed=seed)
 
     def _resolve_padding(self, padding) -> tuple[int, int]:
         if padding == "valid":

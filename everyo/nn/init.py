@@ -15,7 +15,7 @@ from everyo.core.tensor import Tensor
 
 __all__ = [
     "rng", "uniform_", "normal_", "zeros_", "ones_", "constant_", "kaiming_uniform_",
-    "xavier_uniform_", "fan_in_and_fan_out",
+    "xavier_uniform_", "fan_in_and_fan_out", "layer_default_",
 ]  # fmt: skip
 
 
@@ -79,3 +79,13 @@ def xavier_uniform_(t: Tensor, gain: float = 1.0, *, seed=None) -> Tensor:
     fan_in, fan_out = fan_in_and_fan_out(t.shape)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(t, -bound, bound, seed=seed)
+
+
+def layer_default_(weight: Tensor, bias: Tensor | None = None, *, seed=None) -> None:
+    """PyTorch's default init of ``Linear`` and ``Conv2d``: ``kaiming_uniform_(a=sqrt(5))`` for
+    the weight, then the bias uniform in ``±1/sqrt(fan_in)``, both from one generator."""
+    gen = rng(seed)
+    kaiming_uniform_(weight, a=math.sqrt(5), seed=gen)
+    if bias is not None:
+        bound = 1.0 / math.sqrt(fan_in_and_fan_out(weight.shape)[0])
+        uniform_(bias, -bound, bound, seed=gen)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from everyo.core import dtype as _dt
@@ -51,18 +49,15 @@ class Linear(Module):
             )
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = empty_param(out_features, in_features)
-        self.bias = empty_param(out_features) if bias else None
-        if not bias:
+        if bias:
+            self.bias = empty_param(out_features)
+        else:
             self.register_parameter("bias", None)
         self.reset_parameters(seed)
 
     def reset_parameters(self, seed=None) -> None:
         """Re-draw the weights (PyTorch's ``kaiming_uniform_(a=sqrt(5))`` and bias bound)."""
-        rng = init.rng(seed)
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5), seed=rng)
-        if self.bias is not None:
-            bound = 1.0 / math.sqrt(self.in_features)
-            init.uniform_(self.bias, -bound, bound, seed=rng)
+        init.layer_default_(self.weight, self.bias, seed=seed)
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
