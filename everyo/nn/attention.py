@@ -19,14 +19,20 @@ from everyo.nn.norm import LayerNorm
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer"]
 
 
+def _additive(mask, xp):
+    """A mask as an array: booleans (True = may NOT attend) become ``-inf``/``0`` floats."""
+    arr = mask.data if isinstance(mask, Tensor) else xp.asarray(mask)
+    if arr.dtype == bool:
+        arr = xp.where(arr, -np.inf, 0.0).astype(np.float32)
+    return arr
+
+
 def _blocked(mask, xp, n_batch: int, heads: int, length: int, source: int):
     """PyTorch's MHA masks (True = may NOT attend, or additive floats) merged into one additive
     float array of shape broadcastable to ``(N, H, L, S)``; None when there is no mask."""
     if mask is None:
         return None
-    arr = mask.data if isinstance(mask, Tensor) else xp.asarray(mask)
-    if arr.dtype == bool:
-        arr = xp.where(arr, -np.inf, 0.0).astype(np.float32)
+    arr = _additive(mask, xp)
     if arr.ndim == 2:  # (L, S)
         return arr[None, None]
     if arr.ndim == 3:  # (N * H, L, S)
@@ -109,14 +115,7 @@ class MultiheadAttention(Module):
         xp = q.xp
         mask = _blocked(attn_mask, xp, n, self.num_heads, length, source)
         if key_padding_mask is not None:
-            kpm = (
-                key_padding_mask.data
-                if isinstance(key_padding_mask, Tensor)
-                else xp.asarray(key_padding_mask)
-            )
-            if kpm.dtype == bool:
-                kpm = xp.where(kpm, -np.inf, 0.0).astype(np.float32)
-            kpm = kpm[:, None, None, :]
+            kpm = _additive(key_padding_mask, xp)[:, None, None, :]
             mask = kpm if mask is None else mask + kpm
         if is_causal and mask is None:
             mask = xp.triu(xp.full((length, source), -np.inf, dtype=np.float32), 1)[None, None]
