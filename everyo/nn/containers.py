@@ -52,8 +52,8 @@ class ModuleList(Module):
         return items[_index(index, len(items))]
 
     def __setitem__(self, index: int, module: Module) -> None:
-        i = _index(index, len(self))
-        setattr(self, str(i), _check(module, type(self).__name__))
+        name = list(self._modules)[_index(index, len(self))]  # named layers keep their name
+        setattr(self, name, _check(module, type(self).__name__))
 
     def __delitem__(self, index) -> None:
         items = self._items()

@@ -233,6 +233,8 @@ def test_sequential_container_protocol():
         seq.append(lambda x: x)
     named = eo.Sequential(OrderedDict(fc=eo.Linear(2, 2), act=eo.ReLU()))
     assert named["fc"] is named[0] and [p for p, _ in named.named_modules()] == ["", "fc", "act"]
+    named[1] = tanh = eo.Tanh()  # replaces "act" in place, under its name
+    assert named["act"] is tanh and [n for n, _ in named.named_children()] == ["fc", "act"]
 
 
 def test_module_list_and_dict():
