@@ -24,9 +24,9 @@ _GROUP_HEADER = {"name": "name", "path": "module path", "shape": "input shapes"}
 
 
 def group_label(row: dict, group_by: str) -> str:
-    """The text of a row's first column: its name, module path or input shapes."""
-    if group_by == "path":  # the summary labels a path group by its path, the root by its class
-        return str(row.get("name", ""))
+    """The text of a row's first column: its name, module path or input shapes.
+
+    By path, the summary puts the group's path (the root's class) in ``name`` too."""
     if group_by == "shape":
         value = row.get("shapes")
         return str(value) if value not in (None, "") else "(no tensors)"
