@@ -234,9 +234,11 @@ def _where(cond, a, b):
     def backward(g):
         grads = []
         if isinstance(a, Tensor):
-            grads.append(unbroadcast(xp.where(cond_arr, g, zero), a.shape))
+            ga = xp.where(cond_arr, g, zero) if a.requires_grad else None
+            grads.append(None if ga is None else unbroadcast(ga, a.shape))
         if isinstance(b, Tensor):
-            grads.append(unbroadcast(xp.where(cond_arr, zero, g), b.shape))
+            gb = xp.where(cond_arr, zero, g) if b.requires_grad else None
+            grads.append(None if gb is None else unbroadcast(gb, b.shape))
         return grads
 
     return make_result(out, tensors(a, b), backward, "where", dev)
