@@ -121,7 +121,8 @@ def _bce_logits(x, t, weight, reduction, pos_weight):
     x, t, dev = _pair("binary_cross_entropy_with_logits", x, t)
     z, y = x.data, t.data
     xp = namespace_of(z)
-    sp_neg = xp.log1p(xp.exp(-xp.abs(z))) + xp.maximum(-z, 0)  # softplus(-z), stably
+    e = xp.exp(-xp.abs(z))  # never overflows; the backward's sigmoid reuses it
+    sp_neg = xp.log1p(e) + xp.maximum(-z, 0)  # softplus(-z), stably
     pw = _weights(pos_weight, xp, z.dtype)
     lw = 1.0 if pw is None else 1.0 + (pw - 1.0) * y
     elems = (1.0 - y) * z + lw * sp_neg
@@ -136,7 +137,6 @@ def _bce_logits(x, t, weight, reduction, pos_weight):
             gs = gs * w
         gx = gt = None
         if x.requires_grad:
-            e = xp.exp(-xp.abs(z))
             sig = xp.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
             gx = gs * ((1.0 - y) - lw * (1.0 - sig))
         if t.requires_grad:
