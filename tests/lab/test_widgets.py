@@ -166,6 +166,14 @@ def test_export_without_run_reports_instead_of_raising(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_export_to_an_unwritable_folder_reports_next_to_the_button(tmp_path):
+    button = ExportButton(profiled("nowhere"), directory=tmp_path / "missing")
+    button.send = lambda content, buffers=None: pytest.fail("nothing may be sent")
+    button._on_message(button, {"type": "export"}, [])
+    assert button.status.startswith("export failed") and "missing" in button.status
+    assert not button.busy
+
+
 def test_trace_file_name_is_safe():
     assert trace_file_name("train") == "train.trace.json"
     assert trace_file_name("../x y") == "x_y.trace.json"
