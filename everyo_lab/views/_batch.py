@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["as_batch", "as_run", "color_codes", "lanes", "optional_column", "self_ns"]
+__all__ = [
+    "as_batch",
+    "as_run",
+    "band_offsets",
+    "color_codes",
+    "lanes",
+    "optional_column",
+    "self_ns",
+    "thread_name",
+]
 
 
 def as_batch(run_or_batch):
@@ -51,16 +60,25 @@ def lanes(batch) -> tuple[np.ndarray, list[tuple[int, str]]]:
         return depth, []
     uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
     if len(uniq) == 1:
-        return depth, [(0, str(names.get(int(uniq[0]), f"thread {int(uniq[0])}")))]
+        return depth, [(0, thread_name(names, int(uniq[0])))]
     max_depth = np.zeros(len(uniq), dtype=np.int64)
     np.maximum.at(max_depth, inverse, depth)
     rank = np.argsort(first, kind="stable")  # thread indices in order of first appearance
     offsets = np.empty(len(uniq), dtype=np.int64)
-    offsets[rank] = np.concatenate(([0], np.cumsum(max_depth[rank] + 2)[:-1]))
-    bands = [
-        (int(offsets[t]), str(names.get(int(uniq[t]), f"thread {int(uniq[t])}"))) for t in rank
-    ]
+    offsets[rank] = band_offsets(max_depth[rank])
+    bands = [(int(offsets[t]), thread_name(names, int(uniq[t]))) for t in rank]
     return depth + offsets[inverse], bands
+
+
+def band_offsets(max_depth: np.ndarray) -> np.ndarray:
+    """First lane of each thread's band, given each thread's deepest depth (in band order):
+    each band as tall as its stack, with an empty lane between bands."""
+    return np.concatenate(([0], np.cumsum(max_depth + 2)[:-1]))
+
+
+def thread_name(names: dict, tid: int) -> str:
+    """A thread's name for its band label (``"thread <id>"`` when it has none)."""
+    return str(names.get(tid, f"thread {tid}"))
 
 
 def color_codes(batch) -> tuple[np.ndarray, list[str]]:

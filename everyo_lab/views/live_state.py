@@ -18,6 +18,7 @@ import dataclasses
 
 import numpy as np
 
+from everyo_lab.views._batch import band_offsets, thread_name
 from everyo_lab.views.colors import color_key, theme_colors
 from everyo_lab.views.flame import _event_traces, _layout, _merged_traces, _one_legend_entry_per_key
 from everyo_lab.views.live_flame import LiveFlame
@@ -167,16 +168,12 @@ class LiveState:
         depth = np.array(self._lane_depth, np.int64)
         thread = np.array(self._lane_thread, np.int64)
         tids = list(self._threads)  # in order of first appearance
-
-        def name(t):
-            return str(self.thread_names.get(t, f"thread {t}"))
-
         if len(tids) == 1:
-            return depth, [(0, name(tids[0]))]
+            return depth, [(0, thread_name(self.thread_names, tids[0]))]
         max_depth = np.zeros(len(tids), np.int64)
         np.maximum.at(max_depth, thread, depth)
-        offsets = np.concatenate(([0], np.cumsum(max_depth + 2)[:-1]))
-        bands = [(int(offsets[i]), name(t)) for i, t in enumerate(tids)]
+        offsets = band_offsets(max_depth)
+        bands = [(int(offsets[i]), thread_name(self.thread_names, t)) for i, t in enumerate(tids)]
         return depth + offsets[thread], bands
 
 
