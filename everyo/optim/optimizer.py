@@ -87,7 +87,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients of every parameter this optimizer holds."""
-        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
+        zero_grads(self._params(), set_to_none)
 
     def _state_for(self, p: Tensor) -> dict:
         st = self.state.get(id(p))

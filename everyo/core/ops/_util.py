@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 from everyo.core.autocast import active_dtype, cast_inputs
-from everyo.core.backend import namespace_of
+from everyo.core.backend import is_cupy_array, namespace_of
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryODeviceError, EveryOShapeError
 
@@ -96,7 +96,7 @@ def as_t(x) -> Tensor:
 
 def scatter_add(target, index, values) -> None:
     """``target[index] += values`` with repeated indices accumulating (NumPy or CuPy)."""
-    if type(target).__module__.startswith("cupy"):
+    if is_cupy_array(target):
         import cupyx
 
         if getattr(getattr(index, "dtype", None), "kind", "") == "b":  # positions, not masks
