@@ -19,8 +19,6 @@ import sys
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
-GROUPS = ("name", "path", "shape")
-
 
 class UsageProblem(Exception):
     """Bad magic options: reported as a usage message, never as a traceback."""
@@ -66,6 +64,8 @@ def _sort_key(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The option parser; names match ``everyo.profiler.Profiler``'s keyword arguments."""
+    from everyo.profiler.analysis import GROUP_BY
+
     p = _Parser(
         prog="%%everyo_profile",
         add_help=True,
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="table sort column (total_ms, self_ms, calls, mean_ms, ...)",
     )
-    p.add_argument("--group-by", choices=GROUPS, default="name", help="table grouping")
+    p.add_argument("--group-by", choices=GROUP_BY, default="name", help="table grouping")
     p.add_argument(
         "--no-live",
         dest="live",
