@@ -47,7 +47,6 @@ class LiveState:
     def __init__(self, *, columns: int = 1600):
         self.table = LiveTable()
         self.flame = LiveFlame(columns)
-        self.events = 0
         self.keys: list = []
         self.shape_table: list = []
         self.thread_names: dict = {}
@@ -87,7 +86,11 @@ class LiveState:
             "shape": np.full(n, -1, np.int64) if shape is None else shape,
         }
         self.flame.feed(events)
-        self.events += n
+
+    @property
+    def events(self) -> int:
+        """Events fed so far."""
+        return self.flame.events
 
     # -- views ---------------------------------------------------------------------------------
     def flame_figure(self, *, max_shapes: int = 20000, theme: str = "light") -> dict:
