@@ -126,7 +126,10 @@ def parse_options(line: str) -> argparse.Namespace:
         words = shlex.split(line)
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
-    return build_parser().parse_args(words)
+    opts = build_parser().parse_args(words)
+    if opts.group_by == "shape" and not opts.record_shapes:  # else the first draw would raise
+        raise UsageProblem("--group-by shape needs shapes: drop --no-shapes")
+    return opts
 
 
 def usage_message(problem: str) -> str:

@@ -144,6 +144,7 @@ def test_keyboard_interrupt_stops_profiler_cleanly_and_later_run_works(shell):
         ("--top 0", "--top"),
         ("--sort colour", "unknown column 'colour'"),
         ("--label 'unclosed", "quotation"),
+        ("--no-shapes --group-by shape", "--group-by shape needs shapes"),
     ],
 )
 def test_bad_options_print_usage_and_do_not_run_the_cell(shell, line, problem):
