@@ -156,12 +156,7 @@ class Dashboard(widgets.VBox):
         if self._x_range is None:  # zoomed in: the exact zoomed chart stays until unzoomed
             self._draw_flame(state.flame_figure(max_shapes=LIVE_MAX_SHAPES, theme=self.theme))
         wall = run.wall_ns
-        try:
-            self.table.rows = _json_rows(
-                self._table_rows(functools.partial(state.table_rows, wall_ns=wall))
-            )
-        except EveryOProfilerError:  # group by shape without shapes: keep the table shown
-            pass
+        self._show_rows(functools.partial(state.table_rows, wall_ns=wall))
         # Hot spots as the exact header ranks them (by name, most self time), from the live
         # aggregates (O(distinct names)), not from the table: its rows may be cut to ``top``
         # under another sort or grouping. The final refresh uses the exact view.
@@ -229,19 +224,25 @@ class Dashboard(widgets.VBox):
             self._zooming = False
 
     def _update_table(self, batch) -> None:
-        rows = self._table_rows(functools.partial(_views().table_rows, batch))
-        self.table.rows = _json_rows(rows)
+        self._show_rows(functools.partial(_views().table_rows, batch))
 
-    def _table_rows(self, rows_of) -> list[dict]:
-        """``rows_of(group_by=, sort_by=, descending=, top=)`` with the table's options; a sort
-        column the rows lack (flops without ``--record-ops``; while live, any column only the
-        final table has) falls back to ``total_ms``."""
+    def _show_rows(self, rows_of) -> None:
+        """Show ``rows_of(group_by=, sort_by=, descending=, top=)`` with the table's options.
+
+        A sort column the rows lack (flops without ``--record-ops``; while live, any column only
+        the final table has) falls back to ``total_ms``; grouping by shape a run recorded
+        without shapes keeps the table shown.
+        """
         t = self.table
         options = {"group_by": t.group_by, "descending": t.descending, "top": self._top}
         try:
-            return rows_of(sort_by=t.sort_by, **options)
-        except EveryOConfigError:
-            return rows_of(sort_by="total_ms", **options)
+            try:
+                rows = rows_of(sort_by=t.sort_by, **options)
+            except EveryOConfigError:
+                rows = rows_of(sort_by="total_ms", **options)
+        except EveryOProfilerError:
+            return
+        self.table.rows = _json_rows(rows)
 
     def _on_table_options(self, _change) -> None:
         with self._lock:

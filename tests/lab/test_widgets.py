@@ -106,6 +106,15 @@ def test_table_follows_group_by_and_sort():
     assert all("path" in r for r in board.table.rows)
 
 
+def test_group_by_shape_without_shapes_keeps_the_table():
+    with Profiler(label="shapeless", record_shapes=False) as p:
+        work(3)
+    board = Dashboard(p.run)
+    shown = list(board.table.rows)
+    board.table.group_by = "shape"  # what the select does; the run has no shapes to group by
+    assert board.table.rows == shown and shown
+
+
 def test_top_keeps_the_first_rows_of_the_new_order():
     board = Dashboard(profiled("top"), top=1, sort_by="name")
     assert [r["name"] for r in board.table.rows] == ["step"]
