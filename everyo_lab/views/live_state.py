@@ -92,6 +92,19 @@ class LiveState:
         """Events fed so far."""
         return self.flame.events
 
+    @property
+    def threads(self) -> dict[int, int]:
+        """Thread id -> small index, in order of first appearance."""
+        return dict(self._threads)
+
+    def lane_thread_depth(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each internal lane's thread index and depth (what ``flame.bars()`` lanes mean)."""
+        return np.array(self._lane_thread, np.int64), np.array(self._lane_depth, np.int64)
+
+    def key_codes(self) -> np.ndarray:
+        """Each interned key's colour code, as the flame's bars number them."""
+        return self._key_code.copy()
+
     # -- views ---------------------------------------------------------------------------------
     def flame_figure(self, *, max_shapes: int = 20000, theme: str = "light") -> dict:
         """The flame chart as :func:`~everyo_lab.views.flame_figure` draws it (whole run)."""

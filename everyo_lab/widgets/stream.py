@@ -1,0 +1,220 @@
+"""``EventStream``: what the browser holds of one run, and the messages that bring it up to date.
+
+While a run is small enough (at most :data:`~everyo_lab.widgets.wire.RAW_LIMIT` events) the
+browser holds every event, sent once as they are recorded (``events`` messages), and does level
+of detail, zoom and pan itself. Beyond that the kernel sends level-of-detail bars instead
+(``bars`` messages, at most a few thousand while live and 20,000 at the end) and answers zoom
+windows the bars are too coarse for (:meth:`EventStream.detail`). See :mod:`.wire`.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from everyo_lab.views.lod import merge_bars
+from everyo_lab.widgets.wire import MIXED, RAW_LIMIT, Encoded, encode_bars, encode_events
+
+__all__ = ["EventStream", "LIVE_BARS", "FINAL_BARS"]
+
+LIVE_BARS = 4000  # bars per live refresh once a run is past RAW_LIMIT
+FINAL_BARS = 20000  # bars of a final or zoomed view
+
+
+class EventStream:
+    """Tracks what the browser holds of ``run``; each method returns the messages to send."""
+
+    def __init__(self, run, *, raw_limit: int = RAW_LIMIT):
+        self.run = run
+        self.raw_limit = raw_limit
+        self.cursor = 0  # rows of the run the stream has read
+        self.sent = 0  # raw events the browser holds
+        self.keys_sent = 0
+        self.threads: dict[int, int] = {}  # thread id -> small index, by first appearance
+        self.names_sent = 0
+        self.step_ends: list[float] = []  # ms from the run start, in time order
+        self.steps_sent = 0
+        self.raw = True  # False once the run outgrew raw_limit: the browser holds bars
+        self.bytes_sent = 0
+
+    # -- reading the run -------------------------------------------------------------------
+    def read(self):
+        """The rows recorded since the last read (an ``EventBatch``); advances the cursor."""
+        batch, self.cursor = self.run.events_since(self.cursor)
+        self._note_steps(batch)
+        return batch
+
+    def _note_steps(self, batch) -> None:
+        marks = getattr(self.run, "step_ns", None)
+        if marks:  # explicit profiler.step() marks win over optimizer steps
+            self.step_ends = [m / 1e6 for m in marks]
+            return
+        if len(batch) == 0:
+            return
+        kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)
+        opt = kinds[np.asarray(batch.key, np.int64)]
+        if opt.any():
+            ends = (batch.start_ns[opt] + batch.dur_ns[opt]) / 1e6
+            self.step_ends.extend(np.sort(ends).tolist())
+
+    def thread_index(self, tid: np.ndarray) -> np.ndarray:
+        """Each row's small thread index (new threads numbered in order of appearance)."""
+        tid = np.asarray(tid, np.int64)
+        if len(tid) == 0:
+            return np.zeros(0, np.int64)
+        uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
+        for t in uniq[np.argsort(first, kind="stable")].tolist():
+            self.threads.setdefault(t, len(self.threads))
+        return np.array([self.threads[t] for t in uniq.tolist()], np.int64)[inverse]
+
+    def _thread_names(self, batch, whole: bool) -> dict:
+        names = getattr(batch, "thread_names", None) or {}
+        items = list(self.threads.items())
+        new = items if whole else items[self.names_sent :]
+        self.names_sent = len(items)
+        return {i: names.get(t, f"thread {t}") for t, i in new}
+
+    # -- messages --------------------------------------------------------------------------
+    def update(self, batch, *, state=None, final: bool = False) -> list[Encoded]:
+        """Messages for ``batch`` (what :meth:`read` returned).
+
+        Raw events while the browser's total stays within ``raw_limit``; after that, bars: of
+        ``state`` (a :class:`~everyo_lab.views.live_state.LiveState` fed every event) while
+        live, of the whole snapshot when ``final``.
+        """
+        rows = _rows(batch, np.asarray(batch.row) >= self.sent) if self.raw else batch
+        if self.raw and self.sent + len(rows) <= self.raw_limit:
+            if len(rows) == 0 and self.steps_sent == len(self.step_ends) and not final:
+                return []
+            return [self._events(rows, reset=self.sent == 0, final=final)]
+        self.raw = False
+        if final:
+            return [self._snapshot_bars()]
+        if state is None:
+            return []
+        return [self._live_bars(state)]
+
+    def resend(self) -> list[Encoded]:
+        """Everything again, for a browser view that holds nothing (page reload, new view)."""
+        if self.raw:
+            self.sent = self.keys_sent = self.names_sent = self.steps_sent = 0
+            done = self.run.status != "running" and self.cursor >= self.run.num_events
+            return [self._events(self.run.snapshot(), reset=True, final=done)]
+        return [self._snapshot_bars()]
+
+    def detail(self, x0_ms: float, x1_ms: float, width_px: int) -> Encoded:
+        """Bars at full detail for a zoom window (the answer to a ``detail`` request)."""
+        batch = self.run.snapshot()
+        return self._merged(batch, (x0_ms, x1_ms), int(max(1, min(width_px, 8000))))
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _events(self, batch, *, reset: bool, final: bool) -> Encoded:
+        threads = self.thread_index(batch.tid)
+        new_steps = self.step_ends[self.steps_sent :]
+        msg = encode_events(
+            self.run.id,
+            batch,
+            threads,
+            reset=reset,
+            key0=self.keys_sent,
+            threads=self._thread_names(batch, whole=reset),
+            step_ends_ms=new_steps,
+            complete=final,
+        )
+        if len(batch):
+            self.sent = int(batch.row[-1]) + 1
+        self.keys_sent = len(batch.keys)
+        self.steps_sent = len(self.step_ends)
+        self.bytes_sent += msg.nbytes
+        return msg
+
+    def _snapshot_bars(self) -> Encoded:
+        return self._merged(self.run.snapshot(), None, 1600)
+
+    def _merged(self, batch, window, width_px: int) -> Encoded:
+        thread = self.thread_index(batch.tid)
+        depth = np.asarray(batch.depth, np.int64)
+        span = int(depth.max()) + 1 if len(depth) else 1
+        lane = thread * span + depth
+        key = np.asarray(batch.key, np.int64)
+        x_range = None if window is None else (window[0] * 1e6, window[1] * 1e6)
+        bars = merge_bars(
+            batch.start_ns,
+            batch.dur_ns,
+            lane,
+            _color_codes(batch.keys)[key],
+            x_range_ns=x_range,
+            width_px=width_px,
+            max_shapes=FINAL_BARS,
+        )
+        bar_key = np.where(bars.uniform, key[bars.row] if len(bars) else bars.row, MIXED)
+        msg = encode_bars(
+            self.run.id,
+            bars,
+            bars.lane % span,
+            bars.lane // span,
+            bar_key,
+            batch.keys,
+            window=window,
+            threads=self._thread_names(batch, whole=True),
+            step_ends_ms=self.step_ends,
+        )
+        self.bytes_sent += msg.nbytes
+        return msg
+
+    def _live_bars(self, state) -> Encoded:
+        bars, singles = state.flame.bars(LIVE_BARS)
+        lane_thread, lane_depth = state.lane_thread_depth()
+        code_key = _first_key_per_code(state)
+        key = np.where(bars.uniform, code_key[bars.code], MIXED)
+        single = bars.count == 1
+        if single.any():  # a lone event: its own key (same colour, but its name for the hover)
+            key[single] = singles["key"][bars.row[single]]
+        # LiveState numbers threads by first appearance, as this stream does
+        msg = encode_bars(
+            self.run.id,
+            bars,
+            lane_depth[bars.lane],
+            lane_thread[bars.lane],
+            key,
+            state.keys,
+            window=None,
+            threads={i: state.thread_names.get(t, f"thread {t}") for t, i in state.threads.items()},
+            step_ends_ms=self.step_ends,
+        )
+        self.bytes_sent += msg.nbytes
+        return msg
+
+
+def _color_codes(keys) -> np.ndarray:
+    """Each interned key's colour code (keys of one class or kind share a code)."""
+    seen: dict[str, int] = {}
+    codes = [
+        seen.setdefault(name if kind == "module" else kind, len(seen)) for kind, name, *_ in keys
+    ]
+    return np.array(codes or [0], np.int64)
+
+
+def _first_key_per_code(state) -> np.ndarray:
+    codes = state.key_codes()
+    out = np.full(int(codes.max()) + 1 if len(codes) else 1, MIXED, np.int64)
+    for k in range(len(codes) - 1, -1, -1):
+        out[codes[k]] = k
+    return out
+
+
+def _rows(batch, keep: np.ndarray):
+    """The rows of ``batch`` where ``keep`` holds, with what :func:`.wire.encode_events` reads."""
+    if keep.all():
+        return batch
+    return SimpleNamespace(
+        start_ns=batch.start_ns[keep],
+        dur_ns=batch.dur_ns[keep],
+        depth=batch.depth[keep],
+        tid=batch.tid[keep],
+        key=batch.key[keep],
+        row=batch.row[keep],
+        keys=batch.keys,
+        thread_names=getattr(batch, "thread_names", {}),
+    )

@@ -1,0 +1,164 @@
+"""What the dashboard sends to the browser: binary columns decoded back, only what is new."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("anywidget")
+
+import everyo as eo  # noqa: E402
+from everyo.profiler import Profiler, record_function  # noqa: E402
+from everyo.profiler.run import RunRegistry  # noqa: E402
+from everyo_lab.widgets.stream import EventStream  # noqa: E402
+from everyo_lab.widgets.wire import MIXED, encode_events  # noqa: E402
+
+
+def decode(msg) -> dict:
+    """The browser's reading of a message (as js/src documents it), in NumPy."""
+    h, bufs = msg.header, msg.buffers
+    kdt = np.uint16 if h["key_bytes"] == 2 else np.uint32
+    start = np.frombuffer(bufs[0], np.uint32).astype(np.float64)
+    dur = np.frombuffer(bufs[1], np.uint32).astype(np.float64)
+    key = np.frombuffer(bufs[4], kdt).astype(np.int64)
+    out = {
+        "start_ms": h["t0_ms"] + start * h["tick_ns"] / 1e6,
+        "dur_ms": dur * h["tick_ns"] / 1e6,
+        "depth": np.frombuffer(bufs[2], np.uint16),
+        "thread": np.frombuffer(bufs[3], np.uint16),
+        "key": np.where(key == np.iinfo(kdt).max, MIXED, key),
+        "steps": np.frombuffer(bufs[-1], np.float64),
+    }
+    if h["type"] == "bars":
+        out["count"] = np.frombuffer(bufs[5], np.uint32)
+    assert all(len(out[k]) == h["n"] for k in ("start_ms", "dur_ms", "depth", "thread", "key"))
+    assert len(out["steps"]) == h["steps"]
+    return out
+
+
+def train(steps, model, opt, x):
+    for _ in range(steps):
+        opt.zero_grad()
+        out = model(x)
+        eo.sum(out * out).backward()
+        opt.step()
+
+
+@pytest.fixture
+def setup():
+    model = eo.Sequential(eo.Linear(8, 16, seed=0), eo.ReLU(), eo.Linear(16, 2, seed=1))
+    return model, eo.optim.SGD(model.parameters(), lr=0.01), eo.ones(4, 8)
+
+
+def test_raw_events_round_trip_and_only_new_rows_are_sent(setup):
+    p = Profiler(label="wire", registry=RunRegistry()).start()
+    stream = EventStream(p.run)
+    train(3, *setup)
+    p.flush() if hasattr(p, "flush") else p._flush(p._state(), p._clock())
+    first = stream.update(stream.read())
+    train(2, *setup)
+    p.stop()
+    second = stream.update(stream.read(), final=True)
+    assert [m.header["type"] for m in first + second] == ["events", "events"]
+    assert first[0].header["reset"] and not second[0].header["reset"]
+    assert second[0].header["complete"] and not first[0].header["complete"]
+    batch = p.run.snapshot()
+    got = [decode(m) for m in first + second]
+    start = np.concatenate([g["start_ms"] for g in got])
+    dur = np.concatenate([g["dur_ms"] for g in got])
+    np.testing.assert_allclose(start, batch.start_ns / 1e6, atol=1e-6)
+    # starts round down and ends up: never shorter, at most one tick longer
+    assert (dur >= batch.dur_ns / 1e6 - 1e-9).all()
+    assert (dur <= batch.dur_ns / 1e6 + 2 * first[0].header["tick_ns"] / 1e6).all()
+    np.testing.assert_array_equal(np.concatenate([g["depth"] for g in got]), batch.depth)
+    key = np.concatenate([g["key"] for g in got])
+    np.testing.assert_array_equal(key, batch.key)
+    # keys are sent once: the second message only adds the ones the first lacked
+    keys = first[0].header["keys"] + second[0].header["keys"]
+    assert second[0].header["key0"] == len(first[0].header["keys"])
+    assert [k[:3] for k in keys] == [list(k) for k in batch.keys]
+    assert all(k[3].startswith("#") for k in keys)
+    # step ends: the end of each optimizer event, each sent once
+    opt = np.array([k[0] == "optimizer" for k in batch.keys])[batch.key]
+    ends = np.sort((batch.start_ns + batch.dur_ns)[opt]) / 1e6
+    np.testing.assert_allclose(np.concatenate([g["steps"] for g in got]), ends)
+    assert len(ends) == 5
+
+
+def test_a_run_past_the_raw_limit_is_sent_as_bounded_bars(setup):
+    p = Profiler(label="big", registry=RunRegistry()).start()
+    train(30, *setup)
+    p.stop()
+    stream = EventStream(p.run, raw_limit=100)
+    (msg,) = stream.update(stream.read(), final=True)
+    assert msg.header["type"] == "bars" and msg.header["window"] is None
+    got = decode(msg)
+    assert got["count"].sum() == p.run.num_events  # every event is in exactly one bar
+    assert len(got["steps"]) == 30
+    # a zoom window: bars at full detail there, one per event when they are a pixel wide
+    span = p.run.wall_ns / 1e6
+    detail = decode(stream.detail(0.0, span / 30, 100_000))
+    assert stream.detail(0.0, span / 30, 100_000).header["window"] == [0.0, span / 30]
+    assert (detail["count"] == 1).all()
+    assert len(detail["key"]) < p.run.num_events
+
+
+def test_mixed_bars_carry_the_mixed_key():
+    relu, tanh, x = eo.ReLU(), eo.Tanh(), eo.ones(2, 2)
+    p = Profiler(label="mixed", registry=RunRegistry()).start()
+    for _ in range(1000):  # two classes, two colours, side by side at depth 0
+        relu(x)
+        tanh(x)
+    p.stop()
+    stream = EventStream(p.run, raw_limit=10)
+    got = decode(stream.update(stream.read(), final=True)[0])
+    assert (got["key"] == MIXED).any()
+    assert (got["count"][got["key"] == MIXED] > 1).all()
+
+
+def test_resend_sends_everything_again_from_the_start(setup):
+    p = Profiler(label="again", registry=RunRegistry()).start()
+    train(2, *setup)
+    p.stop()
+    stream = EventStream(p.run)
+    stream.update(stream.read(), final=True)
+    (again,) = stream.resend()
+    assert again.header["reset"] and again.header["complete"]
+    assert again.header["n"] == p.run.num_events and again.header["key0"] == 0
+    assert len(decode(again)["steps"]) == 2
+
+
+def test_threads_are_numbered_by_first_appearance_and_named_once():
+    import threading
+
+    p = Profiler(label="threads", registry=RunRegistry()).start()
+    stream = EventStream(p.run)
+
+    def work():
+        with record_function("in-thread"):
+            pass
+
+    with record_function("main"):
+        pass
+    t = threading.Thread(target=work, name="worker")
+    t.start()
+    t.join()
+    p.stop()
+    (msg,) = stream.update(stream.read(), final=True)
+    got = decode(msg)
+    assert sorted(set(got["thread"].tolist())) == [0, 1]
+    assert "worker" in msg.header["threads"].values()
+
+
+def test_key_width_grows_past_65535_keys():
+    class Batch:
+        keys = [("user", f"k{i}", "") for i in range(70000)]
+        start_ns = np.array([0, 10], np.int64)
+        dur_ns = np.array([5, 5], np.int64)
+        depth = np.array([0, 0])
+        key = np.array([1, 69999])
+        tid = np.array([1, 1])
+
+    msg = encode_events("r", Batch(), np.zeros(2, np.int64), reset=True, key0=0, threads={})
+    assert msg.header["key_bytes"] == 4
+    assert decode(msg)["key"].tolist() == [1, 69999]
