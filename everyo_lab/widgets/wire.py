@@ -45,8 +45,8 @@ from everyo_lab.views.colors import color_for, color_key
 
 __all__ = ["RAW_LIMIT", "MIXED", "Encoded", "encode_events", "encode_bars", "key_entries"]
 
-RAW_LIMIT = 150_000
-"""Most raw events a run streams to the browser (about 2 MB); beyond, the kernel sends bars."""
+RAW_LIMIT = 120_000
+"""Most raw events a run streams to the browser (14 bytes each: 1.7 MB); beyond, bars."""
 
 MIXED = -1
 """Key of a bar merging events of several colours (sent as all ones)."""
