@@ -282,6 +282,89 @@ def top_self(source, k: int = 3) -> SummaryTable:
     return summarize(source, sort_by="self_ms", top=k)
 
 
+def step_bounds(source) -> tuple[np.ndarray, np.ndarray, str]:
+    """Start and end (ns from the run's start) of each training step, and where they came from.
+
+    Explicit marks win: a run whose code called ``profiler.step()`` has ``run.step_ns``, and
+    step ``k`` runs from mark ``k - 1`` to mark ``k`` (source ``"profiler.step()"``). Otherwise
+    each optimizer event (``SGD.step``, kind ``"optimizer"``) ends a step, which starts where
+    the previous one ended (source ``"optimizer"``). The first step starts at the first
+    recorded event (0 when there is none, never after its own end). No steps: two empty arrays
+    and ``""``. An ``EventBatch`` has no marks, only optimizer events.
+
+    Examples
+    --------
+    >>> import everyo.profiler as ep
+    >>> with ep.profile(label="step_bounds") as p:
+    ...     for _ in range(2):
+    ...         p.step()
+    >>> starts, ends, source = ep.analysis.step_bounds(p.run)
+    >>> len(ends), source
+    (2, 'profiler.step()')
+    """
+    batch, _, run = _resolve(source)
+    first = int(batch.start_ns.min()) if len(batch) else 0
+    marks = getattr(run, "step_ns", None) if run is not None else None
+    if marks:
+        return (*step_spans(marks, first), "profiler.step()")
+    is_opt = np.array([k[0] == "optimizer" for k in batch.keys] or [False])
+    opt = is_opt[batch.key] if len(batch) else np.zeros(0, bool)
+    if not opt.any():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), ""
+    ends = np.sort(batch.start_ns[opt] + batch.dur_ns[opt])
+    return (*step_spans(ends, first), "optimizer")
+
+
+def step_spans(ends_ns, first_ns: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, ends)`` of consecutive steps ending at ``ends_ns`` (sorted), the first one
+    starting at ``first_ns`` (or at its end, if that comes earlier)."""
+    ends = np.sort(np.asarray(ends_ns, np.int64))
+    if not len(ends):
+        return np.zeros(0, np.int64), ends
+    starts = np.concatenate(([min(int(first_ns), int(ends[0]))], ends[:-1]))
+    return starts, ends
+
+
+def step_summary(starts_ns, ends_ns, source: str) -> dict | None:
+    """Count, mean, median and p95 duration of the steps, and the typical and extreme ones.
+
+    Returns ``None`` when there are no steps, else ``count``, ``source``, ``mean_ms``,
+    ``median_ms``, ``p95_ms`` (linear interpolation) and four steps, each ``index`` (0-based),
+    ``start_ms``, ``end_ms``, ``dur_ms``: ``median`` and ``p95`` (the step whose duration is
+    nearest that value; the first on ties), ``slowest`` and ``fastest``. Plain Python numbers.
+
+    >>> step_summary([0, 10_000_000], [10_000_000, 30_000_000], "optimizer")["slowest"]
+    {'index': 1, 'start_ms': 10.0, 'end_ms': 30.0, 'dur_ms': 20.0}
+    """
+    starts = np.asarray(starts_ns, np.int64)
+    ends = np.asarray(ends_ns, np.int64)
+    if not len(ends):
+        return None
+    dur = ends - starts
+    median, p95 = np.percentile(dur, [50, 95], method="linear").tolist()
+
+    def step(i) -> dict:
+        i = int(i)
+        return {
+            "index": i,
+            "start_ms": int(starts[i]) / 1e6,
+            "end_ms": int(ends[i]) / 1e6,
+            "dur_ms": int(dur[i]) / 1e6,
+        }
+
+    return {
+        "count": len(dur),
+        "source": str(source),
+        "mean_ms": float(dur.mean()) / 1e6,
+        "median_ms": median / 1e6,
+        "p95_ms": p95 / 1e6,
+        "median": step(np.abs(dur - median).argmin()),
+        "p95": step(np.abs(dur - p95).argmin()),
+        "slowest": step(dur.argmax()),
+        "fastest": step(dur.argmin()),
+    }
+
+
 def call_tree(source, by: str = "path") -> list[dict]:
     """The call tree aggregated by label, as a flat list of nodes for an icicle chart.
 

@@ -193,9 +193,13 @@ class Profiler(Capture):
         self.store.set_values("device_ns", rows[keep], ns[keep])
 
     def step(self) -> None:
-        """Mark the end of one iteration (drives ``schedule``)."""
+        """Mark the end of one iteration: drives ``schedule``, and while recording appends the
+        time (ns from the run's start) to ``run.step_ns``, which the dashboard reads as steps."""
         self.steps += 1
-        if self.schedule is not None and not self._stopped and self.run is not None:
+        if self.run is None or self._stopped:
+            return
+        self.run.step_ns.append(int(self._clock() - self.run._t0))
+        if self.schedule is not None:
             self._set_recording(self.schedule.action(self.steps) == "active")
 
     def __enter__(self) -> Profiler:
@@ -265,6 +269,34 @@ class Profiler(Capture):
     def __repr__(self) -> str:
         state = "idle" if self.run is None else ("stopped" if self._stopped else "running")
         return f"<everyo Profiler {state} label={self.label!r}>"
+
+
+def step() -> None:
+    """Mark the end of one training step of the running profiler (``Profiler.step()``).
+
+    For code that does not hold the profiler, such as a ``%%everyo_profile`` cell.
+
+    Raises
+    ------
+    EveryOProfilerError
+        When no profiler is running.
+
+    Examples
+    --------
+    >>> import everyo.profiler as ep
+    >>> with ep.profile(label="steps") as p:
+    ...     for _ in range(3):
+    ...         ep.step()
+    >>> len(p.run.step_ns)
+    3
+    """
+    p = hooks.active
+    if p is None:
+        raise EveryOProfilerError(
+            "everyo.profiler.step() marks a step of the running profiler, and none is running: "
+            "call it inside `with everyo.profiler.profile():` or a %%everyo_profile cell"
+        )
+    p.step()
 
 
 def profile(**options) -> Profiler:

@@ -72,6 +72,9 @@ class Run:
         ``"running"``, ``"completed"`` or ``"failed"``.
     error : str or None
         ``"KeyboardInterrupt"`` or ``"ValueError: ..."`` for a failed run.
+    step_ns : list of int
+        When each ``profiler.step()`` was called, in ns from the run's start (the origin of the
+        events' ``start_ns``); empty when the code marked no steps.
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class Run:
         self.counters: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.skipped = 0  # events dropped by warmup
         self.memory: dict | None = None  # peaks, with profile_memory
+        self.step_ns: list[int] = []
         self._environment = environment
         self._clock = clock
         self._t0 = clock()
@@ -142,6 +146,7 @@ class Run:
             "num_events": self.num_events,
             "skipped_events": self.skipped,
             "memory": self.memory,
+            "step_ns": list(self.step_ns),
             "environment": self.environment,
         }
 

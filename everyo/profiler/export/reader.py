@@ -69,6 +69,7 @@ def _run_from(header: dict, store: EventStore, counters: dict) -> Run:
     run._wall_ns = int(header.get("wall_ns") or 0)
     run.skipped = int(header.get("skipped_events") or 0)
     run.memory = header.get("memory")
+    run.step_ns = [int(t) for t in header.get("step_ns") or []]
     for name, (t, v) in counters.items():
         run.add_counter(name, t, v)
     return run
