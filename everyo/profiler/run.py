@@ -119,6 +119,13 @@ class Run:
             return self._wall_ns
         return int(self._clock() - self._t0)
 
+    def restart_clock(self) -> None:
+        """Count the run's time from now (the magic calls it at a cell's first statement, so
+        that its own set-up is not in the wall time). Only meaningful before events are
+        recorded: their times are taken relative to this origin."""
+        if self._wall_ns is None:
+            self._t0 = self._clock()
+
     def finish(self, error: BaseException | str | None = None) -> None:
         """Freeze the duration and set the status (``failed`` when ``error`` is given)."""
         self._wall_ns = int(self._clock() - self._t0)
