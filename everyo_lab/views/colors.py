@@ -11,55 +11,49 @@ from __future__ import annotations
 import colorsys
 import zlib
 
-__all__ = ["MERGED_COLOR", "THEMES", "color_for", "color_key", "theme_colors"]
+__all__ = [
+    "CLASS_COLORS",
+    "KIND_COLORS",
+    "MERGED_COLOR",
+    "THEMES",
+    "color_for",
+    "color_key",
+    "theme_colors",
+]
 
-# Plotly's qualitative "D3" and "Plotly" palettes, ordered so neighbours differ strongly.
-_PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#17becf",
-    "#bcbd22",
-    "#636efa",
-    "#ef553b",
-    "#00cc96",
-    "#ab63fa",
-    "#ffa15a",
-    "#19d3f3",
-    "#ff6692",
-)
+# Common module classes get hand-picked colours (mostly Plotly's "D3" palette), so the usual
+# suspects never share one. BatchNorm1d and BatchNorm2d share theirs on purpose.
+CLASS_COLORS = {
+    "Sequential": "#1f77b4",
+    "Linear": "#ff7f0e",
+    "ReLU": "#2ca02c",
+    "Conv2d": "#d62728",
+    "BatchNorm1d": "#9467bd",
+    "BatchNorm2d": "#9467bd",
+    "LayerNorm": "#8c564b",
+    "Dropout": "#e377c2",
+    "Embedding": "#17becf",
+    "MultiheadAttention": "#bcbd22",
+    "GELU": "#636efa",
+    "Tanh": "#6f772f",
+    "Sigmoid": "#00cc96",
+    "Softmax": "#2b7d80",
+    "MSELoss": "#ffa15a",
+    "CrossEntropyLoss": "#b5572b",
+    "MaxPool2d": "#ff6692",
+}
 
-# Names users meet first get fixed palette slots, so the usual suspects never share a colour.
-_FIXED = {
-    "Sequential": 0,
-    "Linear": 1,
-    "ReLU": 2,
-    "Conv2d": 3,
-    "BatchNorm1d": 4,
-    "BatchNorm2d": 4,
-    "LayerNorm": 5,
-    "Dropout": 6,
-    "Embedding": 7,
-    "MultiheadAttention": 8,
-    "GELU": 9,
-    "Tanh": 10,
-    "Sigmoid": 11,
-    "Softmax": 12,
-    "MSELoss": 13,
-    "CrossEntropyLoss": 14,
-    "MaxPool2d": 15,
-    # kinds other than "module" are coloured by their kind
-    "backward": 3,
-    "op": 9,
-    "optimizer": 13,
-    "data": 7,
-    "train": 12,
-    "user": 11,
-    "gpu": 8,
+# Events other than module calls are coloured by their kind, in colours no class above uses
+# (a backward bar must not pass for a Conv2d): each is at least 25 CIE76 units from every class
+# colour, every other kind colour and MERGED_COLOR (tested), and light enough for dark labels.
+KIND_COLORS = {
+    "backward": "#8d6587",
+    "op": "#cbcefe",
+    "optimizer": "#956a04",
+    "data": "#1f815a",
+    "train": "#fcc6ae",
+    "user": "#9fdec8",
+    "gpu": "#c4db8f",
 }
 
 MERGED_COLOR = "#9e9e9e"
@@ -120,9 +114,9 @@ def color_for(key: str) -> str:
     >>> color_for("Linear") != color_for("ReLU")
     True
     """
-    slot = _FIXED.get(key)
-    if slot is not None:
-        return _PALETTE[slot]
+    fixed = CLASS_COLORS.get(key) or KIND_COLORS.get(key)
+    if fixed is not None:
+        return fixed
     h = zlib.crc32(key.encode("utf-8"))
     # Spread hues with the golden ratio and vary lightness a little, so hashed names differ
     # from each other and from the fixed palette more than a plain modulo would allow.
