@@ -1,8 +1,9 @@
 """``to_html(run, path)``: a self-contained, offline HTML report of one run.
 
-The page holds the header, the summary table and the overlap warning (the same static HTML as a
-notebook's saved output), then the interactive flame chart and icicle with plotly.js inlined, so
-it opens anywhere, without a network or a kernel.
+The page holds the header, the summary table and the notes of one
+:class:`~everyo_lab.views.report.Report` (the same static HTML as a notebook's saved output), then
+the interactive flame chart and icicle with plotly.js inlined, so it opens anywhere, without a
+network or a kernel.
 """
 
 from __future__ import annotations
@@ -16,16 +17,22 @@ from pathlib import Path
 from everyo.errors import EveryOExportError
 from everyo_lab.views import flame_figure, icicle_figure
 from everyo_lab.views._batch import as_batch
-from everyo_lab.views.columns import OVERLAP_WARNING
-from everyo_lab.views.static import render_header_html, render_table_html
-from everyo_lab.views.table import table_rows
+from everyo_lab.views.report import Report, as_report
+from everyo_lab.views.static import render_header_html, render_notes_html, render_table_html
 
 __all__ = ["to_html", "report_html"]
 
 _CONFIG = {"responsive": True, "displaylogo": False, "scrollZoom": True}
 
 
-def to_html(run, path: str | os.PathLike, *, top: int = 50, group_by: str = "name") -> Path:
+def to_html(
+    run,
+    path: str | os.PathLike,
+    *,
+    top: int = 50,
+    group_by: str = "name",
+    report: Report | None = None,
+) -> Path:
     """Write a self-contained HTML report of ``run`` to ``path`` and return the path.
 
     The file works offline: plotly.js is embedded (about 4.5 MB). It is written atomically
@@ -38,7 +45,10 @@ def to_html(run, path: str | os.PathLike, *, top: int = 50, group_by: str = "nam
     path
         Where to write, e.g. ``"profiles/report.html"``; the folder must exist.
     top, group_by
-        Rows and grouping of the summary table.
+        Rows and grouping of the summary table (unused with ``report``).
+    report
+        A prebuilt :class:`~everyo_lab.views.report.Report` of ``run`` to show (the same numbers
+        as the notebook's outputs); built from ``run`` when omitted.
 
     Raises
     ------
@@ -51,28 +61,26 @@ def to_html(run, path: str | os.PathLike, *, top: int = 50, group_by: str = "nam
     >>> everyo_lab.to_html(everyo.profiler.runs.latest, "profiles/report.html")  # doctest: +SKIP
     """
     target = Path(path)
-    document = report_html(run, top=top, group_by=group_by)
+    document = report_html(run, top=top, group_by=group_by, report=report)
     _write_atomic(target, document)
     return target
 
 
-def report_html(run, *, top: int = 50, group_by: str = "name") -> str:
+def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | None = None) -> str:
     """The report document as a string (what :func:`to_html` writes)."""
     from plotly.offline import get_plotlyjs  # lazily: only reports need the 4.5 MB bundle
 
-    batch = as_batch(run)
-    title = f"everyo profile · {getattr(run, 'label', 'run')}"
-    rows = table_rows(run, group_by=group_by, top=top)
-    body = [render_header_html(run)]
-    if rows:
-        body.append(render_table_html(rows, group_by=group_by))
-        body.append(f'<p class="warn">&#9888; {html.escape(OVERLAP_WARNING)}</p>')
+    report = as_report(run, report, top=top, group_by=group_by)
+    title = f"everyo profile · {report.label or 'run'}"
+    body = [render_header_html(report=report)]
+    if report.rows:
+        body.append(render_table_html(report))
+    body.append(render_notes_html(report))
+    figures = {}
+    if report.rows and not isinstance(run, Report):
+        batch = as_batch(run)
         body.append('<h2>Flame chart</h2><div id="flame" class="chart"></div>')
         body.append('<h2>Call tree by module path</h2><div id="icicle" class="chart"></div>')
-    else:
-        body.append("<p>no events recorded</p>")
-    figures = {}
-    if rows:
         figures = {"flame": flame_figure(batch), "icicle": icicle_figure(batch)}
     return _DOCUMENT.format(
         title=html.escape(title),
@@ -119,7 +127,6 @@ _DOCUMENT = """<!DOCTYPE html>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 16px 24px; color: #1f2328; }}
 h2 {{ font-size: 15px; margin: 18px 0 4px; }}
-.warn {{ background: #fff8c5; color: #4d2d00; padding: 4px 8px; border-radius: 3px; }}
 .chart {{ width: 100%; min-height: 300px; }}
 </style>
 <script type="text/javascript">{plotly}</script>

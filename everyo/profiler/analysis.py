@@ -155,7 +155,7 @@ def summarize(
     if top is not None and (not isinstance(top, int) or top < 1):
         raise EveryOProfilerError(f"top={top!r}: use a whole number >= 1 or None")
     batch, wall, run = _resolve(source)
-    notes = _notes(run)
+    notes = run_notes(run)
     if len(batch) == 0:
         return SummaryTable([], group_by=group_by, wall_ms=wall / 1e6, notes=notes)
     g, names, shape_of = _groups(batch, group_by)
@@ -268,7 +268,8 @@ def _device_columns(batch, g, G, rows, notes) -> None:
         )
 
 
-def _notes(run) -> list[str]:
+def run_notes(run) -> list[str]:
+    """What a reader of the run's numbers should know: skipped warmup events, a failure."""
     notes = []
     if run is not None and getattr(run, "skipped", 0):
         notes.append(f"{run.skipped} first events skipped by warmup={run.options.get('warmup')}")

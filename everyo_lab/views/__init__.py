@@ -1,5 +1,9 @@
 """Pure views of profiler runs: run or event batch in, plotly figure dict, rows, HTML or text out.
 
+One :class:`Report` per refresh (:func:`build_report`, :func:`live_report`) holds every number
+the header, hot spots, steps, table and notes show; the text, static HTML, ``to_html`` and the
+widget render that one report.
+
 No widgets, no I/O, no IPython and no plotly import: these functions are what the dashboard
 widgets, the static notebook output and the HTML report are made of, and they are unit-tested
 without Jupyter.
@@ -12,6 +16,7 @@ from everyo_lab.views.columns import OVERLAP_WARNING
 from everyo_lab.views.flame import flame_figure
 from everyo_lab.views.header import header_info
 from everyo_lab.views.icicle import icicle_figure
+from everyo_lab.views.report import Report, build_report, display_label, live_report
 from everyo_lab.views.static import render_html
 from everyo_lab.views.sweep import sweep_figure
 from everyo_lab.views.table import table_rows
@@ -19,11 +24,15 @@ from everyo_lab.views.text import render_text
 
 __all__ = [
     "OVERLAP_WARNING",
+    "Report",
+    "build_report",
     "color_for",
     "color_key",
+    "display_label",
     "flame_figure",
     "header_info",
     "icicle_figure",
+    "live_report",
     "render_html",
     "render_text",
     "sweep_figure",

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-__all__ = ["OVERLAP_WARNING", "TEXT_COLUMNS", "columns_for", "format_cell", "group_label"]
+__all__ = [
+    "OVERLAP_WARNING",
+    "TEXT_COLUMNS",
+    "columns_for",
+    "display_label",
+    "event_label",
+    "format_cell",
+    "group_label",
+]
 
 OVERLAP_WARNING = (
     "Nested module timing intervals overlap: do not add parent and child totals together "
     "and read the sum as wall-clock time."
 )
 
-TEXT_COLUMNS = ("name", "module", "kind")
+TEXT_COLUMNS = ("label", "shapes", "name", "module", "kind")
 """Columns aligned left like the group column; every other column is a number."""
 
 _BASE = (
@@ -20,27 +28,45 @@ _BASE = (
     ("max_ms", "max ms", "{:.3f}"),
 )
 _OPTIONAL = (("gflops", "GFLOP/s", "{:.2f}"), ("device_ms", "device ms", "{:.3f}"))
-_GROUP_HEADER = {"name": "name", "path": "module path", "shape": "input shapes"}
+_GROUP_HEADER = {"name": "name", "path": "module [path]", "shape": "input shapes"}
+
+
+def display_label(name: str, path: str) -> str:
+    """A group's name with its module path as a qualifier: ``"Conv2d [features.3]"``.
+
+    Just the name when the path is empty (an outermost module, a region) or is the name itself.
+
+    >>> display_label("Conv2d", "features.3"), display_label("Sequential", "")
+    ('Conv2d [features.3]', 'Sequential')
+    """
+    name, path = str(name), str(path or "")
+    return name if not path or path == name else f"{name} [{path}]"
+
+
+def event_label(kind: str, name: str, path: str) -> str:
+    """:func:`display_label`, with a module's backward work (``"Conv2d.backward"``) read as
+    ``"Conv2d [features.3] (backward)"``: the class first, as for its forward call."""
+    if kind == "backward" and str(name).endswith(".backward"):
+        return f"{display_label(str(name)[: -len('.backward')], path)} (backward)"
+    return display_label(name, path)
 
 
 def group_label(row: dict, group_by: str) -> str:
-    """The text of a row's first column: its name, module path or input shapes.
-
-    By path, the summary puts the group's path (the root's class) in ``name`` too."""
+    """The text of a row's first column: its input shapes by shape, else its label
+    (``"Conv2d [features.3]"``; the name for rows without one)."""
     if group_by == "shape":
         value = row.get("shapes")
         return str(value) if value not in (None, "") else "(no tensors)"
-    return str(row.get("name", ""))
+    return str(row.get("label") or row.get("name", ""))
 
 
 def columns_for(rows: list[dict], group_by: str) -> list[tuple[str, str, str]]:
-    """``(key, header, format)`` of the columns to show: the group, the timings, and the optional
-    columns some row has a value for. The group column's key is ``""``."""
-    cols = [("", _GROUP_HEADER.get(group_by, group_by), "{}")]
-    if group_by == "path" and any(r.get("module") for r in rows):
-        cols.append(("module", "module", "{}"))
-    elif group_by == "shape" and any("name" in r for r in rows):
-        cols.append(("name", "name", "{}"))
+    """``(key, header, format)`` of the columns to show: the group (``label``, or ``shapes`` by
+    shape), the timings, and the optional columns some row has a value for."""
+    first = "shapes" if group_by == "shape" else "label"
+    cols = [(first, _GROUP_HEADER.get(group_by, group_by), "{}")]
+    if group_by == "shape" and any("name" in r for r in rows):
+        cols.append(("label", "name", "{}"))
     if len({r.get("kind") for r in rows}) > 1:  # same name, different kinds: tell them apart
         cols.append(("kind", "kind", "{}"))
     cols += [c for c in _BASE if any(c[0] in r for r in rows)]
@@ -49,9 +75,12 @@ def columns_for(rows: list[dict], group_by: str) -> list[tuple[str, str, str]]:
 
 
 def format_cell(row: dict, key: str, fmt: str, group_by: str) -> str:
-    """One cell as text; missing values read as an en dash."""
-    if key == "":
+    """One cell as text; missing values read as an en dash. The group column (its key, or
+    ``""``) reads as :func:`group_label`."""
+    if key in ("", "shapes" if group_by == "shape" else "label"):
         return group_label(row, group_by)
+    if key == "label":
+        return str(row.get("label") or row.get("name", ""))
     value = row.get(key)
     if value is None:
         return "–"

@@ -1,51 +1,36 @@
-"""The dashboard header: what run this is, how it ended, and where its time went."""
+"""``header_info``: the header facts of a run as a dict, read from its
+:class:`~everyo_lab.views.report.Report` (kept for callers of the dict; renderers use the report).
+"""
 
 from __future__ import annotations
 
-import datetime as _dt
-
-from everyo_lab.views._batch import as_batch
+from everyo_lab.views.report import Report, as_report
 
 __all__ = ["header_info"]
 
 
-def header_info(run) -> dict:
-    """Header facts of a run.
+def header_info(run=None, *, report: Report | None = None) -> dict:
+    """Header facts of a run (or of a prebuilt ``report``).
 
     Returns
     -------
     dict
         ``id``, ``label``, ``status``, ``error`` (``None`` unless failed), ``wall_ms``,
-        ``events``, ``start_time`` (unix seconds), ``start_iso`` (local time, seconds) and
-        ``hot_spots``: up to three dicts ``name``, ``path``, ``self_ms``, ``pct`` (percent of
-        the wall time), largest self time first.
+        ``events``, ``start_time`` (unix seconds), ``start_iso`` (local time, seconds),
+        ``steps`` (the report's step summary or ``None``) and ``hot_spots``: the report's, up
+        to three dicts ``name``, ``path``, ``kind``, ``label``, ``self_ms``, ``share`` (self
+        time / wall time, in [0, 1]) and ``pct`` (the same in percent), most self time first.
     """
-    from everyo.profiler import analysis  # lazily: views import fast and stay pure
-
-    wall_ms = int(run.wall_ns) / 1e6
-    start = float(getattr(run, "start_time", 0.0) or 0.0)
-    events = int(getattr(run, "num_events", None) or len(as_batch(run)))
-    hot = [] if events == 0 else [_hot_spot(h, wall_ms) for h in analysis.top_self(run, k=3)]
+    r = as_report(run, report)
     return {
-        "id": str(getattr(run, "id", "")),
-        "label": str(getattr(run, "label", "")),
-        "status": str(getattr(run, "status", "completed")),
-        "error": getattr(run, "error", None),
-        "wall_ms": wall_ms,
-        "events": events,
-        "start_time": start,
-        "start_iso": _dt.datetime.fromtimestamp(start).isoformat(sep=" ", timespec="seconds"),
-        "hot_spots": hot,
-    }
-
-
-def _hot_spot(item: dict, wall_ms: float) -> dict:
-    # The summary's own "pct" is the inclusive share; a hot spot's share is of its self time.
-    self_ms = float(item.get("self_ms", 0.0))
-    pct = 100.0 * self_ms / wall_ms if wall_ms > 0 else 0.0
-    return {
-        "name": str(item.get("name", "")),
-        "path": str(item.get("path", "") or ""),
-        "self_ms": self_ms,
-        "pct": float(pct),
+        "id": r.run_id,
+        "label": r.label,
+        "status": r.status,
+        "error": r.error,
+        "wall_ms": r.wall_ms,
+        "events": r.events,
+        "start_time": r.start_time,
+        "start_iso": r.start_iso,
+        "steps": r.steps,
+        "hot_spots": [{**h, "pct": 100.0 * h["share"]} for h in r.hot_spots],
     }

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from everyo_lab.views._batch import as_batch, as_run
 from everyo_lab.views.colors import centred_note, color_for, color_key, theme_colors
+from everyo_lab.views.columns import event_label
 
-__all__ = ["icicle_figure"]
+__all__ = ["icicle_figure", "node_label"]
 
 
 def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
     """Build the icicle of the aggregated call tree as a plotly figure dict.
 
     Nodes come from :func:`everyo.profiler.analysis.call_tree` (``by="path"``); a node's value
-    is its inclusive time in ms (``branchvalues="total"``), its colour its class name's colour.
+    is its inclusive time in ms (``branchvalues="total"``), its colour its class name's colour,
+    its label its class name with the path as qualifier (:func:`node_label`).
 
     Returns
     -------
@@ -41,7 +43,7 @@ def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
         "type": "icicle",
         "ids": ids,
         "parents": parents,
-        "labels": [str(n.get("label") or n.get("name") or n["id"]) for n in nodes],
+        "labels": [node_label(n) for n in nodes],
         "values": [round(v, 6) for v in values],
         "branchvalues": "total",
         "tiling": {"orientation": "v"},
@@ -66,6 +68,13 @@ def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
         ),
     }
     return {"data": [trace], "layout": layout}
+
+
+def node_label(node: dict) -> str:
+    """A call-tree node's label: class name and path, ``"Conv2d [features.3]"``; a module's
+    backward work ``"Conv2d [features.3] (backward)"``; a region or op its name."""
+    name = str(node.get("name") or node.get("label") or node["id"])
+    return event_label(str(node.get("kind", "")), name, node.get("path", ""))
 
 
 def _source(run_or_batch):

@@ -1,4 +1,5 @@
-"""The static ``text/html`` rendering: header, summary table, overlap warning, flame chart SVG.
+"""The static ``text/html`` rendering of a :class:`~everyo_lab.views.report.Report`: header,
+summary table, notes (the overlap warning among them) and the flame chart as SVG.
 
 No JavaScript and no ``<style>`` block: inline styles only, so the output survives JupyterLab's
 sanitiser for untrusted notebooks, nbconvert and GitHub's viewer. Colours use JupyterLab's CSS
@@ -9,13 +10,12 @@ from __future__ import annotations
 
 import html
 
-from everyo_lab.views._batch import as_batch, as_run
+from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for, format_cell
-from everyo_lab.views.header import header_info
+from everyo_lab.views.report import Report, as_report, steps_text
 from everyo_lab.views.svg import flame_svg
-from everyo_lab.views.table import table_rows
 
-__all__ = ["render_html", "render_header_html", "render_table_html"]
+__all__ = ["render_html", "render_header_html", "render_notes_html", "render_table_html"]
 
 _PALETTES = {
     "light": {
@@ -55,73 +55,86 @@ def _colors(theme: str) -> dict:
 
 
 def render_html(
-    run,
+    run=None,
     *,
     top: int = 20,
     group_by: str = "name",
     sort_by: str = "total_ms",
     theme: str = "light",
+    report: Report | None = None,
 ) -> str:
     """Render a run as a self-contained HTML fragment with no JavaScript.
 
-    Holds the header (label, status, error, wall time, events, hot spots), the summary table with
-    share bars, the guide's warning about nested inclusive times, and the final flame chart as an
-    inline SVG (level-of-detail merged, a few thousand shapes at most). All text is escaped.
+    Holds the header (label, status, error, wall time, events, hot spots, steps), the summary
+    table with share bars, the notes (among them the guide's warning about nested inclusive
+    times), and the final flame chart as an inline SVG (level-of-detail merged, a few thousand
+    shapes at most). All text is escaped.
+
+    ``run`` may be a run, an event batch or a :class:`Report`; with ``report=`` (or a Report)
+    the report's rows and options are shown (``top``/``group_by``/``sort_by`` are unused). The
+    flame chart needs the events: it is drawn when ``run`` is a run or a batch.
     """
     c = _colors(theme)
+    report = as_report(run, report, top=top, group_by=group_by, sort_by=sort_by)
     parts = [
         f'<div class="everyo-static" style="font-family:var(--jp-ui-font-family, system-ui, '
-        f'sans-serif);font-size:13px;color:{c["fg"]};line-height:1.4;max-width:100%">'
+        f'sans-serif);font-size:13px;color:{c["fg"]};line-height:1.4;max-width:100%">',
+        render_header_html(report=report, theme=theme),
     ]
-    if as_run(run) is not None:
-        parts.append(render_header_html(run, theme=theme))
-    rows = table_rows(run, group_by=group_by, sort_by=sort_by, top=top)
-    if not rows:
-        parts.append(f'<p style="color:{c["muted"]};margin:6px 0">no events recorded</p></div>')
-        return "".join(parts)
-    parts.append(render_table_html(rows, group_by=group_by, theme=theme))
-    parts.append(  # a border, not a fill: readable on any theme's background
-        f'<p style="border-left:3px solid {c["warn"]};padding:2px 8px;margin:6px 0">'
-        f"&#9888; {html.escape(OVERLAP_WARNING)}</p>"
-    )
-    svg = flame_svg(as_batch(run), text_color=c["muted"])
-    parts.append(
-        f'<div style="margin-top:6px"><div style="color:{c["muted"]}">flame chart (time →, '
-        f"depth ↓)</div>{svg}</div></div>"
-    )
+    if report.rows:
+        parts.append(render_table_html(report, theme=theme))
+    parts.append(render_notes_html(report, theme=theme))
+    if report.rows and run is not None and not isinstance(run, Report):
+        svg = flame_svg(as_batch(run), text_color=c["muted"])
+        parts.append(
+            f'<div style="margin-top:6px"><div style="color:{c["muted"]}">flame chart (time →, '
+            f"depth ↓)</div>{svg}</div>"
+        )
+    parts.append("</div>")
     return "".join(parts)
 
 
-def render_header_html(run, *, theme: str = "light") -> str:
-    """The header block: label, status, wall time, events, start time, error, hot spots."""
+def render_header_html(run=None, *, theme: str = "light", report: Report | None = None) -> str:
+    """The header block: label, status, wall time, events, start time, error, hot spots (by
+    class, with their module path) and the step summary. Empty for a bare event batch."""
     c = _colors(theme)
-    info = header_info(run)
-    status_color = c["err"] if info["status"] == "failed" else c["muted"]
-    out = [
-        f'<div style="margin-bottom:6px"><span style="font-weight:600;font-size:14px">'
-        f"everyo profile · {html.escape(info['label'])}</span> "
-        f'<span style="color:{status_color}">{html.escape(info["status"])}</span>'
-        f' <span style="color:{c["muted"]}">· {info["wall_ms"]:.3f} ms wall · '
-        f"{info['events']:,} events · started {html.escape(info['start_iso'])}</span></div>"
-    ]
-    if info["error"]:
+    r = as_report(run, report)
+    out = []
+    if r.run_id:
+        status_color = c["err"] if r.status == "failed" else c["muted"]
+        out.append(
+            f'<div style="margin-bottom:6px"><span style="font-weight:600;font-size:14px">'
+            f"everyo profile · {html.escape(r.label)}</span> "
+            f'<span style="color:{status_color}">{html.escape(r.status)}</span>'
+            f' <span style="color:{c["muted"]}">· {r.wall_ms:.3f} ms wall · '
+            f"{r.events:,} events · started {html.escape(r.start_iso)}</span></div>"
+        )
+    if r.error:
         out.append(
             f'<div style="color:{c["err"]};margin-bottom:4px">error: '
-            f"{html.escape(str(info['error']))}</div>"
+            f"{html.escape(str(r.error))}</div>"
         )
-    if info["hot_spots"]:
+    if r.hot_spots:
         spots = " · ".join(
-            f"<b>{html.escape(h['name'])}</b>"
-            + (f" ({html.escape(h['path'])})" if h["path"] else "")
-            + f" {h['self_ms']:.3f} ms ({h['pct']:.1f}%)"
-            for h in info["hot_spots"]
+            f"<b>{html.escape(h['label'])}</b> {h['self_ms']:.3f} ms ({h['share']:.1%})"
+            for h in r.hot_spots
         )
-        out.append(f'<div style="margin-bottom:6px">hot spots by self time: {spots}</div>')
+        out.append(f'<div style="margin-bottom:4px">hot spots by self time: {spots}</div>')
+    if r.steps:
+        out.append(
+            f'<div style="margin-bottom:6px">steps: {html.escape(steps_text(r.steps))}</div>'
+        )
     return "".join(out)
 
 
-def render_table_html(rows: list[dict], *, group_by: str = "name", theme: str = "light") -> str:
-    """The summary table with a share bar (inclusive time / wall time) per row."""
+def render_table_html(rows, *, group_by: str = "name", theme: str = "light") -> str:
+    """The summary table with a share bar (inclusive time / wall time) per row.
+
+    ``rows`` is a :class:`Report` (its rows and grouping) or a list of rows as
+    :func:`~everyo_lab.views.table_rows` gives them.
+    """
+    if isinstance(rows, Report):
+        rows, group_by = rows.rows, rows.group_by
     c = _colors(theme)
     cols = columns_for(rows, group_by)
     cell = f"padding:2px 8px;border-bottom:1px solid {c['border']};"
@@ -144,7 +157,7 @@ def render_table_html(rows: list[dict], *, group_by: str = "name", theme: str = 
             f'<td style="{cell}min-width:130px"><div style="display:inline-block;width:90px;'
             f'height:9px;background:{c["track"]};vertical-align:middle">'
             f'<div style="width:{100 * share:.1f}%;height:9px;background:{c["bar"]}"></div>'
-            f'</div> <span style="color:{c["muted"]}">{100 * share:.1f}%</span></td>'
+            f'</div> <span style="color:{c["muted"]}">{share:.1%}</span></td>'
         )
         body.append(f"<tr>{tds}</tr>")
     return (
@@ -152,3 +165,18 @@ def render_table_html(rows: list[dict], *, group_by: str = "name", theme: str = 
         f'<table style="border-collapse:collapse;margin:4px 0;color:{c["fg"]};font-size:13px">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def render_notes_html(report: Report, *, theme: str = "light") -> str:
+    """The report's notes: the overlap warning with a warning border, the others muted."""
+    c = _colors(theme)
+    out = []
+    for note in report.notes:
+        if note == OVERLAP_WARNING:  # a border, not a fill: readable on any theme's background
+            out.append(
+                f'<p style="border-left:3px solid {c["warn"]};padding:2px 8px;margin:6px 0">'
+                f"&#9888; {html.escape(note)}</p>"
+            )
+        else:
+            out.append(f'<p style="color:{c["muted"]};margin:6px 0">{html.escape(note)}</p>')
+    return "".join(out)

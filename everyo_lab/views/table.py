@@ -8,8 +8,18 @@ import numpy as np
 
 from everyo.errors import EveryOConfigError
 from everyo_lab.views._batch import as_run
+from everyo_lab.views.columns import event_label
 
-__all__ = ["GROUP_BY", "check_group_by", "finish_rows", "sort_rows", "table_rows", "wall_ns"]
+__all__ = [
+    "GROUP_BY",
+    "add_labels",
+    "add_share",
+    "check_group_by",
+    "finish_rows",
+    "sort_rows",
+    "table_rows",
+    "wall_ns",
+]
 
 GROUP_BY = ("name", "path", "shape")
 
@@ -37,7 +47,8 @@ def table_rows(
     """Summary rows of a run or batch, as the dashboard table shows them.
 
     Rows come from :func:`everyo.profiler.analysis.summarize`; each gets ``share``, its
-    inclusive time as a fraction of the run's wall time (in [0, 1]), for the share bar.
+    inclusive time as a fraction of the run's wall time (in [0, 1]), for the share bar, and
+    ``label``, its class name qualified by its module path (``"Conv2d [features.3]"``).
 
     Parameters
     ----------
@@ -72,14 +83,31 @@ def check_group_by(group_by: str) -> None:
 def finish_rows(
     rows: list[dict], wall_ns: int, *, sort_by: str, descending: bool, top: int | None
 ) -> list[dict]:
-    """Give each summary row its ``share`` (inclusive time / ``wall_ns``, in [0, 1]), then sort
-    and cut to ``top``: the last steps of the exact and the live table alike (in place)."""
+    """Give each summary row its ``share`` (inclusive time / ``wall_ns``, in [0, 1]) and
+    ``label``, then sort and cut to ``top``: the last steps of the exact and the live table
+    alike (in place)."""
+    add_share(rows, wall_ns)
+    add_labels(rows)
+    rows = sort_rows(rows, sort_by, descending=descending)
+    return rows if top is None else rows[: max(0, int(top))]
+
+
+def add_share(rows: list[dict], wall_ns: int) -> None:
+    """Give each row its ``share``: inclusive time / ``wall_ns``, in [0, 1] (in place). The one
+    definition of a row's share, in every view."""
     wall_ms = wall_ns / 1e6
     for row in rows:
         total = float(row.get("total_ms") or 0.0)
         row["share"] = min(1.0, max(0.0, total / wall_ms)) if wall_ms > 0 else 0.0
-    rows = sort_rows(rows, sort_by, descending=descending)
-    return rows if top is None else rows[: max(0, int(top))]
+
+
+def add_labels(rows: list[dict]) -> None:
+    """Give each row its ``label``: class name and module path, ``"Conv2d [features.3]"``
+    (see :func:`~everyo_lab.views.columns.event_label`; in place). Grouped by path, a row's
+    name is its path and its class is in ``module``."""
+    for row in rows:
+        name = row.get("module") or row["name"]
+        row["label"] = event_label(row.get("kind", ""), name, row.get("path", ""))
 
 
 def sort_rows(rows: list[dict], sort_by: str, *, descending: bool = True) -> list[dict]:
@@ -91,10 +119,20 @@ def sort_rows(rows: list[dict], sort_by: str, *, descending: bool = True) -> lis
     def missing(v) -> bool:
         return v is None or (isinstance(v, float) and math.isnan(v))
 
+    # ties in label order, not in the order events arrived: the live and the exact table agree
+    rows = sorted(rows, key=_tie_key)
     present = [r for r in rows if not missing(r.get(sort_by))]
     absent = [r for r in rows if missing(r.get(sort_by))]
     present.sort(key=lambda r: _sort_key(r[sort_by]), reverse=descending)
     return present + absent
+
+
+def _tie_key(row: dict) -> tuple:
+    return (
+        str(row.get("label") or row.get("name", "")),
+        str(row.get("kind", "")),
+        str(row.get("shapes", "")),
+    )
 
 
 def _sort_key(value):

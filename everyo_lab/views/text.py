@@ -1,57 +1,63 @@
-"""The ``text/plain`` rendering: a header line and an aligned table, for terminals."""
+"""The ``text/plain`` rendering of a :class:`~everyo_lab.views.report.Report`: a header, hot
+spots, steps, an aligned table and the notes, for terminals."""
 
 from __future__ import annotations
 
-from everyo_lab.views._batch import as_run
-from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for, format_cell
-from everyo_lab.views.header import header_info
-from everyo_lab.views.table import table_rows
+from everyo_lab.views.columns import TEXT_COLUMNS, format_cell
+from everyo_lab.views.report import Report, as_report, hot_spot_text, steps_text
 
 __all__ = ["header_line", "render_text"]
 
 _MAX_LABEL = 48
 
 
-def header_line(info: dict) -> str:
-    """``everyo profile 'label' · completed · 1.234 ms wall · 84 events``."""
+def header_line(info) -> str:
+    """``everyo profile 'label' · completed · 1.234 ms wall · 84 events``, of a
+    :class:`Report` (or a dict with ``label``, ``status``, ``wall_ms`` and ``events``)."""
+    if isinstance(info, Report):
+        info = info.to_dict()
     return (
         f"everyo profile {info['label']!r} · {info['status']} · "
         f"{info['wall_ms']:.3f} ms wall · {info['events']:,} events"
     )
 
 
-def render_text(run, *, top: int = 20, group_by: str = "name", sort_by: str = "total_ms") -> str:
-    """Render a run as plain text: header, hot spots, the summary table and the overlap warning.
+def render_text(
+    run=None,
+    *,
+    top: int = 20,
+    group_by: str = "name",
+    sort_by: str = "total_ms",
+    report: Report | None = None,
+) -> str:
+    """Render a run as plain text: header, hot spots, steps, the summary table and the notes.
 
-    Columns are aligned: the group column left, numbers right.
+    ``run`` may be a run, an event batch or a :class:`Report`; with ``report=`` (or a Report)
+    the report's own rows and options are shown and ``top``/``group_by``/``sort_by`` are unused.
+    Columns are aligned: the label column left, numbers right.
     """
+    report = as_report(run, report, top=top, group_by=group_by, sort_by=sort_by)
     lines = []
-    if as_run(run) is not None:
-        info = header_info(run)
-        lines.append(header_line(info))
-        if info["error"]:
-            lines.append(f"error: {info['error']}")
-        if info["hot_spots"]:
-            spots = ", ".join(
-                f"{h['name']}{' (' + h['path'] + ')' if h['path'] else ''} {h['pct']:.1f}%"
-                for h in info["hot_spots"]
-            )
-            lines.append(f"hot spots (self time): {spots}")
-    rows = table_rows(run, group_by=group_by, sort_by=sort_by, top=top)
-    if not rows:
-        lines.append("no events recorded")
-        return "\n".join(lines)
-    lines.append("")
-    lines += _table(rows, group_by)
-    lines.append("")
-    lines.append(OVERLAP_WARNING)
+    if report.run_id:
+        lines.append(header_line(report))
+        if report.error:
+            lines.append(f"error: {report.error}")
+    if report.hot_spots:
+        spots = ", ".join(hot_spot_text(h) for h in report.hot_spots)
+        lines.append(f"hot spots (self time): {spots}")
+    if report.steps:
+        lines.append(f"steps: {steps_text(report.steps)}")
+    if report.rows:
+        lines += [""] + _table(report) + [""]
+    lines += report.notes
     return "\n".join(lines)
 
 
-def _table(rows: list[dict], group_by: str) -> list[str]:
-    cols = columns_for(rows, group_by) + [("share", "share", "{:.1%}")]
+def _table(report: Report) -> list[str]:
+    rows, group_by = report.rows, report.group_by
+    cols = report.columns + [("share", "share", "{:.1%}")]
     cells = [[format_cell(r, key, fmt, group_by) for key, _, fmt in cols] for r in rows]
-    for line in cells:  # long module paths would push every number off screen
+    for line in cells:  # long labels would push every number off screen
         line[0] = line[0] if len(line[0]) <= _MAX_LABEL else line[0][: _MAX_LABEL - 1] + "…"
     headers = [h for _, h, _ in cols]
     widths = [max(len(headers[j]), *(len(c[j]) for c in cells)) for j in range(len(cols))]

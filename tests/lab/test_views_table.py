@@ -63,8 +63,9 @@ def test_header_info(run):
     assert len(hot) == 3 and [h["self_ms"] for h in hot] == sorted(
         (h["self_ms"] for h in hot), reverse=True
     )
-    assert set(hot[0]) == {"name", "path", "self_ms", "pct"}
-    assert hot[0]["pct"] == pytest.approx(100 * hot[0]["self_ms"] / info["wall_ms"])
+    assert set(hot[0]) == {"name", "path", "kind", "label", "self_ms", "share", "pct"}
+    assert hot[0]["share"] == pytest.approx(hot[0]["self_ms"] / info["wall_ms"])
+    assert hot[0]["pct"] == pytest.approx(100 * hot[0]["share"])
 
 
 def test_header_of_failed_and_empty_runs():
@@ -89,8 +90,8 @@ def test_icicle_ids_and_parents_are_consistent(run):
         if parents[k]:
             assert index[parents[k]] < k  # parents come first
     labels = dict(zip(ids, trace["labels"]))
-    assert {"0", "1", "2"} <= set(labels.values())
-    linear = trace["labels"].index("0")
+    assert {"Linear [0]", "ReLU [1]", "Linear [2]"} <= set(labels.values())
+    linear = trace["labels"].index("Linear [0]")
     assert trace["marker"]["colors"][linear] == color_for("Linear")
 
 

@@ -47,6 +47,27 @@ def model_run(*, label="mlp", iterations=3, fail=None, record_ops=False, clock_s
     return prof.run
 
 
+def train_run(*, label="train", iterations=3, mark_steps=False):
+    """Train the guide's MLP for ``iterations`` steps (forward, MSE loss, backward, SGD step);
+    ``mark_steps`` also calls ``everyo.profiler.step()`` after each one."""
+    import everyo.profiler as ep
+
+    model = eo.Sequential(eo.Linear(4, 8, seed=0), eo.ReLU(), eo.Linear(8, 1, seed=1))
+    opt = eo.optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = eo.MSELoss()
+    x, y = eo.zeros(16, 4), eo.zeros(16, 1)
+    prof = profile(label=label, clock=FakeClock(), registry=RunRegistry())
+    with prof:
+        for _ in range(iterations):
+            loss = loss_fn(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if mark_steps:
+                ep.step()
+    return prof.run
+
+
 def empty_run(*, label="empty"):
     """A completed run that recorded nothing."""
     prof = profile(label=label, clock=FakeClock(), registry=RunRegistry())

@@ -1,0 +1,321 @@
+"""The report: every number the dashboard, the static HTML, the text table and ``to_html`` show
+of one run, computed once per refresh.
+
+Renderers only format a :class:`Report`; none of them aggregates events. So the same row has the
+same share, and the same hot spot the same label, in every output of a run. ``share`` has one
+definition: inclusive time over the run's wall time, in [0, 1] (self time over wall time for a
+hot spot).
+
+>>> from everyo.profiler import profile, record_function
+>>> with profile(label="report") as p:
+...     with record_function("work"):
+...         pass
+>>> report = build_report(p.run)
+>>> [row["label"] for row in report.rows], report.steps
+(['work'], None)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import math
+
+import numpy as np
+
+from everyo_lab.views._batch import as_run
+from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, display_label
+from everyo_lab.views.table import add_labels, add_share, check_group_by, sort_rows, wall_ns
+
+__all__ = [
+    "HOT_SPOTS",
+    "NO_EVENTS_NOTE",
+    "Report",
+    "as_report",
+    "build_report",
+    "display_label",
+    "hot_spot_text",
+    "live_report",
+    "steps_text",
+]
+
+HOT_SPOTS = 3
+"""How many hot spots a report names."""
+
+NO_EVENTS_NOTE = (
+    "no events recorded: everyo records module calls, backward passes, optimizer steps and data "
+    'loading; wrap other code in everyo.profiler.record_function("name"), or profile with '
+    "--record-ops (record_ops=True) to record every engine op"
+)
+
+
+@dataclasses.dataclass
+class Report:
+    """What one refresh shows of a run: header facts, table rows, hot spots, steps and notes.
+
+    Plain data (no numpy scalars, no NaN): :meth:`to_dict` is what the widget sends to the
+    browser. Build one with :func:`build_report` (exact) or :func:`live_report` (while running).
+
+    Attributes
+    ----------
+    rows : list of dict
+        The table: the profiler's summary columns, ``share`` (inclusive time / wall time, in
+        [0, 1]) and ``label`` (``"Conv2d [features.3]"``, see :func:`display_label`).
+    hot_spots : list of dict
+        Up to three groups by class name with the most self time: ``name``, ``path``, ``kind``,
+        ``label``, ``self_ms``, ``share`` (self time / wall time).
+    steps : dict or None
+        :func:`everyo.profiler.analysis.step_summary` of the run's training steps.
+    notes : list of str
+        Things to tell the reader: no events, skipped warmup, a failure, the overlap warning.
+    """
+
+    run_id: str
+    label: str
+    status: str
+    error: str | None
+    wall_ms: float
+    events: int
+    start_iso: str
+    live: bool
+    group_by: str
+    sort_by: str
+    descending: bool
+    top: int | None
+    rows: list[dict]
+    hot_spots: list[dict]
+    steps: dict | None
+    notes: list[str]
+    start_time: float = 0.0
+
+    @property
+    def columns(self) -> list[tuple[str, str, str]]:
+        """``(key, header, format)`` of the table's columns; the first is the label."""
+        return columns_for(self.rows, self.group_by)
+
+    def to_dict(self) -> dict:
+        """The report as JSON-ready plain data, with ``columns`` as ``{key, header}`` dicts."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["rows"] = [dict(r) for r in self.rows]
+        out["hot_spots"] = [dict(h) for h in self.hot_spots]
+        out["steps"] = None if self.steps is None else {**self.steps}
+        out["notes"] = list(self.notes)
+        out["columns"] = [{"key": key, "header": header} for key, header, _ in self.columns]
+        return out
+
+
+def build_report(
+    run_or_batch,
+    *,
+    group_by: str = "name",
+    sort_by: str = "total_ms",
+    descending: bool = True,
+    top: int | None = None,
+) -> Report:
+    """The exact report of a run (or an event batch), from one consistent snapshot.
+
+    One ``summarize`` gives the rows; the hot spots come from the same rows when grouping by
+    name (else from a second summary, by name). ``sort_by`` is any column of the rows; ties
+    keep label order.
+
+    Raises
+    ------
+    EveryOConfigError
+        For an unknown ``group_by``, or a ``sort_by`` column the rows lack.
+    EveryOProfilerError
+        For ``group_by="shape"`` on a run recorded without shapes.
+    """
+    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+
+    check_group_by(group_by)
+    run = as_run(run_or_batch)
+    source = run_or_batch if run is None else _Frozen(run)
+    wall = wall_ns(source)
+    summary = analysis.summarize(source, group_by=group_by)
+    rows = sort_rows(_rows(summary, wall), sort_by, descending=descending)
+    by_name = rows if group_by == "name" else _rows(analysis.summarize(source), wall)
+    return _report(
+        None if run is None else source,
+        wall=wall,
+        events=len(source.snapshot() if run is not None else source),
+        live=False,
+        options=(group_by, sort_by, descending, top),
+        rows=rows,
+        by_name=by_name,
+        steps=analysis.step_summary(*analysis.step_bounds(source)),
+        notes=list(summary.notes),
+    )
+
+
+def live_report(
+    run,
+    state,
+    *,
+    step_ends_ns=(),
+    step_first_start_ns: int | None = None,
+    group_by: str = "name",
+    sort_by: str = "total_ms",
+    descending: bool = True,
+    top: int | None = None,
+) -> Report:
+    """The report of a running run, from a :class:`~everyo_lab.views.live_state.LiveState`.
+
+    Rows and hot spots come from the events fed to ``state`` (no median or standard deviation
+    while live); steps from ``step_ends_ns``, the step ends seen so far (ns from the run start;
+    the run's own ``profiler.step()`` marks when none are given), the first step starting at
+    ``step_first_start_ns`` (the run's start when ``None``). Raises as :func:`build_report`.
+    """
+    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+
+    check_group_by(group_by)
+    wall = int(run.wall_ns)
+    marks = list(getattr(run, "step_ns", None) or [])
+    table = state.table_rows(
+        group_by=group_by, sort_by=sort_by, descending=descending, wall_ns=wall
+    )
+    rows = _rows(table, wall)
+    by_name = rows if group_by == "name" else _rows(state.table_rows(wall_ns=wall), wall)
+    spans = analysis.step_spans(list(step_ends_ns) or marks, step_first_start_ns or 0)
+    return _report(
+        run,
+        wall=wall,
+        events=int(state.events),
+        live=True,
+        options=(group_by, sort_by, descending, top),
+        rows=rows,
+        by_name=by_name,
+        steps=analysis.step_summary(*spans, "profiler.step()" if marks else "optimizer"),
+        notes=analysis.run_notes(run),
+    )
+
+
+def as_report(source, report: Report | None = None, **options) -> Report:
+    """``report`` when given, ``source`` when it is a Report, else ``build_report(source,
+    **options)``: how each renderer accepts a run, a batch or a prebuilt report."""
+    if report is not None:
+        return report
+    if isinstance(source, Report):
+        return source
+    return build_report(source, **options)
+
+
+def steps_text(steps: dict | None) -> str:
+    """``"412 steps (optimizer): median 3.1 ms, p95 4.0 ms, slowest #17 9.8 ms"`` ("" for none).
+
+    Step numbers count from 0, as the report's ``index``.
+    """
+    if not steps:
+        return ""
+    count = steps["count"]
+    slow = steps["slowest"]
+    return (
+        f"{count:,} step{'s' if count != 1 else ''} ({steps['source']}): "
+        f"median {_ms(steps['median_ms'])}, p95 {_ms(steps['p95_ms'])}, "
+        f"slowest #{slow['index']} {_ms(slow['dur_ms'])}"
+    )
+
+
+def hot_spot_text(spot: dict) -> str:
+    """``"Conv2d [features.3] 12.345 ms (31.2%)"``."""
+    return f"{spot['label']} {spot['self_ms']:.3f} ms ({spot['share']:.1%})"
+
+
+def _ms(ms: float) -> str:
+    """A step time, to about three significant digits (microseconds below a millisecond)."""
+    if ms >= 100:
+        return f"{ms:,.0f} ms"
+    if ms >= 1:
+        return f"{ms:.1f} ms"
+    return f"{ms * 1000:.3g} µs"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+class _Frozen:
+    """A run read once: the status, events, wall time and step marks every number of one report
+    comes from, even while the run is still recording (read in that order, so a completed status
+    means a complete snapshot and the wall time covers every event)."""
+
+    def __init__(self, run):
+        self._run = run
+        self.id, self.label = run.id, run.label
+        self.status, self.error = run.status, run.error
+        self.start_time = getattr(run, "start_time", 0.0)
+        self.options = dict(getattr(run, "options", None) or {})
+        self.skipped = getattr(run, "skipped", 0)
+        self._batch = run.snapshot()
+        self.wall_ns = int(run.wall_ns)
+        self.step_ns = list(getattr(run, "step_ns", None) or [])
+
+    def snapshot(self):
+        return self._batch
+
+    def __getattr__(self, name):  # anything else a view may read, from the run itself
+        return getattr(self._run, name)
+
+
+def _report(run, *, wall, events, live, options, rows, by_name, steps, notes) -> Report:
+    group_by, sort_by, descending, top = options
+    if top is not None:
+        rows = rows[: max(0, int(top))]
+    if events == 0 and getattr(run, "status", "completed") != "running":
+        notes.insert(0, NO_EVENTS_NOTE)  # while running, events may still come
+    if rows:
+        notes.append(OVERLAP_WARNING)
+    start = float(getattr(run, "start_time", 0.0) or 0.0) if run is not None else 0.0
+    return Report(
+        run_id=str(getattr(run, "id", "") or ""),
+        label=str(getattr(run, "label", "") or ""),
+        status=str(getattr(run, "status", "completed")),
+        error=getattr(run, "error", None),
+        wall_ms=wall / 1e6,
+        events=int(events),
+        start_iso=_dt.datetime.fromtimestamp(start).isoformat(sep=" ", timespec="seconds")
+        if run is not None
+        else "",
+        live=bool(live),
+        group_by=group_by,
+        sort_by=sort_by,
+        descending=bool(descending),
+        top=None if top is None else int(top),
+        rows=rows,
+        hot_spots=_hot_spots(by_name, wall),
+        steps=steps,
+        notes=notes,
+        start_time=start,
+    )
+
+
+def _rows(summary, wall: int) -> list[dict]:
+    """Plain copies of summary rows, each with its ``share`` and ``label``."""
+    rows = [{k: _plain(v) for k, v in r.items()} for r in summary]
+    add_share(rows, wall)
+    add_labels(rows)
+    return rows
+
+
+def _hot_spots(by_name: list[dict], wall: int) -> list[dict]:
+    ranked = sort_rows(by_name, "self_ms")[:HOT_SPOTS]
+    return [
+        {
+            "name": str(r["name"]),
+            "path": str(r.get("path") or ""),
+            "kind": str(r.get("kind", "")),
+            "label": r["label"],
+            "self_ms": float(r.get("self_ms") or 0.0),
+            "share": _share(r.get("self_ms") or 0.0, wall),
+        }
+        for r in ranked
+    ]
+
+
+def _share(ms: float, wall: int) -> float:
+    return min(1.0, max(0.0, ms * 1e6 / wall)) if wall > 0 else 0.0
+
+
+def _plain(value):
+    """A JSON-ready scalar: numpy scalars as Python ones, NaN and infinities as ``None``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
