@@ -90,7 +90,8 @@ class Report:
 
     @property
     def columns(self) -> list[tuple[str, str, str]]:
-        """``(key, header, format)`` of the table's columns; the first is the label."""
+        """``(key, header, format)`` of the table's columns; the first is the group's
+        (``label``, or ``shapes`` when grouping by shape)."""
         return columns_for(self.rows, self.group_by)
 
     def to_dict(self) -> dict:
