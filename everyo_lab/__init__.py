@@ -1,7 +1,7 @@
 """everyo's Jupyter layer: the ``%%everyo_profile`` cell magic and the dashboard.
 
 Load it in a notebook with ``%load_ext everyo_lab``. Importing this package stays cheap: the
-widgets (ipywidgets, anywidget, plotly) load on first use, the magic when the extension loads.
+widgets (ipywidgets, anywidget) load on first use, the magic when the extension loads.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ def load_ipython_extension(ipython) -> None:
     from everyo_lab.magic import EveryOMagics  # imported here: IPython only when loaded
 
     ipython.register_magics(EveryOMagics)
-    # Import the widget stack now, so the first profiled cell paints within a second: plotly's
-    # FigureWidget pulls in nbformat and jsonschema, seconds of imports on a busy machine.
-    from plotly.graph_objs import FigureWidget  # noqa: F401
-
+    # Import the widget stack now (anywidget, ipywidgets, the views), so that the first profiled
+    # cell paints at once. plotly's Python package is never imported: the browser gets
+    # plotly.js from its package data (everyo_lab.widgets.plotly_asset).
+    import everyo_lab.views  # noqa: F401
     import everyo_lab.widgets  # noqa: F401
 
 

@@ -13,6 +13,7 @@ and reopen, in nbconvert HTML, and as a text table in a terminal IPython.
 from __future__ import annotations
 
 import argparse
+import ast
 import shlex
 import sys
 
@@ -62,6 +63,23 @@ def _sort_key(text: str) -> str:
     return text
 
 
+def _schedule(text: str):
+    """``wait,warmup,active[,repeat]`` -> ``everyo.profiler.schedule(...)``."""
+    from everyo.errors import EveryOError
+    from everyo.profiler import schedule
+
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) not in (3, 4) or not all(p.isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(
+            f"use wait,warmup,active[,repeat] as whole numbers, e.g. 1,1,3 — got {text!r}"
+        )
+    names = ("wait", "warmup", "active", "repeat")
+    try:
+        return schedule(**dict(zip(names, map(int, parts))))
+    except EveryOError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The option parser; names match ``everyo.profiler.Profiler``'s keyword arguments."""
     from everyo.profiler.analysis import GROUP_BY
@@ -84,6 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
         dest="record_shapes",
         action="store_false",
         help="do not record input/output shapes",
+    )
+    p.add_argument(
+        "--schedule",
+        type=_schedule,
+        default=None,
+        metavar="W,U,A[,R]",
+        help="record by steps: wait,warmup,active[,repeat] steps per cycle; mark each step "
+        "with everyo.profiler.step() (Profiler(schedule=schedule(...)))",
     )
     p.add_argument("--record-ops", action="store_true", help="record every tensor op too")
     p.add_argument("--profile-memory", action="store_true", help="record memory use")
@@ -145,6 +171,7 @@ def _make_profiler(opts: argparse.Namespace):
         record_shapes=opts.record_shapes,
         record_ops=opts.record_ops,
         profile_memory=opts.profile_memory,
+        schedule=opts.schedule,
         label=opts.label,
     )
 
@@ -176,10 +203,17 @@ class EveryOMagics(Magics):
 
     @line_magic
     def everyo_dashboard(self, line: str = ""):
-        """Show the dashboard of every run in ``everyo.profiler.runs`` (with a run picker)."""
+        """Show the dashboard of every run in ``everyo.profiler.runs`` (with a run picker).
+
+        Like the cell magic, it shows the live widget and a static rendering of the selected
+        run that stays visible after the notebook is reopened without a kernel.
+        """
         from everyo_lab import dashboard
 
-        return dashboard()
+        board = dashboard()
+        display(board.widget_bundle(), raw=True)
+        display(board.static_bundle(hide_when_live=True), raw=True)
+        return None
 
 
 def profile_cell(shell, cell: str, opts: argparse.Namespace):
@@ -189,18 +223,19 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
 
     profiler = _make_profiler(opts)
     refresher = handle = static = error = None
-    # Build the widgets before the profiler starts: their construction (and plotly's first
-    # load) is not the cell's time and must not inflate the run's wall time and shares.
+    # Show the widget before the profiler starts: its construction is not the cell's time.
     board = Dashboard(None, top=opts.top, group_by=opts.group_by, sort_by=opts.sort)
+    handle = display(board.widget_bundle(), raw=True, display_id=True)
+    static = display(_running_bundle(opts.label), raw=True, display_id=True)
+    marker = _CellStart(shell)
     profiler.start()
     run = profiler.run
     try:
         board.run = run
-        handle = display(board.widget_bundle(), raw=True, display_id=True)
-        static = display(board.static_bundle(hide_when_live=True), raw=True, display_id=True)
         if opts.live:
             refresher = LiveRefresher(board, run, hz=opts.refresh)
             refresher.start()
+        marker.arm(run)  # the run's clock restarts at the cell's first statement
         result = shell.run_cell(cell, store_history=False)
         error = result.error_before_exec or result.error_in_exec
     except BaseException as exc:
@@ -208,6 +243,7 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
         if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C between the magic's own steps
             raise
     finally:
+        marker.disarm()
         try:
             if refresher is not None:
                 refresher.stop()
@@ -220,6 +256,59 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
             f"above and kept as everyo.profiler.runs[{run.label!r}]"
         )
     return None
+
+
+def _running_bundle(label) -> dict:
+    """The static output while the cell runs (replaced by the final rendering at the end)."""
+    from everyo_lab.widgets.dashboard import HIDE_WHEN_LIVE
+
+    text = f"everyo: profiling {label or 'this cell'}…"
+    return {
+        "text/plain": text,
+        "text/html": f'{HIDE_WHEN_LIVE}<div class="everyo-static">{text}</div>',
+    }
+
+
+_armed_run = None
+
+
+def _cell_started() -> None:
+    """Called by the first statement of a profiled cell: restart the run's clock there, so the
+    wall time (and every share) counts the cell's code only, not the magic's set-up."""
+    global _armed_run
+    run, _armed_run = _armed_run, None
+    if run is not None:
+        run.restart_clock()
+
+
+class _CellStart(ast.NodeTransformer):
+    """An IPython AST transformer that puts a ``_cell_started()`` call before the cell's first
+    statement (after ``from __future__`` imports, which must come first)."""
+
+    _CALL = "__import__('everyo_lab.magic', fromlist=['_'])._cell_started()"
+
+    def __init__(self, shell):
+        self.shell = shell
+
+    def arm(self, run) -> None:
+        global _armed_run
+        _armed_run = run
+        self.shell.ast_transformers.append(self)
+
+    def disarm(self) -> None:
+        global _armed_run
+        _armed_run = None
+        if self in self.shell.ast_transformers:
+            self.shell.ast_transformers.remove(self)
+
+    def visit_Module(self, node: ast.Module) -> ast.Module:
+        # after the last `from __future__` import (with any docstring before it), else first
+        at = 0
+        for i, stmt in enumerate(node.body):
+            if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+                at = i + 1
+        node.body.insert(at, ast.parse(self._CALL).body[0])
+        return ast.fix_missing_locations(node)
 
 
 def _stop(profiler, error) -> None:

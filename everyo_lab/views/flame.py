@@ -1,9 +1,9 @@
 """The flame chart: time on x, depth on y, one bar per event (or per merged run of tiny events).
 
-The figure is a plain plotly dict, so it can be sent to plotly.js, a ``go.FigureWidget`` or a
-static renderer without importing plotly here. Bars are horizontal ``bar`` traces (one per colour
-key, ``base`` = start, ``x`` = duration): one SVG path each, the cheapest shape plotly draws with
-hover, and far fewer traces than events.
+The figure is a plain plotly dict, so it can be given to plotly.js (``to_html`` reports do) or
+to ``plotly.graph_objects.Figure`` without importing plotly here. Bars are horizontal ``bar``
+traces (one per colour key, ``base`` = start, ``x`` = duration). The live dashboard does not use
+it: its browser front end draws the flame chart from the events themselves.
 """
 
 from __future__ import annotations

@@ -1,35 +1,43 @@
-"""``Dashboard``: header, flame chart, icicle, summary table and export button of one run.
+"""``Dashboard``: one anywidget showing one run — header, flame chart, steps, table, icicle, export.
 
-Wiring only: every picture comes from a pure view in :mod:`everyo_lab.views`. ``dashboard()``
-adds a run picker over every run in ``everyo.profiler.runs``.
+Wiring only. The numbers come from one :class:`~everyo_lab.views.report.Report` per refresh
+(synced as the ``report`` trait, a few kilobytes); the flame chart's events travel as binary
+columns in custom messages (:mod:`.wire`, :class:`.stream.EventStream`), never in widget state,
+and the browser does level of detail, zoom and pan itself. plotly.js reaches the page once: the
+first dashboard of a page asks the kernel for it (:mod:`.plotly_asset`) and every later one
+reuses it. ``dashboard()`` adds a run picker over every run in ``everyo.profiler.runs``.
 """
 
 from __future__ import annotations
 
-import functools
-import html
 import threading
+from pathlib import Path
 
-import ipywidgets as widgets
+import anywidget
 import traitlets
 
 from everyo.errors import EveryOConfigError, EveryOProfilerError
-from everyo_lab.widgets.export import ExportButton
-from everyo_lab.widgets.figures import apply_figure, bar_count, new_figure_widget
-from everyo_lab.widgets.picker import RunPicker
-from everyo_lab.widgets.table import SummaryTable
+from everyo_lab.views.colors import THEMES
+from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
+from everyo_lab.widgets.stream import EventStream
 
+STATIC = Path(__file__).parent.parent / "static"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+GROUPS = ("name", "path", "shape")
 # JupyterLab renders a widget-view output whose model is gone (a reopened notebook, no kernel)
-# as "model not found" and never falls back to the same bundle's text/html. So the magic shows
-# the static rendering as an output of its own, which this rule hides while the live dashboard
-# is on screen in the same output area (JupyterLab and the classic notebook). Untrusted
-# notebooks drop <style>, which leaves the static part visible: the safe direction.
+# as "Error displaying widget: model not found" and never falls back to the same bundle's
+# text/html. So the magic shows the static rendering as an output of its own, right after the
+# widget's, and these rules (in the static output) show exactly one of the two: the static
+# output is hidden while the dashboard has rendered in the same output area, and the widget
+# output just before it is hidden while it holds no dashboard (loading, or "model not found").
+# Untrusted notebooks drop <style>, which leaves the static part visible: the safe direction.
+_WIDGET_OUT = f'.jp-OutputArea-output[data-mime-type="{WIDGET_MIME}"]'
 HIDE_WHEN_LIVE = (
     "<style>.jp-OutputArea:has(.everyo-dashboard) .jp-OutputArea-child:has(.everyo-static),"
-    ".output:has(.everyo-dashboard) .output_area:has(.everyo-static){display:none}</style>"
+    ".output:has(.everyo-dashboard) .output_area:has(.everyo-static){display:none}"
+    f".jp-OutputArea-child:has({_WIDGET_OUT}):not(:has(.everyo-dashboard))"
+    ":has(+ .jp-OutputArea-child .everyo-static){display:none}</style>"
 )
-LIVE_MAX_SHAPES = 4000  # while a cell runs: fewer bars keep each refresh cheap for the kernel
 
 
 def _views():
@@ -38,7 +46,7 @@ def _views():
     return views
 
 
-class Dashboard(widgets.VBox):
+class Dashboard(anywidget.AnyWidget):
     """Everything about one profiling run in one widget.
 
     Parameters
@@ -59,7 +67,20 @@ class Dashboard(widgets.VBox):
     >>> Dashboard(runs.latest)  # doctest: +SKIP
     """
 
-    theme = traitlets.Unicode("light")
+    _esm = STATIC / "dashboard.js"
+    report = traitlets.Dict().tag(sync=True)
+    icicle = traitlets.Dict().tag(sync=True)
+    run_id = traitlets.Unicode("").tag(sync=True)
+    group_by = traitlets.Enum(GROUPS, default_value="name").tag(sync=True)
+    sort_by = traitlets.Unicode("total_ms").tag(sync=True)
+    descending = traitlets.Bool(True).tag(sync=True)
+    theme = traitlets.Unicode("light").tag(sync=True)
+    themes = traitlets.Dict(THEMES).tag(sync=True)
+    picker = traitlets.Bool(False).tag(sync=True)
+    runs = traitlets.List(traitlets.Dict()).tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+    export_status = traitlets.Unicode("").tag(sync=True)
+    export_busy = traitlets.Bool(False).tag(sync=True)
 
     def __init__(
         self,
@@ -69,33 +90,25 @@ class Dashboard(widgets.VBox):
         group_by: str = "name",
         sort_by: str = "total_ms",
         picker: bool = False,
+        export_dir: str | Path | None = None,
         **kwargs,
     ):
-        self._run = run
+        super().__init__(group_by=group_by, sort_by=sort_by, picker=picker, **kwargs)
         self._top = top
+        self._export_dir = export_dir
         self._lock = threading.RLock()  # refresh runs on the live thread and on comm messages
-        self._x_range = None
-        self._zooming = False
-        self._batch = None
-        self._live = None  # (run, LiveState, cursor) while a live refresher feeds us
+        self._run = None
+        self._stream: EventStream | None = None
+        self._live = None  # LiveState while a live refresher feeds us
+        self._report = None  # the last Report (the static rendering reuses it)
         self._unsubscribe = None
-        self.header = widgets.HTML()
-        self.flame = new_figure_widget()
-        self.icicle = new_figure_widget()
-        self.table = SummaryTable(group_by=group_by, sort_by=sort_by)
-        self.export_button = ExportButton(run)
-        self.picker = RunPicker() if picker else None
-        children = [self.header, self.flame, self.icicle, self.export_button, self.table]
-        if self.picker is not None:
-            children.insert(0, self.picker)
-        super().__init__(children=children, **kwargs)
-        self.add_class("everyo-dashboard")
-        self.table.observe(self._on_table_options, ["group_by", "sort_by", "descending"])
-        self.table.observe(self._on_theme, "theme")
-        self.flame.layout.on_change(self._on_zoom, "xaxis.range", "xaxis.autorange")
-        if self.picker is not None:
-            self._attach_picker()
-        self.refresh()
+        self.on_msg(self._on_message)
+        self.observe(self._on_table_options, ["group_by", "sort_by", "descending"])
+        self.observe(self._on_theme, "theme")
+        if picker:
+            self._attach_picker(run)
+        else:
+            self.run = run
 
     # -- public --------------------------------------------------------------------------------
     @property
@@ -107,62 +120,101 @@ class Dashboard(widgets.VBox):
     def run(self, run) -> None:
         with self._lock:
             self._run = run
-            self._x_range = None
-            self.export_button.run = run
+            self._stream = EventStream(run) if run is not None else None
+            self._live = None
+            self.run_id = run.id if run is not None else ""
+            self.icicle = {}
         self.refresh()
 
     def refresh(self, *, live: bool = False) -> None:
-        """Re-read the run and redraw every part.
+        """Re-read the run: send the new events and a new report.
 
         ``live=True`` (the refresher, while the cell runs) reads only the events recorded since
-        the last live refresh into a :class:`~everyo_lab.views.live_state.LiveState`, skips the
-        icicle and sends fewer flame bars, so a refresh costs the profiled code little whatever
-        the number of events. The other refreshes compute everything exactly from the snapshot.
+        the last refresh and builds the report from running aggregates, so a refresh costs the
+        profiled code little whatever the number of events. The other refreshes build the exact
+        report from the whole run, and the icicle.
         """
-        views = _views()
         with self._lock:
-            run = self._run
-            if self.picker is not None and not live:
-                from everyo.profiler import runs
-
-                self.picker.set_runs(list(runs))
+            run, stream = self._run, self._stream
+            if self.picker and not live:
+                self._list_runs()
             if run is None:
-                self.header.value = _empty_header()
+                self._report = None
+                self.report = {}
                 return
+            batch = stream.read()
             if live:
-                self._refresh_live(run)
+                self._refresh_live(run, stream, batch)
                 return
-            batch = run.snapshot()
-            self._batch = batch
-            if getattr(run, "status", None) != "running":
-                self._live = None  # the run is over: its live state is no longer needed
-            fig = views.flame_figure(batch, x_range=self._x_range, theme=self.theme)
-            self._draw_flame(fig)
-            self._update_table(batch)
-            self.header.value = header_html(views.header_info(run))
-            apply_figure(self.icicle, views.icicle_figure(batch, theme=self.theme))
+            final = getattr(run, "status", "completed") != "running"
+            state = self._feed(batch) if not final else None
+            self._send_all(stream.update(batch, state=state, final=final))
+            self._report = self._build_report(run)
+            self.report = self._report.to_dict()
+            if final:
+                self._live = None
+                self.icicle = _views().icicle_figure(run, theme=self.theme)
 
-    def _refresh_live(self, run) -> None:
-        """Feed the new events to the live state and draw from it (lock held)."""
+    def _refresh_live(self, run, stream, batch) -> None:
+        state = self._feed(batch)
+        self._send_all(stream.update(batch, state=state))
+        self._report = self._live_report(run, state)
+        self.report = self._report.to_dict()
+
+    def _feed(self, batch):
         from everyo_lab.views.live_state import LiveState
 
-        if self._live is None or self._live[0] is not run:
-            self._live = (run, LiveState(), 0)
-        _, state, cursor = self._live
-        batch, cursor = run.events_since(cursor)
-        state.feed(batch)
-        self._live = (run, state, cursor)
-        self._batch = None  # zooms and table options now read a fresh snapshot
-        if self._x_range is None:  # zoomed in: the exact zoomed chart stays until unzoomed
-            self._draw_flame(state.flame_figure(max_shapes=LIVE_MAX_SHAPES, theme=self.theme))
-        wall = run.wall_ns
-        self._show_rows(functools.partial(state.table_rows, wall_ns=wall))
-        # Hot spots as the exact header ranks them (by name, most self time), from the live
-        # aggregates (O(distinct names)), not from the table: its rows may be cut to ``top``
-        # under another sort or grouping. The final refresh uses the exact view.
-        hot = state.table_rows(sort_by="self_ms", top=3, wall_ns=wall)
-        self.header.value = header_html(live_header_info(run, hot))
+        if self._live is None:
+            self._live = LiveState()
+            if self._stream.cursor > len(batch):  # rows read before live started: feed all
+                self._live.feed(self._run.snapshot())
+                return self._live
+        self._live.feed(batch)
+        return self._live
 
+    def _table_options(self) -> dict:
+        return {
+            "group_by": self.group_by,
+            "sort_by": self.sort_by,
+            "descending": self.descending,
+            "top": self._top,
+        }
+
+    def _build_report(self, run):
+        from everyo_lab.views.report import build_report
+
+        return _with_fallback_sort(build_report, run, self._table_options())
+
+    def _live_report(self, run, state):
+        from everyo_lab.views.report import live_report
+
+        def build(source, **options):
+            return live_report(
+                source,
+                state,
+                step_ends_ns=self._step_ends_ns(),
+                step_first_start_ns=self._stream.first_start_ns,
+                **options,
+            )
+
+        return _with_fallback_sort(build, run, self._table_options())
+
+    def _step_ends_ns(self) -> list[int]:
+        return [int(round(ms * 1e6)) for ms in self._stream.step_ends]
+
+    def export_trace(self, directory: str | Path | None = None) -> Path:
+        """Write the run's Chrome trace as ``<label>.trace.json`` into ``directory`` (default:
+        the working directory, i.e. next to the notebook) and send it to the browser."""
+        if self._run is None:
+            raise EveryOProfilerError("no run to export: profile a cell first")
+        folder = Path(directory or self._export_dir or Path.cwd())
+        path = export_chrome_trace(self._run, folder / trace_file_name(self._run.label))
+        data = path.read_bytes()
+        self.send({"type": "download", "filename": path.name}, buffers=[data])
+        self.export_status = f"wrote {path.name} ({len(data):,} bytes)"
+        return path
+
+    # -- outputs -------------------------------------------------------------------------------
     def mime_bundle(self) -> dict:
         """The widget view plus static ``text/html`` and ``text/plain`` renderings of the run."""
         bundle = self.widget_bundle()
@@ -173,23 +225,24 @@ class Dashboard(widgets.VBox):
         """The widget view alone, with a one-line ``text/plain`` for front ends without widgets."""
         label = self._run.label if self._run is not None else "no run"
         return {
-            WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": self.model_id},
+            WIDGET_MIME: {"version_major": 2, "version_minor": 1, "model_id": self.model_id},
             "text/plain": f"everyo dashboard: {label}",
         }
 
     def static_bundle(self, *, hide_when_live: bool = False) -> dict:
-        """Static ``text/html`` and ``text/plain`` renderings of the run (no kernel needed).
-
-        ``hide_when_live`` wraps the HTML so that it hides itself while a live dashboard is
-        shown in the same output area (the magic shows both; see :func:`static_bundle`).
-        """
-        bundle = static_bundle(
-            self._run,
-            top=self._top,
-            group_by=self.table.group_by,
-            sort_by=self.table.sort_by,
-            theme=self.theme,
-        )
+        """Static ``text/html`` and ``text/plain`` renderings of the run (no kernel needed), from
+        the report of the last refresh. ``hide_when_live`` adds the rules that show exactly one
+        of the live widget and this static output (the magic shows both; see the module)."""
+        if self._run is None:
+            return static_bundle(None)
+        views = _views()
+        report = self._report
+        if report is None or report.live:
+            report = self._report = self._build_report(self._run)
+        bundle = {
+            "text/html": views.render_html(self._run, report=report, theme=self.theme),
+            "text/plain": views.render_text(self._run, report=report),
+        }
         if hide_when_live:
             bundle["text/html"] = HIDE_WHEN_LIVE + bundle["text/html"]
         return bundle
@@ -201,103 +254,113 @@ class Dashboard(widgets.VBox):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        for child in (self.flame, self.icicle, self.table, self.export_button, self.picker):
-            if child is not None:
-                child.close()
         super().close()
 
     def __repr__(self) -> str:
         run = self._run
         if run is None:
             return "Dashboard(run=None)"
+        held = self._stream.sent if self._stream is not None else 0
         return (
             f"Dashboard(run={run.label!r}, status={run.status!r}, "
-            f"events={run.num_events}, bars={bar_count(self.flame)})"
+            f"events={run.num_events}, sent={held})"
         )
 
     # -- wiring --------------------------------------------------------------------------------
-    def _draw_flame(self, fig: dict) -> None:
-        self._zooming = True  # our own layout update must not look like a user zoom
-        try:
-            apply_figure(self.flame, fig, keep_x_range=self._x_range is None)
-        finally:
-            self._zooming = False
+    def _send_all(self, messages) -> None:
+        for msg in messages:
+            self.send(msg.header, buffers=msg.buffers)
 
-    def _update_table(self, batch) -> None:
-        self._show_rows(functools.partial(_views().table_rows, batch))
-
-    def _show_rows(self, rows_of) -> None:
-        """Show ``rows_of(group_by=, sort_by=, descending=, top=)`` with the table's options.
-
-        A sort column the rows lack (flops without ``--record-ops``; while live, any column only
-        the final table has) falls back to ``total_ms``; grouping by shape a run recorded
-        without shapes keeps the table shown.
-        """
-        t = self.table
-        options = {"group_by": t.group_by, "descending": t.descending, "top": self._top}
-        try:
-            try:
-                rows = rows_of(sort_by=t.sort_by, **options)
-            except EveryOConfigError:
-                rows = rows_of(sort_by="total_ms", **options)
-        except EveryOProfilerError:
+    def _on_message(self, _widget, content, _buffers) -> None:
+        if not isinstance(content, dict):
             return
-        self.table.rows = _json_rows(rows)
+        kind = content.get("type")
+        if kind == "plotly":
+            from everyo_lab.widgets.plotly_asset import plotly_js
+
+            version, data = plotly_js()
+            self.send({"type": "plotly", "version": version}, buffers=[data])
+        elif kind == "resend":
+            with self._lock:
+                if self._stream is not None:
+                    self._send_all(self._stream.resend())
+        elif kind == "detail":
+            with self._lock:
+                if self._stream is not None and not self._stream.raw:
+                    x0, x1 = float(content.get("x0", 0)), float(content.get("x1", 0))
+                    width = int(content.get("width", 1600) or 1600)
+                    if x1 > x0:
+                        self._send_all([self._stream.detail(x0, x1, width)])
+        elif kind == "export":
+            self.export_busy = True
+            try:
+                self.export_trace()
+            except Exception as exc:  # shown next to the button: a click has no traceback
+                self.export_status = f"export failed: {type(exc).__name__}: {exc}"
+            finally:
+                self.export_busy = False
 
     def _on_table_options(self, _change) -> None:
         with self._lock:
-            batch = self._current_batch()
-            if batch is not None:
-                self._update_table(batch)
-
-    def _current_batch(self):
-        """The snapshot last drawn, or a fresh one while live refreshes keep none."""
-        if self._batch is None and self._live is not None and self._live[0] is self._run:
-            self._batch = self._run.snapshot()
-        return self._batch
+            run = self._run
+            if run is None:
+                return
+            if self._live is not None and getattr(run, "status", "") == "running":
+                self._report = self._live_report(run, self._live)
+            else:
+                self._report = self._build_report(run)
+            self.report = self._report.to_dict()
 
     def _on_theme(self, change) -> None:
-        if change["new"] in ("light", "dark") and change["new"] != self.theme:
-            self.theme = change["new"]
-            self.refresh()
-
-    def _on_zoom(self, _layout, x_range, autorange) -> None:
-        """Recompute the level of detail for the visible window after a zoom or pan."""
-        if self._zooming:
-            return
-        new = None if autorange or x_range is None else (float(x_range[0]), float(x_range[1]))
-        if new == self._x_range:
+        if change["new"] not in ("light", "dark"):
+            self.theme = change["old"] if change["old"] in ("light", "dark") else "light"
             return
         with self._lock:
-            batch = self._current_batch()
-            if batch is None:
-                return
-            self._x_range = new
-            fig = _views().flame_figure(batch, x_range=new, theme=self.theme)
-            self._draw_flame(fig)
+            if self._run is not None and self.icicle:
+                self.icicle = _views().icicle_figure(self._run, theme=change["new"])
 
-    def _attach_picker(self) -> None:
+    def _attach_picker(self, run) -> None:
         from everyo.profiler import runs
 
-        self.picker.set_runs(list(runs))
-        if self._run is None and self.picker.selected:
-            self._run = runs[self.picker.selected]
-            self.export_button.run = self._run
-        elif self._run is not None:
-            self.picker.selected = self._run.id
-        self.picker.observe(self._on_pick, "selected")
+        self._list_runs()
+        self.observe(self._on_pick, "selected")
         self._unsubscribe = runs.subscribe(self._on_new_run)
+        if run is None and self.selected:
+            run = runs[self.selected]
+        self.run = run
+        if run is not None:
+            self.selected = run.id
 
-    def _on_new_run(self, run) -> None:
+    def _list_runs(self) -> None:
         from everyo.profiler import runs
+        from everyo_lab.widgets.picker import run_entry
 
-        self.picker.set_runs(list(runs))
+        entries = [run_entry(r) for r in runs]
+        self.runs = entries
+        if self.selected not in {e["id"] for e in entries}:
+            self.selected = entries[-1]["id"] if entries else ""
+
+    def _on_new_run(self, _run) -> None:
+        self._list_runs()
 
     def _on_pick(self, change) -> None:
         from everyo.profiler import runs
 
         if change["new"] and (self._run is None or change["new"] != self._run.id):
             self.run = runs[change["new"]]
+
+
+def _with_fallback_sort(build, run, options: dict):
+    """``build(run, **options)``; a sort column the rows lack (flops without ``--record-ops``,
+    median while live) falls back to ``total_ms``, grouping by shape a run recorded without
+    shapes to grouping by name."""
+    try:
+        try:
+            return build(run, **options)
+        except EveryOConfigError:
+            return build(run, **{**options, "sort_by": "total_ms"})
+    except EveryOProfilerError:
+        return build(run, **{**options, "sort_by": "total_ms", "group_by": "name"})
 
 
 def dashboard(**kwargs) -> Dashboard:
@@ -311,77 +374,16 @@ def dashboard(**kwargs) -> Dashboard:
 def static_bundle(run, *, top=None, group_by="name", sort_by="total_ms", theme="light") -> dict:
     """``text/html`` and ``text/plain`` renderings of ``run`` that need no kernel."""
     if run is None:
-        return {"text/plain": "everyo dashboard: no runs yet", "text/html": _empty_header()}
+        html = (
+            '<div class="everyo-static">No run yet: profile a cell with '
+            "<code>%%everyo_profile</code>.</div>"
+        )
+        return {"text/plain": "everyo dashboard: no runs yet", "text/html": html}
+    from everyo_lab.views.report import build_report
+
     views = _views()
+    report = build_report(run, group_by=group_by, sort_by=sort_by, top=top)
     return {
-        "text/html": views.render_html(
-            run, top=top, group_by=group_by, sort_by=sort_by, theme=theme
-        ),
-        "text/plain": views.render_text(run, top=top, group_by=group_by, sort_by=sort_by),
+        "text/html": views.render_html(run, report=report, theme=theme),
+        "text/plain": views.render_text(run, report=report),
     }
-
-
-def live_header_info(run, rows: list[dict]) -> dict:
-    """Header facts of a running run; hot spots are the table rows with the most self time."""
-    ranked = sorted(rows, key=lambda r: r.get("self_ms") or 0.0, reverse=True)
-    return {
-        "label": run.label,
-        "status": run.status,
-        "error": run.error,
-        "wall_ms": run.wall_ns / 1e6,
-        "events": run.num_events,
-        "hot_spots": [
-            {"name": r.get("name"), "path": r.get("path"), "self_ms": r.get("self_ms")}
-            for r in ranked[:3]
-        ],
-    }
-
-
-def header_html(info: dict) -> str:
-    """The header line: label, status, wall time, events and the top hot spots by self time."""
-    esc = html.escape
-    status = esc(str(info.get("status", "")))
-    if info.get("error"):
-        status += f" ({esc(str(info['error']))})"
-    wall = info.get("wall_ms")
-    parts = [
-        f"<b>{esc(str(info.get('label', '')))}</b>",
-        status,
-        f"{wall:,.1f} ms" if isinstance(wall, (int, float)) else "",
-        f"{info.get('events', 0):,} events",
-    ]
-    hot = info.get("hot_spots") or []
-    spots = ", ".join(_hot_spot(h) for h in hot[:3])
-    line = " · ".join(p for p in parts if p)
-    if spots:
-        line += f" · hot spots (self time): {spots}"
-    return f'<div class="everyo-header" style="padding:4px 0">{line}</div>'
-
-
-def _hot_spot(item: dict) -> str:
-    name = item.get("path") or item.get("name", "?")
-    ms = item.get("self_ms")
-    text = html.escape(str(name))
-    return f"{text} {ms:.2f} ms" if isinstance(ms, (int, float)) else text
-
-
-def _empty_header() -> str:
-    return (
-        '<div class="everyo-header">No run yet: profile a cell with '
-        "<code>%%everyo_profile</code>.</div>"
-    )
-
-
-def _json_rows(rows) -> list[dict]:
-    """Rows with plain Python scalars (traitlets sync JSON; numpy scalars are not JSON)."""
-    out = []
-    for row in rows:
-        clean = {}
-        for key, value in row.items():
-            if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-                value = value.item()
-            if isinstance(value, float) and value != value:  # NaN is not valid JSON
-                value = None
-            clean[key] = value
-        out.append(clean)
-    return out

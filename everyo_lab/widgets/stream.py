@@ -34,6 +34,7 @@ class EventStream:
         self.threads: dict[int, int] = {}  # thread id -> small index, by first appearance
         self.names_sent = 0
         self.step_ends: list[float] = []  # ms from the run start, in time order
+        self.first_start_ns: int | None = None  # where step 0 starts
         self.steps_sent = 0
         self.raw = True  # False once the run outgrew raw_limit: the browser holds bars
         self.bytes_sent = 0
@@ -46,6 +47,10 @@ class EventStream:
         return batch
 
     def _note_steps(self, batch) -> None:
+        if len(batch):
+            first = int(np.min(batch.start_ns))
+            if self.first_start_ns is None or first < self.first_start_ns:
+                self.first_start_ns = first
         marks = getattr(self.run, "step_ns", None)
         if marks:  # explicit profiler.step() marks win over optimizer steps
             self.step_ends = [m / 1e6 for m in marks]

@@ -84,8 +84,8 @@ def test_output_is_the_widget_and_a_static_rendering_that_hides_while_live(shell
 
 
 def test_widget_construction_is_not_profiled_time(shell, monkeypatch):
-    """Building the dashboard (plotly's first load can take seconds) must not count as the
-    cell's wall time: it happens before the profiler starts."""
+    """Building and showing the dashboard must not count as the cell's wall time: it happens
+    before the profiler starts."""
     import sys
 
     import everyo_lab.widgets.dashboard  # noqa: F401 - the package re-exports a function so named
@@ -145,6 +145,9 @@ def test_keyboard_interrupt_stops_profiler_cleanly_and_later_run_works(shell):
         ("--sort colour", "unknown column 'colour'"),
         ("--label 'unclosed", "quotation"),
         ("--no-shapes --group-by shape", "--group-by shape needs shapes"),
+        ("--schedule 1,2", "wait,warmup,active"),
+        ("--schedule 1,1,0", "active=0"),
+        ("--schedule a,b,c", "wait,warmup,active"),
     ],
 )
 def test_bad_options_print_usage_and_do_not_run_the_cell(shell, line, problem):
@@ -171,6 +174,8 @@ def test_options_map_to_profiler_keywords():
     )
     assert (opts.label, opts.top, opts.sort, opts.group_by) == ("a b", 5, "self_ms", "path")
     assert (opts.live, opts.refresh) == (False, 8.0)
+    sched = parse_options("--schedule 1,2,3").schedule
+    assert (sched.wait, sched.warmup, sched.active, sched.repeat) == (1, 2, 3, 0)
     defaults = parse_options("")
     assert defaults.record_shapes and defaults.live and defaults.refresh == 4.0
 
@@ -200,14 +205,66 @@ def test_live_refresher_stops_with_the_cell(shell):
     assert not [t for t in threading.enumerate() if t.name == "everyo-live"]
 
 
-def test_dashboard_line_magic_lists_runs(shell):
+def test_dashboard_line_magic_shows_picker_widget_and_static_rendering(shell):
     run_magic(shell, "--no-live --label first", WORK)
     with capture_output() as cap:
-        board = shell.run_line_magic("everyo_dashboard", "")
-    assert board.picker is not None
-    assert [r["label"] for r in board.picker.runs] == ["first"]
-    board.close()
+        result = shell.run_line_magic("everyo_dashboard", "")
+    assert result is None
     assert cap.stderr == ""
+    widget, static = [o.data for o in cap.outputs]
+    assert WIDGET in widget and WIDGET not in static
+    assert "first" in static["text/html"] and 'class="everyo-static"' in static["text/html"]
+    assert ":not(:has(.everyo-dashboard))" in static["text/html"]  # no "model not found"
+    assert "inner" in static["text/plain"]
+
+
+def test_schedule_records_only_active_steps(shell):
+    body = (
+        "import everyo.profiler as ep\n"
+        "from everyo.profiler import record_function\n"
+        "for i in range(6):\n"
+        "    with record_function(f'it{i}'):\n"
+        "        pass\n"
+        "    ep.step()\n"
+    )
+    result, cap = run_magic(shell, "--no-live --label sched --schedule 1,1,2,1", body)
+    assert result.success, cap.stdout
+    run = runs["sched"]
+    assert run.options["schedule"] == {"wait": 1, "warmup": 1, "active": 2, "repeat": 1}
+    assert sorted(set(run.snapshot().name.tolist())) == ["it2", "it3"]
+    assert len(run.step_ns) == 6  # every step is marked, recorded or not
+
+
+def test_wall_time_starts_at_the_cells_first_statement(shell, monkeypatch):
+    from everyo.profiler.run import Run
+
+    calls = []
+    original = Run.restart_clock
+
+    def spy(self):
+        calls.append(self.label)
+        original(self)
+
+    monkeypatch.setattr(Run, "restart_clock", spy)
+    shell.user_ns["CALLS"] = calls
+    body = "from __future__ import annotations\nseen = list(CALLS)\n"
+    result, cap = run_magic(shell, "--no-live --label origin", body)
+    assert result.success, cap.stdout
+    assert shell.user_ns["seen"] == ["origin"]  # restarted before the first statement ran
+    assert calls == ["origin"]
+    assert shell.ast_transformers == [
+        t for t in shell.ast_transformers if "CellStart" not in type(t).__name__
+    ]  # removed after the cell
+    result, cap = run_magic(shell, "--no-live", "6 * 7")  # still displays the last value
+    assert "42" in cap.stdout
+
+
+def test_a_cell_without_everyo_code_says_what_to_do(shell):
+    result, cap = run_magic(shell, "--no-live --label nothing", "x = sum(range(10))\n")
+    assert result.success
+    final = [o.data for o in cap.outputs if "text/html" in o.data][-1]
+    assert "no events" in final["text/plain"] and "record_function" in final["text/plain"]
+    assert "--record-ops" in final["text/html"]
 
 
 def test_syntax_error_in_cell_is_reported_and_run_marked_failed(shell):

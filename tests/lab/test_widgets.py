@@ -1,20 +1,29 @@
-"""Dashboard widgets without a browser: traitlet state after refreshes, export, run picker."""
+"""The dashboard widget without a browser: synced state, the messages it sends, export, picker."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 pytest.importorskip("anywidget")
-pytest.importorskip("plotly")
 
 from everyo.profiler import Profiler, record_function, runs  # noqa: E402
-from everyo.profiler.run import RunRegistry  # noqa: E402
-from everyo_lab import Dashboard, dashboard  # noqa: E402
+from everyo_lab import Dashboard  # noqa: E402
 from everyo_lab.widgets.dashboard import WIDGET_MIME  # noqa: E402
-from everyo_lab.widgets.export import ExportButton, trace_file_name  # noqa: E402
-from everyo_lab.widgets.figures import bar_count  # noqa: E402
+from everyo_lab.widgets.export import trace_file_name  # noqa: E402
+
+
+class Recording(Dashboard):
+    """A dashboard that keeps what it would send to the browser."""
+
+    def send(self, content, buffers=None):
+        self.__dict__.setdefault("sent", []).append((content, buffers or []))
+
+    def messages(self, kind):
+        return [c for c, _ in self.__dict__.get("sent", []) if c.get("type") == kind]
 
 
 @pytest.fixture(autouse=True)
@@ -37,204 +46,175 @@ def profiled(label, n=20):
     return p.run
 
 
-def test_dashboard_state_after_refresh():
+def test_state_after_refresh_is_the_report_and_the_events_go_as_one_message():
     run = profiled("state")
-    board = Dashboard(run)
-    names = {r["name"] for r in board.table.rows}
-    assert {"step", "inner"} <= names
-    assert all("share" in r for r in board.table.rows)
-    json.dumps(board.table.rows)  # plain JSON for the comm
-    assert "state" in board.header.value and "completed" in board.header.value
-    assert bar_count(board.flame) == 40
-    assert len(board.icicle.data) == 1
+    board = Recording(run)
+    report = board.report
+    assert report["label"] == "state" and report["status"] == "completed"
+    assert {"step", "inner"} <= {r["name"] for r in report["rows"]}
+    assert all(0.0 <= r["share"] <= 1.0 for r in report["rows"])
+    json.dumps(report)  # plain JSON for the comm
+    (events,) = board.messages("events")
+    assert events["n"] == 40 and events["complete"] and events["run"] == run.id
+    assert board.run_id == run.id
+    assert board.icicle["data"]  # the final view has its icicle
     assert "state" in repr(board) and len(repr(board)) < 200
 
 
-def test_refresh_rereads_a_running_run():
+def test_saved_state_holds_no_events_and_no_library():
+    run = profiled("weight", n=5000)  # 10,000 events
+    board = Recording(run)
+    state = {k: v for k, v in board.get_state().items() if k != "_esm"}
+    text = json.dumps(state, default=str)
+    assert len(text) < 50_000, len(text)
+    assert "plotly.js v" not in text
+    assert len(board._esm) < 100_000  # the widget's own front end stays small
+
+
+def test_live_refresh_sends_only_new_events_and_a_live_report():
     p = Profiler(label="growing").start()
     try:
         work(5)
-        p._flush(p._state(), p._clock())  # hand this thread's buffered events to the store
-        board = Dashboard(p.run)
-        assert board.flame.layout.meta["events"] == 10
+        p.flush() if hasattr(p, "flush") else p._flush(p._state(), p._clock())
+        board = Recording(p.run)
         work(5)
-        p._flush(p._state(), p._clock())
+        p.flush() if hasattr(p, "flush") else p._flush(p._state(), p._clock())
         board.refresh(live=True)
-        assert board.flame.layout.meta["events"] == 20
-        assert "running" in board.header.value
-        assert "hot spots (self time): " in board.header.value  # from the live table rows
+        assert board.report["live"] and board.report["status"] == "running"
+        assert [m["n"] for m in board.messages("events")] == [10, 10]
+        assert [r["calls"] for r in board.report["rows"] if r["name"] == "step"] == [10]
+        assert not board.icicle  # the icicle waits for the end
     finally:
         p.stop()
     board.refresh()
-    assert "completed" in board.header.value
-    assert sum(len(t.base) for t in board.flame.data) >= 1
+    assert board.report["status"] == "completed" and not board.report["live"]
+    assert board.messages("events")[-1]["complete"]
 
 
-def test_live_hot_spots_do_not_depend_on_the_rows_the_table_shows():
-    clock = SetClock()
-    p = Profiler(label="hot", clock=clock, registry=RunRegistry()).start()
-    try:
-        with record_function("aaa"):
-            clock.now += 10
-        with record_function("heavy"):
-            clock.now += 10_000_000
-        p._flush(p._state(), p._clock())
-        board = Dashboard(p.run, top=1, sort_by="name")
-        board.table.descending = False
-        board.refresh(live=True)
-        assert [r["name"] for r in board.table.rows] == ["aaa"]
-        assert "hot spots (self time): heavy 10.00 ms, aaa" in board.header.value
-    finally:
-        p.stop()
+def test_table_options_recompute_the_rows():
+    board = Recording(profiled("table"))
+    board.sort_by = "calls"
+    board.descending = False
+    calls = [r["calls"] for r in board.report["rows"]]
+    assert calls == sorted(calls)
+    board.group_by = "path"
+    assert board.report["group_by"] == "path"
 
 
-class SetClock:
-    """Nanoseconds that move only when the test moves them."""
-
-    now = 0
-
-    def __call__(self) -> int:
-        return self.now
-
-
-def test_table_follows_group_by_and_sort():
-    board = Dashboard(profiled("grouping"))
-    board.table.sort_by = "calls"
-    board.table.descending = False
-    assert [r["calls"] for r in board.table.rows] == sorted(r["calls"] for r in board.table.rows)
-    board.table.group_by = "path"
-    assert all("path" in r for r in board.table.rows)
-
-
-def test_group_by_shape_without_shapes_keeps_the_table():
-    with Profiler(label="shapeless", record_shapes=False) as p:
+def test_group_by_shape_without_shapes_keeps_a_table():
+    with Profiler(label="noshapes", record_shapes=False) as p:
         work(3)
-    board = Dashboard(p.run)
-    shown = list(board.table.rows)
-    board.table.group_by = "shape"  # what the select does; the run has no shapes to group by
-    assert board.table.rows == shown and shown
+    board = Recording(p.run)
+    board.group_by = "shape"  # what the select does; the run has no shapes to group by
+    assert board.report["rows"]
 
 
 def test_top_keeps_the_first_rows_of_the_new_order():
-    board = Dashboard(profiled("top"), top=1, sort_by="name")
-    assert [r["name"] for r in board.table.rows] == ["step"]
-    board.table.descending = False
-    assert [r["name"] for r in board.table.rows] == ["inner"]
+    board = Recording(profiled("top"), top=1)
+    assert [r["name"] for r in board.report["rows"]] == ["step"]
+    board.descending = False
+    assert [r["name"] for r in board.report["rows"]] == ["inner"]
 
 
-def test_theme_reported_by_front_end_retemplates_figures():
-    board = Dashboard(profiled("theme"))
-    light = board.flame.layout.paper_bgcolor
-    board.table.theme = "dark"  # what js/src/theme.js does in a dark JupyterLab
+def test_theme_reported_by_the_front_end_recolours_the_icicle():
+    board = Recording(profiled("theme"))
+    light = board.icicle["layout"]["paper_bgcolor"]
+    board.theme = "dark"  # what js/src/theme.js does in a dark JupyterLab
+    assert board.icicle["layout"]["paper_bgcolor"] != light
+    board.theme = "purple"  # not a theme: ignored
     assert board.theme == "dark"
-    assert board.flame.layout.paper_bgcolor != light
-    assert board.icicle.layout.paper_bgcolor == board.flame.layout.paper_bgcolor
 
 
-def test_zoom_recomputes_level_of_detail_for_the_window():
-    run = profiled("zoom", n=200)
-    board = Dashboard(run)
-    full = bar_count(board.flame)
-    wall_ms = run.wall_ns / 1e6
-    board.flame.layout.xaxis.range = [0.0, wall_ms / 10]  # what a zoom in the browser sends
-    assert board._x_range == (0.0, wall_ms / 10)
-    assert 0 < bar_count(board.flame) < full
-    board.flame.layout.xaxis.autorange = True  # double click: back to everything
-    assert board._x_range is None
-    assert bar_count(board.flame) == full
+def test_plotly_is_sent_when_asked_and_only_then():
+    board = Recording(profiled("lib"))
+    assert not board.messages("plotly")
+    board._on_message(board, {"type": "plotly"}, [])
+    ((content, buffers),) = [m for m in board.sent if m[0]["type"] == "plotly"]
+    assert content["version"].count(".") == 2
+    assert bytes(buffers[0][:200]).lstrip().startswith(b"/**")
+    assert b"plotly.js v" in bytes(buffers[0][:200])
 
 
-def test_mime_bundle_has_widget_html_and_text():
-    board = Dashboard(profiled("bundle"))
+def test_resend_and_detail_requests():
+    board = Recording(profiled("again", n=50))
+    board._on_message(board, {"type": "resend"}, [])
+    assert [m["reset"] for m in board.messages("events")] == [True, True]
+    board._on_message(board, {"type": "detail", "x0": 0, "x1": 1, "width": 500}, [])
+    assert not board.messages("bars")  # the browser holds every event: nothing to add
+    board._stream.raw = False  # as for a run past RAW_LIMIT
+    board._on_message(board, {"type": "detail", "x0": 0, "x1": 1, "width": 500}, [])
+    assert board.messages("bars")[-1]["window"] == [0.0, 1.0]
+
+
+def test_mime_bundle_and_static_rendering_share_the_report():
+    board = Recording(profiled("bundle"))
     bundle = board._repr_mimebundle_()
     assert bundle[WIDGET_MIME]["model_id"] == board.model_id
-    assert "<svg" in bundle["text/html"]
-    assert "inner" in bundle["text/plain"]
+    assert "everyo-static" in bundle["text/html"] and "step" in bundle["text/plain"]
+    share = next(r["share"] for r in board.report["rows"] if r["name"] == "step")
+    assert f"{100 * share:.1f}%" in bundle["text/html"]
 
 
 def test_export_writes_a_valid_trace_and_sends_it(tmp_path):
-    run = profiled("my run/1")
-    button = ExportButton(run, directory=tmp_path)
-    sent = []
-    button.send = lambda content, buffers=None: sent.append((content, buffers))
-    button._on_message(button, {"type": "export"}, [])
+    board = Recording(profiled("my run/1"), export_dir=tmp_path)
+    board._on_message(board, {"type": "export"}, [])
     path = tmp_path / "my_run_1.trace.json"
-    trace = json.loads(path.read_text())
-    assert trace["traceEvents"]
-    assert {"step", "inner"} <= {e.get("name") for e in trace["traceEvents"]}
-    ((content, buffers),) = sent
-    assert content == {"type": "download", "filename": "my_run_1.trace.json"}
-    assert bytes(buffers[0]) == path.read_bytes()
-    assert button.status.startswith("wrote my_run_1.trace.json") and not button.busy
+    assert json.loads(path.read_text())["traceEvents"]
+    ((content, buffers),) = [m for m in board.sent if m[0]["type"] == "download"]
+    assert content["filename"] == path.name and bytes(buffers[0]) == path.read_bytes()
+    assert "wrote my_run_1.trace.json" in board.export_status and not board.export_busy
 
 
-def test_export_without_run_reports_instead_of_raising(tmp_path):
-    button = ExportButton(None, directory=tmp_path)
-    button._on_message(button, {"type": "export"}, [])
-    assert button.status.startswith("export failed")
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_export_to_an_unwritable_folder_reports_next_to_the_button(tmp_path):
-    button = ExportButton(profiled("nowhere"), directory=tmp_path / "missing")
-    button.send = lambda content, buffers=None: pytest.fail("nothing may be sent")
-    button._on_message(button, {"type": "export"}, [])
-    assert button.status.startswith("export failed") and "missing" in button.status
-    assert not button.busy
+def test_export_without_run_or_to_an_unwritable_folder_reports_next_to_the_button(tmp_path):
+    board = Recording(None, export_dir=tmp_path)
+    board._on_message(board, {"type": "export"}, [])
+    assert board.export_status.startswith("export failed") and "profile a cell" in (
+        board.export_status
+    )
+    board = Recording(profiled("unwritable"), export_dir=tmp_path / "missing")
+    board._on_message(board, {"type": "export"}, [])
+    assert board.export_status.startswith("export failed") and "missing" in board.export_status
 
 
 def test_trace_file_name_is_safe():
-    assert trace_file_name("train") == "train.trace.json"
-    assert trace_file_name("../x y") == "x_y.trace.json"
+    assert trace_file_name("my run/1") == "my_run_1.trace.json"
+    assert trace_file_name("../x") == "x.trace.json"
     assert trace_file_name("") == "run.trace.json"
 
 
 def test_picker_lists_every_run_and_new_ones():
     first = profiled("first")
-    board = dashboard()
+    board = Recording(None, picker=True)
     try:
-        assert [r["label"] for r in board.picker.runs] == ["first"]
-        assert board.run is first and board.picker.selected == first.id
+        assert [r["label"] for r in board.runs] == ["first"]
+        assert board.run is first and board.selected == first.id
         second = profiled("second")
-        assert [r["label"] for r in board.picker.runs] == ["first", "second"]
-        board.picker.selected = second.id  # the user picks it in the front end
-        assert board.run is second
-        assert board.export_button.label == "second"
+        assert [r["label"] for r in board.runs] == ["first", "second"]
+        board.selected = second.id  # the user picks it in the front end
+        assert board.run is second and board.run_id == second.id
+        assert board.report["label"] == "second"
     finally:
         board.close()
-    profiled("third")  # closed: no longer subscribed
-    assert len(board.picker.runs) == 2
+    profiled("third")  # closed: no longer listening
+    assert len(board.runs) == 2
 
 
 def test_empty_dashboard_without_runs():
-    board = dashboard()
+    board = Recording(None, picker=True)
     try:
-        assert board.run is None
-        assert "No run yet" in board.header.value
+        assert board.run is None and board.report == {}
         assert "no runs" in board._repr_mimebundle_()["text/plain"]
     finally:
         board.close()
 
 
-def test_sort_by_a_column_the_run_lacks_falls_back_to_total_time():
-    board = Dashboard(profiled("no-flops"), sort_by="flops")
-    totals = [r["total_ms"] for r in board.table.rows]
-    assert totals == sorted(totals, reverse=True)
-
-
-def test_a_redraw_of_the_same_figure_sends_only_the_arrays(monkeypatch):
-    from everyo_lab.views import flame_figure
-    from everyo_lab.widgets.figures import _ARRAYS, apply_figure, new_figure_widget
-
-    fig = flame_figure(profiled("resend").snapshot())
-    widget = new_figure_widget(fig)
-    sent = []
-
-    def spy(restyle_data=None, relayout_data=None, **_):
-        sent.append((restyle_data, relayout_data))
-
-    monkeypatch.setattr(widget, "plotly_update", spy)
-    apply_figure(widget, fig, keep_x_range=True)
-    [(restyle, relayout)] = sent
-    assert relayout == {}  # the layout did not change: no layout key is sent
-    assert restyle and set(restyle) <= set(_ARRAYS)  # names, colours, templates stay
+def test_load_ext_does_not_import_plotly_python():
+    code = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().extension_manager.load_extension('everyo_lab')\n"
+        "print(sorted(m for m in ('plotly', 'jsonschema', 'pandas') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
