@@ -1,0 +1,130 @@
+// Level of detail: what to draw of a time window at a plot's pixel width, at a bounded cost.
+//
+// Per lane, an event at least one pixel wide is a bar of its own; a run of narrower events
+// separated by gaps of at most a pixel becomes one merged bar (its count, and its key when the
+// events share one, else MIXED). That leaves at most about two bars per pixel column and lane;
+// when the total is still above `maxBars` the pixel is widened until it fits. Events that only
+// partly overlap the window count. Pure: plain typed arrays in, typed arrays out.
+import { lowerBound, upperBound } from "./store.js";
+import { MIXED } from "./wire.js";
+
+export const MAX_BARS = 20000;
+export const MAX_BARS_LIVE = 4000;
+const PASSES = 6;
+
+/** `[lo, hi)` of the events of `lane` overlapping `[x0, x1]` (sorting it first if needed). */
+export function windowRange(lane, x0, x1) {
+  if (lane.ensureSorted) lane.ensureSorted();
+  return [lowerBound(lane.reach, lane.n, x0), upperBound(lane.start, lane.n, x1)];
+}
+
+/**
+ * Bars for the window `[x0, x1]` at `widthPx` pixels.
+ *
+ * `items` are `{row, lane}` with `lane` holding sorted typed columns `n, start, end, reach,
+ * key, count` (a store Lane). `codes` (optional) maps a key to its colour code: a merged run
+ * of keys of one colour keeps its first key; without it, of one key. Returns `{n, start, end, row, key, count, lane, x0, x1, pixel,
+ * screenPx, rows}`: per bar its extent (ms), row, key (MIXED when mixed), event count and the
+ * index of its item; `pixel` is the (possibly widened) merge pixel, `screenPx` the real one;
+ * `rows` maps a row to its bars' `[lo, hi)` (each row's bars are in start order).
+ */
+export function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes = null) {
+  const span = x1 > x0 ? x1 - x0 : 1e-9;
+  const screenPx = span / Math.max(1, widthPx);
+  const ranges = items.map((item) => windowRange(item.lane, x0, x1));
+  let pixel = screenPx;
+  let count = scan(items, ranges, pixel, codes, null);
+  for (let pass = 0; pass < PASSES && count > maxBars; pass++) {
+    pixel *= (1.25 * count) / maxBars;
+    count = scan(items, ranges, pixel, codes, null);
+  }
+  if (count > maxBars) {
+    // Guaranteed fit: a merged bar sits between two wide events or gaps, each a pixel.
+    const room = maxBars - 6 * items.length;
+    pixel = room > 0 ? Math.max(pixel, (2 * span * items.length) / room) : Infinity;
+    count = scan(items, ranges, pixel, codes, null);
+  }
+  const n = Math.min(count, maxBars);
+  const out = {
+    n: 0,
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+    row: new Int32Array(n),
+    key: new Int32Array(n),
+    count: new Uint32Array(n),
+    lane: new Int32Array(n),
+    x0,
+    x1,
+    pixel,
+    screenPx,
+    rows: new Map(),
+  };
+  scan(items, ranges, pixel, codes, out, n);
+  return out;
+}
+
+/** Count the bars (`out` null) or write them into `out` (at most `cap`). */
+function scan(items, ranges, pixel, codes, out, cap = Infinity) {
+  let total = 0;
+  for (let li = 0; li < items.length; li++) {
+    const { lane, row } = items[li];
+    const [lo, hi] = ranges[li];
+    const { start, end, key, count } = lane;
+    const first = total;
+    let i = lo;
+    while (i < hi && total < cap) {
+      const s = start[i];
+      let e = end[i];
+      let k = key[i];
+      let c = count[i];
+      i += 1;
+      if (e - s < pixel) {
+        // a run of narrow events, each starting within a pixel of the run's reach so far
+        while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel) {
+          if (end[i] > e) e = end[i];
+          if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
+          c += count[i];
+          i += 1;
+        }
+      }
+      if (out) {
+        out.start[total] = s;
+        out.end[total] = e;
+        out.row[total] = row;
+        out.key[total] = k;
+        out.count[total] = c;
+        out.lane[total] = li;
+      }
+      total += 1;
+    }
+    if (out && total > first) out.rows.set(row, [first, total]);
+  }
+  if (out) out.n = total;
+  return total;
+}
+
+/** Index of the drawn bar of `row` under time `t` (within `slack` ms), or -1. */
+export function findBar(bars, row, t, slack = 0) {
+  const range = bars.rows.get(row);
+  if (!range) return -1;
+  const [lo, hi] = range;
+  // last bar starting at or before t + slack
+  let a = lo;
+  let b = hi;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (bars.start[mid] <= t + slack) a = mid + 1;
+    else b = mid;
+  }
+  let best = -1;
+  let bestDist = Infinity;
+  for (let i = a - 1; i >= lo && i >= a - 3; i--) {
+    const drawnEnd = Math.max(bars.end[i], bars.start[i] + bars.screenPx);
+    const dist = t < bars.start[i] ? bars.start[i] - t : t > drawnEnd ? t - drawnEnd : 0;
+    if (dist <= slack && dist < bestDist) {
+      best = i;
+      bestDist = dist;
+    }
+  }
+  return best;
+}
