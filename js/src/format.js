@@ -58,3 +58,9 @@ export function traceFileName(label) {
   const safe = String(label || "run").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "");
   return `${safe || "run"}.trace.json`;
 }
+
+/** A time on the run's clock to the microsecond: 1234.5 -> "1,234.500" (ms). */
+export function formatClock(ms) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
+  return ms.toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
+}

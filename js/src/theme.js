@@ -38,3 +38,20 @@ export function syncTheme(model, doc) {
     }
   });
 }
+
+/** Plotly's "plotly_white" colours: what a figure uses until the kernel sends its themes. */
+export const DEFAULT_COLORS = {
+  paper_bgcolor: "#ffffff",
+  plot_bgcolor: "#ffffff",
+  font_color: "#2a3f5f",
+  grid_color: "#ebf0f8",
+  line_color: "#c8d4e3",
+  muted: "#6b7a90",
+  text_on_bar: "#111111",
+};
+
+/** The figure colours of `theme` from the `themes` trait (light ones when missing). */
+export function figureColors(themes, theme) {
+  const all = themes || {};
+  return { ...DEFAULT_COLORS, ...(all.light || {}), ...(all[theme] || {}) };
+}

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  columnLabel, formatCell, formatCount, formatMs, formatShare, traceFileName,
+  columnLabel, formatCell, formatClock, formatCount, formatMs, formatShare, traceFileName,
 } from "../src/format.js";
 
 test("formatMs picks a precision by magnitude", () => {
@@ -43,4 +43,10 @@ test("traceFileName makes a safe file name", () => {
   assert.equal(traceFileName("my run/1"), "my_run_1.trace.json");
   assert.equal(traceFileName("../etc"), "etc.trace.json");
   assert.equal(traceFileName(""), "run.trace.json");
+});
+
+test("formatClock shows the run clock to the microsecond", () => {
+  assert.equal(formatClock(100.4), "100.400");
+  assert.equal(formatClock(1234.5678), "1,234.568");
+  assert.equal(formatClock(null), "");
 });

@@ -1,0 +1,55 @@
+// The header line and the notes of a run, from the report trait (plain DOM, no plotly).
+import { formatMs, formatShare } from "./format.js";
+import { eventLabel } from "./wire.js";
+
+/** "Conv2d [features.3] 12.3 ms (45.6 %)". */
+export function hotSpotText(spot) {
+  const label = spot.label || eventLabel(spot.name || "?", spot.path);
+  const parts = [label];
+  if (typeof spot.self_ms === "number") parts.push(`${formatMs(spot.self_ms)} ms`);
+  if (typeof spot.share === "number") parts.push(`(${formatShare(spot.share)})`);
+  return parts.join(" ");
+}
+
+/** The header's parts after the label: status (error), wall time, events, hot spots. */
+export function headerParts(report) {
+  const parts = [];
+  if (report.status) parts.push(report.error ? `${report.status} (${report.error})` : String(report.status));
+  if (typeof report.wall_ms === "number") parts.push(`${formatMs(report.wall_ms)} ms`);
+  if (typeof report.events === "number") parts.push(`${report.events.toLocaleString("en-US")} events`);
+  const hot = (report.hot_spots || []).slice(0, 3).map(hotSpotText);
+  if (hot.length) parts.push(`hot spots (self time): ${hot.join(", ")}`);
+  return parts;
+}
+
+/** `<div class="everyo-header"><b>label</b> · status · ... </div>`. */
+export function renderHeader(doc, report) {
+  const div = doc.createElement("div");
+  div.className = "everyo-header";
+  if (!report || !report.run_id) {
+    div.append("No run yet: profile a cell with ");
+    const code = doc.createElement("code");
+    code.textContent = "%%everyo_profile";
+    div.append(code, ".");
+    return div;
+  }
+  const bold = doc.createElement("b");
+  bold.textContent = report.label || report.run_id;
+  div.append(bold, ...headerParts(report).map((p) => ` · ${p}`));
+  if (report.start_iso) div.title = `started ${report.start_iso}`;
+  return div;
+}
+
+/** The notes as a list (nothing when there are none). */
+export function renderNotes(doc, notes) {
+  const list = doc.createElement("ul");
+  list.className = "everyo-notes";
+  for (const note of notes || []) {
+    const item = doc.createElement("li");
+    item.className = "everyo-warning";
+    item.textContent = note;
+    list.appendChild(item);
+  }
+  list.hidden = list.childElementCount === 0;
+  return list;
+}

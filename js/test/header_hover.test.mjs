@@ -1,0 +1,53 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { headerParts, hotSpotText } from "../src/header.js";
+import { pointerToData, tooltipLines } from "../src/hover.js";
+import { figureColors } from "../src/theme.js";
+
+test("header parts: status with error, wall time, events, hot spots by self time", () => {
+  const report = {
+    run_id: "r1", label: "train", status: "failed", error: "ValueError", wall_ms: 1234.5, events: 5200,
+    hot_spots: [
+      { name: "Conv2d", path: "features.3", label: "Conv2d [features.3]", self_ms: 12.3, share: 0.456 },
+      { name: "ReLU", path: "", self_ms: 1.5, share: 0.01 },
+    ],
+  };
+  assert.deepEqual(headerParts(report), [
+    "failed (ValueError)",
+    "1,235 ms",
+    "5,200 events",
+    "hot spots (self time): Conv2d [features.3] 12.30 ms (45.6 %), ReLU 1.50 ms (1.0 %)",
+  ]);
+  assert.equal(hotSpotText({ name: "Linear", path: "fc1", self_ms: 0.5 }), "Linear [fc1] 0.500 ms");
+  assert.deepEqual(headerParts({ status: "running" }), ["running"]);
+});
+
+test("pointerToData maps pixels to (time, row) with depth 0 on top", () => {
+  const size = { l: 60, t: 40, w: 1000, h: 400 };
+  const p = pointerToData(250, 50, size, [0, 100], [3.5, -0.5]);
+  assert.equal(p.t, 25);
+  assert.equal(p.y, 0);
+  assert.equal(p.row, 0);
+  assert.equal(pointerToData(250, 350, size, [0, 100], [3.5, -0.5]).row, 3);
+  assert.equal(pointerToData(-1, 50, size, [0, 100], [3.5, -0.5]), null);
+  assert.equal(pointerToData(10, 401, size, [0, 100], [3.5, -0.5]), null);
+});
+
+test("tooltip lines of an event and of a merged bar", () => {
+  const info = { label: "Conv2d [features.3]", kind: "module", colorKey: "Conv2d" };
+  assert.deepEqual(tooltipLines({ start: 1.5, end: 4, count: 1, info, selfMs: 0.75 }), [
+    "Conv2d [features.3]", "module", "start 1.500 ms · duration 2.50 ms", "self 0.750 ms",
+  ]);
+  assert.equal(tooltipLines({ start: 1.5, end: 4, count: 1, info, selfMs: null }).length, 3);
+  assert.deepEqual(tooltipLines({ start: 0, end: 12, count: 1500, info: null }), [
+    "merged: 1,500 events · 12.00 ms", "mixed", "from 0.000 to 12.000 ms", "zoom in to see them",
+  ]);
+  assert.equal(tooltipLines({ start: 0, end: 1, count: 3, info })[1], "Conv2d");
+});
+
+test("figureColors: the theme's colours over the light ones over the defaults", () => {
+  const themes = { light: { paper_bgcolor: "#fff", muted: "#666" }, dark: { paper_bgcolor: "#111" } };
+  assert.equal(figureColors(themes, "dark").paper_bgcolor, "#111");
+  assert.equal(figureColors(themes, "dark").muted, "#666");
+  assert.equal(figureColors(undefined, "dark").font_color, "#2a3f5f");
+});
