@@ -16,9 +16,7 @@ import { fileURLToPath } from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OUT_DIR = resolve(HERE, "..", "everyo_lab", "static");
 const ENTRIES = {
-  table: "src/table_widget.js",
-  export: "src/export_widget.js",
-  picker: "src/picker_widget.js",
+  dashboard: "src/dashboard_widget.js",
 };
 
 const IMPORT_RE = /^import\s+(.+?)\s+from\s+["']([^"']+)["'];?[ \t]*$/gm;

@@ -21,8 +21,11 @@ export function isDownloadMessage(msg, buffers) {
   return Boolean(msg && msg.type === "download" && msg.filename && buffers && buffers.length > 0);
 }
 
-/** The button and its status line; the button sends {type: "export"} to Python. */
-export function renderExportButton(doc, model) {
+/**
+ * The button and its status line; the button sends {type: "export"} to Python. The status
+ * text and the busy flag are the model's `export_status` and `export_busy` traits.
+ */
+export function renderExportButton(doc, model, traits = { status: "export_status", busy: "export_busy" }) {
   const wrap = doc.createElement("div");
   wrap.className = "everyo-export";
   const button = doc.createElement("button");
@@ -32,12 +35,12 @@ export function renderExportButton(doc, model) {
   const status = doc.createElement("span");
   status.className = "everyo-export-status";
   const update = () => {
-    status.textContent = model.get("status") || "";
-    button.disabled = Boolean(model.get("busy"));
+    status.textContent = model.get(traits.status) || "";
+    button.disabled = Boolean(model.get(traits.busy));
   };
   button.addEventListener("click", () => model.send({ type: "export" }));
-  model.on("change:status", update);
-  model.on("change:busy", update);
+  model.on(`change:${traits.status}`, update);
+  model.on(`change:${traits.busy}`, update);
   update();
   wrap.append(button, status);
   return wrap;

@@ -16,6 +16,20 @@ export const CSS = `
 .everyo-export-button { padding: 4px 10px; cursor: pointer; }
 .everyo-export-status { color: var(--jp-ui-font-color2, #555); }
 .everyo-picker { min-width: 24em; }
+.everyo-header { padding: 4px 0; }
+.everyo-notes { margin: 2px 0 4px; padding-left: 1.4em; }
+.everyo-steps { margin: 4px 0; }
+.everyo-step-input { width: 6em; }
+.everyo-step-table { width: auto; }
+.everyo-flame-box { position: relative; min-height: 40px; }
+.everyo-flame-canvas { position: absolute; left: 0; top: 0; z-index: 0; pointer-events: none; }
+.everyo-flame { position: relative; z-index: 1; }
+.everyo-flame-message { padding: 12px; color: var(--jp-ui-font-color2, #555); }
+.everyo-tooltip { position: absolute; z-index: 10; pointer-events: none; max-width: 420px;
+  padding: 4px 8px; border-radius: 3px; font-size: 12px; line-height: 1.35; white-space: nowrap;
+  background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
+  border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
+.everyo-icicle { margin-top: 8px; }
 `;
 
 export function addStyle(doc, el) {

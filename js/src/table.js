@@ -1,9 +1,23 @@
-// The summary table: sortable columns, group-by select, share bars, nested-time warning.
+// The summary table: sortable columns, group-by select, share bars.
 import { columnLabel, formatCell } from "./format.js";
 
-export const NESTED_WARNING =
-  "Nested module timing intervals overlap: do not add parent and child totals together " +
-  "and read the result as wall-clock time. Use self time to find where time is spent.";
+/** How a grouping is named, as the first column's header and in the group-by select. */
+export const GROUP_HEADERS = { name: "name", path: "module path", shape: "input shapes" };
+
+const PREFERRED = [
+  "label", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "median_ms", "min_ms",
+  "max_ms", "std_ms", "gflops", "device_ms", "shapes",
+];
+
+/**
+ * The columns of report rows: the label first (it holds the name and the module path), then
+ * the numbers. Name and path are not repeated; shapes are not when they are the grouping.
+ */
+export function summaryColumns(rows, groupBy) {
+  const hidden = new Set(["name", "path", "module"]);
+  if (groupBy === "shape") hidden.add("shapes");
+  return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key));
+}
 
 /** Rows sorted by `key` (numbers numerically, strings by locale; missing values last). */
 export function sortRows(rows, key, descending = true) {
@@ -40,8 +54,11 @@ export function shareWidth(share) {
   return Math.max(0, Math.min(100, share * 100));
 }
 
-/** Build the table DOM (header cells call `onSort(key)` when clicked). */
-export function renderTable(doc, rows, columns, sort, onSort) {
+/**
+ * Build the table DOM (header cells call `onSort(key)` when clicked); `headers` names columns
+ * whose header is not their `columnLabel`.
+ */
+export function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
   const table = doc.createElement("table");
   table.className = "everyo-table";
   const head = table.createTHead().insertRow();
@@ -49,8 +66,9 @@ export function renderTable(doc, rows, columns, sort, onSort) {
     const th = doc.createElement("th");
     th.dataset.key = key;
     const arrow = sort.sortBy === key ? (sort.descending ? " ▼" : " ▲") : "";
-    th.textContent = columnLabel(key) + arrow;
-    th.title = `Sort by ${columnLabel(key)}`;
+    const label = headers[key] || columnLabel(key);
+    th.textContent = label + arrow;
+    th.title = `Sort by ${label}`;
     th.addEventListener("click", () => onSort(key));
     head.appendChild(th);
   }

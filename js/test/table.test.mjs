@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { nextSort, shareWidth, sortRows, tableColumns } from "../src/table.js";
+import { nextSort, shareWidth, sortRows, summaryColumns, tableColumns } from "../src/table.js";
 
 const rows = [
   { name: "ReLU", calls: 20, total_ms: 1.5 },
@@ -39,4 +39,15 @@ test("shareWidth clamps", () => {
   assert.equal(shareWidth(1.7), 100);
   assert.equal(shareWidth(-1), 0);
   assert.equal(shareWidth(undefined), 0);
+});
+
+test("summaryColumns: the label first, name and path folded into it", () => {
+  const reportRows = [{
+    label: "Conv2d [features.3]", name: "Conv2d", path: "features.3", kind: "module", calls: 2,
+    total_ms: 3, self_ms: 1, share: 0.5, mean_ms: 1.5, shapes: "(8, 3, 32, 32)",
+  }];
+  assert.deepEqual(summaryColumns(reportRows, "name"), [
+    "label", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "shapes",
+  ]);
+  assert.ok(!summaryColumns(reportRows, "shape").includes("shapes"));
 });

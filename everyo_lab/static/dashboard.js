@@ -1,0 +1,2103 @@
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:79cb9e5e87fb24ed | built by js/build.mjs from js/src: do not edit
+
+// ---- src/export.js
+const __everyo_src_export_js = (() => {
+// "Export Chrome trace": Python writes the file next to the notebook and sends the same bytes
+// back as a binary buffer; the browser saves them through a temporary <a download>.
+
+/** Start a browser download of `data` (ArrayBuffer, DataView or typed array) as `filename`. */
+function downloadBytes(doc, filename, data, mime = "application/json") {
+  const blob = new Blob([data], { type: mime });
+  const url = URL.createObjectURL(blob);
+  const link = doc.createElement("a");
+  link.href = url;
+  link.download = filename;
+  link.style.display = "none";
+  doc.body.appendChild(link);
+  link.click();
+  link.remove();
+  // Revoke later: some browsers read the URL after click() returns.
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+/** True when a custom message from Python asks for a download and carries the bytes. */
+function isDownloadMessage(msg, buffers) {
+  return Boolean(msg && msg.type === "download" && msg.filename && buffers && buffers.length > 0);
+}
+
+/**
+ * The button and its status line; the button sends {type: "export"} to Python. The status
+ * text and the busy flag are the model's `export_status` and `export_busy` traits.
+ */
+function renderExportButton(doc, model, traits = { status: "export_status", busy: "export_busy" }) {
+  const wrap = doc.createElement("div");
+  wrap.className = "everyo-export";
+  const button = doc.createElement("button");
+  button.className = "everyo-export-button jp-Button";
+  button.textContent = "Export Chrome trace";
+  button.title = "Write <label>.trace.json next to the notebook and download it";
+  const status = doc.createElement("span");
+  status.className = "everyo-export-status";
+  const update = () => {
+    status.textContent = model.get(traits.status) || "";
+    button.disabled = Boolean(model.get(traits.busy));
+  };
+  button.addEventListener("click", () => model.send({ type: "export" }));
+  model.on(`change:${traits.status}`, update);
+  model.on(`change:${traits.busy}`, update);
+  update();
+  wrap.append(button, status);
+  return wrap;
+}
+return { downloadBytes, isDownloadMessage, renderExportButton };
+})();
+
+// ---- src/format.js
+const __everyo_src_format_js = (() => {
+// Pure formatting helpers shared by the widgets (unit-tested in test/format.test.mjs).
+
+const MS_KEYS = new Set([
+  "total_ms", "mean_ms", "max_ms", "min_ms", "median_ms", "std_ms", "self_ms", "device_ms",
+]);
+
+// Exact counts stay exact ("1,024 calls"); FLOPs, bytes and the like get SI suffixes.
+const COUNT_KEYS = new Set(["calls", "events"]);
+
+/** Milliseconds with a precision that suits their size: 1234 ms -> "1,234", 0.0123 -> "0.0123". */
+function formatMs(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "";
+  const abs = Math.abs(value);
+  if (abs >= 100) return Math.round(value).toLocaleString("en-US");
+  if (abs >= 1) return value.toFixed(2);
+  if (abs === 0) return "0";
+  return value.toPrecision(3);
+}
+
+/** A share in [0, 1] as a percentage string: 0.4567 -> "45.7 %". */
+function formatShare(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "";
+  return `${(value * 100).toFixed(1)} %`;
+}
+
+/** Large counts with SI suffixes: 1500 -> "1.5 k", 2e9 -> "2.0 G". */
+function formatCount(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "";
+  const abs = Math.abs(value);
+  const units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+  for (const [scale, suffix] of units) {
+    if (abs >= scale) return `${(value / scale).toFixed(1)} ${suffix}`;
+  }
+  return Number.isInteger(value) ? String(value) : value.toFixed(2);
+}
+
+/** Format one table cell by its column key. */
+function formatCell(key, value) {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  if (MS_KEYS.has(key)) return formatMs(value);
+  if (key === "share") return formatShare(value);
+  if (key === "pct") return `${value.toFixed(1)} %`;
+  if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
+  if (typeof value === "number") return formatCount(value);
+  return String(value);
+}
+
+/** A column key as a header label: "total_ms" -> "total (ms)". */
+function columnLabel(key) {
+  if (key.endsWith("_ms")) return `${key.slice(0, -3).replace(/_/g, " ")} (ms)`;
+  if (key === "pct") return "% of run";
+  return key.replace(/_/g, " ");
+}
+
+/** The file name the Chrome trace of a run is saved under: "my run/1" -> "my_run_1.trace.json". */
+function traceFileName(label) {
+  const safe = String(label || "run").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "");
+  return `${safe || "run"}.trace.json`;
+}
+
+/** A time on the run's clock to the microsecond: 1234.5 -> "1,234.500" (ms). */
+function formatClock(ms) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
+  return ms.toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
+}
+return { formatMs, formatShare, formatCount, formatCell, columnLabel, traceFileName, formatClock };
+})();
+
+// ---- src/hover.js
+const __everyo_src_hover_js = (() => {
+// Our own hover for the flame chart: plotly's would need one hover point per bar. The pointer
+// is mapped to (time, row) with the axis ranges and the plot area, the bar found by binary
+// search among the drawn bars of that row, and described in a small tooltip.
+const { formatClock, formatMs } = __everyo_src_format_js;
+
+/**
+ * The data coordinates under a pointer at (`px`, `py`) pixels from the plot area's top-left
+ * corner. `size` is plotly's `_fullLayout._size` (`w`, `h`), `xRange` the x axis range and
+ * `yRange` the y axis range (bottom value first). Null outside the plot area.
+ */
+function pointerToData(px, py, size, xRange, yRange) {
+  if (!size || px < 0 || py < 0 || px > size.w || py > size.h) return null;
+  const t = xRange[0] + (px / size.w) * (xRange[1] - xRange[0]);
+  const y = yRange[1] + (py / size.h) * (yRange[0] - yRange[1]);
+  return { t, y, row: Math.round(y), inRow: Math.abs(y - Math.round(y)) <= 0.5 };
+}
+
+const ms = (v) => `${formatMs(v)} ms`;
+
+/**
+ * The lines of a bar's tooltip. `bar`: `{start, end, count, info, selfMs}` where `info` is a
+ * key info (`label`, `kind`, `colorKey`) or null for a mixed merged bar, and `selfMs` null
+ * when unknown.
+ */
+function tooltipLines(bar) {
+  const span = bar.end - bar.start;
+  if (bar.count > 1) {
+    return [
+      `merged: ${bar.count.toLocaleString("en-US")} events · ${ms(span)}`,
+      bar.info ? bar.info.colorKey : "mixed",
+      `from ${formatClock(bar.start)} to ${formatClock(bar.end)} ms`,
+      "zoom in to see them",
+    ];
+  }
+  const lines = [
+    bar.info ? bar.info.label : "?",
+    bar.info ? bar.info.kind : "",
+    `start ${formatClock(bar.start)} ms · duration ${ms(span)}`,
+  ];
+  if (bar.selfMs !== null && bar.selfMs !== undefined) lines.push(`self ${ms(bar.selfMs)}`);
+  return lines.filter(Boolean);
+}
+
+/** Fill the tooltip element with `lines` (the first in bold) and place it near the pointer. */
+function showTooltip(tip, lines, x, y, boxWidth) {
+  const doc = tip.ownerDocument;
+  tip.replaceChildren(...lines.map((text, i) => {
+    const line = doc.createElement(i === 0 ? "b" : "div");
+    line.textContent = text;
+    if (i === 0) line.style.display = "block";
+    return line;
+  }));
+  tip.style.display = "block";
+  const left = x + 14 + tip.offsetWidth > boxWidth ? Math.max(0, x - 14 - tip.offsetWidth) : x + 14;
+  tip.style.left = `${left}px`;
+  tip.style.top = `${y + 14}px`;
+}
+return { pointerToData, tooltipLines, showTooltip };
+})();
+
+// ---- src/lanes.js
+const __everyo_src_lanes_js = (() => {
+// Rows of the flame chart: one per (thread, depth). Threads in order of first appearance (their
+// small index), each a band as tall as its deepest depth + 1, one empty row between bands.
+// Row 0 is drawn on top (the y axis runs from nLanes - 0.5 at the bottom to -0.5 at the top).
+
+/**
+ * Lay out the bands of `depths` (`Map(thread index -> deepest depth)`).
+ *
+ * Returns `{offset: Map(thread -> first row), nLanes, bands: [{thread, first, size, name}]}`;
+ * the row of (thread, depth) is `offset.get(thread) + depth`.
+ */
+function layoutLanes(depths, threadName = (t) => `thread ${t}`) {
+  const threads = [...depths.keys()].sort((a, b) => a - b);
+  const offset = new Map();
+  const bands = [];
+  let row = 0;
+  for (const thread of threads) {
+    const size = depths.get(thread) + 1;
+    offset.set(thread, row);
+    bands.push({ thread, first: row, size, name: threadName(thread) });
+    row += size + 1;
+  }
+  return { offset, nLanes: Math.max(1, row - 1), bands };
+}
+
+/** The y axis of the flame chart: depth 0 on top, never autoranged, bands labelled. */
+function laneAxis(layout, colors = {}) {
+  const axis = {
+    range: [layout.nLanes - 0.5, -0.5],
+    autorange: false,
+    fixedrange: true,
+    zeroline: false,
+    showgrid: false,
+    color: colors.font_color,
+  };
+  if (layout.bands.length > 1) {
+    axis.tickmode = "array";
+    axis.tickvals = layout.bands.map((b) => b.first);
+    axis.ticktext = layout.bands.map((b) => b.name);
+    axis.title = { text: "thread / depth" };
+  } else {
+    axis.title = { text: "depth" };
+    if (layout.nLanes <= 30) axis.dtick = 1;
+  }
+  return axis;
+}
+return { layoutLanes, laneAxis };
+})();
+
+// ---- src/wire.js
+const __everyo_src_wire_js = (() => {
+// Decoding the kernel's `events` and `bars` messages (spec: everyo_lab/widgets/wire.py).
+//
+// Each message is a JSON header plus binary buffers: start, dur (uint32 ticks), depth, thread
+// (uint16), key (uint16 or uint32), for bars a count (uint32), then the step ends (float64 ms).
+// Buffers arrive as DataView (sometimes ArrayBuffer); a view's offset need not be aligned to
+// its element size, in which case the bytes are copied first.
+
+/** Key of a bar merging events of several colours (sent as all ones). */
+const MIXED = -1;
+
+/** An ArrayBuffer, DataView or typed array as `{buffer, byteOffset, byteLength}`. */
+function bytesOf(buf) {
+  if (buf instanceof ArrayBuffer) return { buffer: buf, byteOffset: 0, byteLength: buf.byteLength };
+  if (buf && buf.buffer instanceof ArrayBuffer) return buf;
+  throw new TypeError("expected an ArrayBuffer or a view of one");
+}
+
+/** `n` elements of type `Type` read from `buf` (copied when the offset is unaligned). */
+function typedColumn(buf, Type, n) {
+  const { buffer, byteOffset, byteLength } = bytesOf(buf);
+  const bytes = n * Type.BYTES_PER_ELEMENT;
+  if (bytes > byteLength) throw new RangeError(`buffer of ${byteLength} bytes, ${bytes} expected`);
+  if (byteOffset % Type.BYTES_PER_ELEMENT === 0) return new Type(buffer, byteOffset, n);
+  return new Type(buffer.slice(byteOffset, byteOffset + bytes));
+}
+
+/** `n` float64s of `buf`, or all it holds when the header does not say how many. */
+function float64s(buf, n) {
+  if (!buf) return new Float64Array(0);
+  const all = Math.floor(bytesOf(buf).byteLength / 8);
+  return typedColumn(buf, Float64Array, Number.isInteger(n) ? Math.min(n, all) : all);
+}
+
+/**
+ * The columns of an `events` or `bars` message, with times in ms from the run start.
+ *
+ * Returns `{type, run, reset, n, start, end (Float64Array ms), depth, thread (Uint16Array),
+ * key (Int32Array, MIXED for a merged bar of several colours), count (Uint32Array, all ones
+ * for raw events), stepEnds (Float64Array), keys, key0, threads, window, pxMs, complete}`.
+ */
+function decodeColumns(msg, buffers) {
+  const n = msg.n | 0;
+  const isBars = msg.type === "bars";
+  const tick = (msg.tick_ns || 1) / 1e6;
+  const t0 = msg.t0_ms || 0;
+  const rawStart = typedColumn(buffers[0], Uint32Array, n);
+  const rawDur = typedColumn(buffers[1], Uint32Array, n);
+  const KeyType = msg.key_bytes === 4 ? Uint32Array : Uint16Array;
+  const rawKey = typedColumn(buffers[4], KeyType, n);
+  const allOnes = msg.key_bytes === 4 ? 0xffffffff : 0xffff;
+  const start = new Float64Array(n);
+  const end = new Float64Array(n);
+  const key = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    start[i] = t0 + rawStart[i] * tick;
+    end[i] = t0 + (rawStart[i] + rawDur[i]) * tick;
+    key[i] = rawKey[i] === allOnes ? MIXED : rawKey[i];
+  }
+  const count = isBars ? typedColumn(buffers[5], Uint32Array, n) : new Uint32Array(n).fill(1);
+  return {
+    type: msg.type,
+    run: msg.run,
+    reset: Boolean(msg.reset),
+    n,
+    start,
+    end,
+    depth: typedColumn(buffers[2], Uint16Array, n),
+    thread: typedColumn(buffers[3], Uint16Array, n),
+    key,
+    count,
+    stepEnds: float64s(buffers[isBars ? 6 : 5], msg.steps),
+    keys: msg.keys || [],
+    key0: msg.key0 | 0,
+    threads: msg.threads || {},
+    window: isBars ? msg.window || null : null,
+    pxMs: isBars ? Number(msg.px_ms) || 0 : 0,
+    complete: Boolean(msg.complete),
+  };
+}
+
+/** What colours and labels a key entry `[kind, name, path, colour]` stands for. */
+function keyInfo(entry) {
+  const [kind, name, path, color] = entry;
+  return { kind, name, path, color, colorKey: kind === "module" ? name : kind, label: eventLabel(name, path) };
+}
+
+/** "Conv2d [features.3]": the name, and the path in brackets when there is one that differs. */
+function eventLabel(name, path) {
+  return path && path !== name ? `${name} [${path}]` : String(name);
+}
+return { MIXED, typedColumn, decodeColumns, keyInfo, eventLabel };
+})();
+
+// ---- src/store.js
+const __everyo_src_store_js = (() => {
+// What the browser holds of one run: events (or kernel-merged bars) per lane, keys, threads and
+// step ends, kept per model so every view of a widget shares one copy.
+//
+// A lane is one depth of one thread. Within a lane events never overlap and arrive in start
+// order (the recorder writes an event when it ends, and a lane's events end in start order),
+// so appending keeps each lane sorted and a window query is two binary searches. An append
+// that breaks the order only marks the lane for one sort before its next query.
+const { keyInfo } = __everyo_src_wire_js;
+
+const LANE_SHIFT = 65536; // lane id = thread * LANE_SHIFT + depth (both uint16)
+
+function grow(array, capacity) {
+  const next = new array.constructor(capacity);
+  next.set(array);
+  return next;
+}
+
+/** The events of one (thread, depth), in start order: typed columns, valid up to `n`. */
+class Lane {
+  constructor(thread, depth, capacity = 16) {
+    this.thread = thread;
+    this.depth = depth;
+    this.n = 0;
+    this.start = new Float64Array(capacity);
+    this.end = new Float64Array(capacity);
+    this.reach = new Float64Array(capacity); // running maximum of `end`: binary-searchable
+    this.key = new Int32Array(capacity);
+    this.count = new Uint32Array(capacity);
+    this.sorted = true;
+  }
+
+  push(start, end, key, count) {
+    const i = this.n;
+    if (i === this.start.length) {
+      const cap = Math.max(16, i * 2);
+      for (const name of ["start", "end", "reach", "key", "count"]) this[name] = grow(this[name], cap);
+    }
+    if (i > 0 && start < this.start[i - 1]) this.sorted = false;
+    this.start[i] = start;
+    this.end[i] = end;
+    this.reach[i] = i > 0 && this.reach[i - 1] > end ? this.reach[i - 1] : end;
+    this.key[i] = key;
+    this.count[i] = count;
+    this.n = i + 1;
+  }
+
+  /** Sort by start if an append arrived out of order (then rebuild the running maximum). */
+  ensureSorted() {
+    if (this.sorted) return;
+    const n = this.n;
+    const order = Array.from({ length: n }, (_, i) => i);
+    order.sort((a, b) => this.start[a] - this.start[b] || this.end[a] - this.end[b]);
+    for (const name of ["start", "end", "key", "count"]) {
+      const old = this[name].slice(0, n);
+      for (let i = 0; i < n; i++) this[name][i] = old[order[i]];
+    }
+    for (let i = 0; i < n; i++) {
+      this.reach[i] = i > 0 && this.reach[i - 1] > this.end[i] ? this.reach[i - 1] : this.end[i];
+    }
+    this.sorted = true;
+  }
+
+  /** `[lo, hi)`: the events that end at or after `x0` and start at or before `x1`. */
+  range(x0, x1) {
+    this.ensureSorted();
+    return [lowerBound(this.reach, this.n, x0), upperBound(this.start, this.n, x1)];
+  }
+}
+
+/** First index in `a[0..n)` (ascending) whose value is >= `x`. */
+function lowerBound(a, n, x) {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** First index in `a[0..n)` (ascending) whose value is > `x`. */
+function upperBound(a, n, x) {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Lanes keyed by (thread, depth), with the extent and size of what they hold. */
+class LaneSet {
+  constructor() {
+    this.lanes = new Map();
+    this.n = 0; // rows held (events, or bars)
+    this.events = 0; // events they stand for (a merged bar counts its events)
+    this.x0 = Infinity;
+    this.x1 = -Infinity;
+  }
+
+  lane(thread, depth) {
+    return this.lanes.get(thread * LANE_SHIFT + depth);
+  }
+
+  /** Append decoded columns (see wire.js decodeColumns). */
+  append(cols) {
+    let lastId = -1;
+    let lane = null;
+    for (let i = 0; i < cols.n; i++) {
+      const id = cols.thread[i] * LANE_SHIFT + cols.depth[i];
+      if (id !== lastId) {
+        lane = this.lanes.get(id);
+        if (!lane) {
+          lane = new Lane(cols.thread[i], cols.depth[i]);
+          this.lanes.set(id, lane);
+        }
+        lastId = id;
+      }
+      const s = cols.start[i];
+      const e = cols.end[i];
+      lane.push(s, e, cols.key[i], cols.count[i]);
+      if (s < this.x0) this.x0 = s;
+      if (e > this.x1) this.x1 = e;
+      this.events += cols.count[i];
+    }
+    this.n += cols.n;
+  }
+
+  /** Deepest depth per thread index: `Map(thread -> max depth)`. */
+  depths() {
+    const out = new Map();
+    for (const lane of this.lanes.values()) {
+      if (!(out.get(lane.thread) >= lane.depth)) out.set(lane.thread, lane.depth);
+    }
+    return out;
+  }
+}
+
+/** A bar set is too coarse for a pixel when it was merged at more than this many pixels. */
+const COARSE_SLACK = 1.5;
+
+/** Everything the browser holds of the run `runId`. */
+class EventStore {
+  constructor(runId = "") {
+    this.version = 0; // bumped on every change: views compare it to skip needless redraws
+    this.reset(runId);
+  }
+
+  reset(runId = this.runId) {
+    this.runId = runId;
+    this.keys = [];
+    this._codes = null;
+    this.threadNames = new Map();
+    this.whole = new LaneSet();
+    this.wholePx = 0; // 0: raw events; else the pixel (ms) the whole-run bars were merged at
+    this.detail = null; // {window: [x0, x1], pxMs, set: LaneSet}: a kernel answer for a zoom
+    this.stepEnds = new Float64Array(0);
+    this.complete = false;
+    this.version += 1;
+  }
+
+  /** True while the store holds raw events (not kernel-merged bars). */
+  get raw() {
+    return this.wholePx === 0;
+  }
+
+  get empty() {
+    return this.whole.n === 0;
+  }
+
+  /** Apply decoded `events` / `bars` columns; false when they belong to another run. */
+  apply(cols) {
+    if (cols.run !== this.runId) return false;
+    if (cols.type === "events") {
+      if (cols.reset) this.reset();
+      this.addKeys(cols.key0, cols.keys);
+      this.addThreads(cols.threads);
+      if (!this.raw) this.detail = this.detail && { ...this.detail, stale: true };
+      this.whole.append(cols);
+      this.stepEnds = concat(this.stepEnds, cols.stepEnds);
+      this.complete = cols.complete;
+    } else if (cols.type === "bars") {
+      this.keys = [];
+      this._codes = null;
+      this.addKeys(0, cols.keys);
+      this.addThreads(cols.threads);
+      const set = new LaneSet();
+      set.append(cols);
+      if (cols.window) {
+        this.detail = { window: cols.window, pxMs: cols.pxMs, set, stale: false };
+      } else {
+        this.whole = set;
+        this.wholePx = cols.pxMs > 0 ? cols.pxMs : Number.MIN_VALUE;
+        if (this.detail) this.detail = { ...this.detail, stale: true };
+        this.complete = false;
+      }
+      this.stepEnds = cols.stepEnds.slice();
+    } else {
+      return false;
+    }
+    this.version += 1;
+    return true;
+  }
+
+  addKeys(key0, entries) {
+    entries.forEach((entry, i) => {
+      this.keys[key0 + i] = keyInfo(entry);
+    });
+    if (entries.length) this._codes = null;
+  }
+
+  /** Each key's colour code (keys of one class or kind share one): for level of detail. */
+  get codes() {
+    if (!this._codes) {
+      const seen = new Map();
+      this._codes = Int32Array.from(this.keys, (info) => {
+        const ck = info ? info.colorKey : "?";
+        if (!seen.has(ck)) seen.set(ck, seen.size);
+        return seen.get(ck);
+      });
+    }
+    return this._codes;
+  }
+
+  addThreads(threads) {
+    for (const [index, name] of Object.entries(threads || {})) this.threadNames.set(Number(index), name);
+  }
+
+  /**
+   * The lanes to draw the window `[x0, x1]` from at `pixel` ms per pixel: the whole-run set or
+   * a detail answer that covers the window and is finer. `coarse`: finer bars are needed.
+   */
+  source(x0, x1, pixel) {
+    let set = this.whole;
+    let pxMs = this.raw ? 0 : this.wholePx;
+    const d = this.detail;
+    if (d && d.window[0] <= x0 && d.window[1] >= x1 && (this.raw ? false : d.pxMs < pxMs)) {
+      set = d.set;
+      pxMs = d.pxMs;
+    }
+    return { set, pxMs, coarse: pxMs > pixel * COARSE_SLACK, stale: set !== this.whole && d.stale };
+  }
+
+  /** The time of an event of lane (thread, depth) spanning [s, e] not spent in its children. */
+  selfMs(thread, depth, s, e) {
+    const below = this.whole.lane(thread, depth + 1);
+    let busy = 0;
+    if (below) {
+      const [lo, hi] = below.range(s, e);
+      for (let i = lo; i < hi; i++) {
+        const overlap = Math.min(e, below.end[i]) - Math.max(s, below.start[i]);
+        if (overlap > 0) busy += overlap;
+      }
+    }
+    return Math.max(0, e - s - busy);
+  }
+
+  /** The name of thread index `t` ("thread 3" when the kernel did not name it). */
+  threadName(t) {
+    return this.threadNames.get(t) || `thread ${t}`;
+  }
+}
+
+function concat(a, b) {
+  if (b.length === 0) return a;
+  const out = new Float64Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+return { Lane, lowerBound, upperBound, LaneSet, COARSE_SLACK, EventStore };
+})();
+
+// ---- src/figure.js
+const __everyo_src_figure_js = (() => {
+// The plotly side of the flame chart: axes, legend and zoom only. The bars are painted on a
+// canvas under plotly's transparent plot area (paint.js): plotly builds an SVG path string per
+// point and an element per gap-separated polygon, about 100 µs per bar here, so 20,000 bars
+// as plotly traces would block the page for seconds; a canvas paints them in milliseconds.
+const { laneAxis } = __everyo_src_lanes_js;
+const { lowerBound, upperBound } = __everyo_src_store_js;
+const { MIXED } = __everyo_src_wire_js;
+
+const MERGED_COLOR = "#9e9e9e";
+const MERGED_KEY = "merged"; // the legend entry of merged bars of several colours
+const TRANSPARENT = "rgba(0,0,0,0)";
+
+/** `#rrggbb` as `rgba(r,g,b,alpha)` (other colour strings are returned unchanged). */
+function withAlpha(color, alpha) {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color || "");
+  if (!m) return color;
+  const [r, g, b] = m.slice(1).map((h) => parseInt(h, 16));
+  return `rgba(${r},${g},${b},${alpha})`;
+}
+
+/** A trace uid from a colour key: plotly uses uids in CSS selectors, so only [A-Za-z0-9_-]. */
+function traceUid(colorKey) {
+  return `ck-${colorKey.replace(/[^A-Za-z0-9-]/g, (c) => `_${c.charCodeAt(0).toString(16)}`)}`;
+}
+
+/** The colour keys of a key table, each once, in order of first appearance: `[[key, colour]]`. */
+function colorKeys(keys) {
+  const seen = new Map();
+  for (const info of keys) if (info && !seen.has(info.colorKey)) seen.set(info.colorKey, info.color);
+  return [...seen.entries()];
+}
+
+/**
+ * What each bar is painted as: `{colorKey, fill}` groups of bar indices. Single events in their
+ * key's colour, merged bars of one colour key paler, merged bars of several keys grey.
+ * Returns `[{colorKey, fill, idx: [...]}]` in the order of `colorKeys(keys)`, mixed last.
+ */
+function barGroups(bars, keys) {
+  const groups = new Map();
+  const add = (colorKey, fill, i) => {
+    const id = `${colorKey}\u0000${fill}`;
+    let g = groups.get(id);
+    if (!g) groups.set(id, (g = { colorKey, fill, idx: [] }));
+    g.idx.push(i);
+  };
+  for (let i = 0; i < bars.n; i++) {
+    const info = keys[bars.key[i]];
+    if (bars.key[i] === MIXED || !info) add(MERGED_KEY, withAlpha(MERGED_COLOR, 0.6), i);
+    else if (bars.count[i] > 1) add(info.colorKey, withAlpha(info.color, 0.45), i);
+    else add(info.colorKey, info.color, i);
+  }
+  const rank = new Map(colorKeys(keys).map(([ck], i) => [ck, i]));
+  const order = (g) => (rank.has(g.colorKey) ? rank.get(g.colorKey) : Infinity);
+  return [...groups.values()].sort((a, b) => order(a) - order(b) || (a.fill < b.fill ? -1 : 1));
+}
+
+/**
+ * Legend-only traces: one per colour key (and one for mixed merged bars when `mixed`), with no
+ * points; a click on one hides that key's bars (plotly sets `visible: "legendonly"`).
+ */
+function legendTraces(keys, hidden = new Set(), mixed = false) {
+  const entries = colorKeys(keys);
+  if (mixed) entries.push([MERGED_KEY, MERGED_COLOR]);
+  return entries.map(([ck, color]) => ({
+    type: "scatter",
+    mode: "lines",
+    fill: "toself",
+    fillcolor: color,
+    line: { width: 0, color },
+    x: [null],
+    y: [null],
+    name: ck,
+    uid: traceUid(ck),
+    hoverinfo: "skip",
+    showlegend: true,
+    visible: hidden.has(ck) ? "legendonly" : true,
+  }));
+}
+
+/** The colour keys the user hid by clicking the legend (from the plot's current traces). */
+function hiddenKeys(data) {
+  return new Set((data || []).filter((t) => t.visible === "legendonly").map((t) => t.name));
+}
+
+/** Indices of the step ends inside `[x0, x1]`, thinned evenly to at most `max`. */
+function stepsInWindow(stepEnds, x0, x1, max = 200) {
+  const lo = lowerBound(stepEnds, stepEnds.length, x0);
+  const hi = upperBound(stepEnds, stepEnds.length, x1);
+  const stride = Math.max(1, Math.ceil((hi - lo) / max));
+  const out = [];
+  for (let k = lo; k < hi; k += stride) out.push(k);
+  return out;
+}
+
+/** Height of the flame chart for `nLanes` rows. */
+function flameHeight(nLanes) {
+  return Math.round(Math.min(900, Math.max(280, 140 + 24 * nLanes)));
+}
+
+/**
+ * The layout: the window exactly as x range (never autoranged), x-only zoom, depth 0 on top,
+ * transparent plot area (the bars are painted under it), theme colours.
+ */
+function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
+  const layout = {
+    width,
+    height: flameHeight(lanes.nLanes),
+    paper_bgcolor: TRANSPARENT,
+    plot_bgcolor: TRANSPARENT,
+    font: { color: colors.font_color },
+    xaxis: {
+      range: [x0, x1],
+      autorange: false,
+      title: { text: "time (ms)" },
+      showgrid: false,
+      linecolor: colors.line_color,
+      showline: true,
+      zeroline: false,
+    },
+    yaxis: laneAxis(lanes, colors),
+    dragmode: "zoom",
+    hovermode: false,
+    showlegend: true,
+    legend: { orientation: "h", x: 0, y: 1, yanchor: "bottom" },
+    modebar: { bgcolor: TRANSPARENT, color: colors.muted, activecolor: colors.font_color },
+    margin: { l: 60, r: 20, t: 40, b: 45 },
+  };
+  if (message) {
+    layout.annotations = [{
+      text: message, showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5,
+      font: { size: 16, color: colors.muted },
+    }];
+  }
+  return layout;
+}
+return { MERGED_COLOR, MERGED_KEY, withAlpha, traceUid, colorKeys, barGroups, legendTraces, hiddenKeys, stepsInWindow, flameHeight, flameLayout };
+})();
+
+// ---- src/lod.js
+const __everyo_src_lod_js = (() => {
+// Level of detail: what to draw of a time window at a plot's pixel width, at a bounded cost.
+//
+// Per lane, an event at least one pixel wide is a bar of its own; a run of narrower events
+// separated by gaps of at most a pixel becomes one merged bar (its count, and its key when the
+// events share one, else MIXED). That leaves at most about two bars per pixel column and lane;
+// when the total is still above `maxBars` the pixel is widened until it fits. Events that only
+// partly overlap the window count. Pure: plain typed arrays in, typed arrays out.
+const { lowerBound, upperBound } = __everyo_src_store_js;
+const { MIXED } = __everyo_src_wire_js;
+
+const MAX_BARS = 20000;
+const MAX_BARS_LIVE = 4000;
+const PASSES = 6;
+
+/** `[lo, hi)` of the events of `lane` overlapping `[x0, x1]` (sorting it first if needed). */
+function windowRange(lane, x0, x1) {
+  if (lane.ensureSorted) lane.ensureSorted();
+  return [lowerBound(lane.reach, lane.n, x0), upperBound(lane.start, lane.n, x1)];
+}
+
+/**
+ * Bars for the window `[x0, x1]` at `widthPx` pixels.
+ *
+ * `items` are `{row, lane}` with `lane` holding sorted typed columns `n, start, end, reach,
+ * key, count` (a store Lane). `codes` (optional) maps a key to its colour code: a merged run
+ * of keys of one colour keeps its first key; without it, of one key. Returns `{n, start, end, row, key, count, lane, x0, x1, pixel,
+ * screenPx, rows}`: per bar its extent (ms), row, key (MIXED when mixed), event count and the
+ * index of its item; `pixel` is the (possibly widened) merge pixel, `screenPx` the real one;
+ * `rows` maps a row to its bars' `[lo, hi)` (each row's bars are in start order).
+ */
+function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes = null) {
+  const span = x1 > x0 ? x1 - x0 : 1e-9;
+  const screenPx = span / Math.max(1, widthPx);
+  const ranges = items.map((item) => windowRange(item.lane, x0, x1));
+  let pixel = screenPx;
+  let count = scan(items, ranges, pixel, codes, null);
+  for (let pass = 0; pass < PASSES && count > maxBars; pass++) {
+    pixel *= (1.25 * count) / maxBars;
+    count = scan(items, ranges, pixel, codes, null);
+  }
+  if (count > maxBars) {
+    // Guaranteed fit: a merged bar sits between two wide events or gaps, each a pixel.
+    const room = maxBars - 6 * items.length;
+    pixel = room > 0 ? Math.max(pixel, (2 * span * items.length) / room) : Infinity;
+    count = scan(items, ranges, pixel, codes, null);
+  }
+  const n = Math.min(count, maxBars);
+  const out = {
+    n: 0,
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+    row: new Int32Array(n),
+    key: new Int32Array(n),
+    count: new Uint32Array(n),
+    lane: new Int32Array(n),
+    x0,
+    x1,
+    pixel,
+    screenPx,
+    rows: new Map(),
+  };
+  scan(items, ranges, pixel, codes, out, n);
+  return out;
+}
+
+/** Count the bars (`out` null) or write them into `out` (at most `cap`). */
+function scan(items, ranges, pixel, codes, out, cap = Infinity) {
+  let total = 0;
+  for (let li = 0; li < items.length; li++) {
+    const { lane, row } = items[li];
+    const [lo, hi] = ranges[li];
+    const { start, end, key, count } = lane;
+    const first = total;
+    let i = lo;
+    while (i < hi && total < cap) {
+      const s = start[i];
+      let e = end[i];
+      let k = key[i];
+      let c = count[i];
+      i += 1;
+      if (e - s < pixel) {
+        // a run of narrow events, each starting within a pixel of the run's reach so far
+        while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel) {
+          if (end[i] > e) e = end[i];
+          if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
+          c += count[i];
+          i += 1;
+        }
+      }
+      if (out) {
+        out.start[total] = s;
+        out.end[total] = e;
+        out.row[total] = row;
+        out.key[total] = k;
+        out.count[total] = c;
+        out.lane[total] = li;
+      }
+      total += 1;
+    }
+    if (out && total > first) out.rows.set(row, [first, total]);
+  }
+  if (out) out.n = total;
+  return total;
+}
+
+/** Index of the drawn bar of `row` under time `t` (within `slack` ms), or -1. */
+function findBar(bars, row, t, slack = 0) {
+  const range = bars.rows.get(row);
+  if (!range) return -1;
+  const [lo, hi] = range;
+  // last bar starting at or before t + slack
+  let a = lo;
+  let b = hi;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (bars.start[mid] <= t + slack) a = mid + 1;
+    else b = mid;
+  }
+  let best = -1;
+  let bestDist = Infinity;
+  for (let i = a - 1; i >= lo && i >= a - 3; i--) {
+    const drawnEnd = Math.max(bars.end[i], bars.start[i] + bars.screenPx);
+    const dist = t < bars.start[i] ? bars.start[i] - t : t > drawnEnd ? t - drawnEnd : 0;
+    if (dist <= slack && dist < bestDist) {
+      best = i;
+      bestDist = dist;
+    }
+  }
+  return best;
+}
+return { MAX_BARS, MAX_BARS_LIVE, windowRange, levelOfDetail, findBar };
+})();
+
+// ---- src/paint.js
+const __everyo_src_paint_js = (() => {
+// Painting the flame chart's bars, labels and step markers on a canvas placed exactly under
+// plotly's plot area: 20,000 bars are 20,000 fillRect calls, a few milliseconds.
+const { barGroups, stepsInWindow } = __everyo_src_figure_js;
+
+const LABEL_MIN_PX = 60;
+const MAX_LABELS = 300;
+const HALF_HEIGHT = 0.45; // of a row: bars of neighbouring rows do not touch
+
+/**
+ * The pixel mapping of a plot area `w` x `h` showing `[x0, x1]` and rows `0..nLanes-1`
+ * (row 0 on top): `{x(t), rowTop(r), rowHeight}`.
+ */
+function pixelMap(x0, x1, nLanes, w, h) {
+  const sx = w / (x1 - x0 || 1);
+  const lane = h / Math.max(1, nLanes);
+  return {
+    w,
+    h,
+    x: (t) => (t - x0) * sx,
+    rowTop: (r) => (r + 0.5 - HALF_HEIGHT) * lane,
+    rowHeight: 2 * HALF_HEIGHT * lane,
+  };
+}
+
+/**
+ * The rectangle `[left, right]` (pixels, clipped to the plot area) of bar `i`, at least one
+ * pixel wide; null when it lies outside.
+ */
+function barPixels(bars, i, map) {
+  let left = map.x(bars.start[i]);
+  let right = Math.max(map.x(bars.end[i]), left + 1);
+  if (right < 0 || left > map.w) return null;
+  if (left < 0) left = 0;
+  if (right > map.w) right = map.w;
+  return [left, right];
+}
+
+/** `text` cut to at most `chars` characters (an ellipsis marks the cut). */
+function fitText(text, chars) {
+  if (chars <= 0) return "";
+  return text.length <= chars ? text : chars <= 1 ? "…" : `${text.slice(0, chars - 1)}…`;
+}
+
+/**
+ * Labels for the bars at least `minPx` wide on screen (the widest `max` of them, and not of a
+ * hidden colour key): `[{i, x, width, text}]`, text cut to about what fits.
+ */
+function labelPlan(bars, keys, map, hidden = new Set(), minPx = LABEL_MIN_PX, max = MAX_LABELS) {
+  const wide = [];
+  for (let i = 0; i < bars.n; i++) {
+    const info = keys[bars.key[i]];
+    if (!info || hidden.has(info.colorKey)) continue;
+    const px = barPixels(bars, i, map);
+    if (px && px[1] - px[0] >= minPx) wide.push({ i, x: px[0], width: px[1] - px[0] });
+  }
+  if (wide.length > max) wide.sort((a, b) => b.width - a.width).length = max;
+  for (const label of wide) label.text = fitText(keys[bars.key[label.i]].name, Math.floor((label.width - 8) / 6.5));
+  return wide;
+}
+
+/** Size the canvas to `w` x `h` CSS pixels at the device pixel ratio; returns its 2D context. */
+function prepareCanvas(canvas, w, h, dpr = 1) {
+  const cw = Math.max(1, Math.round(w * dpr));
+  const ch = Math.max(1, Math.round(h * dpr));
+  if (canvas.width !== cw) canvas.width = cw;
+  if (canvas.height !== ch) canvas.height = ch;
+  canvas.style.width = `${w}px`;
+  canvas.style.height = `${h}px`;
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, w, h);
+  return ctx;
+}
+
+/**
+ * Paint bars (grouped by fill colour), labels and step markers. `hidden`: colour keys not to
+ * paint; `colors`: the theme's (`text_on_bar`, `muted`). Returns how many bars were painted.
+ */
+function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, stepEnds = [], font = "sans-serif" }) {
+  let painted = 0;
+  const top = map.rowTop;
+  const height = map.rowHeight;
+  for (const group of barGroups(bars, keys)) {
+    if (hidden.has(group.colorKey)) continue;
+    ctx.fillStyle = group.fill;
+    for (const i of group.idx) {
+      const px = barPixels(bars, i, map);
+      if (!px) continue;
+      ctx.fillRect(px[0], top(bars.row[i]), px[1] - px[0], height);
+      painted += 1;
+    }
+  }
+  ctx.font = `11px ${font}`;
+  ctx.textBaseline = "middle";
+  ctx.fillStyle = colors.text_on_bar || "#111";
+  for (const label of labelPlan(bars, keys, map, hidden)) {
+    ctx.fillText(label.text, label.x + 3, top(bars.row[label.i]) + height / 2, label.width - 6);
+  }
+  paintSteps(ctx, stepEnds, bars.x0, bars.x1, map, colors.muted || "#888", font);
+  return painted;
+}
+
+/** Dotted vertical lines at the step ends in the window (at most 200), a few numbered. */
+function paintSteps(ctx, stepEnds, x0, x1, map, color, font = "sans-serif", maxLabels = 10) {
+  const shown = stepsInWindow(stepEnds, x0, x1);
+  if (!shown.length) return;
+  ctx.save();
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 1;
+  ctx.setLineDash([2, 3]);
+  ctx.beginPath();
+  for (const k of shown) {
+    const x = Math.round(map.x(stepEnds[k])) + 0.5;
+    ctx.moveTo(x, 0);
+    ctx.lineTo(x, map.h);
+  }
+  ctx.stroke();
+  ctx.fillStyle = color;
+  ctx.font = `10px ${font}`;
+  ctx.textAlign = "right";
+  ctx.textBaseline = "top";
+  const every = Math.max(1, Math.ceil(shown.length / maxLabels));
+  shown.forEach((k, j) => {
+    if (j % every === 0) ctx.fillText(`#${k}`, map.x(stepEnds[k]) - 2, 1);
+  });
+  ctx.restore();
+}
+return { LABEL_MIN_PX, MAX_LABELS, pixelMap, barPixels, fitText, labelPlan, prepareCanvas, paintFlame, paintSteps };
+})();
+
+// ---- src/theme.js
+const __everyo_src_theme_js = (() => {
+// Follow JupyterLab's light/dark theme and report it to Python (which re-templates figures).
+
+/** "light" or "dark" from JupyterLab's body attributes (`data-jp-theme-light`), else `fallback`. */
+function detectTheme(body, fallback = "light") {
+  if (!body) return fallback;
+  const flag = body.dataset ? body.dataset.jpThemeLight : undefined;
+  if (flag === "true") return "light";
+  if (flag === "false") return "dark";
+  const classes = body.classList;
+  if (classes && classes.contains("jp-theme-dark")) return "dark";
+  if (classes && classes.contains("jp-theme-light")) return "light";
+  return fallback;
+}
+
+/** Call `onChange(theme)` now and whenever JupyterLab switches theme; returns a disconnect fn. */
+function watchTheme(doc, onChange) {
+  const body = doc.body;
+  let current = detectTheme(body);
+  onChange(current);
+  if (typeof MutationObserver === "undefined" || !body) return () => {};
+  const observer = new MutationObserver(() => {
+    const next = detectTheme(body);
+    if (next !== current) {
+      current = next;
+      onChange(next);
+    }
+  });
+  observer.observe(body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
+  return () => observer.disconnect();
+}
+
+/** Report the page theme through the model's `theme` trait (only when it differs). */
+function syncTheme(model, doc) {
+  return watchTheme(doc, (theme) => {
+    if (model.get("theme") !== theme) {
+      model.set("theme", theme);
+      model.save_changes();
+    }
+  });
+}
+
+/** Plotly's "plotly_white" colours: what a figure uses until the kernel sends its themes. */
+const DEFAULT_COLORS = {
+  paper_bgcolor: "#ffffff",
+  plot_bgcolor: "#ffffff",
+  font_color: "#2a3f5f",
+  grid_color: "#ebf0f8",
+  line_color: "#c8d4e3",
+  muted: "#6b7a90",
+  text_on_bar: "#111111",
+};
+
+/** The figure colours of `theme` from the `themes` trait (light ones when missing). */
+function figureColors(themes, theme) {
+  const all = themes || {};
+  return { ...DEFAULT_COLORS, ...(all.light || {}), ...(all[theme] || {}) };
+}
+return { detectTheme, watchTheme, syncTheme, DEFAULT_COLORS, figureColors };
+})();
+
+// ---- src/zoom.js
+const __everyo_src_zoom_js = (() => {
+// Reading plotly's relayout events as zoom windows.
+
+/**
+ * What a `plotly_relayout` event asks of the x axis: `{whole: true}` (double-click or
+ * autoscale: back to the whole run), `{x0, x1}` (a drag, pan or zoom button; a lone range end
+ * keeps the other one of `current`), or null (nothing about the x range).
+ */
+function parseRelayout(ev, current = null) {
+  if (!ev) return null;
+  if (ev["xaxis.autorange"] === true || (ev.xaxis && ev.xaxis.autorange === true)) return { whole: true };
+  let range = null;
+  if (Array.isArray(ev["xaxis.range"])) range = ev["xaxis.range"];
+  else if (ev.xaxis && Array.isArray(ev.xaxis.range)) range = ev.xaxis.range;
+  else if ("xaxis.range[0]" in ev || "xaxis.range[1]" in ev) {
+    const [c0, c1] = current || [NaN, NaN];
+    range = [ev["xaxis.range[0]"] ?? c0, ev["xaxis.range[1]"] ?? c1];
+  }
+  if (!range) return null;
+  const x0 = Number(range[0]);
+  const x1 = Number(range[1]);
+  if (!Number.isFinite(x0) || !Number.isFinite(x1) || x0 === x1) return null;
+  return x0 < x1 ? { x0, x1 } : { x0: x1, x1: x0 };
+}
+
+/** True when two windows are the same to within a millionth of their span. */
+function sameWindow(a, b) {
+  if (!a || !b) return a === b;
+  const tol = 1e-6 * Math.max(Math.abs(a[1] - a[0]), Math.abs(b[1] - b[0]), 1e-9);
+  return Math.abs(a[0] - b[0]) <= tol && Math.abs(a[1] - b[1]) <= tol;
+}
+
+/** The whole run's window: from 0 to the wall time, or to the last event's end if later. */
+function wholeWindow(wallMs, extentEnd) {
+  const end = Math.max(Number(wallMs) || 0, Number.isFinite(extentEnd) ? extentEnd : 0);
+  return [0, end > 0 ? end : 1];
+}
+return { parseRelayout, sameWindow, wholeWindow };
+})();
+
+// ---- src/flame_view.js
+const __everyo_src_flame_view_js = (() => {
+// The flame chart of one view: level of detail for the window on screen, bars painted on a
+// canvas under plotly's transparent plot area, plotly for axes, legend and x-only zoom, our own
+// hover, and detail requests when kernel bars are too coarse. Redraws are coalesced to one per
+// animation frame. Plotly.react runs only when the figure's structure changes (lanes, legend,
+// theme, size); a new window is a cheap Plotly.relayout of the x range.
+const { showTooltip, pointerToData, tooltipLines } = __everyo_src_hover_js;
+const { flameLayout, hiddenKeys, legendTraces } = __everyo_src_figure_js;
+const { layoutLanes } = __everyo_src_lanes_js;
+const { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } = __everyo_src_lod_js;
+const { paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
+const { figureColors } = __everyo_src_theme_js;
+const { MIXED } = __everyo_src_wire_js;
+const { parseRelayout, sameWindow, wholeWindow } = __everyo_src_zoom_js;
+
+const DETAIL_DEBOUNCE_MS = 150;
+const STALE_RETRY_MS = 2000; // while live, re-ask a zoomed window's detail at most this often
+const MARGIN_X = 80; // flameLayout's left + right margins
+const CONFIG = {
+  displaylogo: false,
+  doubleClick: "autosize", // relayout {xaxis.autorange: true}: back to the whole run
+  scrollZoom: false,
+  // the bars are not plotly's: its PNG export would show empty axes
+  modeBarButtonsToRemove: ["select2d", "lasso2d", "resetScale2d", "toImage"],
+};
+
+const now = () => (typeof performance === "object" ? performance.now() : Date.now());
+const nextFrame = (fn) =>
+  typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
+
+class FlameView {
+  /** `state`: the model's `{store}`; `root`: the widget element that carries the test hooks. */
+  constructor(doc, model, state, root) {
+    this.doc = doc;
+    this.model = model;
+    this.state = state;
+    this.root = root;
+    this.plotly = null;
+    this.zoom = null; // null: the whole run (and follow it while it grows)
+    this.panning = null; // the range of a pan drag in progress
+    this.drawn = null; // what the last redraw showed: {window, bars, items, lanes, signature, raw}
+    this.structure = ""; // what the last Plotly.react drew, to skip it when nothing changed
+    this.hidden = new Set(); // colour keys hidden through the legend
+    this.redraws = 0;
+    this.pending = false;
+    this.detailTimer = 0;
+    this.asked = null; // {window, at, gen} of the last detail request
+    this.el = doc.createElement("div");
+    this.el.className = "everyo-flame-box";
+    this.canvas = doc.createElement("canvas");
+    this.canvas.className = "everyo-flame-canvas";
+    this.plot = doc.createElement("div");
+    this.plot.className = "everyo-flame";
+    this.message = doc.createElement("div");
+    this.message.className = "everyo-flame-message";
+    this.message.textContent = "loading plotly.js…";
+    this.tip = doc.createElement("div");
+    this.tip.className = "everyo-tooltip";
+    this.tip.style.display = "none";
+    this.el.append(this.message, this.canvas, this.plot, this.tip);
+    const hide = () => {
+      this.tip.style.display = "none";
+    };
+    this.plot.addEventListener("mousemove", (ev) => this.hover(ev));
+    this.plot.addEventListener("mouseleave", hide);
+    this.plot.addEventListener("mousedown", hide);
+    if (typeof ResizeObserver === "function") {
+      this.resizer = new ResizeObserver(() => this.schedule());
+      this.resizer.observe(this.el);
+    }
+  }
+
+  setPlotly(plotly) {
+    this.plotly = plotly;
+    this.message.remove();
+    this.draw();
+  }
+
+  /** Redraw at the next animation frame (several calls before it: one redraw). */
+  schedule() {
+    if (this.pending || !this.plotly) return;
+    this.pending = true;
+    nextFrame(() => {
+      this.pending = false;
+      this.draw();
+    });
+  }
+
+  /** Zoom to `[x0, x1]` (null: the whole run). */
+  setZoom(window) {
+    this.zoom = window ? [window[0], window[1]] : null;
+    this.panning = null;
+    this.schedule();
+  }
+
+  width() {
+    return Math.max(200, Math.floor(this.el.clientWidth || this.root.clientWidth || 900));
+  }
+
+  draw() {
+    if (!this.plotly || this.destroyed) return;
+    const t0 = now();
+    const { store } = this.state;
+    const report = this.model.get("report") || {};
+    const width = this.width();
+    const size = this.plotSize();
+    const plotW = size && this.drawn && this.drawn.width === width ? size.w : Math.max(50, width - MARGIN_X);
+    const [x0, x1] = this.panning || this.zoom || wholeWindow(report.wall_ms, store.whole.x1);
+    const theme = this.model.get("theme");
+    const themes = this.model.get("themes");
+    const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
+    const signature = [store.version, x0, x1, width, theme, maxBars, [...this.hidden].join(",")].join("|");
+    if (this.drawn && this.drawn.signature === signature && this.drawn.themes === themes) return;
+    const src = store.source(x0, x1, (x1 - x0) / plotW);
+    if (!this.panning) this.requestDetail(src, x0, x1, plotW);
+    const lanes = layoutLanes(mergedDepths(store, src.set), (t) => store.threadName(t));
+    const items = [];
+    for (const lane of src.set.lanes.values()) {
+      const first = lanes.offset.get(lane.thread);
+      if (first !== undefined) items.push({ lane, row: first + lane.depth });
+    }
+    const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
+    const colors = figureColors(themes, theme);
+    this.el.style.background = colors.paper_bgcolor;
+    if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
+    const painted = this.paint(bars, lanes, colors);
+    this.drawn = { window: [x0, x1], bars, items, lanes, signature, themes, width, raw: store.raw && src.set === store.whole };
+    this.redraws += 1;
+    const data = this.root.dataset;
+    data.bars = String(painted);
+    data.events = String(store.whole.n);
+    data.window = `${x0},${x1}`;
+    data.redraws = String(this.redraws);
+    data.drawMs = (now() - t0).toFixed(1);
+  }
+
+  /** Axes and legend: Plotly.react when their structure changed, else a relayout of the range. */
+  drawFigure({ x0, x1, lanes, colors, width, bars, report }) {
+    const { store } = this.state;
+    // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
+    for (let i = 0; i < bars.n && !this.mixedSeen; i++) this.mixedSeen = bars.key[i] === MIXED;
+    const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
+    let message = null;
+    if (store.empty) message = (report.events || 0) > 0 ? "loading events…" : "no events";
+    const layout = flameLayout({ x0, x1, lanes, colors, width, message });
+    const structure = JSON.stringify([traces, { ...layout, xaxis: { ...layout.xaxis, range: null } }]);
+    this.ownRelayout = true;
+    try {
+      if (structure !== this.structure) {
+        this.structure = structure;
+        this.plotly.react(this.plot, traces, layout, CONFIG);
+      } else if (!sameWindow(this.axisRange(), [x0, x1])) {
+        this.plotly.relayout(this.plot, { "xaxis.range": [x0, x1], "xaxis.autorange": false });
+      }
+    } finally {
+      this.ownRelayout = false;
+    }
+    if (!this.listening && this.plot.on) {
+      this.plot.on("plotly_relayout", (ev) => this.relayout(ev));
+      this.plot.on("plotly_relayouting", (ev) => this.relayouting(ev));
+      this.plot.on("plotly_restyle", () => this.restyle());
+      this.listening = true;
+    }
+  }
+
+  /** Paint the bars on the canvas, placed exactly over plotly's plot area. */
+  paint(bars, lanes, colors) {
+    const size = this.plotSize();
+    if (!size) return 0;
+    this.canvas.style.left = `${this.plot.offsetLeft + size.l}px`;
+    this.canvas.style.top = `${this.plot.offsetTop + size.t}px`;
+    const dpr = (this.doc.defaultView && this.doc.defaultView.devicePixelRatio) || 1;
+    const ctx = prepareCanvas(this.canvas, size.w, size.h, dpr);
+    const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
+    const font = (this.doc.defaultView && this.doc.defaultView.getComputedStyle(this.root).fontFamily) || "sans-serif";
+    return paintFlame(ctx, { bars, keys: this.state.store.keys, map, hidden: this.hidden, colors, stepEnds: this.state.store.stepEnds, font });
+  }
+
+  plotSize() {
+    const full = this.plot._fullLayout;
+    return full && full._size && full._size.w > 0 ? full._size : null;
+  }
+
+  axisRange() {
+    const full = this.plot._fullLayout;
+    return full && full.xaxis && full.xaxis.range ? full.xaxis.range : null;
+  }
+
+  /** A user zoom, pan or double-click (our own relayouts set the range drawn: ignored). */
+  relayout(ev) {
+    if (this.ownRelayout) return;
+    const change = parseRelayout(ev, this.drawn && this.drawn.window);
+    if (!change) return;
+    this.panning = null;
+    if (change.whole) {
+      this.zoom = null;
+      this.drawn = null; // plotly autoranged the axis: set the explicit range again
+      this.schedule();
+      return;
+    }
+    const window = [change.x0, change.x1];
+    if (this.drawn && sameWindow(window, this.drawn.window)) return;
+    this.setZoom(window);
+  }
+
+  /** While a pan drag moves the axis, repaint the bars at its range (plotly draws the rest). */
+  relayouting(ev) {
+    const full = this.plot._fullLayout;
+    if (!full || full.dragmode !== "pan") return;
+    const change = parseRelayout(ev, this.drawn && this.drawn.window);
+    if (change && !change.whole) {
+      this.panning = [change.x0, change.x1];
+      this.schedule();
+    }
+  }
+
+  /** A legend click hid or showed colour keys. */
+  restyle() {
+    const hidden = hiddenKeys(this.plot.data);
+    if ([...hidden].join(",") === [...this.hidden].join(",")) return;
+    this.hidden = hidden;
+    this.schedule();
+  }
+
+  /** Ask the kernel for finer bars when the held ones are too coarse (debounced). */
+  requestDetail(src, x0, x1, plotW) {
+    const gen = this.state.store.whole;
+    const asked = this.asked;
+    const repeat = asked && sameWindow(asked.window, [x0, x1]) && (asked.gen === gen || Date.now() - asked.at < STALE_RETRY_MS);
+    if (!(src.coarse || src.stale) || repeat) {
+      if (!src.coarse) clearTimeout(this.detailTimer);
+      return;
+    }
+    clearTimeout(this.detailTimer);
+    this.detailTimer = setTimeout(() => {
+      this.asked = { window: [x0, x1], at: Date.now(), gen };
+      this.model.send({ type: "detail", x0, x1, width: Math.round(plotW) });
+    }, DETAIL_DEBOUNCE_MS);
+  }
+
+  hover(ev) {
+    const drawn = this.drawn;
+    const size = this.plotSize();
+    if (!drawn || !size || !drawn.bars.n) return;
+    const box = this.plot.getBoundingClientRect();
+    const xRange = drawn.window;
+    const yRange = [drawn.lanes.nLanes - 0.5, -0.5];
+    const p = pointerToData(ev.clientX - box.left - size.l, ev.clientY - box.top - size.t, size, xRange, yRange);
+    const pxMs = (xRange[1] - xRange[0]) / size.w;
+    const i = p && p.inRow ? findBar(drawn.bars, p.row, p.t, 2 * pxMs) : -1;
+    const info = i >= 0 ? this.state.store.keys[drawn.bars.key[i]] || null : null;
+    if (i < 0 || this.hidden.has(info ? info.colorKey : "merged")) {
+      this.tip.style.display = "none";
+      return;
+    }
+    const { bars, items } = drawn;
+    const lane = items[bars.lane[i]].lane;
+    const count = bars.count[i];
+    const start = bars.start[i];
+    const end = bars.end[i];
+    const selfMs = drawn.raw && count === 1 ? this.state.store.selfMs(lane.thread, lane.depth, start, end) : null;
+    const lines = tooltipLines({ start, end, count, info, selfMs });
+    const outer = this.el.getBoundingClientRect();
+    showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
+  }
+
+  destroy() {
+    this.destroyed = true;
+    clearTimeout(this.detailTimer);
+    if (this.resizer) this.resizer.disconnect();
+    if (this.plotly && this.plotly.purge) this.plotly.purge(this.plot);
+  }
+}
+
+/** Deepest depth per thread over the whole-run set and the set drawn (a detail answer). */
+function mergedDepths(store, set) {
+  const depths = store.whole.depths();
+  if (set !== store.whole) {
+    for (const [t, d] of set.depths()) if (!(depths.get(t) >= d)) depths.set(t, d);
+  }
+  return depths;
+}
+return { DETAIL_DEBOUNCE_MS, FlameView };
+})();
+
+// ---- src/header.js
+const __everyo_src_header_js = (() => {
+// The header line and the notes of a run, from the report trait (plain DOM, no plotly).
+const { formatMs, formatShare } = __everyo_src_format_js;
+const { eventLabel } = __everyo_src_wire_js;
+
+/** "Conv2d [features.3] 12.3 ms (45.6 %)". */
+function hotSpotText(spot) {
+  const label = spot.label || eventLabel(spot.name || "?", spot.path);
+  const parts = [label];
+  if (typeof spot.self_ms === "number") parts.push(`${formatMs(spot.self_ms)} ms`);
+  if (typeof spot.share === "number") parts.push(`(${formatShare(spot.share)})`);
+  return parts.join(" ");
+}
+
+/** The header's parts after the label: status (error), wall time, events, hot spots. */
+function headerParts(report) {
+  const parts = [];
+  if (report.status) parts.push(report.error ? `${report.status} (${report.error})` : String(report.status));
+  if (typeof report.wall_ms === "number") parts.push(`${formatMs(report.wall_ms)} ms`);
+  if (typeof report.events === "number") parts.push(`${report.events.toLocaleString("en-US")} events`);
+  const hot = (report.hot_spots || []).slice(0, 3).map(hotSpotText);
+  if (hot.length) parts.push(`hot spots (self time): ${hot.join(", ")}`);
+  return parts;
+}
+
+/** `<div class="everyo-header"><b>label</b> · status · ... </div>`. */
+function renderHeader(doc, report) {
+  const div = doc.createElement("div");
+  div.className = "everyo-header";
+  if (!report || !report.run_id) {
+    div.append("No run yet: profile a cell with ");
+    const code = doc.createElement("code");
+    code.textContent = "%%everyo_profile";
+    div.append(code, ".");
+    return div;
+  }
+  const bold = doc.createElement("b");
+  bold.textContent = report.label || report.run_id;
+  div.append(bold, ...headerParts(report).map((p) => ` · ${p}`));
+  if (report.start_iso) div.title = `started ${report.start_iso}`;
+  return div;
+}
+
+/** The notes as a list (nothing when there are none). */
+function renderNotes(doc, notes) {
+  const list = doc.createElement("ul");
+  list.className = "everyo-notes";
+  for (const note of notes || []) {
+    const item = doc.createElement("li");
+    item.className = "everyo-warning";
+    item.textContent = note;
+    list.appendChild(item);
+  }
+  list.hidden = list.childElementCount === 0;
+  return list;
+}
+return { hotSpotText, headerParts, renderHeader, renderNotes };
+})();
+
+// ---- src/plotly_loader.js
+const __everyo_src_plotly_loader_js = (() => {
+// plotly.js reaches the page once: the first widget asks its kernel for plotly.min.js (one
+// binary buffer), the UMD is wrapped as an ES module, imported from a Blob URL and cached on
+// globalThis, where every later widget of the page (each has its own copy of this module)
+// finds it without asking. Whichever model receives the library resolves the shared promise.
+
+const CACHE = "__everyoPlotly";
+const RETRY_MS = 60000; // a kernel that never answered (restarted, gone): let another one ask
+
+/** The page-wide cache: `{promise, resolve, reject, asked, askedAt, plotly}`. */
+function plotlyCache(g = globalThis) {
+  if (!g[CACHE]) {
+    const cache = { asked: false, askedAt: 0, plotly: null, loading: false };
+    cache.promise = new Promise((resolve, reject) => {
+      cache.resolve = resolve;
+      cache.reject = reject;
+    });
+    if (g.Plotly && typeof g.Plotly.react === "function") {
+      cache.plotly = g.Plotly;
+      cache.resolve(g.Plotly);
+    }
+    g[CACHE] = cache;
+  }
+  return g[CACHE];
+}
+
+/** A promise of plotly.js; sends `{type: "plotly"}` unless the page already asked. */
+function loadPlotly(model, g = globalThis, now = Date.now()) {
+  const cache = plotlyCache(g);
+  if (!cache.plotly && g.Plotly && typeof g.Plotly.react === "function") {
+    cache.plotly = g.Plotly;
+    cache.resolve(g.Plotly);
+  }
+  if (!cache.plotly && (!cache.asked || now - cache.askedAt > RETRY_MS)) {
+    cache.asked = true;
+    cache.askedAt = now;
+    model.send({ type: "plotly" });
+  }
+  return cache.promise;
+}
+
+/** The UMD text of plotly.min.js as the text of an ES module whose default export is Plotly. */
+function wrapUmd(text) {
+  return `const module = { exports: {} }; const exports = module.exports;\n${text}\nexport default module.exports;\n`;
+}
+
+/** Text of a buffer (ArrayBuffer or a view). */
+function bufferText(buf) {
+  const bytes = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  return new TextDecoder("utf-8").decode(bytes);
+}
+
+/** Load plotly.js from the `plotly` message's buffer (once per page) and resolve the cache. */
+async function receivePlotly(buffer, g = globalThis) {
+  const cache = plotlyCache(g);
+  if (cache.plotly || cache.loading) return cache.promise;
+  cache.loading = true;
+  const blob = new Blob([wrapUmd(bufferText(buffer))], { type: "text/javascript" });
+  const url = URL.createObjectURL(blob);
+  try {
+    const mod = await import(/* webpackIgnore: true */ url);
+    cache.plotly = mod.default && typeof mod.default.react === "function" ? mod.default : g.Plotly;
+    cache.resolve(cache.plotly);
+  } catch (err) {
+    cache.loading = false;
+    console.error("everyo: could not load plotly.js", err);
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+  return cache.promise;
+}
+return { plotlyCache, loadPlotly, wrapUmd, bufferText, receivePlotly };
+})();
+
+// ---- src/picker.js
+const __everyo_src_picker_js = (() => {
+// The run picker: one <select> over every run in the kernel's store.
+const { formatMs } = __everyo_src_format_js;
+
+/** Runs grouped by label (insertion order of first appearance), newest run first in each group. */
+function groupRunsByLabel(runs) {
+  const groups = new Map();
+  for (const run of runs) {
+    if (!groups.has(run.label)) groups.set(run.label, []);
+    groups.get(run.label).push(run);
+  }
+  for (const list of groups.values()) list.sort((a, b) => (b.start_time || 0) - (a.start_time || 0));
+  return groups;
+}
+
+/** The text of one option: "train · completed · 1,234 ms · 5200 events". */
+function runOptionText(run) {
+  const parts = [run.label, run.status];
+  if (typeof run.wall_ms === "number") parts.push(`${formatMs(run.wall_ms)} ms`);
+  if (typeof run.events === "number") parts.push(`${run.events} events`);
+  return parts.join(" · ");
+}
+
+/** Build the <select>; calls `onPick(runId)` when the user chooses a run. */
+function renderPicker(doc, runs, selected, onPick) {
+  const select = doc.createElement("select");
+  select.className = "everyo-picker";
+  if (runs.length === 0) {
+    const option = doc.createElement("option");
+    option.textContent = "no runs yet: profile a cell with %%everyo_profile";
+    option.disabled = true;
+    select.appendChild(option);
+  }
+  for (const [label, group] of groupRunsByLabel(runs)) {
+    const optgroup = doc.createElement("optgroup");
+    optgroup.label = label;
+    for (const run of group) {
+      const option = doc.createElement("option");
+      option.value = run.id;
+      option.textContent = runOptionText(run);
+      option.selected = run.id === selected;
+      optgroup.appendChild(option);
+    }
+    select.appendChild(optgroup);
+  }
+  select.addEventListener("change", () => onPick(select.value));
+  return select;
+}
+return { groupRunsByLabel, runOptionText, renderPicker };
+})();
+
+// ---- src/table.js
+const __everyo_src_table_js = (() => {
+// The summary table: sortable columns, group-by select, share bars.
+const { columnLabel, formatCell } = __everyo_src_format_js;
+
+/** How a grouping is named, as the first column's header and in the group-by select. */
+const GROUP_HEADERS = { name: "name", path: "module path", shape: "input shapes" };
+
+const PREFERRED = [
+  "label", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "median_ms", "min_ms",
+  "max_ms", "std_ms", "gflops", "device_ms", "shapes",
+];
+
+/**
+ * The columns of report rows: the label first (it holds the name and the module path), then
+ * the numbers. Name and path are not repeated; shapes are not when they are the grouping.
+ */
+function summaryColumns(rows, groupBy) {
+  const hidden = new Set(["name", "path", "module"]);
+  if (groupBy === "shape") hidden.add("shapes");
+  return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key));
+}
+
+/** Rows sorted by `key` (numbers numerically, strings by locale; missing values last). */
+function sortRows(rows, key, descending = true) {
+  const sign = descending ? -1 : 1;
+  return [...rows].sort((a, b) => {
+    const x = a[key];
+    const y = b[key];
+    const xMissing = x === null || x === undefined;
+    const yMissing = y === null || y === undefined;
+    if (xMissing || yMissing) return xMissing === yMissing ? 0 : xMissing ? 1 : -1;
+    if (typeof x === "number" && typeof y === "number") return sign * (x - y);
+    return sign * String(x).localeCompare(String(y));
+  });
+}
+
+/** The sort state after clicking the header of `clicked`: same column flips, new one descends. */
+function nextSort(state, clicked) {
+  if (state.sortBy === clicked) return { sortBy: clicked, descending: !state.descending };
+  return { sortBy: clicked, descending: true };
+}
+
+/** Columns to show, in a stable order: known columns first, then any others the rows carry. */
+function tableColumns(rows, preferred) {
+  const present = new Set();
+  for (const row of rows) for (const key of Object.keys(row)) present.add(key);
+  const cols = preferred.filter((k) => present.has(k));
+  for (const key of present) if (!cols.includes(key) && !key.startsWith("_")) cols.push(key);
+  return cols;
+}
+
+/** Width of a share bar in percent, clamped to [0, 100]. */
+function shareWidth(share) {
+  if (typeof share !== "number" || Number.isNaN(share)) return 0;
+  return Math.max(0, Math.min(100, share * 100));
+}
+
+/**
+ * Build the table DOM (header cells call `onSort(key)` when clicked); `headers` names columns
+ * whose header is not their `columnLabel`.
+ */
+function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
+  const table = doc.createElement("table");
+  table.className = "everyo-table";
+  const head = table.createTHead().insertRow();
+  for (const key of columns) {
+    const th = doc.createElement("th");
+    th.dataset.key = key;
+    const arrow = sort.sortBy === key ? (sort.descending ? " ▼" : " ▲") : "";
+    const label = headers[key] || columnLabel(key);
+    th.textContent = label + arrow;
+    th.title = `Sort by ${label}`;
+    th.addEventListener("click", () => onSort(key));
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const row of sortRows(rows, sort.sortBy, sort.descending)) {
+    const tr = body.insertRow();
+    for (const key of columns) {
+      const td = tr.insertCell();
+      td.textContent = formatCell(key, row[key]);
+      if (key === "share") {
+        const bar = doc.createElement("div");
+        bar.className = "everyo-share-bar";
+        bar.style.width = `${shareWidth(row.share)}%`;
+        td.prepend(bar);
+      }
+    }
+  }
+  return table;
+}
+return { GROUP_HEADERS, summaryColumns, sortRows, nextSort, tableColumns, shareWidth, renderTable };
+})();
+
+// ---- src/sections.js
+const __everyo_src_sections_js = (() => {
+// The plain-DOM parts of the dashboard bound to the model's traits: run picker, summary table
+// with its group-by select, and the icicle. Each `mount*` returns `{el, update, ...}`.
+const { renderPicker } = __everyo_src_picker_js;
+const { GROUP_HEADERS, nextSort, renderTable, summaryColumns } = __everyo_src_table_js;
+
+function commit(model, values) {
+  for (const [name, value] of Object.entries(values)) model.set(name, value);
+  model.save_changes();
+}
+
+/** The run select (shown while the `picker` trait is true); a choice sets `selected`. */
+function mountPicker(doc, model) {
+  const label = doc.createElement("label");
+  label.className = "everyo-picker-box";
+  label.textContent = "run ";
+  let select = null;
+  const update = () => {
+    label.hidden = !model.get("picker");
+    if (label.hidden) return;
+    const next = renderPicker(doc, model.get("runs") || [], model.get("selected"), (id) => commit(model, { selected: id }));
+    if (select) select.replaceWith(next);
+    else label.appendChild(next);
+    select = next;
+  };
+  update();
+  return { el: label, update, traits: ["picker", "runs", "selected"] };
+}
+
+/**
+ * The summary table of `report.rows`: header clicks set `sort_by` / `descending` (the same
+ * column flips the order, a new one sorts descending), the select sets `group_by`; the shown
+ * rows are sorted here at once, Python recomputes them (and `top`) behind.
+ */
+function mountTable(doc, model) {
+  const el = doc.createElement("div");
+  el.className = "everyo-table-section";
+  const controls = doc.createElement("div");
+  controls.className = "everyo-controls";
+  const label = doc.createElement("label");
+  label.textContent = "group by ";
+  const select = doc.createElement("select");
+  select.className = "everyo-group-by";
+  for (const [value, text] of Object.entries(GROUP_HEADERS)) {
+    const option = doc.createElement("option");
+    option.value = value;
+    option.textContent = text;
+    select.appendChild(option);
+  }
+  select.addEventListener("change", () => commit(model, { group_by: select.value }));
+  label.appendChild(select);
+  controls.appendChild(label);
+  const holder = doc.createElement("div");
+  holder.className = "everyo-table-holder";
+  el.append(controls, holder);
+  const update = () => {
+    const groupBy = model.get("group_by") || "name";
+    select.value = groupBy;
+    const rows = (model.get("report") || {}).rows || [];
+    const sort = { sortBy: model.get("sort_by") || "total_ms", descending: model.get("descending") !== false };
+    const onSort = (key) => {
+      const next = nextSort(sort, key);
+      commit(model, { sort_by: next.sortBy, descending: next.descending });
+    };
+    const headers = { label: GROUP_HEADERS[groupBy] || groupBy };
+    holder.replaceChildren(renderTable(doc, rows, summaryColumns(rows, groupBy), sort, onSort, headers));
+  };
+  update();
+  return { el, update, traits: ["report", "group_by", "sort_by", "descending"] };
+}
+
+/** True when the icicle should show: a figure with data, and the run not live. */
+function showIcicle(report, figure) {
+  return Boolean(!(report && report.live) && figure && Array.isArray(figure.data) && figure.data.length);
+}
+
+/** The icicle below the table, drawn with Plotly.react once plotly.js is there. */
+function mountIcicle(doc, model) {
+  const el = doc.createElement("div");
+  el.className = "everyo-icicle";
+  el.hidden = true;
+  let plotly = null;
+  let drawn = null;
+  const update = () => {
+    const figure = model.get("icicle");
+    el.hidden = !showIcicle(model.get("report"), figure);
+    if (el.hidden || !plotly || figure === drawn) return;
+    drawn = figure;
+    const layout = { ...(figure.layout || {}), autosize: true };
+    delete layout.width;
+    plotly.react(el, figure.data, layout, { displaylogo: false, responsive: true });
+  };
+  const setPlotly = (p) => {
+    plotly = p;
+    update();
+  };
+  const destroy = () => {
+    if (plotly && plotly.purge) plotly.purge(el);
+  };
+  return { el, update, setPlotly, destroy, traits: ["icicle", "report"] };
+}
+return { mountPicker, mountTable, showIcicle, mountIcicle };
+})();
+
+// ---- src/steps.js
+const __everyo_src_steps_js = (() => {
+// A training loop read by steps: step k (counted from 0) ends at step end k and starts at step
+// end k - 1 (step 0 at the run's first event). Zoom to a step, and the per-step table.
+const { formatMs } = __everyo_src_format_js;
+
+/** `[start, end]` (ms) of step `k`, or null when there is no such step. */
+function stepBounds(stepEnds, k, firstStart = 0) {
+  if (!Number.isInteger(k) || k < 0 || k >= stepEnds.length) return null;
+  const start = k === 0 ? Math.min(firstStart, stepEnds[0]) : stepEnds[k - 1];
+  return [start, stepEnds[k]];
+}
+
+/** A zoom window around `[start, end]` with `margin` of its span on each side. */
+function zoomWindow(start, end, margin = 0.05) {
+  const pad = Math.max((end - start) * margin, 1e-6);
+  return [start - pad, end + pad];
+}
+
+/** The rows of the per-step table: `[{what, index, dur_ms, start_ms, end_ms}]`. */
+function stepRows(steps) {
+  if (!steps) return [];
+  const rows = [];
+  for (const what of ["median", "p95", "slowest", "fastest"]) {
+    const s = steps[what];
+    if (s && typeof s.start_ms === "number" && typeof s.end_ms === "number") rows.push({ what, ...s });
+  }
+  return rows;
+}
+
+/** "40 steps (optimizer) · mean 1.23 ms · median 1.20 ms · p95 1.50 ms". */
+function stepSummary(steps) {
+  const parts = [`${steps.count} steps${steps.source ? ` (${steps.source})` : ""}`];
+  for (const [label, key] of [["mean", "mean_ms"], ["median", "median_ms"], ["p95", "p95_ms"]]) {
+    if (typeof steps[key] === "number") parts.push(`${label} ${formatMs(steps[key])} ms`);
+  }
+  return parts.join(" · ");
+}
+
+/**
+ * The steps panel: summary line, "zoom to step" input, and the table (median, p95, slowest,
+ * fastest; each row a zoom button). `onZoom([x0, x1])` zooms the flame chart;
+ * `stepWindowOf(k)` gives step k's window or null.
+ */
+function renderSteps(doc, steps, { onZoom, stepWindowOf }) {
+  const box = doc.createElement("div");
+  box.className = "everyo-steps";
+  const line = doc.createElement("div");
+  line.className = "everyo-controls";
+  const summary = doc.createElement("span");
+  summary.textContent = stepSummary(steps);
+  const input = doc.createElement("input");
+  input.type = "number";
+  input.min = "0";
+  input.max = String(Math.max(0, steps.count - 1));
+  input.value = String(steps.slowest ? steps.slowest.index : 0);
+  input.className = "everyo-step-input";
+  const go = doc.createElement("button");
+  go.className = "everyo-step-zoom jp-Button";
+  go.textContent = "zoom to step";
+  const zoomTo = () => {
+    const window = stepWindowOf(Number(input.value));
+    if (window) onZoom(window);
+  };
+  go.addEventListener("click", zoomTo);
+  input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") zoomTo();
+  });
+  line.append(summary, go, input);
+  const table = doc.createElement("table");
+  table.className = "everyo-table everyo-step-table";
+  const head = table.createTHead().insertRow();
+  for (const text of ["", "step", "duration (ms)", ""]) {
+    const th = doc.createElement("th");
+    th.textContent = text;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const row of stepRows(steps)) {
+    const tr = body.insertRow();
+    tr.dataset.what = row.what;
+    tr.insertCell().textContent = row.what;
+    tr.insertCell().textContent = `#${row.index}`;
+    tr.insertCell().textContent = formatMs(row.dur_ms);
+    const button = doc.createElement("button");
+    button.className = "everyo-step-row-zoom jp-Button";
+    button.textContent = "zoom";
+    button.title = `Zoom the flame chart to step ${row.index}`;
+    button.addEventListener("click", () => onZoom(zoomWindow(row.start_ms, row.end_ms)));
+    tr.insertCell().appendChild(button);
+  }
+  box.append(line, table);
+  return box;
+}
+return { stepBounds, zoomWindow, stepRows, stepSummary, renderSteps };
+})();
+
+// ---- src/style.js
+const __everyo_src_style_js = (() => {
+// One <style> per widget view; colours come from JupyterLab's CSS variables so both themes work.
+
+const CSS = `
+.everyo-widget { font-family: var(--jp-ui-font-family, sans-serif);
+  font-size: var(--jp-ui-font-size1, 13px); color: var(--jp-ui-font-color1, #222); }
+.everyo-table { border-collapse: collapse; width: 100%; }
+.everyo-table th { cursor: pointer; text-align: left; padding: 2px 8px; user-select: none;
+  border-bottom: 1px solid var(--jp-border-color1, #bbb); white-space: nowrap; }
+.everyo-table td { padding: 2px 8px; position: relative; white-space: nowrap;
+  border-bottom: 1px solid var(--jp-border-color3, #eee); }
+.everyo-share-bar { position: absolute; left: 0; top: 2px; bottom: 2px; z-index: 0;
+  background: var(--jp-brand-color2, #90caf9); opacity: 0.45; }
+.everyo-warning { margin: 4px 0; color: var(--jp-warn-color1, #b26a00); }
+.everyo-controls { display: flex; gap: 8px; align-items: center; margin-bottom: 4px; }
+.everyo-export { display: flex; gap: 8px; align-items: center; }
+.everyo-export-button { padding: 4px 10px; cursor: pointer; }
+.everyo-export-status { color: var(--jp-ui-font-color2, #555); }
+.everyo-picker { min-width: 24em; }
+.everyo-header { padding: 4px 0; }
+.everyo-notes { margin: 2px 0 4px; padding-left: 1.4em; }
+.everyo-steps { margin: 4px 0; }
+.everyo-step-input { width: 6em; }
+.everyo-step-table { width: auto; }
+.everyo-flame-box { position: relative; min-height: 40px; }
+.everyo-flame-canvas { position: absolute; left: 0; top: 0; z-index: 0; pointer-events: none; }
+.everyo-flame { position: relative; z-index: 1; }
+.everyo-flame-message { padding: 12px; color: var(--jp-ui-font-color2, #555); }
+.everyo-tooltip { position: absolute; z-index: 10; pointer-events: none; max-width: 420px;
+  padding: 4px 8px; border-radius: 3px; font-size: 12px; line-height: 1.35; white-space: nowrap;
+  background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
+  border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
+.everyo-icicle { margin-top: 8px; }
+`;
+
+function addStyle(doc, el) {
+  const style = doc.createElement("style");
+  style.textContent = CSS;
+  el.appendChild(style);
+  el.classList.add("everyo-widget");
+}
+return { CSS, addStyle };
+})();
+
+// ---- src/dashboard_widget.js (entry)
+// anywidget entry: the dashboard of one run (header, notes, steps, flame chart, export button,
+// summary table, icicle, optional run picker), drawn with plotly.js loaded once per page.
+//
+// Per model (`initialize`): the event store and the custom-message handler, so every view of
+// the widget shares one copy of the events. Per view (`render`): the DOM and the flame chart.
+const { downloadBytes, isDownloadMessage, renderExportButton } = __everyo_src_export_js;
+const { FlameView } = __everyo_src_flame_view_js;
+const { renderHeader, renderNotes } = __everyo_src_header_js;
+const { loadPlotly, receivePlotly } = __everyo_src_plotly_loader_js;
+const { mountIcicle, mountPicker, mountTable } = __everyo_src_sections_js;
+const { stepBounds, renderSteps, zoomWindow } = __everyo_src_steps_js;
+const { EventStore } = __everyo_src_store_js;
+const { addStyle } = __everyo_src_style_js;
+const { syncTheme } = __everyo_src_theme_js;
+const { decodeColumns } = __everyo_src_wire_js;
+
+// Model states of this module instance. A view's model proxy is not the proxy `initialize`
+// got, but both read the same model: its object-valued traits are the same objects.
+const STATES = new Set();
+const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle"];
+
+function ownsModel(state, model) {
+  return IDENTITY_TRAITS.some((name) => {
+    const value = model.get(name);
+    return value !== null && typeof value === "object" && value === state.model.get(name);
+  });
+}
+
+function createState(model) {
+  const state = {
+    model,
+    store: new EventStore(model.get("run_id") || ""),
+    listeners: new Set(),
+    resendAsked: false,
+  };
+  const notify = () => state.listeners.forEach((fn) => fn());
+  const onMessage = (msg, buffers) => {
+    if (!msg) return;
+    if (msg.type === "plotly") {
+      if (buffers && buffers.length) receivePlotly(buffers[0]);
+    } else if (msg.type === "download") {
+      if (isDownloadMessage(msg, buffers)) downloadBytes(document, msg.filename, buffers[0]);
+    } else if (msg.type === "events" || msg.type === "bars") {
+      const runId = model.get("run_id") || "";
+      if (msg.run !== runId) return;
+      if (state.store.runId !== runId) state.store.reset(runId);
+      if (state.store.apply(decodeColumns(msg, buffers))) {
+        state.resendAsked = false;
+        notify();
+      }
+    }
+  };
+  const onRun = () => {
+    state.store.reset(model.get("run_id") || "");
+    state.resendAsked = false;
+    notify();
+  };
+  model.on("msg:custom", onMessage);
+  model.on("change:run_id", onRun);
+  state.dispose = () => {
+    model.off("msg:custom", onMessage);
+    model.off("change:run_id", onRun);
+    STATES.delete(state);
+  };
+  STATES.add(state);
+  return state;
+}
+
+function initialize({ model }) {
+  const state = createState(model);
+  return () => state.dispose();
+}
+
+/** A view with nothing to show of a run that has events asks the kernel for everything. */
+function askResend(model, state) {
+  const report = model.get("report") || {};
+  if (state.store.empty && (report.events || 0) > 0 && !state.resendAsked) {
+    state.resendAsked = true;
+    model.send({ type: "resend" });
+  }
+}
+
+function render({ model, el }) {
+  let state = [...STATES].find((s) => ownsModel(s, model));
+  if (!state) {
+    state = createState(model); // no initialize (older anywidget): the views keep the store
+    state.fromView = true;
+  }
+  state.views = (state.views || 0) + 1;
+  const doc = el.ownerDocument || document;
+  el.classList.add("everyo-dashboard");
+  addStyle(doc, el);
+
+  const picker = mountPicker(doc, model);
+  let header = renderHeader(doc, model.get("report"));
+  let notes = renderNotes(doc, (model.get("report") || {}).notes);
+  const steps = doc.createElement("div");
+  steps.className = "everyo-steps-box";
+  const flame = new FlameView(doc, model, state, el);
+  const exportBox = renderExportButton(doc, model);
+  const table = mountTable(doc, model);
+  const icicle = mountIcicle(doc, model);
+  el.append(picker.el, header, notes, steps, flame.el, exportBox, table.el, icicle.el);
+
+  const stepWindowOf = (k) => {
+    const { store } = state;
+    const bounds = stepBounds(store.stepEnds, k, Number.isFinite(store.whole.x0) ? store.whole.x0 : 0);
+    return bounds && zoomWindow(bounds[0], bounds[1]);
+  };
+  let stepsShown = null;
+  const drawSteps = () => {
+    const info = (model.get("report") || {}).steps;
+    if (info === stepsShown) return;
+    stepsShown = info;
+    steps.hidden = !info;
+    steps.replaceChildren(...(info ? [renderSteps(doc, info, { onZoom: (w) => flame.setZoom(w), stepWindowOf })] : []));
+  };
+  const onReport = () => {
+    const report = model.get("report") || {};
+    const nextHeader = renderHeader(doc, report);
+    header.replaceWith(nextHeader);
+    header = nextHeader;
+    const nextNotes = renderNotes(doc, report.notes);
+    notes.replaceWith(nextNotes);
+    notes = nextNotes;
+    drawSteps();
+    flame.schedule();
+    askResend(model, state);
+  };
+  drawSteps();
+
+  const onData = () => flame.schedule();
+  const redraw = () => flame.schedule();
+  state.listeners.add(onData);
+  const bindings = [
+    ["report", onReport],
+    ["theme", redraw],
+    ["themes", redraw],
+    ...picker.traits.map((t) => [t, picker.update]),
+    ...table.traits.map((t) => [t, table.update]),
+    ...icicle.traits.map((t) => [t, icicle.update]),
+  ];
+  for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
+  const stopTheme = syncTheme(model, doc);
+
+  let closed = false;
+  loadPlotly(model).then((plotly) => {
+    if (closed) return;
+    el.dataset.plotly = "loaded";
+    flame.setPlotly(plotly);
+    icicle.setPlotly(plotly);
+  });
+  askResend(model, state);
+
+  return () => {
+    closed = true;
+    stopTheme();
+    for (const [name, fn] of bindings) model.off(`change:${name}`, fn);
+    state.listeners.delete(onData);
+    flame.destroy();
+    icicle.destroy();
+    state.views -= 1;
+    if (state.fromView && state.views === 0) state.dispose();
+  };
+}
+
+export default { initialize, render };

@@ -1,0 +1,167 @@
+// anywidget entry: the dashboard of one run (header, notes, steps, flame chart, export button,
+// summary table, icicle, optional run picker), drawn with plotly.js loaded once per page.
+//
+// Per model (`initialize`): the event store and the custom-message handler, so every view of
+// the widget shares one copy of the events. Per view (`render`): the DOM and the flame chart.
+import { downloadBytes, isDownloadMessage, renderExportButton } from "./export.js";
+import { FlameView } from "./flame_view.js";
+import { renderHeader, renderNotes } from "./header.js";
+import { loadPlotly, receivePlotly } from "./plotly_loader.js";
+import { mountIcicle, mountPicker, mountTable } from "./sections.js";
+import { stepBounds, renderSteps, zoomWindow } from "./steps.js";
+import { EventStore } from "./store.js";
+import { addStyle } from "./style.js";
+import { syncTheme } from "./theme.js";
+import { decodeColumns } from "./wire.js";
+
+// Model states of this module instance. A view's model proxy is not the proxy `initialize`
+// got, but both read the same model: its object-valued traits are the same objects.
+const STATES = new Set();
+const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle"];
+
+function ownsModel(state, model) {
+  return IDENTITY_TRAITS.some((name) => {
+    const value = model.get(name);
+    return value !== null && typeof value === "object" && value === state.model.get(name);
+  });
+}
+
+function createState(model) {
+  const state = {
+    model,
+    store: new EventStore(model.get("run_id") || ""),
+    listeners: new Set(),
+    resendAsked: false,
+  };
+  const notify = () => state.listeners.forEach((fn) => fn());
+  const onMessage = (msg, buffers) => {
+    if (!msg) return;
+    if (msg.type === "plotly") {
+      if (buffers && buffers.length) receivePlotly(buffers[0]);
+    } else if (msg.type === "download") {
+      if (isDownloadMessage(msg, buffers)) downloadBytes(document, msg.filename, buffers[0]);
+    } else if (msg.type === "events" || msg.type === "bars") {
+      const runId = model.get("run_id") || "";
+      if (msg.run !== runId) return;
+      if (state.store.runId !== runId) state.store.reset(runId);
+      if (state.store.apply(decodeColumns(msg, buffers))) {
+        state.resendAsked = false;
+        notify();
+      }
+    }
+  };
+  const onRun = () => {
+    state.store.reset(model.get("run_id") || "");
+    state.resendAsked = false;
+    notify();
+  };
+  model.on("msg:custom", onMessage);
+  model.on("change:run_id", onRun);
+  state.dispose = () => {
+    model.off("msg:custom", onMessage);
+    model.off("change:run_id", onRun);
+    STATES.delete(state);
+  };
+  STATES.add(state);
+  return state;
+}
+
+function initialize({ model }) {
+  const state = createState(model);
+  return () => state.dispose();
+}
+
+/** A view with nothing to show of a run that has events asks the kernel for everything. */
+function askResend(model, state) {
+  const report = model.get("report") || {};
+  if (state.store.empty && (report.events || 0) > 0 && !state.resendAsked) {
+    state.resendAsked = true;
+    model.send({ type: "resend" });
+  }
+}
+
+function render({ model, el }) {
+  let state = [...STATES].find((s) => ownsModel(s, model));
+  if (!state) {
+    state = createState(model); // no initialize (older anywidget): the views keep the store
+    state.fromView = true;
+  }
+  state.views = (state.views || 0) + 1;
+  const doc = el.ownerDocument || document;
+  el.classList.add("everyo-dashboard");
+  addStyle(doc, el);
+
+  const picker = mountPicker(doc, model);
+  let header = renderHeader(doc, model.get("report"));
+  let notes = renderNotes(doc, (model.get("report") || {}).notes);
+  const steps = doc.createElement("div");
+  steps.className = "everyo-steps-box";
+  const flame = new FlameView(doc, model, state, el);
+  const exportBox = renderExportButton(doc, model);
+  const table = mountTable(doc, model);
+  const icicle = mountIcicle(doc, model);
+  el.append(picker.el, header, notes, steps, flame.el, exportBox, table.el, icicle.el);
+
+  const stepWindowOf = (k) => {
+    const { store } = state;
+    const bounds = stepBounds(store.stepEnds, k, Number.isFinite(store.whole.x0) ? store.whole.x0 : 0);
+    return bounds && zoomWindow(bounds[0], bounds[1]);
+  };
+  let stepsShown = null;
+  const drawSteps = () => {
+    const info = (model.get("report") || {}).steps;
+    if (info === stepsShown) return;
+    stepsShown = info;
+    steps.hidden = !info;
+    steps.replaceChildren(...(info ? [renderSteps(doc, info, { onZoom: (w) => flame.setZoom(w), stepWindowOf })] : []));
+  };
+  const onReport = () => {
+    const report = model.get("report") || {};
+    const nextHeader = renderHeader(doc, report);
+    header.replaceWith(nextHeader);
+    header = nextHeader;
+    const nextNotes = renderNotes(doc, report.notes);
+    notes.replaceWith(nextNotes);
+    notes = nextNotes;
+    drawSteps();
+    flame.schedule();
+    askResend(model, state);
+  };
+  drawSteps();
+
+  const onData = () => flame.schedule();
+  const redraw = () => flame.schedule();
+  state.listeners.add(onData);
+  const bindings = [
+    ["report", onReport],
+    ["theme", redraw],
+    ["themes", redraw],
+    ...picker.traits.map((t) => [t, picker.update]),
+    ...table.traits.map((t) => [t, table.update]),
+    ...icicle.traits.map((t) => [t, icicle.update]),
+  ];
+  for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
+  const stopTheme = syncTheme(model, doc);
+
+  let closed = false;
+  loadPlotly(model).then((plotly) => {
+    if (closed) return;
+    el.dataset.plotly = "loaded";
+    flame.setPlotly(plotly);
+    icicle.setPlotly(plotly);
+  });
+  askResend(model, state);
+
+  return () => {
+    closed = true;
+    stopTheme();
+    for (const [name, fn] of bindings) model.off(`change:${name}`, fn);
+    state.listeners.delete(onData);
+    flame.destroy();
+    icicle.destroy();
+    state.views -= 1;
+    if (state.fromView && state.views === 0) state.dispose();
+  };
+}
+
+export default { initialize, render };

@@ -1,0 +1,281 @@
+// The flame chart of one view: level of detail for the window on screen, bars painted on a
+// canvas under plotly's transparent plot area, plotly for axes, legend and x-only zoom, our own
+// hover, and detail requests when kernel bars are too coarse. Redraws are coalesced to one per
+// animation frame. Plotly.react runs only when the figure's structure changes (lanes, legend,
+// theme, size); a new window is a cheap Plotly.relayout of the x range.
+import { showTooltip, pointerToData, tooltipLines } from "./hover.js";
+import { flameLayout, hiddenKeys, legendTraces } from "./figure.js";
+import { layoutLanes } from "./lanes.js";
+import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
+import { paintFlame, pixelMap, prepareCanvas } from "./paint.js";
+import { figureColors } from "./theme.js";
+import { MIXED } from "./wire.js";
+import { parseRelayout, sameWindow, wholeWindow } from "./zoom.js";
+
+export const DETAIL_DEBOUNCE_MS = 150;
+const STALE_RETRY_MS = 2000; // while live, re-ask a zoomed window's detail at most this often
+const MARGIN_X = 80; // flameLayout's left + right margins
+const CONFIG = {
+  displaylogo: false,
+  doubleClick: "autosize", // relayout {xaxis.autorange: true}: back to the whole run
+  scrollZoom: false,
+  // the bars are not plotly's: its PNG export would show empty axes
+  modeBarButtonsToRemove: ["select2d", "lasso2d", "resetScale2d", "toImage"],
+};
+
+const now = () => (typeof performance === "object" ? performance.now() : Date.now());
+const nextFrame = (fn) =>
+  typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
+
+export class FlameView {
+  /** `state`: the model's `{store}`; `root`: the widget element that carries the test hooks. */
+  constructor(doc, model, state, root) {
+    this.doc = doc;
+    this.model = model;
+    this.state = state;
+    this.root = root;
+    this.plotly = null;
+    this.zoom = null; // null: the whole run (and follow it while it grows)
+    this.panning = null; // the range of a pan drag in progress
+    this.drawn = null; // what the last redraw showed: {window, bars, items, lanes, signature, raw}
+    this.structure = ""; // what the last Plotly.react drew, to skip it when nothing changed
+    this.hidden = new Set(); // colour keys hidden through the legend
+    this.redraws = 0;
+    this.pending = false;
+    this.detailTimer = 0;
+    this.asked = null; // {window, at, gen} of the last detail request
+    this.el = doc.createElement("div");
+    this.el.className = "everyo-flame-box";
+    this.canvas = doc.createElement("canvas");
+    this.canvas.className = "everyo-flame-canvas";
+    this.plot = doc.createElement("div");
+    this.plot.className = "everyo-flame";
+    this.message = doc.createElement("div");
+    this.message.className = "everyo-flame-message";
+    this.message.textContent = "loading plotly.js…";
+    this.tip = doc.createElement("div");
+    this.tip.className = "everyo-tooltip";
+    this.tip.style.display = "none";
+    this.el.append(this.message, this.canvas, this.plot, this.tip);
+    const hide = () => {
+      this.tip.style.display = "none";
+    };
+    this.plot.addEventListener("mousemove", (ev) => this.hover(ev));
+    this.plot.addEventListener("mouseleave", hide);
+    this.plot.addEventListener("mousedown", hide);
+    if (typeof ResizeObserver === "function") {
+      this.resizer = new ResizeObserver(() => this.schedule());
+      this.resizer.observe(this.el);
+    }
+  }
+
+  setPlotly(plotly) {
+    this.plotly = plotly;
+    this.message.remove();
+    this.draw();
+  }
+
+  /** Redraw at the next animation frame (several calls before it: one redraw). */
+  schedule() {
+    if (this.pending || !this.plotly) return;
+    this.pending = true;
+    nextFrame(() => {
+      this.pending = false;
+      this.draw();
+    });
+  }
+
+  /** Zoom to `[x0, x1]` (null: the whole run). */
+  setZoom(window) {
+    this.zoom = window ? [window[0], window[1]] : null;
+    this.panning = null;
+    this.schedule();
+  }
+
+  width() {
+    return Math.max(200, Math.floor(this.el.clientWidth || this.root.clientWidth || 900));
+  }
+
+  draw() {
+    if (!this.plotly || this.destroyed) return;
+    const t0 = now();
+    const { store } = this.state;
+    const report = this.model.get("report") || {};
+    const width = this.width();
+    const size = this.plotSize();
+    const plotW = size && this.drawn && this.drawn.width === width ? size.w : Math.max(50, width - MARGIN_X);
+    const [x0, x1] = this.panning || this.zoom || wholeWindow(report.wall_ms, store.whole.x1);
+    const theme = this.model.get("theme");
+    const themes = this.model.get("themes");
+    const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
+    const signature = [store.version, x0, x1, width, theme, maxBars, [...this.hidden].join(",")].join("|");
+    if (this.drawn && this.drawn.signature === signature && this.drawn.themes === themes) return;
+    const src = store.source(x0, x1, (x1 - x0) / plotW);
+    if (!this.panning) this.requestDetail(src, x0, x1, plotW);
+    const lanes = layoutLanes(mergedDepths(store, src.set), (t) => store.threadName(t));
+    const items = [];
+    for (const lane of src.set.lanes.values()) {
+      const first = lanes.offset.get(lane.thread);
+      if (first !== undefined) items.push({ lane, row: first + lane.depth });
+    }
+    const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
+    const colors = figureColors(themes, theme);
+    this.el.style.background = colors.paper_bgcolor;
+    if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
+    const painted = this.paint(bars, lanes, colors);
+    this.drawn = { window: [x0, x1], bars, items, lanes, signature, themes, width, raw: store.raw && src.set === store.whole };
+    this.redraws += 1;
+    const data = this.root.dataset;
+    data.bars = String(painted);
+    data.events = String(store.whole.n);
+    data.window = `${x0},${x1}`;
+    data.redraws = String(this.redraws);
+    data.drawMs = (now() - t0).toFixed(1);
+  }
+
+  /** Axes and legend: Plotly.react when their structure changed, else a relayout of the range. */
+  drawFigure({ x0, x1, lanes, colors, width, bars, report }) {
+    const { store } = this.state;
+    // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
+    for (let i = 0; i < bars.n && !this.mixedSeen; i++) this.mixedSeen = bars.key[i] === MIXED;
+    const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
+    let message = null;
+    if (store.empty) message = (report.events || 0) > 0 ? "loading events…" : "no events";
+    const layout = flameLayout({ x0, x1, lanes, colors, width, message });
+    const structure = JSON.stringify([traces, { ...layout, xaxis: { ...layout.xaxis, range: null } }]);
+    this.ownRelayout = true;
+    try {
+      if (structure !== this.structure) {
+        this.structure = structure;
+        this.plotly.react(this.plot, traces, layout, CONFIG);
+      } else if (!sameWindow(this.axisRange(), [x0, x1])) {
+        this.plotly.relayout(this.plot, { "xaxis.range": [x0, x1], "xaxis.autorange": false });
+      }
+    } finally {
+      this.ownRelayout = false;
+    }
+    if (!this.listening && this.plot.on) {
+      this.plot.on("plotly_relayout", (ev) => this.relayout(ev));
+      this.plot.on("plotly_relayouting", (ev) => this.relayouting(ev));
+      this.plot.on("plotly_restyle", () => this.restyle());
+      this.listening = true;
+    }
+  }
+
+  /** Paint the bars on the canvas, placed exactly over plotly's plot area. */
+  paint(bars, lanes, colors) {
+    const size = this.plotSize();
+    if (!size) return 0;
+    this.canvas.style.left = `${this.plot.offsetLeft + size.l}px`;
+    this.canvas.style.top = `${this.plot.offsetTop + size.t}px`;
+    const dpr = (this.doc.defaultView && this.doc.defaultView.devicePixelRatio) || 1;
+    const ctx = prepareCanvas(this.canvas, size.w, size.h, dpr);
+    const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
+    const font = (this.doc.defaultView && this.doc.defaultView.getComputedStyle(this.root).fontFamily) || "sans-serif";
+    return paintFlame(ctx, { bars, keys: this.state.store.keys, map, hidden: this.hidden, colors, stepEnds: this.state.store.stepEnds, font });
+  }
+
+  plotSize() {
+    const full = this.plot._fullLayout;
+    return full && full._size && full._size.w > 0 ? full._size : null;
+  }
+
+  axisRange() {
+    const full = this.plot._fullLayout;
+    return full && full.xaxis && full.xaxis.range ? full.xaxis.range : null;
+  }
+
+  /** A user zoom, pan or double-click (our own relayouts set the range drawn: ignored). */
+  relayout(ev) {
+    if (this.ownRelayout) return;
+    const change = parseRelayout(ev, this.drawn && this.drawn.window);
+    if (!change) return;
+    this.panning = null;
+    if (change.whole) {
+      this.zoom = null;
+      this.drawn = null; // plotly autoranged the axis: set the explicit range again
+      this.schedule();
+      return;
+    }
+    const window = [change.x0, change.x1];
+    if (this.drawn && sameWindow(window, this.drawn.window)) return;
+    this.setZoom(window);
+  }
+
+  /** While a pan drag moves the axis, repaint the bars at its range (plotly draws the rest). */
+  relayouting(ev) {
+    const full = this.plot._fullLayout;
+    if (!full || full.dragmode !== "pan") return;
+    const change = parseRelayout(ev, this.drawn && this.drawn.window);
+    if (change && !change.whole) {
+      this.panning = [change.x0, change.x1];
+      this.schedule();
+    }
+  }
+
+  /** A legend click hid or showed colour keys. */
+  restyle() {
+    const hidden = hiddenKeys(this.plot.data);
+    if ([...hidden].join(",") === [...this.hidden].join(",")) return;
+    this.hidden = hidden;
+    this.schedule();
+  }
+
+  /** Ask the kernel for finer bars when the held ones are too coarse (debounced). */
+  requestDetail(src, x0, x1, plotW) {
+    const gen = this.state.store.whole;
+    const asked = this.asked;
+    const repeat = asked && sameWindow(asked.window, [x0, x1]) && (asked.gen === gen || Date.now() - asked.at < STALE_RETRY_MS);
+    if (!(src.coarse || src.stale) || repeat) {
+      if (!src.coarse) clearTimeout(this.detailTimer);
+      return;
+    }
+    clearTimeout(this.detailTimer);
+    this.detailTimer = setTimeout(() => {
+      this.asked = { window: [x0, x1], at: Date.now(), gen };
+      this.model.send({ type: "detail", x0, x1, width: Math.round(plotW) });
+    }, DETAIL_DEBOUNCE_MS);
+  }
+
+  hover(ev) {
+    const drawn = this.drawn;
+    const size = this.plotSize();
+    if (!drawn || !size || !drawn.bars.n) return;
+    const box = this.plot.getBoundingClientRect();
+    const xRange = drawn.window;
+    const yRange = [drawn.lanes.nLanes - 0.5, -0.5];
+    const p = pointerToData(ev.clientX - box.left - size.l, ev.clientY - box.top - size.t, size, xRange, yRange);
+    const pxMs = (xRange[1] - xRange[0]) / size.w;
+    const i = p && p.inRow ? findBar(drawn.bars, p.row, p.t, 2 * pxMs) : -1;
+    const info = i >= 0 ? this.state.store.keys[drawn.bars.key[i]] || null : null;
+    if (i < 0 || this.hidden.has(info ? info.colorKey : "merged")) {
+      this.tip.style.display = "none";
+      return;
+    }
+    const { bars, items } = drawn;
+    const lane = items[bars.lane[i]].lane;
+    const count = bars.count[i];
+    const start = bars.start[i];
+    const end = bars.end[i];
+    const selfMs = drawn.raw && count === 1 ? this.state.store.selfMs(lane.thread, lane.depth, start, end) : null;
+    const lines = tooltipLines({ start, end, count, info, selfMs });
+    const outer = this.el.getBoundingClientRect();
+    showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
+  }
+
+  destroy() {
+    this.destroyed = true;
+    clearTimeout(this.detailTimer);
+    if (this.resizer) this.resizer.disconnect();
+    if (this.plotly && this.plotly.purge) this.plotly.purge(this.plot);
+  }
+}
+
+/** Deepest depth per thread over the whole-run set and the set drawn (a detail answer). */
+function mergedDepths(store, set) {
+  const depths = store.whole.depths();
+  if (set !== store.whole) {
+    for (const [t, d] of set.depths()) if (!(depths.get(t) >= d)) depths.set(t, d);
+  }
+  return depths;
+}

@@ -1,0 +1,100 @@
+// The plain-DOM parts of the dashboard bound to the model's traits: run picker, summary table
+// with its group-by select, and the icicle. Each `mount*` returns `{el, update, ...}`.
+import { renderPicker } from "./picker.js";
+import { GROUP_HEADERS, nextSort, renderTable, summaryColumns } from "./table.js";
+
+function commit(model, values) {
+  for (const [name, value] of Object.entries(values)) model.set(name, value);
+  model.save_changes();
+}
+
+/** The run select (shown while the `picker` trait is true); a choice sets `selected`. */
+export function mountPicker(doc, model) {
+  const label = doc.createElement("label");
+  label.className = "everyo-picker-box";
+  label.textContent = "run ";
+  let select = null;
+  const update = () => {
+    label.hidden = !model.get("picker");
+    if (label.hidden) return;
+    const next = renderPicker(doc, model.get("runs") || [], model.get("selected"), (id) => commit(model, { selected: id }));
+    if (select) select.replaceWith(next);
+    else label.appendChild(next);
+    select = next;
+  };
+  update();
+  return { el: label, update, traits: ["picker", "runs", "selected"] };
+}
+
+/**
+ * The summary table of `report.rows`: header clicks set `sort_by` / `descending` (the same
+ * column flips the order, a new one sorts descending), the select sets `group_by`; the shown
+ * rows are sorted here at once, Python recomputes them (and `top`) behind.
+ */
+export function mountTable(doc, model) {
+  const el = doc.createElement("div");
+  el.className = "everyo-table-section";
+  const controls = doc.createElement("div");
+  controls.className = "everyo-controls";
+  const label = doc.createElement("label");
+  label.textContent = "group by ";
+  const select = doc.createElement("select");
+  select.className = "everyo-group-by";
+  for (const [value, text] of Object.entries(GROUP_HEADERS)) {
+    const option = doc.createElement("option");
+    option.value = value;
+    option.textContent = text;
+    select.appendChild(option);
+  }
+  select.addEventListener("change", () => commit(model, { group_by: select.value }));
+  label.appendChild(select);
+  controls.appendChild(label);
+  const holder = doc.createElement("div");
+  holder.className = "everyo-table-holder";
+  el.append(controls, holder);
+  const update = () => {
+    const groupBy = model.get("group_by") || "name";
+    select.value = groupBy;
+    const rows = (model.get("report") || {}).rows || [];
+    const sort = { sortBy: model.get("sort_by") || "total_ms", descending: model.get("descending") !== false };
+    const onSort = (key) => {
+      const next = nextSort(sort, key);
+      commit(model, { sort_by: next.sortBy, descending: next.descending });
+    };
+    const headers = { label: GROUP_HEADERS[groupBy] || groupBy };
+    holder.replaceChildren(renderTable(doc, rows, summaryColumns(rows, groupBy), sort, onSort, headers));
+  };
+  update();
+  return { el, update, traits: ["report", "group_by", "sort_by", "descending"] };
+}
+
+/** True when the icicle should show: a figure with data, and the run not live. */
+export function showIcicle(report, figure) {
+  return Boolean(!(report && report.live) && figure && Array.isArray(figure.data) && figure.data.length);
+}
+
+/** The icicle below the table, drawn with Plotly.react once plotly.js is there. */
+export function mountIcicle(doc, model) {
+  const el = doc.createElement("div");
+  el.className = "everyo-icicle";
+  el.hidden = true;
+  let plotly = null;
+  let drawn = null;
+  const update = () => {
+    const figure = model.get("icicle");
+    el.hidden = !showIcicle(model.get("report"), figure);
+    if (el.hidden || !plotly || figure === drawn) return;
+    drawn = figure;
+    const layout = { ...(figure.layout || {}), autosize: true };
+    delete layout.width;
+    plotly.react(el, figure.data, layout, { displaylogo: false, responsive: true });
+  };
+  const setPlotly = (p) => {
+    plotly = p;
+    update();
+  };
+  const destroy = () => {
+    if (plotly && plotly.purge) plotly.purge(el);
+  };
+  return { el, update, setPlotly, destroy, traits: ["icicle", "report"] };
+}
