@@ -76,14 +76,61 @@ window.__everyoBoard = (i) => {
   out.redraws = Number(d.redraws || 0);
   out.window = d.window || null;
   out.plotly = d.plotly || null;
-  const gd = root.querySelector('.everyo-flame.js-plotly-plot')
-    || root.querySelector('.js-plotly-plot');
+  const gd = root.querySelector('.everyo-flame.js-plotly-plot');
   if (gd && gd.layout && gd.layout.yaxis && gd.layout.yaxis.range) {
     const r = gd.layout.yaxis.range;
     out.yrange = [r[0], r[1]];
   }
   return out;
 };
+"""
+# The flame chart of code cell `i` as drawn: axis ranges, data-window, the bars plotly holds
+# (polygon traces, 5 x values per bar: start, end, end, start, NaN) and how many of them miss
+# the window, and the canvas the bars may be painted on instead: its offset from plotly's plot
+# area (px) and the share of its pixel columns with paint in them.
+FLAME_JS = """
+([i, tol]) => {
+  const cell = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i];
+  const root = cell && cell.querySelector('.everyo-dashboard');
+  const gd = root && root.querySelector('.everyo-flame.js-plotly-plot');
+  if (!gd || !gd.layout) return null;
+  const win = (root.dataset.window || '').split(',').map(Number);
+  const span = win[1] - win[0];
+  let bars = 0, outside = 0, inverted = 0;
+  for (const t of gd.data || []) {
+    if (t.fill !== 'toself' || !t.x) continue;
+    for (let o = 0; o + 1 < t.x.length; o += 5) {
+      const s0 = t.x[o], e0 = t.x[o + 1];
+      if (!Number.isFinite(s0) || !Number.isFinite(e0)) continue;
+      bars += 1;
+      if (e0 < s0) inverted += 1;
+      if (e0 < win[0] - tol * span || s0 > win[1] + tol * span) outside += 1;
+    }
+  }
+  const out = {
+    xrange: gd.layout.xaxis.range.map(Number), yrange: gd.layout.yaxis.range.map(Number),
+    window: win, bars, outside, inverted, dataBars: Number(root.dataset.bars || 0),
+    redraws: Number(root.dataset.redraws || 0), canvas: null,
+  };
+  const canvas = root.querySelector('canvas');
+  const area = gd.querySelector('.nsewdrag');
+  if (canvas && area && canvas.width && canvas.height) {
+    const c = canvas.getBoundingClientRect(), a = area.getBoundingClientRect();
+    const img = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    let painted = 0;
+    for (let x = 0; x < canvas.width; x++) {
+      for (let y = 0; y < canvas.height; y++) {
+        if (img[4 * (y * canvas.width + x) + 3] > 0) { painted += 1; break; }
+      }
+    }
+    out.canvas = {
+      offset: Math.max(Math.abs(c.left - a.left), Math.abs(c.top - a.top),
+                       Math.abs(c.width - a.width), Math.abs(c.height - a.height)),
+      columns: painted / canvas.width,
+    };
+  }
+  return out;
+}
 """
 SAMPLER_JS = """
 ([i, ms]) => {
@@ -465,6 +512,10 @@ class BrowserSession:
     def board(self, index: int) -> dict | None:
         """The dashboard of code cell ``index`` (see :data:`BOARD_JS`)."""
         return self.page.evaluate("i => window.__everyoBoard(i)", index)
+
+    def flame(self, index: int, tol: float = 0.005) -> dict | None:
+        """The drawn flame chart of cell ``index`` (see :data:`FLAME_JS`)."""
+        return self.page.evaluate(FLAME_JS, [index, tol])
 
     def start_watch(self, index: int, every_ms: int = 100) -> float:
         """Start sampling cell ``index`` every ``every_ms`` in the page; returns page time."""

@@ -1,296 +1,288 @@
-"""The live dashboard in JupyterLab, driven in Debian's Chromium (see BROWSER_TESTING.md).
+"""The live dashboard in JupyterLab and Notebook 7, driven in Debian's Chromium.
 
-One notebook run: while a profiled training loop runs, the flame chart gains bars; afterwards
-the table shows the module rows, one click exports a Chrome trace, and a screenshot is saved
-to test-artifacts/dashboard.png. Then the notebook is saved, its kernel shut down and the page
-reloaded: the static rendering (hidden while the live widget showed) is what remains visible.
+One JupyterLab page for most checks (a lab start costs 10-20 s on this 2-core machine), in this
+order, since they share the page and the kernel:
+
+1. ``%load_ext``, a warm-up profiled cell (the page's first dashboard loads plotly.js), then a
+   4-s profiled training loop sampled every 100 ms in the page: the chart redraws while the cell
+   shows ``[*]``, the first chart comes soon after the start, the cell's websocket bytes stay
+   under 2 MB, no main-thread stall near a second, depth 0 on top throughout;
+2. zoom: drags, a double-click reset and another drag; plotly's x range is ``data-window`` and
+   every drawn bar overlaps it;
+3. the step table's zoom buttons and "zoom to step";
+4. the summary table (class names with paths) and the Chrome-trace export;
+5. save, kernel shutdown, reload: the static rendering is what shows, no widget error text;
+   plotly.js crossed the websocket once for the page.
+
+Notebook 7 has its own module (``test_notebook7.py``). Times are asserted loosely (tests never
+assert tight wall-clock thresholds); ``benchmarks/dashboard_browser.py`` reports the real
+figures. Screenshots go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from harness import (
+    BrowserSession,
+    Watch,
+    missing,
+    training_cell,
+    warmup_cell,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
+if missing():
+    pytest.skip(missing(), allow_module_level=True)
 
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-nbformat = pytest.importorskip("nbformat")
-if shutil.which("jupyter-lab") is None and shutil.which("jupyter") is None:
-    pytest.skip("jupyter lab is not installed", allow_module_level=True)
-
-SETUP_CELL = """%%everyo_profile --label warmup --no-live
-import time
-import everyo as eo
-
-model = eo.Sequential(eo.Linear(32, 64, seed=0), eo.ReLU(), eo.Linear(64, 8, seed=1))
-optimizer = eo.optim.SGD(model.parameters(), lr=0.001)
-x = eo.ones(64, 32)
-output = model(x)
-"""
-
-TRAINING_CELL = """%%everyo_profile --label browser --refresh 4
-t0 = time.perf_counter()
-steps = 0
-while time.perf_counter() - t0 < 12.0:
-    optimizer.zero_grad()
-    out = model(x)
-    loss = eo.sum(out * out)
-    loss.backward()
-    optimizer.step()
-    steps += 1
-    time.sleep(0.01)
-"""
-
-BARS_JS = "el => (el.data || []).reduce((n, t) => n + ((t.base && t.base.length) || 0), 0)"
-PROMPTS_JS = (
-    "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-    ".map(p => p.textContent.trim())"
-)
+NOTEBOOK = "dashboard.ipynb"
+CELLS = [
+    "%load_ext everyo_lab",
+    warmup_cell("warmup"),
+    training_cell(4.0, magic="--label browser"),
+]
+WARM, LIVE = 1, 2
+MAX_CELL_BYTES = 2_000_000  # TARGETS.md: bytes sent to the browser per profiled cell
+FIRST_CHART_S = 5.0  # loose: the target is 1.5 s, reported by the benchmark
+STALL_MS = 1000  # loose: the target is 200 ms, reported by the benchmark
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _reversed(yrange) -> bool:
+    return yrange is not None and yrange[0] > yrange[1]
 
 
-def _write_notebook(folder: Path) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("%load_ext everyo_lab"),
-        nbformat.v4.new_code_cell(SETUP_CELL),
-        nbformat.v4.new_code_cell(TRAINING_CELL),
-    ]
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    path = folder / "dashboard.ipynb"
-    nbformat.write(nb, path)
-    return path
+@dataclass
+class Lab:
+    session: BrowserSession
+    root: Path
+    watch: Watch
+    live_bytes: int
+    longtasks: list[float]
 
 
-def _start_lab(home: Path, root: Path, port: int) -> subprocess.Popen:
-    settings = home / ".jupyter/lab/user-settings/@jupyterlab/apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+def _wait_drawn(s: BrowserSession, index: int, timeout_ms: int = 60000) -> dict:
+    s.page.wait_for_function(
+        "i => { const b = window.__everyoBoard(i);"
+        " return b && b.plotly === 'loaded' && b.bars > 0 && b.yrange; }",
+        arg=index,
+        timeout=timeout_ms,
     )
-    env = dict(os.environ, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / ".jupyter"))
-    env.pop("JUPYTER_PLATFORM_DIRS", None)
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "lab",
-        "--no-browser",
-        "--allow-root",
-        "--IdentityProvider.token=",
-        "--ServerApp.password=",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        f"--ServerApp.root_dir={root}",
-    ]
-    proc = subprocess.Popen(
-        cmd, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 40
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited with {proc.returncode}")
+    return s.board(index)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    write_notebook(root / NOTEBOOK, CELLS)
+    with BrowserSession(root, app="lab") as s:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("jupyter lab did not answer /api/status within 40 s")
+            s.open(NOTEBOOK)
+            s.run_cell(0)
+            s.wait_prompt(0)
+            s.run_cell(WARM)
+            s.wait_prompt(WARM)
+            _wait_drawn(s, WARM)  # plotly.js is in the page before the live cell starts
+            s.bytes.wait_quiet(s.page)
+
+            mark = s.bytes.mark()
+            started = s.start_watch(LIVE)
+            s.run_cell(LIVE)
+            # one picture of the chart while the cell runs (costs the sampler one gap)
+            s.page.wait_for_function(
+                "i => { const b = window.__everyoBoard(i);"
+                " return b && (b.bars > 0 || !b.prompt.startsWith('[*]')); }",
+                arg=LIVE,
+                timeout=60000,
+            )
+            if s.prompts()[LIVE].startswith("[*]"):
+                s.page.wait_for_timeout(1000)
+                s.screenshot(s.cell(LIVE).locator(".everyo-dashboard"), "dashboard-live")
+            s.wait_prompt(LIVE, timeout_ms=60000)
+            watch = s.stop_watch(started)
+            t0, t1 = watch.span_ms()
+            longtasks = s.longtasks(t0, t1)
+            s.bytes.wait_quiet(s.page)
+            live_bytes = s.bytes.between(mark)
+            _wait_drawn(s, LIVE)
+        except BaseException:
+            s.page_screenshot("dashboard-failure")
+            raise
+        yield Lab(s, root, watch, live_bytes, longtasks)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+@pytest.fixture
+def page_on_failure(request, lab):
+    failed = request.session.testsfailed
+    yield lab.session
+    if request.session.testsfailed > failed:
+        lab.session.page_screenshot(f"failure-{request.node.name}")
 
 
-def _accept_kernel_dialog(page) -> None:
-    """Answer JupyterLab's "Select Kernel" dialog when it shows (it can, on a fresh HOME)."""
-    button = page.locator(".jp-Dialog .jp-mod-accept")
-    if button.count():
-        button.first.click()
+def test_live_chart_redraws_while_the_cell_runs(lab, page_on_failure):
+    watch = lab.watch
+    running = watch.running()
+    t0, t1 = watch.span_ms()
+    seen = [(round((x["t"] - t0) / 1000, 2), x.get("redraws"), x.get("events")) for x in running]
+    assert (t1 - t0) / 1000 >= 3.0, f"the cell showed [*] only {(t1 - t0) / 1000:.1f} s: {seen}"
+    first = next((x for x in running if x.get("bars", 0) > 0), None)
+    assert first is not None, f"no chart while the cell ran: (s, redraws, events) {seen}"
+    first_s = (first["t"] - t0) / 1000
+    assert first_s <= FIRST_CHART_S, f"first chart {first_s:.2f} s after the start"
+    rate = watch.changes_per_second("redraws")
+    assert rate >= 2.0, f"{rate:.2f} redraws/s while running: {seen}"
+    assert watch.changes("events") >= 4, f"events held barely grew: {seen}"
+    # depth 0 on top (reversed y axis) in every live sample
+    ranges = [x["yrange"] for x in running if x.get("yrange")]
+    assert ranges and all(_reversed(r) for r in ranges), ranges[:5]
 
 
-def _run_cell(page, index: int, attempts: int = 4) -> None:
-    """Select cell ``index`` and run it (Shift+Enter), retried until its prompt changes.
-
-    A kernel still connecting, or JupyterLab's "Select Kernel" dialog on a fresh HOME, can
-    swallow the first request.
-    """
-    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(index)
-    for _ in range(attempts):
-        _accept_kernel_dialog(page)
-        cell.locator(".jp-InputPrompt").click()
-        page.keyboard.press("Shift+Enter")
-        for _ in range(50):
-            page.wait_for_timeout(100)
-            _accept_kernel_dialog(page)
-            if page.evaluate(PROMPTS_JS)[index] != "[ ]:":
-                return
-    raise AssertionError(f"cell {index} did not start running")
+def test_live_cell_bytes_and_main_thread(lab, page_on_failure):
+    assert 0 < lab.live_bytes <= MAX_CELL_BYTES, f"{lab.live_bytes:,} B for the live cell"
+    longest = max(lab.longtasks, default=0.0)
+    print(f"live cell: {lab.live_bytes:,} B, longest task {longest:.0f} ms, all {lab.longtasks}")
+    assert longest < STALL_MS, f"main-thread tasks during the live cell (ms): {lab.longtasks}"
 
 
-def _wait_idle_prompt(page, index: int, timeout_ms: int = 60000) -> None:
-    page.wait_for_function(
-        f"() => /^\\[\\d+\\]/.test(({PROMPTS_JS})()[{index}])", timeout=timeout_ms
-    )
+def _check_view(s: BrowserSession, what: str) -> dict:
+    """plotly's x range is ``data-window``, the bars drawn overlap it, depth 0 is on top."""
+    flame = s.flame(LIVE)
+    assert flame is not None, f"{what}: no flame chart"
+    x0, x1 = flame["window"]
+    r0, r1 = flame["xrange"]
+    tol = 1e-6 * max(x1 - x0, 1e-9)
+    assert abs(r0 - x0) <= tol and abs(r1 - x1) <= tol, f"{what}: axis {r0, r1}, {flame}"
+    assert flame["dataBars"] > 0, f"{what}: no bars drawn: {flame}"
+    # bars as plotly traces: each overlaps the window; bars painted on a canvas: the canvas
+    # covers exactly plotly's plot area (so it shows data-window) and has paint on it
+    assert flame["outside"] == 0 and flame["inverted"] == 0, (what, flame)
+    if flame["bars"]:
+        assert flame["bars"] == flame["dataBars"], (what, flame)
+    else:
+        canvas = flame["canvas"]
+        assert canvas is not None, f"{what}: bars neither in plotly's data nor on a canvas"
+        assert canvas["offset"] <= 2 and canvas["columns"] > 0, (what, flame)
+    assert _reversed(flame["yrange"]), f"{what}: depth 0 is not on top: {flame['yrange']}"
+    return flame
 
 
-def _watch_flame_while_running(page, timeout_s: float = 60.0) -> list[tuple[float, int]]:
-    """(seconds, bar count) of the live flame chart each time it changed while ``[*]`` showed."""
-    seen: list[tuple[float, int]] = []
-    t0 = time.monotonic()
-    started = False
-    while time.monotonic() - t0 < timeout_s:
-        running = any(p.startswith("[*]") for p in page.evaluate(PROMPTS_JS))
-        if running:
-            started = True
-            boards = page.locator(".everyo-dashboard")
-            plots = boards.nth(1).locator(".js-plotly-plot") if boards.count() > 1 else None
-            if plots is not None and plots.count():
-                bars = plots.first.evaluate(BARS_JS)
-                if not seen or bars != seen[-1][1]:
-                    seen.append((round(time.monotonic() - t0, 2), bars))
-        elif started:
-            break
-        page.wait_for_timeout(100)
-    return seen
+def _drag(s: BrowserSession, a: float, b: float) -> dict:
+    before = s.board(LIVE)["window"]
+    s.drag(s.cell(LIVE).locator(".everyo-flame"), a, b)
+    s.wait_board_change(LIVE, "window", before)
+    s.page.wait_for_timeout(300)  # a detail answer may redraw the same window finer
+    return _check_view(s, f"drag {a}-{b}")
 
 
-def _run_menu_command(page, menu: str, command: str) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click()
-    page.locator(f'li.lm-Menu-item[data-command="{command}"]').first.click()
+def _reset(s: BrowserSession) -> dict:
+    """Double-click the chart: back to the whole run."""
+    before = s.board(LIVE)["window"]
+    s.double_click(s.cell(LIVE).locator(".everyo-flame"))
+    s.wait_board_change(LIVE, "window", before)
+    s.page.wait_for_timeout(300)
+    return _check_view(s, "reset")
 
 
-def _check_reopened_without_kernel(page, root: Path) -> None:
-    """While the live widget shows, its static twin is hidden; after save, kernel shutdown and
-    reload (the widget's model is gone), the static table and flame chart are visible."""
-    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(2)
-    assert cell.locator(".everyo-static").count() == 1
-    assert not cell.locator(".everyo-static").is_visible()
+def test_zoom_keeps_axis_window_and_bars_consistent(lab, page_on_failure):
+    s = lab.session
+    whole = _check_view(s, "final")
+    span = whole["window"][1] - whole["window"][0]
+    s.screenshot(s.cell(LIVE).locator(".everyo-dashboard"), "dashboard-final")
 
-    _run_menu_command(page, "File", "docmanager:save")
-    path = root / "dashboard.ipynb"
-    deadline = time.monotonic() + 15
-    while "everyo-static" not in path.read_text() and time.monotonic() < deadline:
-        page.wait_for_timeout(200)
-    assert "everyo-static" in path.read_text(), "the notebook was not saved with its outputs"
-    _run_menu_command(page, "Kernel", "kernelmenu:shutdown")
-    _accept_kernel_dialog(page)  # "Shut down kernel?" asks for confirmation
-    page.wait_for_timeout(1000)
+    first = _drag(s, 0.2, 0.7)
+    assert first["window"][1] - first["window"][0] < 0.8 * span
+    second = _drag(s, 0.3, 0.6)  # zoom into the zoomed view
+    assert second["window"][1] - second["window"][0] < first["window"][1] - first["window"][0]
+    s.screenshot(s.cell(LIVE).locator(".everyo-flame"), "dashboard-zoomed")
 
-    page.reload()
-    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=30000)
-    static = page.locator(".jp-Notebook .jp-CodeCell").nth(2).locator(".everyo-static")
+    reset = _reset(s)
+    assert reset["window"] == pytest.approx(whole["window"], rel=1e-6, abs=1e-6)
+
+    _drag(s, 0.5, 0.9)
+
+
+def _window(s) -> tuple[float, float]:
+    x0, x1 = map(float, s.board(LIVE)["window"].split(","))
+    return x0, x1
+
+
+def test_step_table_zooms_to_a_step(lab, page_on_failure):
+    s = lab.session
+    board = s.cell(LIVE).locator(".everyo-dashboard")
+    steps = board.locator(".everyo-step-table")
+    steps.wait_for(timeout=10000)
+    whole = _reset(s)["window"]
+
+    slowest = steps.locator('tr[data-what="slowest"]')
+    duration = float(slowest.locator("td").nth(2).inner_text().replace(",", ""))
+    before = s.board(LIVE)["window"]
+    slowest.locator(".everyo-step-row-zoom").click()
+    s.wait_board_change(LIVE, "window", before)
+    x0, x1 = _window(s)
+    # the step with a 5 % margin each side
+    assert x1 - x0 == pytest.approx(1.1 * duration, rel=0.2), (duration, x0, x1)
+    assert whole[0] - 1e-6 <= x0 < x1 <= whole[1] + 1e-6
+    _check_view(s, "slowest step")
+    s.screenshot(board.locator(".everyo-steps-box"), "dashboard-steps")
+
+    before = s.board(LIVE)["window"]
+    board.locator(".everyo-step-input").fill("3")
+    board.locator(".everyo-step-zoom").click()
+    s.wait_board_change(LIVE, "window", before)
+    y0, y1 = _window(s)
+    assert (y0, y1) != (x0, x1) and y1 - y0 < 0.25 * (whole[1] - whole[0])
+    assert y0 < 0.25 * (whole[1] - whole[0]), "step 3 is not near the start of the run"
+    _check_view(s, "step 3")
+
+
+def test_table_and_export(lab, page_on_failure):
+    s = lab.session
+    board = s.cell(LIVE).locator(".everyo-dashboard")
+    table = board.locator("table.everyo-table:not(.everyo-step-table)").first
+    text = table.inner_text()
+    assert "Linear" in text and "ReLU" in text and "Sequential" in text, text
+    assert re.search(r"\b(Linear|ReLU) \[[\w.]+\]", text), f"no class name with a path: {text}"
+    group = board.locator("select.everyo-group-by")
+    if group.count():  # grouped by module path, both Linear layers show with their paths
+        group.select_option("path")
+        for _ in range(100):  # the table is rebuilt when the kernel answers
+            text = table.inner_text()
+            if "Linear [2]" in text:
+                break
+            s.page.wait_for_timeout(100)
+        assert "Linear [0]" in text and "Linear [2]" in text, text
+    s.screenshot(table, "dashboard-table")
+
+    with s.page.expect_download(timeout=15000) as info:
+        board.locator(".everyo-export-button").first.click()
+    download = info.value
+    assert download.suggested_filename == "browser.trace.json"
+    trace = json.loads(Path(download.path()).read_text())
+    assert trace["traceEvents"]
+
+
+def test_reopened_without_kernel_shows_the_static_view(lab, page_on_failure):
+    s = lab.session
+    assert len(s.bytes.big_frames()) == 1, f"plotly.js-sized frames: {s.bytes.big_frames()}"
+    static = s.cell(LIVE).locator(".everyo-static")
+    assert static.count() == 1 and not static.is_visible()  # hidden while the widget shows
+
+    s.save(NOTEBOOK, expect="everyo-static")
+    s.shutdown_kernel()
+    s.reload()
+    static = s.cell(LIVE).locator(".everyo-static")
     static.wait_for(state="visible", timeout=30000)
-    page.wait_for_timeout(2000)  # let the widget manager give up on the missing model
+    s.page.wait_for_timeout(2000)  # let the widget manager give up on the missing model
     assert static.is_visible()
     text = static.inner_text()
-    assert "Linear" in text and "ReLU" in text and "completed" in text
-    assert static.locator("svg rect").count() > 0  # the final flame chart
-    static.scroll_into_view_if_needed()
-    static.screenshot(path=str(ARTIFACTS / "reopened.png"))
-
-
-def test_live_dashboard_in_jupyterlab(tmp_path):
-    home, root = tmp_path / "home", tmp_path / "notebooks"
-    home.mkdir()
-    root.mkdir()
-    _write_notebook(root)
-    port = _free_port()
-    proc = _start_lab(home, root, port)
-    try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                headless=True,
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--no-first-run",
-                ],
-            )
-            try:
-                context = browser.new_context(
-                    accept_downloads=True, viewport={"width": 1400, "height": 1000}
-                )
-                page = context.new_page()
-                page.goto(f"http://127.0.0.1:{port}/lab/tree/dashboard.ipynb")
-                page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=30000)
-                page.wait_for_selector(
-                    '.jp-Notebook-ExecutionIndicator[data-status="idle"]', timeout=30000
-                )
-                # Load the extension and show a first dashboard, so plotly.js is loaded in
-                # the page before the live cell starts (the target excludes that first load).
-                _run_cell(page, 0)
-                _wait_idle_prompt(page, 0)
-                _run_cell(page, 1)
-                _wait_idle_prompt(page, 1)
-                page.locator(".everyo-dashboard .js-plotly-plot").first.wait_for(timeout=60000)
-
-                _run_cell(page, 2)
-                counts = _watch_flame_while_running(page)
-                gains = sum(1 for (_, a), (_, b) in zip(counts, counts[1:]) if b > a)
-                assert gains >= 2, f"flame chart (s, bars) while running: {counts}"
-
-                _wait_idle_prompt(page, 2, timeout_ms=30000)
-                board = page.locator(".everyo-dashboard").nth(1)
-                table = board.locator(".everyo-table")
-                table.wait_for(timeout=10000)
-                text = table.inner_text()
-                assert "Linear" in text and "ReLU" in text and "Sequential" in text
-
-                with page.expect_download(timeout=15000) as info:
-                    board.locator(".everyo-export-button").click()
-                download = info.value
-                assert download.suggested_filename == "browser.trace.json"
-                trace = json.loads(Path(download.path()).read_text())
-                assert trace["traceEvents"]
-                assert (root / "browser.trace.json").exists()  # next to the notebook
-
-                ARTIFACTS.mkdir(exist_ok=True)
-                page.set_viewport_size({"width": 1400, "height": 2400})  # the whole dashboard
-                page.mouse.move(0, 0)  # no hover label in the picture
-                board.scroll_into_view_if_needed()
-                board.screenshot(path=str(ARTIFACTS / "dashboard.png"))
-
-                _check_reopened_without_kernel(page, root)
-            except Exception:
-                ARTIFACTS.mkdir(exist_ok=True)  # what the page looked like when it failed
-                page.screenshot(path=str(ARTIFACTS / "dashboard-failure.png"))
-                raise
-            finally:
-                browser.close()
-    finally:
-        _stop(proc)
+    assert "Linear" in text and "ReLU" in text, text
+    assert static.locator("table").count() > 0 and static.locator("svg").count() > 0
+    errors = s.visible_text_containing("Error displaying widget")
+    assert not errors, errors
+    s.screenshot(static, "dashboard-reopened")
+    assert len(s.bytes.big_frames()) <= 2, "plotly.js sent again to a page without widgets"

@@ -1,0 +1,46 @@
+"""An executed notebook with two profiled cells stays light: plotly.js never in widget state.
+
+nbclient stores every widget's state in ``metadata.widgets`` as JupyterLab does on save. The
+dashboard gets plotly.js from the kernel by a custom message and its events as binary custom
+messages, so neither may show up there (plotly 6's FigureWidget put 4.8 MB of plotly.js into the
+state of every widget). Each profiled cell also keeps its static rendering (``.everyo-static``),
+which is what a reopened notebook shows without a kernel. No browser needed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("nbformat")
+pytest.importorskip("nbclient")
+
+from harness import execute_notebook, json_strings, training_cell, warmup_cell, widget_state  # noqa: E402
+
+MAX_STATE = 1_000_000  # TARGETS.md: widget state of an executed notebook with two profiled cells
+MAX_STRING = 500_000  # no single string anywhere near plotly.js's 4.8 MB
+CELLS = [
+    "%load_ext everyo_lab",
+    warmup_cell("first", steps=20),
+    training_cell(1.0, magic="--label second"),
+]
+
+
+@pytest.mark.slow
+def test_executed_notebook_widget_state_is_small(tmp_path):
+    saved, path = execute_notebook(CELLS, tmp_path)
+
+    for index in (1, 2):
+        errors = [o for o in saved.cells[index].outputs if o.get("output_type") == "error"]
+        assert not errors, errors
+        htmls = [o.get("data", {}).get("text/html", "") for o in saved.cells[index].outputs]
+        assert any("everyo-static" in h for h in htmls), f"cell {index}: no static rendering"
+
+    state = widget_state(saved)
+    assert state, "nbclient saved no widget state (did the dashboard display?)"
+    text = json.dumps(state)
+    longest = max((len(s) for s in json_strings(state)), default=0)
+    assert len(text) <= MAX_STATE, f"widget state {len(text):,} B (file {path.stat().st_size:,} B)"
+    assert longest <= MAX_STRING, f"a {longest:,}-character string in widget state"
+    assert "plotly.js v" not in text, "plotly.js is in the widget state"
