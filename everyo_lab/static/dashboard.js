@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:79cb9e5e87fb24ed | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:1cfeefc8232c4123 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -987,11 +987,18 @@ function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, ste
   return painted;
 }
 
-/** Dotted vertical lines at the step ends in the window (at most 200), a few numbered. */
+const STEP_SPACING_PX = 8; // step markers closer than this are thinned out
+
+/**
+ * Dotted vertical lines at the step ends in the window (at most 200, and about one per
+ * STEP_SPACING_PX pixels so they never hide the bars), a few of them numbered.
+ */
 function paintSteps(ctx, stepEnds, x0, x1, map, color, font = "sans-serif", maxLabels = 10) {
-  const shown = stepsInWindow(stepEnds, x0, x1);
+  const max = Math.max(1, Math.min(200, Math.floor(map.w / STEP_SPACING_PX)));
+  const shown = stepsInWindow(stepEnds, x0, x1, max);
   if (!shown.length) return;
   ctx.save();
+  ctx.globalAlpha = 0.7;
   ctx.strokeStyle = color;
   ctx.lineWidth = 1;
   ctx.setLineDash([2, 3]);
@@ -1012,7 +1019,7 @@ function paintSteps(ctx, stepEnds, x0, x1, map, color, font = "sans-serif", maxL
   });
   ctx.restore();
 }
-return { LABEL_MIN_PX, MAX_LABELS, pixelMap, barPixels, fitText, labelPlan, prepareCanvas, paintFlame, paintSteps };
+return { LABEL_MIN_PX, MAX_LABELS, pixelMap, barPixels, fitText, labelPlan, prepareCanvas, paintFlame, STEP_SPACING_PX, paintSteps };
 })();
 
 // ---- src/theme.js
@@ -1115,7 +1122,19 @@ function wholeWindow(wallMs, extentEnd) {
   const end = Math.max(Number(wallMs) || 0, Number.isFinite(extentEnd) ? extentEnd : 0);
   return [0, end > 0 ? end : 1];
 }
-return { parseRelayout, sameWindow, wholeWindow };
+
+/**
+ * The window of a run that is still growing: from 0 to a round number at least 10 % past its
+ * end (1827 ms -> 2500), so the axis, whose redraw costs far more than the bars', changes
+ * only now and then while the bars follow the run.
+ */
+function followWindow(wallMs, extentEnd) {
+  const end = wholeWindow(wallMs, extentEnd)[1] * 1.1;
+  const decade = 10 ** Math.floor(Math.log10(end));
+  const nice = [1, 2, 2.5, 5, 10].find((m) => m * decade >= end);
+  return [0, nice * decade];
+}
+return { parseRelayout, sameWindow, wholeWindow, followWindow };
 })();
 
 // ---- src/flame_view.js
@@ -1132,7 +1151,7 @@ const { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } = __everyo_src_lod_js;
 const { paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
 const { figureColors } = __everyo_src_theme_js;
 const { MIXED } = __everyo_src_wire_js;
-const { parseRelayout, sameWindow, wholeWindow } = __everyo_src_zoom_js;
+const { followWindow, parseRelayout, sameWindow, wholeWindow } = __everyo_src_zoom_js;
 
 const DETAIL_DEBOUNCE_MS = 150;
 const STALE_RETRY_MS = 2000; // while live, re-ask a zoomed window's detail at most this often
@@ -1185,8 +1204,16 @@ class FlameView {
     this.plot.addEventListener("mousemove", (ev) => this.hover(ev));
     this.plot.addEventListener("mouseleave", hide);
     this.plot.addEventListener("mousedown", hide);
+    this.boxWidth = 0; // from the ResizeObserver: reading clientWidth in a redraw would force a
+    // layout of the whole notebook right after the table's DOM changed
     if (typeof ResizeObserver === "function") {
-      this.resizer = new ResizeObserver(() => this.schedule());
+      this.resizer = new ResizeObserver((entries) => {
+        const width = Math.floor(entries[entries.length - 1].contentRect.width);
+        if (width > 0 && width !== this.boxWidth) {
+          this.boxWidth = width;
+          this.schedule();
+        }
+      });
       this.resizer.observe(this.el);
     }
   }
@@ -1215,7 +1242,8 @@ class FlameView {
   }
 
   width() {
-    return Math.max(200, Math.floor(this.el.clientWidth || this.root.clientWidth || 900));
+    if (!this.boxWidth) this.boxWidth = Math.floor(this.el.clientWidth || this.root.clientWidth || 0);
+    return Math.max(200, this.boxWidth || 900);
   }
 
   draw() {
@@ -1226,7 +1254,8 @@ class FlameView {
     const width = this.width();
     const size = this.plotSize();
     const plotW = size && this.drawn && this.drawn.width === width ? size.w : Math.max(50, width - MARGIN_X);
-    const [x0, x1] = this.panning || this.zoom || wholeWindow(report.wall_ms, store.whole.x1);
+    const follow = report.live ? followWindow : wholeWindow;
+    const [x0, x1] = this.panning || this.zoom || follow(report.wall_ms, store.whole.x1);
     const theme = this.model.get("theme");
     const themes = this.model.get("themes");
     const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
@@ -1242,7 +1271,7 @@ class FlameView {
     }
     const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
     const colors = figureColors(themes, theme);
-    this.el.style.background = colors.paper_bgcolor;
+    if (this.el.style.background !== colors.paper_bgcolor) this.el.style.background = colors.paper_bgcolor;
     if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
     const painted = this.paint(bars, lanes, colors);
     this.drawn = { window: [x0, x1], bars, items, lanes, signature, themes, width, raw: store.raw && src.set === store.whole };
@@ -1288,13 +1317,15 @@ class FlameView {
   paint(bars, lanes, colors) {
     const size = this.plotSize();
     if (!size) return 0;
-    this.canvas.style.left = `${this.plot.offsetLeft + size.l}px`;
-    this.canvas.style.top = `${this.plot.offsetTop + size.t}px`;
-    const dpr = (this.doc.defaultView && this.doc.defaultView.devicePixelRatio) || 1;
-    const ctx = prepareCanvas(this.canvas, size.w, size.h, dpr);
+    // the plot div is the box's first child in flow, at its top left corner
+    this.canvas.style.left = `${size.l}px`;
+    this.canvas.style.top = `${size.t}px`;
+    const view = this.doc.defaultView;
+    const ctx = prepareCanvas(this.canvas, size.w, size.h, (view && view.devicePixelRatio) || 1);
     const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
-    const font = (this.doc.defaultView && this.doc.defaultView.getComputedStyle(this.root).fontFamily) || "sans-serif";
-    return paintFlame(ctx, { bars, keys: this.state.store.keys, map, hidden: this.hidden, colors, stepEnds: this.state.store.stepEnds, font });
+    if (!this.font) this.font = (view && view.getComputedStyle(this.root).fontFamily) || "sans-serif";
+    const { keys, stepEnds } = this.state.store;
+    return paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
   }
 
   plotSize() {
@@ -1606,12 +1637,14 @@ const PREFERRED = [
 
 /**
  * The columns of report rows: the label first (it holds the name and the module path), then
- * the numbers. Name and path are not repeated; shapes are not when they are the grouping.
+ * the numbers. Name and path are not repeated; shapes are not when they are the grouping; a
+ * column no row has a value for (median while live) is left out.
  */
 function summaryColumns(rows, groupBy) {
   const hidden = new Set(["name", "path", "module"]);
   if (groupBy === "shape") hidden.add("shapes");
-  return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key));
+  const known = (key) => rows.some((row) => row[key] !== null && row[key] !== undefined);
+  return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key) && known(key));
 }
 
 /** Rows sorted by `key` (numbers numerically, strings by locale; missing values last). */
@@ -2030,6 +2063,7 @@ function render({ model, el }) {
   const picker = mountPicker(doc, model);
   let header = renderHeader(doc, model.get("report"));
   let notes = renderNotes(doc, (model.get("report") || {}).notes);
+  let notesShown = JSON.stringify((model.get("report") || {}).notes || []);
   const steps = doc.createElement("div");
   steps.className = "everyo-steps-box";
   const flame = new FlameView(doc, model, state, el);
@@ -2043,11 +2077,12 @@ function render({ model, el }) {
     const bounds = stepBounds(store.stepEnds, k, Number.isFinite(store.whole.x0) ? store.whole.x0 : 0);
     return bounds && zoomWindow(bounds[0], bounds[1]);
   };
-  let stepsShown = null;
+  let stepsShown; // JSON of what is shown: a live report is a new object a few times a second
   const drawSteps = () => {
     const info = (model.get("report") || {}).steps;
-    if (info === stepsShown) return;
-    stepsShown = info;
+    const text = JSON.stringify(info || null);
+    if (text === stepsShown) return;
+    stepsShown = text;
     steps.hidden = !info;
     steps.replaceChildren(...(info ? [renderSteps(doc, info, { onZoom: (w) => flame.setZoom(w), stepWindowOf })] : []));
   };
@@ -2056,9 +2091,12 @@ function render({ model, el }) {
     const nextHeader = renderHeader(doc, report);
     header.replaceWith(nextHeader);
     header = nextHeader;
-    const nextNotes = renderNotes(doc, report.notes);
-    notes.replaceWith(nextNotes);
-    notes = nextNotes;
+    if (JSON.stringify(report.notes || []) !== notesShown) {
+      notesShown = JSON.stringify(report.notes || []);
+      const nextNotes = renderNotes(doc, report.notes);
+      notes.replaceWith(nextNotes);
+      notes = nextNotes;
+    }
     drawSteps();
     flame.schedule();
     askResend(model, state);

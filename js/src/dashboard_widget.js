@@ -94,6 +94,7 @@ function render({ model, el }) {
   const picker = mountPicker(doc, model);
   let header = renderHeader(doc, model.get("report"));
   let notes = renderNotes(doc, (model.get("report") || {}).notes);
+  let notesShown = JSON.stringify((model.get("report") || {}).notes || []);
   const steps = doc.createElement("div");
   steps.className = "everyo-steps-box";
   const flame = new FlameView(doc, model, state, el);
@@ -107,11 +108,12 @@ function render({ model, el }) {
     const bounds = stepBounds(store.stepEnds, k, Number.isFinite(store.whole.x0) ? store.whole.x0 : 0);
     return bounds && zoomWindow(bounds[0], bounds[1]);
   };
-  let stepsShown = null;
+  let stepsShown; // JSON of what is shown: a live report is a new object a few times a second
   const drawSteps = () => {
     const info = (model.get("report") || {}).steps;
-    if (info === stepsShown) return;
-    stepsShown = info;
+    const text = JSON.stringify(info || null);
+    if (text === stepsShown) return;
+    stepsShown = text;
     steps.hidden = !info;
     steps.replaceChildren(...(info ? [renderSteps(doc, info, { onZoom: (w) => flame.setZoom(w), stepWindowOf })] : []));
   };
@@ -120,9 +122,12 @@ function render({ model, el }) {
     const nextHeader = renderHeader(doc, report);
     header.replaceWith(nextHeader);
     header = nextHeader;
-    const nextNotes = renderNotes(doc, report.notes);
-    notes.replaceWith(nextNotes);
-    notes = nextNotes;
+    if (JSON.stringify(report.notes || []) !== notesShown) {
+      notesShown = JSON.stringify(report.notes || []);
+      const nextNotes = renderNotes(doc, report.notes);
+      notes.replaceWith(nextNotes);
+      notes = nextNotes;
+    }
     drawSteps();
     flame.schedule();
     askResend(model, state);

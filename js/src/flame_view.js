@@ -10,7 +10,7 @@ import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
 import { paintFlame, pixelMap, prepareCanvas } from "./paint.js";
 import { figureColors } from "./theme.js";
 import { MIXED } from "./wire.js";
-import { parseRelayout, sameWindow, wholeWindow } from "./zoom.js";
+import { followWindow, parseRelayout, sameWindow, wholeWindow } from "./zoom.js";
 
 export const DETAIL_DEBOUNCE_MS = 150;
 const STALE_RETRY_MS = 2000; // while live, re-ask a zoomed window's detail at most this often
@@ -63,8 +63,16 @@ export class FlameView {
     this.plot.addEventListener("mousemove", (ev) => this.hover(ev));
     this.plot.addEventListener("mouseleave", hide);
     this.plot.addEventListener("mousedown", hide);
+    this.boxWidth = 0; // from the ResizeObserver: reading clientWidth in a redraw would force a
+    // layout of the whole notebook right after the table's DOM changed
     if (typeof ResizeObserver === "function") {
-      this.resizer = new ResizeObserver(() => this.schedule());
+      this.resizer = new ResizeObserver((entries) => {
+        const width = Math.floor(entries[entries.length - 1].contentRect.width);
+        if (width > 0 && width !== this.boxWidth) {
+          this.boxWidth = width;
+          this.schedule();
+        }
+      });
       this.resizer.observe(this.el);
     }
   }
@@ -93,7 +101,8 @@ export class FlameView {
   }
 
   width() {
-    return Math.max(200, Math.floor(this.el.clientWidth || this.root.clientWidth || 900));
+    if (!this.boxWidth) this.boxWidth = Math.floor(this.el.clientWidth || this.root.clientWidth || 0);
+    return Math.max(200, this.boxWidth || 900);
   }
 
   draw() {
@@ -104,7 +113,8 @@ export class FlameView {
     const width = this.width();
     const size = this.plotSize();
     const plotW = size && this.drawn && this.drawn.width === width ? size.w : Math.max(50, width - MARGIN_X);
-    const [x0, x1] = this.panning || this.zoom || wholeWindow(report.wall_ms, store.whole.x1);
+    const follow = report.live ? followWindow : wholeWindow;
+    const [x0, x1] = this.panning || this.zoom || follow(report.wall_ms, store.whole.x1);
     const theme = this.model.get("theme");
     const themes = this.model.get("themes");
     const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
@@ -120,7 +130,7 @@ export class FlameView {
     }
     const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
     const colors = figureColors(themes, theme);
-    this.el.style.background = colors.paper_bgcolor;
+    if (this.el.style.background !== colors.paper_bgcolor) this.el.style.background = colors.paper_bgcolor;
     if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
     const painted = this.paint(bars, lanes, colors);
     this.drawn = { window: [x0, x1], bars, items, lanes, signature, themes, width, raw: store.raw && src.set === store.whole };
@@ -166,13 +176,15 @@ export class FlameView {
   paint(bars, lanes, colors) {
     const size = this.plotSize();
     if (!size) return 0;
-    this.canvas.style.left = `${this.plot.offsetLeft + size.l}px`;
-    this.canvas.style.top = `${this.plot.offsetTop + size.t}px`;
-    const dpr = (this.doc.defaultView && this.doc.defaultView.devicePixelRatio) || 1;
-    const ctx = prepareCanvas(this.canvas, size.w, size.h, dpr);
+    // the plot div is the box's first child in flow, at its top left corner
+    this.canvas.style.left = `${size.l}px`;
+    this.canvas.style.top = `${size.t}px`;
+    const view = this.doc.defaultView;
+    const ctx = prepareCanvas(this.canvas, size.w, size.h, (view && view.devicePixelRatio) || 1);
     const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
-    const font = (this.doc.defaultView && this.doc.defaultView.getComputedStyle(this.root).fontFamily) || "sans-serif";
-    return paintFlame(ctx, { bars, keys: this.state.store.keys, map, hidden: this.hidden, colors, stepEnds: this.state.store.stepEnds, font });
+    if (!this.font) this.font = (view && view.getComputedStyle(this.root).fontFamily) || "sans-serif";
+    const { keys, stepEnds } = this.state.store;
+    return paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
   }
 
   plotSize() {

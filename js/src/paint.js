@@ -100,11 +100,18 @@ export function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = 
   return painted;
 }
 
-/** Dotted vertical lines at the step ends in the window (at most 200), a few numbered. */
+export const STEP_SPACING_PX = 8; // step markers closer than this are thinned out
+
+/**
+ * Dotted vertical lines at the step ends in the window (at most 200, and about one per
+ * STEP_SPACING_PX pixels so they never hide the bars), a few of them numbered.
+ */
 export function paintSteps(ctx, stepEnds, x0, x1, map, color, font = "sans-serif", maxLabels = 10) {
-  const shown = stepsInWindow(stepEnds, x0, x1);
+  const max = Math.max(1, Math.min(200, Math.floor(map.w / STEP_SPACING_PX)));
+  const shown = stepsInWindow(stepEnds, x0, x1, max);
   if (!shown.length) return;
   ctx.save();
+  ctx.globalAlpha = 0.7;
   ctx.strokeStyle = color;
   ctx.lineWidth = 1;
   ctx.setLineDash([2, 3]);

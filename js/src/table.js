@@ -11,12 +11,14 @@ const PREFERRED = [
 
 /**
  * The columns of report rows: the label first (it holds the name and the module path), then
- * the numbers. Name and path are not repeated; shapes are not when they are the grouping.
+ * the numbers. Name and path are not repeated; shapes are not when they are the grouping; a
+ * column no row has a value for (median while live) is left out.
  */
 export function summaryColumns(rows, groupBy) {
   const hidden = new Set(["name", "path", "module"]);
   if (groupBy === "shape") hidden.add("shapes");
-  return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key));
+  const known = (key) => rows.some((row) => row[key] !== null && row[key] !== undefined);
+  return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key) && known(key));
 }
 
 /** Rows sorted by `key` (numbers numerically, strings by locale; missing values last). */

@@ -34,3 +34,15 @@ export function wholeWindow(wallMs, extentEnd) {
   const end = Math.max(Number(wallMs) || 0, Number.isFinite(extentEnd) ? extentEnd : 0);
   return [0, end > 0 ? end : 1];
 }
+
+/**
+ * The window of a run that is still growing: from 0 to a round number at least 10 % past its
+ * end (1827 ms -> 2500), so the axis, whose redraw costs far more than the bars', changes
+ * only now and then while the bars follow the run.
+ */
+export function followWindow(wallMs, extentEnd) {
+  const end = wholeWindow(wallMs, extentEnd)[1] * 1.1;
+  const decade = 10 ** Math.floor(Math.log10(end));
+  const nice = [1, 2, 2.5, 5, 10].find((m) => m * decade >= end);
+  return [0, nice * decade];
+}

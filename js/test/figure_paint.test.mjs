@@ -72,6 +72,9 @@ test("paintFlame paints every bar with one fillRect, skips hidden keys, labels w
   assert.deepEqual(rects.map((c) => c.slice(1, 3).map((v) => Math.round(v * 1e6) / 1e6)), [[0, 1.5], [100, 1.5], [120, 1.5], [201, 1.5]]);
   const texts = calls.filter((c) => c[0] === "fillText").map((c) => c[1]);
   assert.deepEqual(texts, ["Linear", "ReLU", "#0", "#1"]);
+  const dense = recorder();
+  paintFlame(dense.ctx, { bars, keys: KEYS, map, stepEnds: Float64Array.from({ length: 1000 }, (_, k) => k / 5) });
+  assert.equal(dense.calls.filter((c) => c[0] === "moveTo").length, 50); // one per 8 px of 400
   const hidden = recorder();
   assert.equal(paintFlame(hidden.ctx, { bars, keys: KEYS, map, hidden: new Set(["ReLU", "merged"]) }), 1);
 });

@@ -50,4 +50,6 @@ test("summaryColumns: the label first, name and path folded into it", () => {
     "label", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "shapes",
   ]);
   assert.ok(!summaryColumns(reportRows, "shape").includes("shapes"));
+  const live = [{ label: "Linear", calls: 1, total_ms: 2, median_ms: null, std_ms: null }];
+  assert.deepEqual(summaryColumns(live, "name"), ["label", "calls", "total_ms"]);
 });

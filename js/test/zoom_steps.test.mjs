@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseRelayout, sameWindow, wholeWindow } from "../src/zoom.js";
+import { followWindow, parseRelayout, sameWindow, wholeWindow } from "../src/zoom.js";
 import { stepBounds, stepRows, stepSummary, zoomWindow } from "../src/steps.js";
 import { stepsInWindow } from "../src/figure.js";
 
@@ -26,6 +26,17 @@ test("sameWindow and wholeWindow", () => {
   assert.deepEqual(wholeWindow(120, 80), [0, 120]);
   assert.deepEqual(wholeWindow(120, 150), [0, 150]); // events past the reported wall time
   assert.deepEqual(wholeWindow(0, -Infinity), [0, 1]);
+});
+
+test("followWindow: a round end at least 10 % past the run's, so the axis changes rarely", () => {
+  assert.deepEqual(followWindow(1827, 1800), [0, 2500]);
+  assert.deepEqual(followWindow(900, 950), [0, 2000]);
+  assert.deepEqual(followWindow(3, 0), [0, 5]);
+  assert.deepEqual(followWindow(0.05, 0), [0, 0.1]);
+  for (let end = 0.7; end < 1e5; end *= 1.37) {
+    const [, x1] = followWindow(end, 0);
+    assert.ok(x1 >= 1.1 * end - 1e-9 && x1 <= 2.3 * end, `${end} -> ${x1}`);
+  }
 });
 
 test("step k spans from step end k - 1 (the first event for step 0) to step end k", () => {
