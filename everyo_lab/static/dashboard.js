@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:1cfeefc8232c4123 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:09815b0447773283 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -1250,6 +1250,7 @@ class FlameView {
     if (!this.plotly || this.destroyed) return;
     const t0 = now();
     const { store } = this.state;
+    if (this.runId !== store.runId) this.forgetRun(store.runId);
     const report = this.model.get("report") || {};
     const width = this.width();
     const size = this.plotSize();
@@ -1282,6 +1283,16 @@ class FlameView {
     data.window = `${x0},${x1}`;
     data.redraws = String(this.redraws);
     data.drawMs = (now() - t0).toFixed(1);
+  }
+
+  /** Another run is shown (the picker): its whole extent, nothing hidden, nothing asked. */
+  forgetRun(runId) {
+    this.runId = runId;
+    this.zoom = null;
+    this.panning = null;
+    this.asked = null;
+    this.mixedSeen = false;
+    this.hidden = new Set();
   }
 
   /** Axes and legend: Plotly.react when their structure changed, else a relayout of the range. */

@@ -109,6 +109,7 @@ export class FlameView {
     if (!this.plotly || this.destroyed) return;
     const t0 = now();
     const { store } = this.state;
+    if (this.runId !== store.runId) this.forgetRun(store.runId);
     const report = this.model.get("report") || {};
     const width = this.width();
     const size = this.plotSize();
@@ -141,6 +142,16 @@ export class FlameView {
     data.window = `${x0},${x1}`;
     data.redraws = String(this.redraws);
     data.drawMs = (now() - t0).toFixed(1);
+  }
+
+  /** Another run is shown (the picker): its whole extent, nothing hidden, nothing asked. */
+  forgetRun(runId) {
+    this.runId = runId;
+    this.zoom = null;
+    this.panning = null;
+    this.asked = null;
+    this.mixedSeen = false;
+    this.hidden = new Set();
   }
 
   /** Axes and legend: Plotly.react when their structure changed, else a relayout of the range. */
