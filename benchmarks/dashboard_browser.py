@@ -1,0 +1,302 @@
+"""What the live dashboard costs the user, measured in Debian's Chromium driving JupyterLab.
+
+One JupyterLab page, one kernel, cells run one by one:
+
+- ``%load_ext everyo_lab`` in the fresh kernel, timed from the kernel itself;
+- a warm-up profiled cell (the page's first dashboard loads plotly.js);
+- a 4-s profiled training loop: first chart after the cell starts (s), chart refreshes per
+  second while it runs (``data-redraws`` sampled every 50 ms), the longest main-thread task
+  (``longtask`` entries) during the cell, and the websocket bytes of the cell (until quiet);
+- the observer effect: a fixed-time 3-s loop counting steps without the magic and under
+  ``%%everyo_profile`` with the dashboard rendering, in the order plain, magic, no-live,
+  no-live, magic, plain (two ratios, one per order, and the ``--no-live`` ratio, which is the
+  profiler's own cost without live redraws);
+- 1,000,000 ``record_function`` events under ``--no-live``: bytes of the final view;
+- plotly.js transfers over the whole page load (websocket frames over 4 MB);
+
+then, without a browser, the widget state of a notebook with two profiled cells executed by
+nbclient.
+
+    python benchmarks/dashboard_browser.py [--write] [--results FILE]
+
+``--write`` puts the figures into ``benchmarks/RESULTS.md`` (or ``--results FILE``; section
+"Live dashboard (Chromium, 2-core)", replaced if present). The browser and the kernel share the
+machine: run it on a quiet machine (the load average is printed and written with the figures).
+Tests never assert these times; see ``tests/browser``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "browser"))
+
+import harness  # noqa: E402
+
+SECTION = "## Live dashboard (Chromium, 2-core)"
+LOAD_EXT = (
+    "import time\n"
+    "_t = time.perf_counter()\n"
+    'get_ipython().run_line_magic("load_ext", "everyo_lab")\n'
+    'print(f"LOADEXT {time.perf_counter() - _t:.4f}")'
+)
+MILLION = """%%everyo_profile --label million --no-live
+from everyo.profiler import record_function
+for _ in range(1_000_000):
+    with record_function("tick"):
+        pass
+"""
+OBSERVER_S = 3.0
+# the observer-effect cells (3 to 8), in this order: no magic, the magic with the live
+# dashboard, the magic with --no-live (the profiler's own cost, no live redraws)
+OBSERVER = {
+    "plain1": None,
+    "magic1": "--label observer1",
+    "nolive1": "--label nolive1 --no-live",
+    "nolive2": "--label nolive2 --no-live",
+    "magic2": "--label observer2",
+    "plain2": None,
+}
+ORDER = list(OBSERVER)
+MILLION_CELL = 3 + len(ORDER)
+
+
+def cells() -> list[str]:
+    loop = dict(sleep=None)  # compute-bound: the kernel and the browser share 2 cores
+    return [
+        LOAD_EXT,  # 0
+        harness.warmup_cell(),  # 1
+        harness.training_cell(4.0, magic="--label live"),  # 2
+        *[harness.training_cell(OBSERVER_S, magic=OBSERVER[k], report=k, **loop) for k in ORDER],
+        MILLION,  # 9
+    ]
+
+
+def output_text(session, index: int) -> str:
+    return session.cell(index).locator(".jp-OutputArea").inner_text()
+
+
+def number(pattern: str, text: str) -> float:
+    m = re.search(pattern, text)
+    if m is None:
+        raise RuntimeError(f"{pattern!r} not found in the cell output: {text[-500:]!r}")
+    return float(m.group(1))
+
+
+def run_cell_bytes(session, index: int, timeout_ms: int = 180000):
+    """Run a cell while sampling it; bytes received from the request until the socket is
+    quiet again (the final view included)."""
+    mark = session.bytes.mark()
+    watch = session.run_and_watch(index, timeout_ms=timeout_ms, every_ms=50)
+    session.bytes.wait_quiet(session.page)
+    return watch, session.bytes.between(mark)
+
+
+def measure_browser(folder: Path) -> dict:
+    harness.write_notebook(folder / "bench.ipynb", cells())
+    m: dict = {}
+    with harness.BrowserSession(folder, app="lab") as s:
+        session_start = s.bytes.mark()
+        s.open("bench.ipynb")
+        s.run_cell(0)
+        s.wait_prompt(0)
+        m["load_ext_s"] = number(r"LOADEXT ([\d.]+)", output_text(s, 0))
+        s.run_cell(1)
+        s.wait_prompt(1)
+        s.page.wait_for_function(
+            "() => { const b = window.__everyoBoard(1); return b && b.bars > 0; }", timeout=60000
+        )
+
+        watch, m["live_bytes"] = run_cell_bytes(s, 2)
+        run = watch.running()
+        t0, t1 = watch.span_ms()
+        if run:
+            first = next((x for x in run if x.get("bars", 0) > 0), None)
+            if first is None:  # the chart only came with the final view
+                first = next((x for x in watch.samples if x and x.get("bars", 0) > 0), None)
+            m["first_chart_s"] = None if first is None else (first["t"] - t0) / 1000
+            m["refreshes_per_s"] = watch.changes_per_second("redraws")
+            m["event_updates_per_s"] = watch.changes_per_second("events")
+        m["running_s"] = (t1 - t0) / 1000
+        tasks = s.longtasks(t0, t1)
+        m["longtasks"] = [
+            (round((x["start"] - t0) / 1000, 2), round(x["duration"]))
+            for x in s.page.evaluate("() => window.__longtasks")
+            if t0 - 1000 <= x["start"] <= t1 + 3000
+        ]
+        m["longest_task_ms"] = max(tasks, default=0.0)
+        m["longtasks_over_200ms"] = sum(1 for d in tasks if d > 200)
+
+        steps = {}
+        for index in range(3, 3 + len(ORDER)):
+            s.bytes.wait_quiet(s.page)  # the previous cell's final view is drawn
+            s.page.wait_for_timeout(1000)
+            s.run_cell(index)
+            s.wait_prompt(index, timeout_ms=60000)
+            text = output_text(s, index)
+            key, value = re.search(r"STEPS (\w+) (\d+)", text).groups()
+            steps[key] = int(value)
+        m["steps"] = steps
+        m["observer_ratio_plain_first"] = steps["magic1"] / steps["plain1"]
+        m["observer_ratio_magic_first"] = steps["magic2"] / steps["plain2"]
+        m["observer_ratio_nolive"] = (steps["nolive1"] + steps["nolive2"]) / (
+            steps["plain1"] + steps["plain2"]
+        )
+
+        s.bytes.wait_quiet(s.page)
+        watch, m["million_bytes"] = run_cell_bytes(s, MILLION_CELL, timeout_ms=300000)
+        m["million_board"] = s.board(MILLION_CELL)
+        header = output_text(s, MILLION_CELL)
+        m["million_events"] = number(r"([\d,]+) events", header.replace(",", ""))
+        m["plotly_transfers"] = len(s.bytes.big_frames(session_start))
+        m["page_bytes"] = s.bytes.total()
+        s.screenshot(s.cell(MILLION_CELL).locator(".everyo-dashboard").first, "bench-million")
+    return m
+
+
+def measure_state(folder: Path) -> dict:
+    nb, path = harness.execute_notebook(
+        [
+            "%load_ext everyo_lab",
+            harness.warmup_cell("first", steps=20),
+            harness.training_cell(1.0, magic="--label second"),
+        ],
+        folder,
+    )
+    state = harness.widget_state(nb)
+    text = json.dumps(state)
+    return {
+        "state_bytes": len(text),
+        "notebook_bytes": path.stat().st_size,
+        "state_has_plotly": "plotly.js v" in text,
+        "longest_state_string": max((len(x) for x in harness.json_strings(state)), default=0),
+    }
+
+
+def fmt(value, spec: str, unit: str = "") -> str:
+    return "n/a" if value is None else f"{value:{spec}}{unit}"
+
+
+def table(m: dict) -> list[str]:
+    rows = [
+        ("first chart after the cell starts", fmt(m.get("first_chart_s"), ".2f", " s"), "≤ 1.5 s"),
+        (
+            "chart refreshes per second while the cell runs",
+            fmt(m.get("refreshes_per_s"), ".1f"),
+            "≥ 2",
+        ),
+        (
+            "longest main-thread task during the live cell",
+            fmt(m["longest_task_ms"], ".0f", " ms") + f" ({m['longtasks_over_200ms']} over 200 ms)",
+            "≤ 200 ms",
+        ),
+        ("bytes received for the 4-s profiled cell", f"{m['live_bytes']:,} B", "≤ 2 MB"),
+        ("plotly.js transfers in the page load", str(m["plotly_transfers"]), "≤ 1"),
+        (
+            "observer effect, steps with / without (plain first; magic first)",
+            f"{m['observer_ratio_plain_first']:.3f}; {m['observer_ratio_magic_first']:.3f}",
+            "≥ 0.9",
+        ),
+        (
+            "the same under `--no-live` (the profiler alone, no live redraws)",
+            f"{m['observer_ratio_nolive']:.3f}",
+            "–",
+        ),
+        ("`%load_ext everyo_lab` in a fresh kernel", f"{m['load_ext_s']:.2f} s", "≤ 1.5 s"),
+        (
+            "widget state, executed notebook with two profiled cells",
+            f"{m['state_bytes']:,} B (file {m['notebook_bytes']:,} B)",
+            "≤ 1 MB, no plotly.js",
+        ),
+        ("bytes of a 1,000,000-event run's final view", f"{m['million_bytes']:,} B", "≤ 5 MB"),
+    ]
+    lines = ["| what | measured | target |", "| --- | ---: | --- |"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return lines
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} logical cores (nproc), {harness.chromium_version()}"
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
+
+
+def write_results(m: dict, path: Path) -> None:
+    text = path.read_text()
+    steps = m["steps"]
+    board = m.get("million_board") or {}
+    intro = (
+        f"`dashboard_browser.py`, {datetime.date.today().isoformat()}: JupyterLab in headless "
+        f"Chromium on the same machine as the kernel ({machine()}). One page, one kernel; "
+        "times are wall-clock as the page saw them (samples every 50 ms), so they move with "
+        f"the machine's load ({m['load_before']} before, {m['load_after']} after). Tests in "
+        "`tests/browser` assert only loose bounds."
+    )
+    notes = (
+        f"Observer effect: {OBSERVER_S:.0f}-s compute-bound loops, steps "
+        + ", ".join(f"{k} {steps[k]}" for k in ORDER)
+        + f" in that order. The live cell showed `[*]` for {m['running_s']:.1f} s; long "
+        f"tasks (s from its start, ms) {m['longtasks']}. The {m['million_events']:,.0f}-event "
+        f"run's final view drew {board.get('bars', 'n/a')} bars from "
+        f"{board.get('events', 'n/a')} level-of-detail rows held by the page."
+    )
+    intro, notes = textwrap.fill(intro, 100), textwrap.fill(notes, 100)
+    body = [SECTION, "", intro, "", *table(m), "", notes, ""]
+    start = text.find(SECTION)
+    if start >= 0:
+        end = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + "\n".join(body) + ("" if end < 0 else text[end + 1 :])
+    else:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(body)
+    path.write_text(text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="write the figures into RESULTS.md")
+    parser.add_argument(
+        "--results", type=Path, default=HERE / "RESULTS.md", help="the file --write updates"
+    )
+    args = parser.parse_args()
+    reason = harness.missing()
+    if reason:
+        print(f"cannot run: {reason}", file=sys.stderr)
+        return 2
+    print(f"machine: {machine()}; {load()}")
+    started = time.monotonic()
+    before = load()
+    with tempfile.TemporaryDirectory(prefix="everyo-bench-") as tmp:
+        m = measure_browser(Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="everyo-bench-") as tmp:
+        m.update(measure_state(Path(tmp)))
+    m["load_before"], m["load_after"] = before, load()
+    print("\n".join(table(m)))
+    print(f"steps: {m['steps']}; live cell [*] for {m['running_s']:.1f} s")
+    print(f"long tasks around the live cell (s from its start, ms): {m['longtasks']}")
+    print(f"1M-event run: {m['million_events']:,.0f} events in its header")
+    print(f"1M-event board: {m.get('million_board')}")
+    print(f"page bytes in all: {m['page_bytes']:,}; took {time.monotonic() - started:.0f} s")
+    print(f"{m['load_before']} before, {m['load_after']} after")
+    if m["state_has_plotly"]:
+        print("WARNING: plotly.js is in the saved widget state")
+    if args.write:
+        write_results(m, args.results)
+        print(f"written to {args.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
