@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:09815b0447773283 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:d0595856b044a667 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -621,6 +621,8 @@ const { MIXED } = __everyo_src_wire_js;
 const MERGED_COLOR = "#9e9e9e";
 const MERGED_KEY = "merged"; // the legend entry of merged bars of several colours
 const TRANSPARENT = "rgba(0,0,0,0)";
+/** Margins around the plot area (px); the legend sits in the top one. */
+const MARGIN = { l: 60, r: 20, t: 40, b: 45 };
 
 /** `#rrggbb` as `rgba(r,g,b,alpha)` (other colour strings are returned unchanged). */
 function withAlpha(color, alpha) {
@@ -735,7 +737,7 @@ function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
     showlegend: true,
     legend: { orientation: "h", x: 0, y: 1, yanchor: "bottom" },
     modebar: { bgcolor: TRANSPARENT, color: colors.muted, activecolor: colors.font_color },
-    margin: { l: 60, r: 20, t: 40, b: 45 },
+    margin: { ...MARGIN },
   };
   if (message) {
     layout.annotations = [{
@@ -745,7 +747,7 @@ function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
   }
   return layout;
 }
-return { MERGED_COLOR, MERGED_KEY, withAlpha, traceUid, colorKeys, barGroups, legendTraces, hiddenKeys, stepsInWindow, flameHeight, flameLayout };
+return { MERGED_COLOR, MERGED_KEY, MARGIN, withAlpha, traceUid, colorKeys, barGroups, legendTraces, hiddenKeys, stepsInWindow, flameHeight, flameLayout };
 })();
 
 // ---- src/lod.js
@@ -1145,7 +1147,7 @@ const __everyo_src_flame_view_js = (() => {
 // animation frame. Plotly.react runs only when the figure's structure changes (lanes, legend,
 // theme, size); a new window is a cheap Plotly.relayout of the x range.
 const { showTooltip, pointerToData, tooltipLines } = __everyo_src_hover_js;
-const { flameLayout, hiddenKeys, legendTraces } = __everyo_src_figure_js;
+const { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } = __everyo_src_figure_js;
 const { layoutLanes } = __everyo_src_lanes_js;
 const { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } = __everyo_src_lod_js;
 const { paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
@@ -1155,7 +1157,7 @@ const { followWindow, parseRelayout, sameWindow, wholeWindow } = __everyo_src_zo
 
 const DETAIL_DEBOUNCE_MS = 150;
 const STALE_RETRY_MS = 2000; // while live, re-ask a zoomed window's detail at most this often
-const MARGIN_X = 80; // flameLayout's left + right margins
+const MARGIN_X = MARGIN.l + MARGIN.r;
 const CONFIG = {
   displaylogo: false,
   doubleClick: "autosize", // relayout {xaxis.autorange: true}: back to the whole run
@@ -1221,12 +1223,14 @@ class FlameView {
   setPlotly(plotly) {
     this.plotly = plotly;
     this.message.remove();
+    this.plot.style.height = "";
+    this.drawn = null;
     this.draw();
   }
 
   /** Redraw at the next animation frame (several calls before it: one redraw). */
   schedule() {
-    if (this.pending || !this.plotly) return;
+    if (this.pending || this.destroyed) return;
     this.pending = true;
     nextFrame(() => {
       this.pending = false;
@@ -1247,7 +1251,7 @@ class FlameView {
   }
 
   draw() {
-    if (!this.plotly || this.destroyed) return;
+    if (this.destroyed) return;
     const t0 = now();
     const { store } = this.state;
     if (this.runId !== store.runId) this.forgetRun(store.runId);
@@ -1273,7 +1277,8 @@ class FlameView {
     const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
     const colors = figureColors(themes, theme);
     if (this.el.style.background !== colors.paper_bgcolor) this.el.style.background = colors.paper_bgcolor;
-    if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
+    if (!this.plotly) this.placeholder(width, lanes);
+    else if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
     const painted = this.paint(bars, lanes, colors);
     this.drawn = { window: [x0, x1], bars, items, lanes, signature, themes, width, raw: store.raw && src.set === store.whole };
     this.redraws += 1;
@@ -1339,7 +1344,18 @@ class FlameView {
     return paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
   }
 
+  /**
+   * Until plotly.js is there (a kernel busy with a cell answers its request only after it),
+   * the bars are painted where plotly's plot area will be; axes, legend and zoom come later.
+   */
+  placeholder(width, lanes) {
+    const height = flameHeight(lanes.nLanes);
+    this.plot.style.height = `${height}px`;
+    this.fallbackSize = { l: MARGIN.l, t: MARGIN.t, w: width - MARGIN_X, h: height - MARGIN.t - MARGIN.b };
+  }
+
   plotSize() {
+    if (!this.plotly) return this.fallbackSize || null;
     const full = this.plot._fullLayout;
     return full && full._size && full._size.w > 0 ? full._size : null;
   }
@@ -1960,7 +1976,8 @@ const CSS = `
 .everyo-flame-box { position: relative; min-height: 40px; }
 .everyo-flame-canvas { position: absolute; left: 0; top: 0; z-index: 0; pointer-events: none; }
 .everyo-flame { position: relative; z-index: 1; }
-.everyo-flame-message { padding: 12px; color: var(--jp-ui-font-color2, #555); }
+.everyo-flame-message { position: absolute; left: 60px; top: 10px; z-index: 2;
+  color: var(--jp-ui-font-color2, #555); }
 .everyo-tooltip { position: absolute; z-index: 10; pointer-events: none; max-width: 420px;
   padding: 4px 8px; border-radius: 3px; font-size: 12px; line-height: 1.35; white-space: nowrap;
   background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
@@ -2128,6 +2145,7 @@ function render({ model, el }) {
   for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
   const stopTheme = syncTheme(model, doc);
 
+  flame.schedule(); // bars held already (a second view) show before plotly.js is there
   let closed = false;
   loadPlotly(model).then((plotly) => {
     if (closed) return;

@@ -148,6 +148,7 @@ function render({ model, el }) {
   for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
   const stopTheme = syncTheme(model, doc);
 
+  flame.schedule(); // bars held already (a second view) show before plotly.js is there
   let closed = false;
   loadPlotly(model).then((plotly) => {
     if (closed) return;

@@ -9,6 +9,8 @@ import { MIXED } from "./wire.js";
 export const MERGED_COLOR = "#9e9e9e";
 export const MERGED_KEY = "merged"; // the legend entry of merged bars of several colours
 const TRANSPARENT = "rgba(0,0,0,0)";
+/** Margins around the plot area (px); the legend sits in the top one. */
+export const MARGIN = { l: 60, r: 20, t: 40, b: 45 };
 
 /** `#rrggbb` as `rgba(r,g,b,alpha)` (other colour strings are returned unchanged). */
 export function withAlpha(color, alpha) {
@@ -123,7 +125,7 @@ export function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
     showlegend: true,
     legend: { orientation: "h", x: 0, y: 1, yanchor: "bottom" },
     modebar: { bgcolor: TRANSPARENT, color: colors.muted, activecolor: colors.font_color },
-    margin: { l: 60, r: 20, t: 40, b: 45 },
+    margin: { ...MARGIN },
   };
   if (message) {
     layout.annotations = [{

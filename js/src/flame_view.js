@@ -4,7 +4,7 @@
 // animation frame. Plotly.react runs only when the figure's structure changes (lanes, legend,
 // theme, size); a new window is a cheap Plotly.relayout of the x range.
 import { showTooltip, pointerToData, tooltipLines } from "./hover.js";
-import { flameLayout, hiddenKeys, legendTraces } from "./figure.js";
+import { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } from "./figure.js";
 import { layoutLanes } from "./lanes.js";
 import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
 import { paintFlame, pixelMap, prepareCanvas } from "./paint.js";
@@ -14,7 +14,7 @@ import { followWindow, parseRelayout, sameWindow, wholeWindow } from "./zoom.js"
 
 export const DETAIL_DEBOUNCE_MS = 150;
 const STALE_RETRY_MS = 2000; // while live, re-ask a zoomed window's detail at most this often
-const MARGIN_X = 80; // flameLayout's left + right margins
+const MARGIN_X = MARGIN.l + MARGIN.r;
 const CONFIG = {
   displaylogo: false,
   doubleClick: "autosize", // relayout {xaxis.autorange: true}: back to the whole run
@@ -80,12 +80,14 @@ export class FlameView {
   setPlotly(plotly) {
     this.plotly = plotly;
     this.message.remove();
+    this.plot.style.height = "";
+    this.drawn = null;
     this.draw();
   }
 
   /** Redraw at the next animation frame (several calls before it: one redraw). */
   schedule() {
-    if (this.pending || !this.plotly) return;
+    if (this.pending || this.destroyed) return;
     this.pending = true;
     nextFrame(() => {
       this.pending = false;
@@ -106,7 +108,7 @@ export class FlameView {
   }
 
   draw() {
-    if (!this.plotly || this.destroyed) return;
+    if (this.destroyed) return;
     const t0 = now();
     const { store } = this.state;
     if (this.runId !== store.runId) this.forgetRun(store.runId);
@@ -132,7 +134,8 @@ export class FlameView {
     const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
     const colors = figureColors(themes, theme);
     if (this.el.style.background !== colors.paper_bgcolor) this.el.style.background = colors.paper_bgcolor;
-    if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
+    if (!this.plotly) this.placeholder(width, lanes);
+    else if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
     const painted = this.paint(bars, lanes, colors);
     this.drawn = { window: [x0, x1], bars, items, lanes, signature, themes, width, raw: store.raw && src.set === store.whole };
     this.redraws += 1;
@@ -198,7 +201,18 @@ export class FlameView {
     return paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
   }
 
+  /**
+   * Until plotly.js is there (a kernel busy with a cell answers its request only after it),
+   * the bars are painted where plotly's plot area will be; axes, legend and zoom come later.
+   */
+  placeholder(width, lanes) {
+    const height = flameHeight(lanes.nLanes);
+    this.plot.style.height = `${height}px`;
+    this.fallbackSize = { l: MARGIN.l, t: MARGIN.t, w: width - MARGIN_X, h: height - MARGIN.t - MARGIN.b };
+  }
+
   plotSize() {
+    if (!this.plotly) return this.fallbackSize || null;
     const full = this.plot._fullLayout;
     return full && full._size && full._size.w > 0 ? full._size : null;
   }

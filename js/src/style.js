@@ -24,7 +24,8 @@ export const CSS = `
 .everyo-flame-box { position: relative; min-height: 40px; }
 .everyo-flame-canvas { position: absolute; left: 0; top: 0; z-index: 0; pointer-events: none; }
 .everyo-flame { position: relative; z-index: 1; }
-.everyo-flame-message { padding: 12px; color: var(--jp-ui-font-color2, #555); }
+.everyo-flame-message { position: absolute; left: 60px; top: 10px; z-index: 2;
+  color: var(--jp-ui-font-color2, #555); }
 .everyo-tooltip { position: absolute; z-index: 10; pointer-events: none; max-width: 420px;
   padding: 4px 8px; border-radius: 3px; font-size: 12px; line-height: 1.35; white-space: nowrap;
   background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
