@@ -546,12 +546,29 @@ class BrowserSession:
         return [e["duration"] for e in tasks if t0_ms <= e["start"] <= t1_ms]
 
     def screenshot(self, locator, name: str) -> Path:
-        """An element screenshot as ``test-artifacts/<name>.png`` (mouse moved out of the way)."""
+        """An element screenshot as ``test-artifacts/<name>.png`` (mouse moved out of the way).
+
+        An element taller than the window is shot in a window made tall enough for it (Lab's
+        menu and toolbar would cover its top otherwise), then the window size is restored.
+        """
         ARTIFACTS.mkdir(exist_ok=True)
         path = ARTIFACTS / f"{name}.png"
         self.page.mouse.move(0, 0)
-        locator.scroll_into_view_if_needed()
-        locator.screenshot(path=str(path))
+        size = self.page.viewport_size
+        box = locator.bounding_box()
+        tall = box is not None and box["height"] > size["height"] - 250
+        if tall:
+            self.page.set_viewport_size(
+                {"width": size["width"], "height": int(box["height"]) + 400}
+            )
+            self.page.wait_for_timeout(300)  # let charts follow the resize
+        try:
+            locator.scroll_into_view_if_needed()
+            locator.screenshot(path=str(path))
+        finally:
+            if tall:
+                self.page.set_viewport_size(size)
+                self.page.wait_for_timeout(300)
         return path
 
     def page_screenshot(self, name: str) -> Path:
