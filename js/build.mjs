@@ -2,7 +2,7 @@
 //
 // A deliberately small, deterministic bundler (no npm dependencies, so CI needs no install):
 // each relative import is inlined once as a module-scoped closure, the entry module's own
-// exports stay at top level for anywidget. The first line carries a hash of the sources, and
+// exports stay at top level for anywidget; whole-line comments are left out of the bundle. The first line carries a hash of the sources, and
 // `node build.mjs --check` exits 1 when the committed build differs from a fresh one.
 //
 //   node build.mjs           write ../everyo_lab/static/*.js
@@ -69,12 +69,39 @@ function collect(entry) {
   return order;
 }
 
+/**
+ * The source without its whole-line comments (`// ...` lines and `/* ... *\/` blocks that
+ * start a line), which are about a fifth of the bundle; the sources keep them. Lines inside a
+ * template literal (an odd number of backticks opened it) are never touched.
+ */
+export function stripComments(source) {
+  const out = [];
+  let inTemplate = false;
+  let inBlock = false;
+  for (const line of source.split("\n")) {
+    const text = line.trim();
+    if (inBlock) {
+      inBlock = !text.endsWith("*/");
+      continue;
+    }
+    if (!inTemplate && text.startsWith("//")) continue;
+    if (!inTemplate && text.startsWith("/*")) {
+      inBlock = !text.endsWith("*/");
+      continue;
+    }
+    out.push(line);
+    const ticks = (line.replace(/\\./g, "").match(/`/g) || []).length;
+    if (ticks % 2 === 1) inTemplate = !inTemplate;
+  }
+  return out.join("\n");
+}
+
 function moduleVar(file) {
   return `__everyo_${relative(HERE, file).replace(/[^A-Za-z0-9]/g, "_")}`;
 }
 
 function replaceImports(mod) {
-  let body = mod.source;
+  let body = stripComments(mod.source);
   for (const imp of mod.imports) {
     body = body.replace(imp.statement, `const ${imp.binding} = ${moduleVar(imp.target)};`);
   }

@@ -2,10 +2,7 @@
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
-// "Export Chrome trace": Python writes the file next to the notebook and sends the same bytes
-// back as a binary buffer; the browser saves them through a temporary <a download>.
 
-/** Start a browser download of `data` (ArrayBuffer, DataView or typed array) as `filename`. */
 function downloadBytes(doc, filename, data, mime = "application/json") {
   const blob = new Blob([data], { type: mime });
   const url = URL.createObjectURL(blob);
@@ -16,19 +13,13 @@ function downloadBytes(doc, filename, data, mime = "application/json") {
   doc.body.appendChild(link);
   link.click();
   link.remove();
-  // Revoke later: some browsers read the URL after click() returns.
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
-/** True when a custom message from Python asks for a download and carries the bytes. */
 function isDownloadMessage(msg, buffers) {
   return Boolean(msg && msg.type === "download" && msg.filename && buffers && buffers.length > 0);
 }
 
-/**
- * The button and its status line; the button sends {type: "export"} to Python. The status
- * text and the busy flag are the model's `export_status` and `export_busy` traits.
- */
 function renderExportButton(doc, model, traits = { status: "export_status", busy: "export_busy" }) {
   const wrap = doc.createElement("div");
   wrap.className = "everyo-export";
@@ -54,16 +45,13 @@ return { downloadBytes, isDownloadMessage, renderExportButton };
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
-// Pure formatting helpers shared by the widgets (unit-tested in test/format.test.mjs).
 
 const MS_KEYS = new Set([
   "total_ms", "mean_ms", "max_ms", "min_ms", "median_ms", "std_ms", "self_ms", "device_ms",
 ]);
 
-// Exact counts stay exact ("1,024 calls"); FLOPs, bytes and the like get SI suffixes.
 const COUNT_KEYS = new Set(["calls", "events"]);
 
-/** Milliseconds with a precision that suits their size: 1234 ms -> "1,234", 0.0123 -> "0.0123". */
 function formatMs(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "";
   const abs = Math.abs(value);
@@ -73,13 +61,11 @@ function formatMs(value) {
   return value.toPrecision(3);
 }
 
-/** A share in [0, 1] as a percentage string: 0.4567 -> "45.7 %". */
 function formatShare(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "";
   return `${(value * 100).toFixed(1)} %`;
 }
 
-/** Large counts with SI suffixes: 1500 -> "1.5 k", 2e9 -> "2.0 G". */
 function formatCount(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "";
   const abs = Math.abs(value);
@@ -90,7 +76,6 @@ function formatCount(value) {
   return Number.isInteger(value) ? String(value) : value.toFixed(2);
 }
 
-/** Format one table cell by its column key. */
 function formatCell(key, value) {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
@@ -102,20 +87,17 @@ function formatCell(key, value) {
   return String(value);
 }
 
-/** A column key as a header label: "total_ms" -> "total (ms)". */
 function columnLabel(key) {
   if (key.endsWith("_ms")) return `${key.slice(0, -3).replace(/_/g, " ")} (ms)`;
   if (key === "pct") return "% of run";
   return key.replace(/_/g, " ");
 }
 
-/** The file name the Chrome trace of a run is saved under: "my run/1" -> "my_run_1.trace.json". */
 function traceFileName(label) {
   const safe = String(label || "run").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "");
   return `${safe || "run"}.trace.json`;
 }
 
-/** A time on the run's clock to the microsecond: 1234.5 -> "1,234.500" (ms). */
 function formatClock(ms) {
   if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
   return ms.toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
@@ -125,16 +107,8 @@ return { formatMs, formatShare, formatCount, formatCell, columnLabel, traceFileN
 
 // ---- src/hover.js
 const __everyo_src_hover_js = (() => {
-// Our own hover for the flame chart: plotly's would need one hover point per bar. The pointer
-// is mapped to (time, row) with the axis ranges and the plot area, the bar found by binary
-// search among the drawn bars of that row, and described in a small tooltip.
 const { formatClock, formatMs } = __everyo_src_format_js;
 
-/**
- * The data coordinates under a pointer at (`px`, `py`) pixels from the plot area's top-left
- * corner. `size` is plotly's `_fullLayout._size` (`w`, `h`), `xRange` the x axis range and
- * `yRange` the y axis range (bottom value first). Null outside the plot area.
- */
 function pointerToData(px, py, size, xRange, yRange) {
   if (!size || px < 0 || py < 0 || px > size.w || py > size.h) return null;
   const t = xRange[0] + (px / size.w) * (xRange[1] - xRange[0]);
@@ -144,11 +118,6 @@ function pointerToData(px, py, size, xRange, yRange) {
 
 const ms = (v) => `${formatMs(v)} ms`;
 
-/**
- * The lines of a bar's tooltip. `bar`: `{start, end, count, info, selfMs}` where `info` is a
- * key info (`label`, `kind`, `colorKey`) or null for a mixed merged bar, and `selfMs` null
- * when unknown.
- */
 function tooltipLines(bar) {
   const span = bar.end - bar.start;
   if (bar.count > 1) {
@@ -168,7 +137,6 @@ function tooltipLines(bar) {
   return lines.filter(Boolean);
 }
 
-/** Fill the tooltip element with `lines` (the first in bold) and place it near the pointer. */
 function showTooltip(tip, lines, x, y, boxWidth) {
   const doc = tip.ownerDocument;
   tip.replaceChildren(...lines.map((text, i) => {
@@ -187,16 +155,7 @@ return { pointerToData, tooltipLines, showTooltip };
 
 // ---- src/lanes.js
 const __everyo_src_lanes_js = (() => {
-// Rows of the flame chart: one per (thread, depth). Threads in order of first appearance (their
-// small index), each a band as tall as its deepest depth + 1, one empty row between bands.
-// Row 0 is drawn on top (the y axis runs from nLanes - 0.5 at the bottom to -0.5 at the top).
 
-/**
- * Lay out the bands of `depths` (`Map(thread index -> deepest depth)`).
- *
- * Returns `{offset: Map(thread -> first row), nLanes, bands: [{thread, first, size, name}]}`;
- * the row of (thread, depth) is `offset.get(thread) + depth`.
- */
 function layoutLanes(depths, threadName = (t) => `thread ${t}`) {
   const threads = [...depths.keys()].sort((a, b) => a - b);
   const offset = new Map();
@@ -211,7 +170,6 @@ function layoutLanes(depths, threadName = (t) => `thread ${t}`) {
   return { offset, nLanes: Math.max(1, row - 1), bands };
 }
 
-/** The y axis of the flame chart: depth 0 on top, never autoranged, bands labelled. */
 function laneAxis(layout, colors = {}) {
   const axis = {
     range: [layout.nLanes - 0.5, -0.5],
@@ -237,24 +195,15 @@ return { layoutLanes, laneAxis };
 
 // ---- src/wire.js
 const __everyo_src_wire_js = (() => {
-// Decoding the kernel's `events` and `bars` messages (spec: everyo_lab/widgets/wire.py).
-//
-// Each message is a JSON header plus binary buffers: start, dur (uint32 ticks), depth, thread
-// (uint16), key (uint16 or uint32), for bars a count (uint32), then the step ends (float64 ms).
-// Buffers arrive as DataView (sometimes ArrayBuffer); a view's offset need not be aligned to
-// its element size, in which case the bytes are copied first.
 
-/** Key of a bar merging events of several colours (sent as all ones). */
 const MIXED = -1;
 
-/** An ArrayBuffer, DataView or typed array as `{buffer, byteOffset, byteLength}`. */
 function bytesOf(buf) {
   if (buf instanceof ArrayBuffer) return { buffer: buf, byteOffset: 0, byteLength: buf.byteLength };
   if (buf && buf.buffer instanceof ArrayBuffer) return buf;
   throw new TypeError("expected an ArrayBuffer or a view of one");
 }
 
-/** `n` elements of type `Type` read from `buf` (copied when the offset is unaligned). */
 function typedColumn(buf, Type, n) {
   const { buffer, byteOffset, byteLength } = bytesOf(buf);
   const bytes = n * Type.BYTES_PER_ELEMENT;
@@ -263,20 +212,12 @@ function typedColumn(buf, Type, n) {
   return new Type(buffer.slice(byteOffset, byteOffset + bytes));
 }
 
-/** `n` float64s of `buf`, or all it holds when the header does not say how many. */
 function float64s(buf, n) {
   if (!buf) return new Float64Array(0);
   const all = Math.floor(bytesOf(buf).byteLength / 8);
   return typedColumn(buf, Float64Array, Number.isInteger(n) ? Math.min(n, all) : all);
 }
 
-/**
- * The columns of an `events` or `bars` message, with times in ms from the run start.
- *
- * Returns `{type, run, reset, n, start, end (Float64Array ms), depth, thread (Uint16Array),
- * key (Int32Array, MIXED for a merged bar of several colours), count (Uint32Array, all ones
- * for raw events), stepEnds (Float64Array), keys, key0, threads, window, pxMs, complete}`.
- */
 function decodeColumns(msg, buffers) {
   const n = msg.n | 0;
   const isBars = msg.type === "bars";
@@ -317,13 +258,11 @@ function decodeColumns(msg, buffers) {
   };
 }
 
-/** What colours and labels a key entry `[kind, name, path, colour]` stands for. */
 function keyInfo(entry) {
   const [kind, name, path, color] = entry;
   return { kind, name, path, color, colorKey: kind === "module" ? name : kind, label: eventLabel(name, path) };
 }
 
-/** "Conv2d [features.3]": the name, and the path in brackets when there is one that differs. */
 function eventLabel(name, path) {
   return path && path !== name ? `${name} [${path}]` : String(name);
 }
@@ -332,13 +271,6 @@ return { MIXED, typedColumn, decodeColumns, keyInfo, eventLabel };
 
 // ---- src/store.js
 const __everyo_src_store_js = (() => {
-// What the browser holds of one run: events (or kernel-merged bars) per lane, keys, threads and
-// step ends, kept per model so every view of a widget shares one copy.
-//
-// A lane is one depth of one thread. Within a lane events never overlap and arrive in start
-// order (the recorder writes an event when it ends, and a lane's events end in start order),
-// so appending keeps each lane sorted and a window query is two binary searches. An append
-// that breaks the order only marks the lane for one sort before its next query.
 const { keyInfo } = __everyo_src_wire_js;
 
 const LANE_SHIFT = 65536; // lane id = thread * LANE_SHIFT + depth (both uint16)
@@ -349,7 +281,6 @@ function grow(array, capacity) {
   return next;
 }
 
-/** The events of one (thread, depth), in start order: typed columns, valid up to `n`. */
 class Lane {
   constructor(thread, depth, capacity = 16) {
     this.thread = thread;
@@ -378,7 +309,6 @@ class Lane {
     this.n = i + 1;
   }
 
-  /** Sort by start if an append arrived out of order (then rebuild the running maximum). */
   ensureSorted() {
     if (this.sorted) return;
     const n = this.n;
@@ -394,14 +324,12 @@ class Lane {
     this.sorted = true;
   }
 
-  /** `[lo, hi)`: the events that end at or after `x0` and start at or before `x1`. */
   range(x0, x1) {
     this.ensureSorted();
     return [lowerBound(this.reach, this.n, x0), upperBound(this.start, this.n, x1)];
   }
 }
 
-/** First index in `a[0..n)` (ascending) whose value is >= `x`. */
 function lowerBound(a, n, x) {
   let lo = 0;
   let hi = n;
@@ -413,7 +341,6 @@ function lowerBound(a, n, x) {
   return lo;
 }
 
-/** First index in `a[0..n)` (ascending) whose value is > `x`. */
 function upperBound(a, n, x) {
   let lo = 0;
   let hi = n;
@@ -425,7 +352,6 @@ function upperBound(a, n, x) {
   return lo;
 }
 
-/** Lanes keyed by (thread, depth), with the extent and size of what they hold. */
 class LaneSet {
   constructor() {
     this.lanes = new Map();
@@ -439,7 +365,6 @@ class LaneSet {
     return this.lanes.get(thread * LANE_SHIFT + depth);
   }
 
-  /** Append decoded columns (see wire.js decodeColumns). */
   append(cols) {
     let lastId = -1;
     let lane = null;
@@ -463,7 +388,6 @@ class LaneSet {
     this.n += cols.n;
   }
 
-  /** Deepest depth per thread index: `Map(thread -> max depth)`. */
   depths() {
     const out = new Map();
     for (const lane of this.lanes.values()) {
@@ -473,10 +397,8 @@ class LaneSet {
   }
 }
 
-/** A bar set is too coarse for a pixel when it was merged at more than this many pixels. */
 const COARSE_SLACK = 1.5;
 
-/** Everything the browser holds of the run `runId`. */
 class EventStore {
   constructor(runId = "") {
     this.version = 0; // bumped on every change: views compare it to skip needless redraws
@@ -496,7 +418,6 @@ class EventStore {
     this.version += 1;
   }
 
-  /** True while the store holds raw events (not kernel-merged bars). */
   get raw() {
     return this.wholePx === 0;
   }
@@ -505,7 +426,6 @@ class EventStore {
     return this.whole.n === 0;
   }
 
-  /** Apply decoded `events` / `bars` columns; false when they belong to another run. */
   apply(cols) {
     if (cols.run !== this.runId) return false;
     if (cols.type === "events") {
@@ -546,7 +466,6 @@ class EventStore {
     if (entries.length) this._codes = null;
   }
 
-  /** Each key's colour code (keys of one class or kind share one): for level of detail. */
   get codes() {
     if (!this._codes) {
       const seen = new Map();
@@ -563,10 +482,6 @@ class EventStore {
     for (const [index, name] of Object.entries(threads || {})) this.threadNames.set(Number(index), name);
   }
 
-  /**
-   * The lanes to draw the window `[x0, x1]` from at `pixel` ms per pixel: the whole-run set or
-   * a detail answer that covers the window and is finer. `coarse`: finer bars are needed.
-   */
   source(x0, x1, pixel) {
     let set = this.whole;
     let pxMs = this.raw ? 0 : this.wholePx;
@@ -578,7 +493,6 @@ class EventStore {
     return { set, pxMs, coarse: pxMs > pixel * COARSE_SLACK, stale: set !== this.whole && d.stale };
   }
 
-  /** The time of an event of lane (thread, depth) spanning [s, e] not spent in its children. */
   selfMs(thread, depth, s, e) {
     const below = this.whole.lane(thread, depth + 1);
     let busy = 0;
@@ -592,7 +506,6 @@ class EventStore {
     return Math.max(0, e - s - busy);
   }
 
-  /** The name of thread index `t` ("thread 3" when the kernel did not name it). */
   threadName(t) {
     return this.threadNames.get(t) || `thread ${t}`;
   }
@@ -610,10 +523,6 @@ return { Lane, lowerBound, upperBound, LaneSet, COARSE_SLACK, EventStore };
 
 // ---- src/figure.js
 const __everyo_src_figure_js = (() => {
-// The plotly side of the flame chart: axes, legend and zoom only. The bars are painted on a
-// canvas under plotly's transparent plot area (paint.js): plotly builds an SVG path string per
-// point and an element per gap-separated polygon, about 100 µs per bar here, so 20,000 bars
-// as plotly traces would block the page for seconds; a canvas paints them in milliseconds.
 const { laneAxis } = __everyo_src_lanes_js;
 const { lowerBound, upperBound } = __everyo_src_store_js;
 const { MIXED } = __everyo_src_wire_js;
@@ -621,10 +530,8 @@ const { MIXED } = __everyo_src_wire_js;
 const MERGED_COLOR = "#9e9e9e";
 const MERGED_KEY = "merged"; // the legend entry of merged bars of several colours
 const TRANSPARENT = "rgba(0,0,0,0)";
-/** Margins around the plot area (px); the legend sits in the top one. */
 const MARGIN = { l: 60, r: 20, t: 40, b: 45 };
 
-/** `#rrggbb` as `rgba(r,g,b,alpha)` (other colour strings are returned unchanged). */
 function withAlpha(color, alpha) {
   const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color || "");
   if (!m) return color;
@@ -632,23 +539,16 @@ function withAlpha(color, alpha) {
   return `rgba(${r},${g},${b},${alpha})`;
 }
 
-/** A trace uid from a colour key: plotly uses uids in CSS selectors, so only [A-Za-z0-9_-]. */
 function traceUid(colorKey) {
   return `ck-${colorKey.replace(/[^A-Za-z0-9-]/g, (c) => `_${c.charCodeAt(0).toString(16)}`)}`;
 }
 
-/** The colour keys of a key table, each once, in order of first appearance: `[[key, colour]]`. */
 function colorKeys(keys) {
   const seen = new Map();
   for (const info of keys) if (info && !seen.has(info.colorKey)) seen.set(info.colorKey, info.color);
   return [...seen.entries()];
 }
 
-/**
- * What each bar is painted as: `{colorKey, fill}` groups of bar indices. Single events in their
- * key's colour, merged bars of one colour key paler, merged bars of several keys grey.
- * Returns `[{colorKey, fill, idx: [...]}]` in the order of `colorKeys(keys)`, mixed last.
- */
 function barGroups(bars, keys) {
   const groups = new Map();
   const add = (colorKey, fill, i) => {
@@ -668,10 +568,6 @@ function barGroups(bars, keys) {
   return [...groups.values()].sort((a, b) => order(a) - order(b) || (a.fill < b.fill ? -1 : 1));
 }
 
-/**
- * Legend-only traces: one per colour key (and one for mixed merged bars when `mixed`), with no
- * points; a click on one hides that key's bars (plotly sets `visible: "legendonly"`).
- */
 function legendTraces(keys, hidden = new Set(), mixed = false) {
   const entries = colorKeys(keys);
   if (mixed) entries.push([MERGED_KEY, MERGED_COLOR]);
@@ -691,12 +587,10 @@ function legendTraces(keys, hidden = new Set(), mixed = false) {
   }));
 }
 
-/** The colour keys the user hid by clicking the legend (from the plot's current traces). */
 function hiddenKeys(data) {
   return new Set((data || []).filter((t) => t.visible === "legendonly").map((t) => t.name));
 }
 
-/** Indices of the step ends inside `[x0, x1]`, thinned evenly to at most `max`. */
 function stepsInWindow(stepEnds, x0, x1, max = 200) {
   const lo = lowerBound(stepEnds, stepEnds.length, x0);
   const hi = upperBound(stepEnds, stepEnds.length, x1);
@@ -706,15 +600,10 @@ function stepsInWindow(stepEnds, x0, x1, max = 200) {
   return out;
 }
 
-/** Height of the flame chart for `nLanes` rows. */
 function flameHeight(nLanes) {
   return Math.round(Math.min(900, Math.max(280, 140 + 24 * nLanes)));
 }
 
-/**
- * The layout: the window exactly as x range (never autoranged), x-only zoom, depth 0 on top,
- * transparent plot area (the bars are painted under it), theme colours.
- */
 function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
   const layout = {
     width,
@@ -752,13 +641,6 @@ return { MERGED_COLOR, MERGED_KEY, MARGIN, withAlpha, traceUid, colorKeys, barGr
 
 // ---- src/lod.js
 const __everyo_src_lod_js = (() => {
-// Level of detail: what to draw of a time window at a plot's pixel width, at a bounded cost.
-//
-// Per lane, an event at least one pixel wide is a bar of its own; a run of narrower events
-// separated by gaps of at most a pixel becomes one merged bar (its count, and its key when the
-// events share one, else MIXED). That leaves at most about two bars per pixel column and lane;
-// when the total is still above `maxBars` the pixel is widened until it fits. Events that only
-// partly overlap the window count. Pure: plain typed arrays in, typed arrays out.
 const { lowerBound, upperBound } = __everyo_src_store_js;
 const { MIXED } = __everyo_src_wire_js;
 
@@ -766,22 +648,11 @@ const MAX_BARS = 20000;
 const MAX_BARS_LIVE = 4000;
 const PASSES = 6;
 
-/** `[lo, hi)` of the events of `lane` overlapping `[x0, x1]` (sorting it first if needed). */
 function windowRange(lane, x0, x1) {
   if (lane.ensureSorted) lane.ensureSorted();
   return [lowerBound(lane.reach, lane.n, x0), upperBound(lane.start, lane.n, x1)];
 }
 
-/**
- * Bars for the window `[x0, x1]` at `widthPx` pixels.
- *
- * `items` are `{row, lane}` with `lane` holding sorted typed columns `n, start, end, reach,
- * key, count` (a store Lane). `codes` (optional) maps a key to its colour code: a merged run
- * of keys of one colour keeps its first key; without it, of one key. Returns `{n, start, end, row, key, count, lane, x0, x1, pixel,
- * screenPx, rows}`: per bar its extent (ms), row, key (MIXED when mixed), event count and the
- * index of its item; `pixel` is the (possibly widened) merge pixel, `screenPx` the real one;
- * `rows` maps a row to its bars' `[lo, hi)` (each row's bars are in start order).
- */
 function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes = null) {
   const span = x1 > x0 ? x1 - x0 : 1e-9;
   const screenPx = span / Math.max(1, widthPx);
@@ -793,7 +664,6 @@ function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes = null)
     count = scan(items, ranges, pixel, codes, null);
   }
   if (count > maxBars) {
-    // Guaranteed fit: a merged bar sits between two wide events or gaps, each a pixel.
     const room = maxBars - 6 * items.length;
     pixel = room > 0 ? Math.max(pixel, (2 * span * items.length) / room) : Infinity;
     count = scan(items, ranges, pixel, codes, null);
@@ -817,7 +687,6 @@ function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes = null)
   return out;
 }
 
-/** Count the bars (`out` null) or write them into `out` (at most `cap`). */
 function scan(items, ranges, pixel, codes, out, cap = Infinity) {
   let total = 0;
   for (let li = 0; li < items.length; li++) {
@@ -833,7 +702,6 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
       let c = count[i];
       i += 1;
       if (e - s < pixel) {
-        // a run of narrow events, each starting within a pixel of the run's reach so far
         while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel) {
           if (end[i] > e) e = end[i];
           if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
@@ -857,12 +725,10 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
   return total;
 }
 
-/** Index of the drawn bar of `row` under time `t` (within `slack` ms), or -1. */
 function findBar(bars, row, t, slack = 0) {
   const range = bars.rows.get(row);
   if (!range) return -1;
   const [lo, hi] = range;
-  // last bar starting at or before t + slack
   let a = lo;
   let b = hi;
   while (a < b) {
@@ -887,18 +753,12 @@ return { MAX_BARS, MAX_BARS_LIVE, windowRange, levelOfDetail, findBar };
 
 // ---- src/paint.js
 const __everyo_src_paint_js = (() => {
-// Painting the flame chart's bars, labels and step markers on a canvas placed exactly under
-// plotly's plot area: 20,000 bars are 20,000 fillRect calls, a few milliseconds.
 const { barGroups, stepsInWindow } = __everyo_src_figure_js;
 
 const LABEL_MIN_PX = 60;
 const MAX_LABELS = 300;
 const HALF_HEIGHT = 0.45; // of a row: bars of neighbouring rows do not touch
 
-/**
- * The pixel mapping of a plot area `w` x `h` showing `[x0, x1]` and rows `0..nLanes-1`
- * (row 0 on top): `{x(t), rowTop(r), rowHeight}`.
- */
 function pixelMap(x0, x1, nLanes, w, h) {
   const sx = w / (x1 - x0 || 1);
   const lane = h / Math.max(1, nLanes);
@@ -911,10 +771,6 @@ function pixelMap(x0, x1, nLanes, w, h) {
   };
 }
 
-/**
- * The rectangle `[left, right]` (pixels, clipped to the plot area) of bar `i`, at least one
- * pixel wide; null when it lies outside.
- */
 function barPixels(bars, i, map) {
   let left = map.x(bars.start[i]);
   let right = Math.max(map.x(bars.end[i]), left + 1);
@@ -924,16 +780,11 @@ function barPixels(bars, i, map) {
   return [left, right];
 }
 
-/** `text` cut to at most `chars` characters (an ellipsis marks the cut). */
 function fitText(text, chars) {
   if (chars <= 0) return "";
   return text.length <= chars ? text : chars <= 1 ? "…" : `${text.slice(0, chars - 1)}…`;
 }
 
-/**
- * Labels for the bars at least `minPx` wide on screen (the widest `max` of them, and not of a
- * hidden colour key): `[{i, x, width, text}]`, text cut to about what fits.
- */
 function labelPlan(bars, keys, map, hidden = new Set(), minPx = LABEL_MIN_PX, max = MAX_LABELS) {
   const wide = [];
   for (let i = 0; i < bars.n; i++) {
@@ -947,7 +798,6 @@ function labelPlan(bars, keys, map, hidden = new Set(), minPx = LABEL_MIN_PX, ma
   return wide;
 }
 
-/** Size the canvas to `w` x `h` CSS pixels at the device pixel ratio; returns its 2D context. */
 function prepareCanvas(canvas, w, h, dpr = 1) {
   const cw = Math.max(1, Math.round(w * dpr));
   const ch = Math.max(1, Math.round(h * dpr));
@@ -961,10 +811,6 @@ function prepareCanvas(canvas, w, h, dpr = 1) {
   return ctx;
 }
 
-/**
- * Paint bars (grouped by fill colour), labels and step markers. `hidden`: colour keys not to
- * paint; `colors`: the theme's (`text_on_bar`, `muted`). Returns how many bars were painted.
- */
 function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, stepEnds = [], font = "sans-serif" }) {
   let painted = 0;
   const top = map.rowTop;
@@ -991,10 +837,6 @@ function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, ste
 
 const STEP_SPACING_PX = 8; // step markers closer than this are thinned out
 
-/**
- * Dotted vertical lines at the step ends in the window (at most 200, and about one per
- * STEP_SPACING_PX pixels so they never hide the bars), a few of them numbered.
- */
 function paintSteps(ctx, stepEnds, x0, x1, map, color, font = "sans-serif", maxLabels = 10) {
   const max = Math.max(1, Math.min(200, Math.floor(map.w / STEP_SPACING_PX)));
   const shown = stepsInWindow(stepEnds, x0, x1, max);
@@ -1026,9 +868,7 @@ return { LABEL_MIN_PX, MAX_LABELS, pixelMap, barPixels, fitText, labelPlan, prep
 
 // ---- src/theme.js
 const __everyo_src_theme_js = (() => {
-// Follow JupyterLab's light/dark theme and report it to Python (which re-templates figures).
 
-/** "light" or "dark" from JupyterLab's body attributes (`data-jp-theme-light`), else `fallback`. */
 function detectTheme(body, fallback = "light") {
   if (!body) return fallback;
   const flag = body.dataset ? body.dataset.jpThemeLight : undefined;
@@ -1040,7 +880,6 @@ function detectTheme(body, fallback = "light") {
   return fallback;
 }
 
-/** Call `onChange(theme)` now and whenever JupyterLab switches theme; returns a disconnect fn. */
 function watchTheme(doc, onChange) {
   const body = doc.body;
   let current = detectTheme(body);
@@ -1057,7 +896,6 @@ function watchTheme(doc, onChange) {
   return () => observer.disconnect();
 }
 
-/** Report the page theme through the model's `theme` trait (only when it differs). */
 function syncTheme(model, doc) {
   return watchTheme(doc, (theme) => {
     if (model.get("theme") !== theme) {
@@ -1067,7 +905,6 @@ function syncTheme(model, doc) {
   });
 }
 
-/** Plotly's "plotly_white" colours: what a figure uses until the kernel sends its themes. */
 const DEFAULT_COLORS = {
   paper_bgcolor: "#ffffff",
   plot_bgcolor: "#ffffff",
@@ -1078,7 +915,6 @@ const DEFAULT_COLORS = {
   text_on_bar: "#111111",
 };
 
-/** The figure colours of `theme` from the `themes` trait (light ones when missing). */
 function figureColors(themes, theme) {
   const all = themes || {};
   return { ...DEFAULT_COLORS, ...(all.light || {}), ...(all[theme] || {}) };
@@ -1088,13 +924,7 @@ return { detectTheme, watchTheme, syncTheme, DEFAULT_COLORS, figureColors };
 
 // ---- src/zoom.js
 const __everyo_src_zoom_js = (() => {
-// Reading plotly's relayout events as zoom windows.
 
-/**
- * What a `plotly_relayout` event asks of the x axis: `{whole: true}` (double-click or
- * autoscale: back to the whole run), `{x0, x1}` (a drag, pan or zoom button; a lone range end
- * keeps the other one of `current`), or null (nothing about the x range).
- */
 function parseRelayout(ev, current = null) {
   if (!ev) return null;
   if (ev["xaxis.autorange"] === true || (ev.xaxis && ev.xaxis.autorange === true)) return { whole: true };
@@ -1112,24 +942,17 @@ function parseRelayout(ev, current = null) {
   return x0 < x1 ? { x0, x1 } : { x0: x1, x1: x0 };
 }
 
-/** True when two windows are the same to within a millionth of their span. */
 function sameWindow(a, b) {
   if (!a || !b) return a === b;
   const tol = 1e-6 * Math.max(Math.abs(a[1] - a[0]), Math.abs(b[1] - b[0]), 1e-9);
   return Math.abs(a[0] - b[0]) <= tol && Math.abs(a[1] - b[1]) <= tol;
 }
 
-/** The whole run's window: from 0 to the wall time, or to the last event's end if later. */
 function wholeWindow(wallMs, extentEnd) {
   const end = Math.max(Number(wallMs) || 0, Number.isFinite(extentEnd) ? extentEnd : 0);
   return [0, end > 0 ? end : 1];
 }
 
-/**
- * The window of a run that is still growing: from 0 to a round number at least 10 % past its
- * end (1827 ms -> 2500), so the axis, whose redraw costs far more than the bars', changes
- * only now and then while the bars follow the run.
- */
 function followWindow(wallMs, extentEnd) {
   const end = wholeWindow(wallMs, extentEnd)[1] * 1.1;
   const decade = 10 ** Math.floor(Math.log10(end));
@@ -1141,11 +964,6 @@ return { parseRelayout, sameWindow, wholeWindow, followWindow };
 
 // ---- src/flame_view.js
 const __everyo_src_flame_view_js = (() => {
-// The flame chart of one view: level of detail for the window on screen, bars painted on a
-// canvas under plotly's transparent plot area, plotly for axes, legend and x-only zoom, our own
-// hover, and detail requests when kernel bars are too coarse. Redraws are coalesced to one per
-// animation frame. Plotly.react runs only when the figure's structure changes (lanes, legend,
-// theme, size); a new window is a cheap Plotly.relayout of the x range.
 const { showTooltip, pointerToData, tooltipLines } = __everyo_src_hover_js;
 const { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } = __everyo_src_figure_js;
 const { layoutLanes } = __everyo_src_lanes_js;
@@ -1162,7 +980,6 @@ const CONFIG = {
   displaylogo: false,
   doubleClick: "autosize", // relayout {xaxis.autorange: true}: back to the whole run
   scrollZoom: false,
-  // the bars are not plotly's: its PNG export would show empty axes
   modeBarButtonsToRemove: ["select2d", "lasso2d", "resetScale2d", "toImage"],
 };
 
@@ -1171,7 +988,6 @@ const nextFrame = (fn) =>
   typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
 
 class FlameView {
-  /** `state`: the model's `{store}`; `root`: the widget element that carries the test hooks. */
   constructor(doc, model, state, root) {
     this.doc = doc;
     this.model = model;
@@ -1207,7 +1023,6 @@ class FlameView {
     this.plot.addEventListener("mouseleave", hide);
     this.plot.addEventListener("mousedown", hide);
     this.boxWidth = 0; // from the ResizeObserver: reading clientWidth in a redraw would force a
-    // layout of the whole notebook right after the table's DOM changed
     if (typeof ResizeObserver === "function") {
       this.resizer = new ResizeObserver((entries) => {
         const width = Math.floor(entries[entries.length - 1].contentRect.width);
@@ -1228,7 +1043,6 @@ class FlameView {
     this.draw();
   }
 
-  /** Redraw at the next animation frame (several calls before it: one redraw). */
   schedule() {
     if (this.pending || this.destroyed) return;
     this.pending = true;
@@ -1238,7 +1052,6 @@ class FlameView {
     });
   }
 
-  /** Zoom to `[x0, x1]` (null: the whole run). */
   setZoom(window) {
     this.zoom = window ? [window[0], window[1]] : null;
     this.panning = null;
@@ -1290,7 +1103,6 @@ class FlameView {
     data.drawMs = (now() - t0).toFixed(1);
   }
 
-  /** Another run is shown (the picker): its whole extent, nothing hidden, nothing asked. */
   forgetRun(runId) {
     this.runId = runId;
     this.zoom = null;
@@ -1300,10 +1112,8 @@ class FlameView {
     this.hidden = new Set();
   }
 
-  /** Axes and legend: Plotly.react when their structure changed, else a relayout of the range. */
   drawFigure({ x0, x1, lanes, colors, width, bars, report }) {
     const { store } = this.state;
-    // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
     for (let i = 0; i < bars.n && !this.mixedSeen; i++) this.mixedSeen = bars.key[i] === MIXED;
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
     let message = null;
@@ -1329,11 +1139,9 @@ class FlameView {
     }
   }
 
-  /** Paint the bars on the canvas, placed exactly over plotly's plot area. */
   paint(bars, lanes, colors) {
     const size = this.plotSize();
     if (!size) return 0;
-    // the plot div is the box's first child in flow, at its top left corner
     this.canvas.style.left = `${size.l}px`;
     this.canvas.style.top = `${size.t}px`;
     const view = this.doc.defaultView;
@@ -1344,10 +1152,6 @@ class FlameView {
     return paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
   }
 
-  /**
-   * Until plotly.js is there (a kernel busy with a cell answers its request only after it),
-   * the bars are painted where plotly's plot area will be; axes, legend and zoom come later.
-   */
   placeholder(width, lanes) {
     const height = flameHeight(lanes.nLanes);
     this.plot.style.height = `${height}px`;
@@ -1365,7 +1169,6 @@ class FlameView {
     return full && full.xaxis && full.xaxis.range ? full.xaxis.range : null;
   }
 
-  /** A user zoom, pan or double-click (our own relayouts set the range drawn: ignored). */
   relayout(ev) {
     if (this.ownRelayout) return;
     const change = parseRelayout(ev, this.drawn && this.drawn.window);
@@ -1382,7 +1185,6 @@ class FlameView {
     this.setZoom(window);
   }
 
-  /** While a pan drag moves the axis, repaint the bars at its range (plotly draws the rest). */
   relayouting(ev) {
     const full = this.plot._fullLayout;
     if (!full || full.dragmode !== "pan") return;
@@ -1393,7 +1195,6 @@ class FlameView {
     }
   }
 
-  /** A legend click hid or showed colour keys. */
   restyle() {
     const hidden = hiddenKeys(this.plot.data);
     if ([...hidden].join(",") === [...this.hidden].join(",")) return;
@@ -1401,7 +1202,6 @@ class FlameView {
     this.schedule();
   }
 
-  /** Ask the kernel for finer bars when the held ones are too coarse (debounced). */
   requestDetail(src, x0, x1, plotW) {
     const gen = this.state.store.whole;
     const asked = this.asked;
@@ -1451,7 +1251,6 @@ class FlameView {
   }
 }
 
-/** Deepest depth per thread over the whole-run set and the set drawn (a detail answer). */
 function mergedDepths(store, set) {
   const depths = store.whole.depths();
   if (set !== store.whole) {
@@ -1464,11 +1263,9 @@ return { DETAIL_DEBOUNCE_MS, FlameView };
 
 // ---- src/header.js
 const __everyo_src_header_js = (() => {
-// The header line and the notes of a run, from the report trait (plain DOM, no plotly).
 const { formatMs, formatShare } = __everyo_src_format_js;
 const { eventLabel } = __everyo_src_wire_js;
 
-/** "Conv2d [features.3] 12.3 ms (45.6 %)". */
 function hotSpotText(spot) {
   const label = spot.label || eventLabel(spot.name || "?", spot.path);
   const parts = [label];
@@ -1477,7 +1274,6 @@ function hotSpotText(spot) {
   return parts.join(" ");
 }
 
-/** The header's parts after the label: status (error), wall time, events, hot spots. */
 function headerParts(report) {
   const parts = [];
   if (report.status) parts.push(report.error ? `${report.status} (${report.error})` : String(report.status));
@@ -1488,7 +1284,6 @@ function headerParts(report) {
   return parts;
 }
 
-/** `<div class="everyo-header"><b>label</b> · status · ... </div>`. */
 function renderHeader(doc, report) {
   const div = doc.createElement("div");
   div.className = "everyo-header";
@@ -1506,7 +1301,6 @@ function renderHeader(doc, report) {
   return div;
 }
 
-/** The notes as a list (nothing when there are none). */
 function renderNotes(doc, notes) {
   const list = doc.createElement("ul");
   list.className = "everyo-notes";
@@ -1524,15 +1318,10 @@ return { hotSpotText, headerParts, renderHeader, renderNotes };
 
 // ---- src/plotly_loader.js
 const __everyo_src_plotly_loader_js = (() => {
-// plotly.js reaches the page once: the first widget asks its kernel for plotly.min.js (one
-// binary buffer), the UMD is wrapped as an ES module, imported from a Blob URL and cached on
-// globalThis, where every later widget of the page (each has its own copy of this module)
-// finds it without asking. Whichever model receives the library resolves the shared promise.
 
 const CACHE = "__everyoPlotly";
 const RETRY_MS = 60000; // a kernel that never answered (restarted, gone): let another one ask
 
-/** The page-wide cache: `{promise, resolve, reject, asked, askedAt, plotly}`. */
 function plotlyCache(g = globalThis) {
   if (!g[CACHE]) {
     const cache = { asked: false, askedAt: 0, plotly: null, loading: false };
@@ -1549,7 +1338,6 @@ function plotlyCache(g = globalThis) {
   return g[CACHE];
 }
 
-/** A promise of plotly.js; sends `{type: "plotly"}` unless the page already asked. */
 function loadPlotly(model, g = globalThis, now = Date.now()) {
   const cache = plotlyCache(g);
   if (!cache.plotly && g.Plotly && typeof g.Plotly.react === "function") {
@@ -1564,18 +1352,15 @@ function loadPlotly(model, g = globalThis, now = Date.now()) {
   return cache.promise;
 }
 
-/** The UMD text of plotly.min.js as the text of an ES module whose default export is Plotly. */
 function wrapUmd(text) {
   return `const module = { exports: {} }; const exports = module.exports;\n${text}\nexport default module.exports;\n`;
 }
 
-/** Text of a buffer (ArrayBuffer or a view). */
 function bufferText(buf) {
   const bytes = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   return new TextDecoder("utf-8").decode(bytes);
 }
 
-/** Load plotly.js from the `plotly` message's buffer (once per page) and resolve the cache. */
 async function receivePlotly(buffer, g = globalThis) {
   const cache = plotlyCache(g);
   if (cache.plotly || cache.loading) return cache.promise;
@@ -1599,10 +1384,8 @@ return { plotlyCache, loadPlotly, wrapUmd, bufferText, receivePlotly };
 
 // ---- src/picker.js
 const __everyo_src_picker_js = (() => {
-// The run picker: one <select> over every run in the kernel's store.
 const { formatMs } = __everyo_src_format_js;
 
-/** Runs grouped by label (insertion order of first appearance), newest run first in each group. */
 function groupRunsByLabel(runs) {
   const groups = new Map();
   for (const run of runs) {
@@ -1613,7 +1396,6 @@ function groupRunsByLabel(runs) {
   return groups;
 }
 
-/** The text of one option: "train · completed · 1,234 ms · 5200 events". */
 function runOptionText(run) {
   const parts = [run.label, run.status];
   if (typeof run.wall_ms === "number") parts.push(`${formatMs(run.wall_ms)} ms`);
@@ -1621,7 +1403,6 @@ function runOptionText(run) {
   return parts.join(" · ");
 }
 
-/** Build the <select>; calls `onPick(runId)` when the user chooses a run. */
 function renderPicker(doc, runs, selected, onPick) {
   const select = doc.createElement("select");
   select.className = "everyo-picker";
@@ -1651,10 +1432,8 @@ return { groupRunsByLabel, runOptionText, renderPicker };
 
 // ---- src/table.js
 const __everyo_src_table_js = (() => {
-// The summary table: sortable columns, group-by select, share bars.
 const { columnLabel, formatCell } = __everyo_src_format_js;
 
-/** How a grouping is named, as the first column's header and in the group-by select. */
 const GROUP_HEADERS = { name: "name", path: "module path", shape: "input shapes" };
 
 const PREFERRED = [
@@ -1662,11 +1441,6 @@ const PREFERRED = [
   "max_ms", "std_ms", "gflops", "device_ms", "shapes",
 ];
 
-/**
- * The columns of report rows: the label first (it holds the name and the module path), then
- * the numbers. Name and path are not repeated; shapes are not when they are the grouping; a
- * column no row has a value for (median while live) is left out.
- */
 function summaryColumns(rows, groupBy) {
   const hidden = new Set(["name", "path", "module"]);
   if (groupBy === "shape") hidden.add("shapes");
@@ -1674,7 +1448,6 @@ function summaryColumns(rows, groupBy) {
   return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key) && known(key));
 }
 
-/** Rows sorted by `key` (numbers numerically, strings by locale; missing values last). */
 function sortRows(rows, key, descending = true) {
   const sign = descending ? -1 : 1;
   return [...rows].sort((a, b) => {
@@ -1688,13 +1461,11 @@ function sortRows(rows, key, descending = true) {
   });
 }
 
-/** The sort state after clicking the header of `clicked`: same column flips, new one descends. */
 function nextSort(state, clicked) {
   if (state.sortBy === clicked) return { sortBy: clicked, descending: !state.descending };
   return { sortBy: clicked, descending: true };
 }
 
-/** Columns to show, in a stable order: known columns first, then any others the rows carry. */
 function tableColumns(rows, preferred) {
   const present = new Set();
   for (const row of rows) for (const key of Object.keys(row)) present.add(key);
@@ -1703,16 +1474,11 @@ function tableColumns(rows, preferred) {
   return cols;
 }
 
-/** Width of a share bar in percent, clamped to [0, 100]. */
 function shareWidth(share) {
   if (typeof share !== "number" || Number.isNaN(share)) return 0;
   return Math.max(0, Math.min(100, share * 100));
 }
 
-/**
- * Build the table DOM (header cells call `onSort(key)` when clicked); `headers` names columns
- * whose header is not their `columnLabel`.
- */
 function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
   const table = doc.createElement("table");
   table.className = "everyo-table";
@@ -1748,8 +1514,6 @@ return { GROUP_HEADERS, summaryColumns, sortRows, nextSort, tableColumns, shareW
 
 // ---- src/sections.js
 const __everyo_src_sections_js = (() => {
-// The plain-DOM parts of the dashboard bound to the model's traits: run picker, summary table
-// with its group-by select, and the icicle. Each `mount*` returns `{el, update, ...}`.
 const { renderPicker } = __everyo_src_picker_js;
 const { GROUP_HEADERS, nextSort, renderTable, summaryColumns } = __everyo_src_table_js;
 
@@ -1758,7 +1522,6 @@ function commit(model, values) {
   model.save_changes();
 }
 
-/** The run select (shown while the `picker` trait is true); a choice sets `selected`. */
 function mountPicker(doc, model) {
   const label = doc.createElement("label");
   label.className = "everyo-picker-box";
@@ -1776,11 +1539,6 @@ function mountPicker(doc, model) {
   return { el: label, update, traits: ["picker", "runs", "selected"] };
 }
 
-/**
- * The summary table of `report.rows`: header clicks set `sort_by` / `descending` (the same
- * column flips the order, a new one sorts descending), the select sets `group_by`; the shown
- * rows are sorted here at once, Python recomputes them (and `top`) behind.
- */
 function mountTable(doc, model) {
   const el = doc.createElement("div");
   el.className = "everyo-table-section";
@@ -1818,12 +1576,10 @@ function mountTable(doc, model) {
   return { el, update, traits: ["report", "group_by", "sort_by", "descending"] };
 }
 
-/** True when the icicle should show: a figure with data, and the run not live. */
 function showIcicle(report, figure) {
   return Boolean(!(report && report.live) && figure && Array.isArray(figure.data) && figure.data.length);
 }
 
-/** The icicle below the table, drawn with Plotly.react once plotly.js is there. */
 function mountIcicle(doc, model) {
   const el = doc.createElement("div");
   el.className = "everyo-icicle";
@@ -1853,24 +1609,19 @@ return { mountPicker, mountTable, showIcicle, mountIcicle };
 
 // ---- src/steps.js
 const __everyo_src_steps_js = (() => {
-// A training loop read by steps: step k (counted from 0) ends at step end k and starts at step
-// end k - 1 (step 0 at the run's first event). Zoom to a step, and the per-step table.
 const { formatMs } = __everyo_src_format_js;
 
-/** `[start, end]` (ms) of step `k`, or null when there is no such step. */
 function stepBounds(stepEnds, k, firstStart = 0) {
   if (!Number.isInteger(k) || k < 0 || k >= stepEnds.length) return null;
   const start = k === 0 ? Math.min(firstStart, stepEnds[0]) : stepEnds[k - 1];
   return [start, stepEnds[k]];
 }
 
-/** A zoom window around `[start, end]` with `margin` of its span on each side. */
 function zoomWindow(start, end, margin = 0.05) {
   const pad = Math.max((end - start) * margin, 1e-6);
   return [start - pad, end + pad];
 }
 
-/** The rows of the per-step table: `[{what, index, dur_ms, start_ms, end_ms}]`. */
 function stepRows(steps) {
   if (!steps) return [];
   const rows = [];
@@ -1881,7 +1632,6 @@ function stepRows(steps) {
   return rows;
 }
 
-/** "40 steps (optimizer) · mean 1.23 ms · median 1.20 ms · p95 1.50 ms". */
 function stepSummary(steps) {
   const parts = [`${steps.count} steps${steps.source ? ` (${steps.source})` : ""}`];
   for (const [label, key] of [["mean", "mean_ms"], ["median", "median_ms"], ["p95", "p95_ms"]]) {
@@ -1890,11 +1640,6 @@ function stepSummary(steps) {
   return parts.join(" · ");
 }
 
-/**
- * The steps panel: summary line, "zoom to step" input, and the table (median, p95, slowest,
- * fastest; each row a zoom button). `onZoom([x0, x1])` zooms the flame chart;
- * `stepWindowOf(k)` gives step k's window or null.
- */
 function renderSteps(doc, steps, { onZoom, stepWindowOf }) {
   const box = doc.createElement("div");
   box.className = "everyo-steps";
@@ -1950,7 +1695,6 @@ return { stepBounds, zoomWindow, stepRows, stepSummary, renderSteps };
 
 // ---- src/style.js
 const __everyo_src_style_js = (() => {
-// One <style> per widget view; colours come from JupyterLab's CSS variables so both themes work.
 
 const CSS = `
 .everyo-widget { font-family: var(--jp-ui-font-family, sans-serif);
@@ -1995,11 +1739,6 @@ return { CSS, addStyle };
 })();
 
 // ---- src/dashboard_widget.js (entry)
-// anywidget entry: the dashboard of one run (header, notes, steps, flame chart, export button,
-// summary table, icicle, optional run picker), drawn with plotly.js loaded once per page.
-//
-// Per model (`initialize`): the event store and the custom-message handler, so every view of
-// the widget shares one copy of the events. Per view (`render`): the DOM and the flame chart.
 const { downloadBytes, isDownloadMessage, renderExportButton } = __everyo_src_export_js;
 const { FlameView } = __everyo_src_flame_view_js;
 const { renderHeader, renderNotes } = __everyo_src_header_js;
@@ -2011,8 +1750,6 @@ const { addStyle } = __everyo_src_style_js;
 const { syncTheme } = __everyo_src_theme_js;
 const { decodeColumns } = __everyo_src_wire_js;
 
-// Model states of this module instance. A view's model proxy is not the proxy `initialize`
-// got, but both read the same model: its object-valued traits are the same objects.
 const STATES = new Set();
 const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle"];
 
@@ -2068,7 +1805,6 @@ function initialize({ model }) {
   return () => state.dispose();
 }
 
-/** A view with nothing to show of a run that has events asks the kernel for everything. */
 function askResend(model, state) {
   const report = model.get("report") || {};
   if (state.store.empty && (report.events || 0) > 0 && !state.resendAsked) {

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bundle } from "../build.mjs";
+import { bundle, stripComments } from "../build.mjs";
 
 test("bundles are deterministic and self-contained ES modules", async () => {
   const first = bundle("dashboard", "src/dashboard_widget.js");
@@ -10,4 +10,31 @@ test("bundles are deterministic and self-contained ES modules", async () => {
   const url = `data:text/javascript;base64,${Buffer.from(first).toString("base64")}`;
   const mod = await import(url);
   assert.equal(typeof mod.default.render, "function");
+});
+
+test("the bundle leaves out whole-line comments, never text inside a template literal", () => {
+  const source = [
+    "// a comment",
+    "/**",
+    " * a doc block",
+    " */",
+    "const a = 1; // kept: code before it",
+    "/* one line */",
+    "const css = `",
+    "// not a comment: inside the template",
+    "/* nor this */",
+    "`;",
+    "const url = \"http://x\";",
+  ].join("\n");
+  assert.equal(stripComments(source), [
+    "const a = 1; // kept: code before it",
+    "const css = `",
+    "// not a comment: inside the template",
+    "/* nor this */",
+    "`;",
+    "const url = \"http://x\";",
+  ].join("\n"));
+  const built = bundle("dashboard", "src/dashboard_widget.js");
+  assert.ok(built.length < 80000, `${built.length} bytes`);
+  assert.doesNotMatch(built, /^\s*\/\*\*/m);
 });
