@@ -69,7 +69,8 @@ test("paintFlame paints every bar with one fillRect, skips hidden keys, labels w
   const { ctx, calls } = recorder();
   assert.equal(paintFlame(ctx, { bars, keys: KEYS, map, stepEnds: [50, 150] }), 4);
   const rects = calls.filter((c) => c[0] === "fillRect");
-  assert.deepEqual(rects.map((c) => c.slice(1, 3).map((v) => Math.round(v * 1e6) / 1e6)), [[0, 1.5], [100, 1.5], [120, 1.5], [201, 1.5]]);
+  // whole pixels: x floored, y rounded, widths at least one pixel
+  assert.deepEqual(rects.map((c) => c.slice(1)), [[0, 1, 100, 27], [100, 1, 10, 27], [120, 1, 80, 27], [201, 1, 1, 27]]);
   const texts = calls.filter((c) => c[0] === "fillText").map((c) => c[1]);
   assert.deepEqual(texts, ["Linear", "ReLU", "#0", "#1"]);
   const dense = recorder();
