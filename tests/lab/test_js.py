@@ -30,11 +30,13 @@ def test_package_version_matches_everyo():
     assert not package.get("dependencies"), "the lab front end must have no runtime npm deps"
 
 
-def test_every_widget_bundle_is_committed():
+def test_the_one_widget_bundle_is_committed_and_small():
     static = ROOT / "everyo_lab" / "static"
-    for name in ("table", "export", "picker"):
-        text = (static / f"{name}.js").read_text()
-        assert text.startswith(f"// everyo-lab {__version__} | {name}.js | sources sha256:")
+    assert sorted(p.name for p in static.glob("*.js")) == ["dashboard.js"]
+    text = (static / "dashboard.js").read_text()
+    assert text.startswith(f"// everyo-lab {__version__} | dashboard.js | sources sha256:")
+    # plotly.js comes from the kernel once per page; our own front end stays far smaller
+    assert len(text.encode()) < 100_000
 
 
 @needs_node

@@ -101,6 +101,14 @@ def test_table_options_recompute_the_rows():
     assert board.report["group_by"] == "path"
 
 
+def test_sorting_by_the_label_column_sorts_by_label():
+    board = Recording(profiled("labels"))
+    board.sort_by = "label"  # what clicking the first column's header sends
+    board.descending = False
+    labels = [r["label"] for r in board.report["rows"]]
+    assert labels == sorted(labels) and board.report["sort_by"] == "label"
+
+
 def test_group_by_shape_without_shapes_keeps_a_table():
     with Profiler(label="noshapes", record_shapes=False) as p:
         work(3)
