@@ -114,8 +114,11 @@ def measure_browser(folder: Path) -> dict:
         s.run_cell(1)
         s.wait_prompt(1)
         s.page.wait_for_function(
-            "() => { const b = window.__everyoBoard(1); return b && b.bars > 0; }", timeout=60000
+            "() => { const b = window.__everyoBoard(1);"
+            " return b && b.bars > 0 && b.plotly === 'loaded'; }",
+            timeout=60000,
         )
+        s.bytes.wait_quiet(s.page)
 
         watch, m["live_bytes"] = run_cell_bytes(s, 2)
         run = watch.running()

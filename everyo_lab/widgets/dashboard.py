@@ -28,14 +28,14 @@ GROUPS = ("name", "path", "shape")
 # as "Error displaying widget: model not found" and never falls back to the same bundle's
 # text/html. So the magic shows the static rendering as an output of its own, right after the
 # widget's, and these rules (in the static output) show exactly one of the two: the static
-# output is hidden while the dashboard has rendered in the same output area, and the widget
-# output just before it is hidden while it holds no dashboard (loading, or "model not found").
-# Untrusted notebooks drop <style>, which leaves the static part visible: the safe direction.
-_WIDGET_OUT = f'.jp-OutputArea-output[data-mime-type="{WIDGET_MIME}"]'
+# output is hidden while the dashboard has rendered in the same output area, and the output
+# just before it (the widget's) is hidden while it holds no dashboard (loading, "model not
+# found", or a front end without widgets). Untrusted notebooks drop <style>, which leaves the
+# static part visible: the safe direction.
 HIDE_WHEN_LIVE = (
     "<style>.jp-OutputArea:has(.everyo-dashboard) .jp-OutputArea-child:has(.everyo-static),"
     ".output:has(.everyo-dashboard) .output_area:has(.everyo-static){display:none}"
-    f".jp-OutputArea-child:has({_WIDGET_OUT}):not(:has(.everyo-dashboard))"
+    ".jp-OutputArea-child:not(:has(.everyo-dashboard)):not(:has(.everyo-static))"
     ":has(+ .jp-OutputArea-child .everyo-static){display:none}</style>"
 )
 
