@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:f093e1354178eb3f | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:0c38d67dd596ea9b | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -123,7 +123,7 @@ function tooltipLines(bar) {
   if (bar.count > 1) {
     return [
       `merged: ${bar.count.toLocaleString("en-US")} events · ${ms(span)}`,
-      bar.info ? bar.info.colorKey : "mixed",
+      bar.info ? bar.info.colorKey : bar.dominant ? `mixed, mostly ${bar.dominant.colorKey}` : "mixed",
       `from ${formatClock(bar.start)} to ${formatClock(bar.end)} ms`,
       "zoom in to see them",
     ];
@@ -559,7 +559,9 @@ function barGroups(bars, keys) {
   };
   for (let i = 0; i < bars.n; i++) {
     const info = keys[bars.key[i]];
-    if (bars.key[i] === MIXED || !info) add(MERGED_KEY, withAlpha(MERGED_COLOR, 0.6), i);
+    const dom = bars.key[i] === MIXED && bars.dom ? keys[bars.dom[i]] : null;
+    if (dom) add(dom.colorKey, withAlpha(dom.color, 0.3), i);
+    else if (bars.key[i] === MIXED || !info) add(MERGED_KEY, withAlpha(MERGED_COLOR, 0.6), i);
     else if (bars.count[i] > 1) add(info.colorKey, withAlpha(info.color, 0.45), i);
     else add(info.colorKey, info.color, i);
   }
@@ -676,6 +678,7 @@ function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes = null)
     row: new Int32Array(n),
     key: new Int32Array(n),
     count: new Uint32Array(n),
+    dom: new Int32Array(n),
     lane: new Int32Array(n),
     x0,
     x1,
@@ -700,11 +703,20 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
       let e = end[i];
       let k = key[i];
       let c = count[i];
+      let dom = k;
+      let weight = e - s;
       i += 1;
       if (e - s < pixel) {
-        while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel) {
+        while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && e - s < pixel) {
+          const d = end[i] - start[i];
           if (end[i] > e) e = end[i];
           if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
+          if (key[i] === dom || (codes !== null && codes[key[i]] === codes[dom])) weight += d;
+          else if (weight >= d) weight -= d;
+          else {
+            dom = key[i];
+            weight = d - weight;
+          }
           c += count[i];
           i += 1;
         }
@@ -715,6 +727,7 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
         out.row[total] = row;
         out.key[total] = k;
         out.count[total] = c;
+        out.dom[total] = k === MIXED ? dom : k;
         out.lane[total] = li;
       }
       total += 1;
@@ -1119,7 +1132,9 @@ class FlameView {
 
   drawFigure({ x0, x1, lanes, colors, width, bars, report }) {
     const { store } = this.state;
-    for (let i = 0; i < bars.n && !this.mixedSeen; i++) this.mixedSeen = bars.key[i] === MIXED;
+    for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
+      this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
+    }
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
     let message = null;
     if (store.empty) message = (report.events || 0) > 0 ? "loading events…" : "no events";
@@ -1232,8 +1247,11 @@ class FlameView {
     const p = pointerToData(ev.clientX - box.left - size.l, ev.clientY - box.top - size.t, size, xRange, yRange);
     const pxMs = (xRange[1] - xRange[0]) / size.w;
     const i = p && p.inRow ? findBar(drawn.bars, p.row, p.t, 2 * pxMs) : -1;
-    const info = i >= 0 ? this.state.store.keys[drawn.bars.key[i]] || null : null;
-    if (i < 0 || this.hidden.has(info ? info.colorKey : "merged")) {
+    const keys = this.state.store.keys;
+    const info = i >= 0 ? keys[drawn.bars.key[i]] || null : null;
+    const dominant = i >= 0 && !info ? keys[drawn.bars.dom[i]] || null : null;
+    const shownAs = info || dominant;
+    if (i < 0 || this.hidden.has(shownAs ? shownAs.colorKey : "merged")) {
       this.tip.style.display = "none";
       return;
     }
@@ -1243,7 +1261,7 @@ class FlameView {
     const start = bars.start[i];
     const end = bars.end[i];
     const selfMs = drawn.raw && count === 1 ? this.state.store.selfMs(lane.thread, lane.depth, start, end) : null;
-    const lines = tooltipLines({ start, end, count, info, selfMs });
+    const lines = tooltipLines({ start, end, count, info, dominant, selfMs });
     const outer = this.el.getBoundingClientRect();
     showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
   }

@@ -34,7 +34,8 @@ export function colorKeys(keys) {
 
 /**
  * What each bar is painted as: `{colorKey, fill}` groups of bar indices. Single events in their
- * key's colour, merged bars of one colour key paler, merged bars of several keys grey.
+ * key's colour, merged bars of one colour key paler, merged bars of several keys palest in the
+ * colour of the key with the most time (grey when that is unknown: kernel bars).
  * Returns `[{colorKey, fill, idx: [...]}]` in the order of `colorKeys(keys)`, mixed last.
  */
 export function barGroups(bars, keys) {
@@ -47,7 +48,9 @@ export function barGroups(bars, keys) {
   };
   for (let i = 0; i < bars.n; i++) {
     const info = keys[bars.key[i]];
-    if (bars.key[i] === MIXED || !info) add(MERGED_KEY, withAlpha(MERGED_COLOR, 0.6), i);
+    const dom = bars.key[i] === MIXED && bars.dom ? keys[bars.dom[i]] : null;
+    if (dom) add(dom.colorKey, withAlpha(dom.color, 0.3), i);
+    else if (bars.key[i] === MIXED || !info) add(MERGED_KEY, withAlpha(MERGED_COLOR, 0.6), i);
     else if (bars.count[i] > 1) add(info.colorKey, withAlpha(info.color, 0.45), i);
     else add(info.colorKey, info.color, i);
   }

@@ -161,7 +161,9 @@ export class FlameView {
   drawFigure({ x0, x1, lanes, colors, width, bars, report }) {
     const { store } = this.state;
     // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
-    for (let i = 0; i < bars.n && !this.mixedSeen; i++) this.mixedSeen = bars.key[i] === MIXED;
+    for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
+      this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
+    }
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
     let message = null;
     if (store.empty) message = (report.events || 0) > 0 ? "loading events…" : "no events";
@@ -284,8 +286,11 @@ export class FlameView {
     const p = pointerToData(ev.clientX - box.left - size.l, ev.clientY - box.top - size.t, size, xRange, yRange);
     const pxMs = (xRange[1] - xRange[0]) / size.w;
     const i = p && p.inRow ? findBar(drawn.bars, p.row, p.t, 2 * pxMs) : -1;
-    const info = i >= 0 ? this.state.store.keys[drawn.bars.key[i]] || null : null;
-    if (i < 0 || this.hidden.has(info ? info.colorKey : "merged")) {
+    const keys = this.state.store.keys;
+    const info = i >= 0 ? keys[drawn.bars.key[i]] || null : null;
+    const dominant = i >= 0 && !info ? keys[drawn.bars.dom[i]] || null : null;
+    const shownAs = info || dominant;
+    if (i < 0 || this.hidden.has(shownAs ? shownAs.colorKey : "merged")) {
       this.tip.style.display = "none";
       return;
     }
@@ -295,7 +300,7 @@ export class FlameView {
     const start = bars.start[i];
     const end = bars.end[i];
     const selfMs = drawn.raw && count === 1 ? this.state.store.selfMs(lane.thread, lane.depth, start, end) : null;
-    const lines = tooltipLines({ start, end, count, info, selfMs });
+    const lines = tooltipLines({ start, end, count, info, dominant, selfMs });
     const outer = this.el.getBoundingClientRect();
     showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
   }

@@ -19,15 +19,15 @@ const ms = (v) => `${formatMs(v)} ms`;
 
 /**
  * The lines of a bar's tooltip. `bar`: `{start, end, count, info, selfMs}` where `info` is a
- * key info (`label`, `kind`, `colorKey`) or null for a mixed merged bar, and `selfMs` null
- * when unknown.
+ * key info (`label`, `kind`, `colorKey`) or null for a mixed merged bar (then `dominant`, the
+ * key info with the most time, when known), and `selfMs` null when unknown.
  */
 export function tooltipLines(bar) {
   const span = bar.end - bar.start;
   if (bar.count > 1) {
     return [
       `merged: ${bar.count.toLocaleString("en-US")} events · ${ms(span)}`,
-      bar.info ? bar.info.colorKey : "mixed",
+      bar.info ? bar.info.colorKey : bar.dominant ? `mixed, mostly ${bar.dominant.colorKey}` : "mixed",
       `from ${formatClock(bar.start)} to ${formatClock(bar.end)} ms`,
       "zoom in to see them",
     ];

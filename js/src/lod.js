@@ -1,8 +1,10 @@
 // Level of detail: what to draw of a time window at a plot's pixel width, at a bounded cost.
 //
 // Per lane, an event at least one pixel wide is a bar of its own; a run of narrower events
-// separated by gaps of at most a pixel becomes one merged bar (its count, and its key when the
-// events share one, else MIXED). That leaves at most about two bars per pixel column and lane;
+// separated by gaps of at most a pixel, and spanning at most about a pixel, becomes one merged
+// bar (its count, and its key when the events share one, else MIXED with `dom`, the key with
+// the most time in it, so a busy stretch reads as the classes that dominate it rather than as
+// one long grey bar). That leaves at most about two bars per pixel column and lane;
 // when the total is still above `maxBars` the pixel is widened until it fits. Events that only
 // partly overlap the window count. Pure: plain typed arrays in, typed arrays out.
 import { lowerBound, upperBound } from "./store.js";
@@ -24,7 +26,8 @@ export function windowRange(lane, x0, x1) {
  * `items` are `{row, lane}` with `lane` holding sorted typed columns `n, start, end, reach,
  * key, count` (a store Lane). `codes` (optional) maps a key to its colour code: a merged run
  * of keys of one colour keeps its first key; without it, of one key. Returns `{n, start, end, row, key, count, lane, x0, x1, pixel,
- * screenPx, rows}`: per bar its extent (ms), row, key (MIXED when mixed), event count and the
+ * screenPx, rows}`: per bar its extent (ms), row, key (MIXED when mixed), `dom` (the key with
+ * the most time: `key` itself unless mixed; MIXED for a kernel bar of several colours), event count and the
  * index of its item; `pixel` is the (possibly widened) merge pixel, `screenPx` the real one;
  * `rows` maps a row to its bars' `[lo, hi)` (each row's bars are in start order).
  */
@@ -52,6 +55,7 @@ export function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes 
     row: new Int32Array(n),
     key: new Int32Array(n),
     count: new Uint32Array(n),
+    dom: new Int32Array(n),
     lane: new Int32Array(n),
     x0,
     x1,
@@ -77,12 +81,23 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
       let e = end[i];
       let k = key[i];
       let c = count[i];
+      // the dominant key: a weighted majority vote over durations (one pass, no table)
+      let dom = k;
+      let weight = e - s;
       i += 1;
       if (e - s < pixel) {
-        // a run of narrow events, each starting within a pixel of the run's reach so far
-        while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel) {
+        // a run of narrow events, each starting within a pixel of the run's reach so far,
+        // closed once it spans a pixel
+        while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && e - s < pixel) {
+          const d = end[i] - start[i];
           if (end[i] > e) e = end[i];
           if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
+          if (key[i] === dom || (codes !== null && codes[key[i]] === codes[dom])) weight += d;
+          else if (weight >= d) weight -= d;
+          else {
+            dom = key[i];
+            weight = d - weight;
+          }
           c += count[i];
           i += 1;
         }
@@ -93,6 +108,7 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
         out.row[total] = row;
         out.key[total] = k;
         out.count[total] = c;
+        out.dom[total] = k === MIXED ? dom : k;
         out.lane[total] = li;
       }
       total += 1;

@@ -47,7 +47,7 @@ test("barPixels: at least one pixel wide, clipped to the plot area, null outside
   assert.deepEqual(barPixels(bars, 4, map).map((v) => Math.round(v * 100) / 100), [99.99, 100]);
 });
 
-test("bars group by colour key: singles in colour, merged of one key paler, mixed grey", () => {
+test("bars group by colour key: singles in colour, merged of one key paler, mixed in the main key's colour, palest", () => {
   const items = [
     { lane: lane([[0, 10, 0], [20, 30, 1], [40, 50, 2]]), row: 0 },
     { lane: lane([[0, 0.01, 0], [0.02, 0.03, 1], [60, 60.01, 0], [60.02, 60.03, 2]]), row: 1 },
@@ -56,10 +56,13 @@ test("bars group by colour key: singles in colour, merged of one key paler, mixe
   const groups = barGroups(bars, KEYS);
   assert.deepEqual(groups.map((g) => [g.colorKey, g.fill, g.idx.length]), [
     ["Linear", "#ff7f0e", 2],
+    ["Linear", "rgba(255,127,14,0.3)", 1],
     ["Linear", "rgba(255,127,14,0.45)", 1],
     ["ReLU", "#2ca02c", 1],
-    ["merged", withAlpha(MERGED_COLOR, 0.6), 1],
   ]);
+  bars.dom.fill(MIXED); // kernel bars of several colours carry no main key: grey
+  const grey = barGroups(bars, KEYS).at(-1);
+  assert.deepEqual([grey.colorKey, grey.fill, grey.idx.length], ["merged", withAlpha(MERGED_COLOR, 0.6), 1]);
 });
 
 test("paintFlame paints every bar with one fillRect, skips hidden keys, labels wide bars", () => {
@@ -70,14 +73,16 @@ test("paintFlame paints every bar with one fillRect, skips hidden keys, labels w
   assert.equal(paintFlame(ctx, { bars, keys: KEYS, map, stepEnds: [50, 150] }), 4);
   const rects = calls.filter((c) => c[0] === "fillRect");
   // whole pixels: x floored, y rounded, widths at least one pixel
-  assert.deepEqual(rects.map((c) => c.slice(1)), [[0, 1, 100, 27], [100, 1, 10, 27], [120, 1, 80, 27], [201, 1, 1, 27]]);
+  assert.deepEqual(rects.map((c) => c.slice(1)), [[0, 1, 100, 27], [201, 1, 1, 27], [100, 1, 10, 27], [120, 1, 80, 27]]);
   const texts = calls.filter((c) => c[0] === "fillText").map((c) => c[1]);
   assert.deepEqual(texts, ["Linear", "ReLU", "#0", "#1"]);
   const dense = recorder();
   paintFlame(dense.ctx, { bars, keys: KEYS, map, stepEnds: Float64Array.from({ length: 1000 }, (_, k) => k / 5) });
   assert.equal(dense.calls.filter((c) => c[0] === "moveTo").length, 50); // one per 8 px of 400
   const hidden = recorder();
-  assert.equal(paintFlame(hidden.ctx, { bars, keys: KEYS, map, hidden: new Set(["ReLU", "merged"]) }), 1);
+  // the mixed bar at 100.5 ms is drawn in Linear's colour (it has the most time): hidden with it
+  assert.equal(paintFlame(hidden.ctx, { bars, keys: KEYS, map, hidden: new Set(["ReLU"]) }), 2);
+  assert.equal(paintFlame(hidden.ctx, { bars, keys: KEYS, map, hidden: new Set(["Linear"]) }), 2);
 });
 
 test("labels only for bars at least 60 px wide, at most `max`, cut to fit", () => {
