@@ -695,13 +695,13 @@ def training_cell(
 ) -> str:
     """A fixed-time training loop counting its steps (``steps``); ``magic``: the
     ``%%everyo_profile`` options, or ``None`` for no magic; ``report``: print
-    ``STEPS <report> <n>`` at the end."""
+    ``STEPS <report> <steps> <main-thread CPU seconds>`` at the end."""
     lines = [] if magic is None else [f"%%everyo_profile {magic}".rstrip()]
-    lines += ["t0 = time.perf_counter()", "steps = 0"]
+    lines += ["t0, c0 = time.perf_counter(), time.thread_time()", "steps = 0"]
     lines += [f"while time.perf_counter() - t0 < {seconds}:"]
     text = "\n".join(lines) + "\n" + STEP + "    steps += 1\n"
     if sleep:
         text += f"    time.sleep({sleep})\n"
     if report:
-        text += f'print("STEPS {report}", steps)\n'
+        text += f'print("STEPS {report}", steps, f"{{time.thread_time() - c0:.4f}}")\n'
     return text
