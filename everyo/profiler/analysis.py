@@ -319,7 +319,9 @@ def step_bounds(source) -> tuple[np.ndarray, np.ndarray, str]:
 def step_spans(ends_ns, first_ns: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ends)`` of consecutive steps ending at ``ends_ns`` (sorted), the first one
     starting at ``first_ns`` (or at its end, if that comes earlier)."""
-    ends = np.sort(np.asarray(ends_ns, np.int64))
+    ends = np.asarray(ends_ns, np.int64)
+    if len(ends) > 1 and not (ends[1:] >= ends[:-1]).all():  # usually sorted already
+        ends = np.sort(ends)
     if not len(ends):
         return np.zeros(0, np.int64), ends
     starts = np.concatenate(([min(int(first_ns), int(ends[0]))], ends[:-1]))

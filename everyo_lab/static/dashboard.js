@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:0c38d67dd596ea9b | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:61e51c2cb5388e69 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -249,6 +249,7 @@ function decodeColumns(msg, buffers) {
     key,
     count,
     stepEnds: float64s(buffers[isBars ? 6 : 5], msg.steps),
+    step0: Number.isInteger(msg.step0) ? msg.step0 : isBars ? 0 : Infinity,
     keys: msg.keys || [],
     key0: msg.key0 | 0,
     threads: msg.threads || {},
@@ -397,6 +398,12 @@ class LaneSet {
   }
 }
 
+function withSteps(held, step0, ends) {
+  const keep = Number.isFinite(step0) ? Math.max(0, Math.min(held.length, Math.floor(step0))) : held.length;
+  if (keep === held.length) return concat(held, ends);
+  return concat(held.subarray(0, keep), ends);
+}
+
 const COARSE_SLACK = 1.5;
 
 class EventStore {
@@ -434,7 +441,7 @@ class EventStore {
       this.addThreads(cols.threads);
       if (!this.raw) this.detail = this.detail && { ...this.detail, stale: true };
       this.whole.append(cols);
-      this.stepEnds = concat(this.stepEnds, cols.stepEnds);
+      this.stepEnds = withSteps(this.stepEnds, cols.step0, cols.stepEnds);
       this.complete = cols.complete;
     } else if (cols.type === "bars") {
       this.keys = [];
@@ -451,7 +458,7 @@ class EventStore {
         if (this.detail) this.detail = { ...this.detail, stale: true };
         this.complete = false;
       }
-      this.stepEnds = cols.stepEnds.slice();
+      this.stepEnds = withSteps(this.stepEnds, cols.step0, cols.stepEnds);
     } else {
       return false;
     }
@@ -518,7 +525,7 @@ function concat(a, b) {
   out.set(b, a.length);
   return out;
 }
-return { Lane, lowerBound, upperBound, LaneSet, COARSE_SLACK, EventStore };
+return { Lane, lowerBound, upperBound, LaneSet, withSteps, COARSE_SLACK, EventStore };
 })();
 
 // ---- src/figure.js

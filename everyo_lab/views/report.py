@@ -170,13 +170,14 @@ def live_report(
 
     check_group_by(group_by)
     wall = int(run.wall_ns)
-    marks = list(getattr(run, "step_ns", None) or [])
+    marks = getattr(run, "step_ns", None) or ()
     table = state.table_rows(
         group_by=group_by, sort_by=sort_by, descending=descending, wall_ns=wall
     )
     rows = _rows(table, wall)
     by_name = rows if group_by == "name" else _rows(state.table_rows(wall_ns=wall), wall)
-    spans = analysis.step_spans(list(step_ends_ns) or marks, step_first_start_ns or 0)
+    ends = step_ends_ns if len(step_ends_ns) else marks  # no copies: a run may have 10^5 steps
+    spans = analysis.step_spans(ends, step_first_start_ns or 0)
     return _report(
         run,
         wall=wall,

@@ -192,15 +192,12 @@ class Dashboard(anywidget.AnyWidget):
             return live_report(
                 source,
                 state,
-                step_ends_ns=self._step_ends_ns(),
+                step_ends_ns=self._stream.step_ends_ns,
                 step_first_start_ns=self._stream.first_start_ns,
                 **options,
             )
 
         return _with_fallback_sort(build, run, self._table_options())
-
-    def _step_ends_ns(self) -> list[int]:
-        return [int(round(ms * 1e6)) for ms in self._stream.step_ends]
 
     def export_trace(self, directory: str | Path | None = None) -> Path:
         """Write the run's Chrome trace as ``<label>.trace.json`` into ``directory`` (default:

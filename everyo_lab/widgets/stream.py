@@ -33,7 +33,8 @@ class EventStream:
         self.keys_sent = 0
         self.threads: dict[int, int] = {}  # thread id -> small index, by first appearance
         self.names_sent = 0
-        self.step_ends: list[float] = []  # ms from the run start, in time order
+        self.step_ends_ns = np.zeros(0, np.int64)  # from the run start, in time order
+        self._marks = False  # True once the steps come from profiler.step() marks
         self.first_start_ns: int | None = None  # where step 0 starts
         self.steps_sent = 0
         self.raw = True  # False once the run outgrew raw_limit: the browser holds bars
@@ -53,15 +54,25 @@ class EventStream:
                 self.first_start_ns = first
         marks = getattr(self.run, "step_ns", None)
         if marks:  # explicit profiler.step() marks win over optimizer steps
-            self.step_ends = [m / 1e6 for m in marks]
+            if not self._marks:  # they replace the optimizer steps held so far
+                self._marks, self.step_ends_ns, self.steps_sent = True, self.step_ends_ns[:0], 0
+            new = marks[len(self.step_ends_ns) :]
+            if new:
+                self.step_ends_ns = np.concatenate([self.step_ends_ns, np.asarray(new, np.int64)])
             return
         if len(batch) == 0:
             return
         kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)
         opt = kinds[np.asarray(batch.key, np.int64)]
         if opt.any():
-            ends = (batch.start_ns[opt] + batch.dur_ns[opt]) / 1e6
-            self.step_ends.extend(np.sort(ends).tolist())
+            ends = np.sort(batch.start_ns[opt] + batch.dur_ns[opt]).astype(np.int64)
+            self.step_ends_ns = np.concatenate([self.step_ends_ns, ends])
+
+    def _new_steps(self) -> tuple[int, np.ndarray]:
+        """``(index of the first, ms)`` of the step ends the browser lacks; marks them sent."""
+        first = self.steps_sent
+        self.steps_sent = len(self.step_ends_ns)
+        return first, self.step_ends_ns[first:] / 1e6
 
     def thread_index(self, tid: np.ndarray) -> np.ndarray:
         """Each row's small thread index (new threads numbered in order of appearance)."""
@@ -90,7 +101,7 @@ class EventStream:
         """
         rows = _rows(batch, np.asarray(batch.row) >= self.sent) if self.raw else batch
         if self.raw and self.sent + len(rows) <= self.raw_limit:
-            if len(rows) == 0 and self.steps_sent == len(self.step_ends) and not final:
+            if len(rows) == 0 and self.steps_sent == len(self.step_ends_ns) and not final:
                 return []
             return [self._events(rows, reset=self.sent == 0, final=final)]
         self.raw = False
@@ -102,8 +113,9 @@ class EventStream:
 
     def resend(self) -> list[Encoded]:
         """Everything again, for a browser view that holds nothing (page reload, new view)."""
+        self.steps_sent = 0
         if self.raw:
-            self.sent = self.keys_sent = self.names_sent = self.steps_sent = 0
+            self.sent = self.keys_sent = self.names_sent = 0
             done = self.run.status != "running" and self.cursor >= self.run.num_events
             return [self._events(self.run.snapshot(), reset=True, final=done)]
         return [self._snapshot_bars()]
@@ -116,7 +128,7 @@ class EventStream:
     # -- helpers ---------------------------------------------------------------------------
     def _events(self, batch, *, reset: bool, final: bool) -> Encoded:
         threads = self.thread_index(batch.tid)
-        new_steps = self.step_ends[self.steps_sent :]
+        step0, new_steps = self._new_steps()
         msg = encode_events(
             self.run.id,
             batch,
@@ -125,14 +137,21 @@ class EventStream:
             key0=self.keys_sent,
             threads=self._thread_names(batch, whole=reset),
             step_ends_ms=new_steps,
+            step0=step0,
             complete=final,
         )
         if len(batch):
             self.sent = int(batch.row[-1]) + 1
         self.keys_sent = len(batch.keys)
-        self.steps_sent = len(self.step_ends)
         self.bytes_sent += msg.nbytes
         return msg
+
+    def _bars_steps(self, window) -> dict:
+        """A detail answer adds no steps; whole-run bars bring the browser's up to date."""
+        if window is not None:
+            return {"step_ends_ms": (), "step0": len(self.step_ends_ns)}
+        step0, ends = self._new_steps()
+        return {"step_ends_ms": ends, "step0": step0}
 
     def _snapshot_bars(self) -> Encoded:
         return self._merged(self.run.snapshot(), None, 1600)
@@ -163,7 +182,7 @@ class EventStream:
             batch.keys,
             window=window,
             threads=self._thread_names(batch, whole=True),
-            step_ends_ms=self.step_ends,
+            **self._bars_steps(window),
         )
         self.bytes_sent += msg.nbytes
         return msg
@@ -186,7 +205,7 @@ class EventStream:
             state.keys,
             window=None,
             threads={i: state.thread_names.get(t, f"thread {t}") for t, i in state.threads.items()},
-            step_ends_ms=self.step_ends,
+            **self._bars_steps(None),
         )
         self.bytes_sent += msg.nbytes
         return msg

@@ -11,7 +11,9 @@ header plus binary buffers, and only what is new:
     ``dur[i] * tick_ns / 1e6`` ms; ``key0`` and ``keys``: entries ``[kind, name, path, colour]``
     of the run's interned keys ``key0``, ``key0 + 1``, ... not sent before (append them);
     ``threads``: ``{thread index (str): thread name}`` for threads not named before;
-    ``steps``: how many step ends the last buffer holds; ``complete``: true when the browser
+    ``steps``: how many step ends the last buffer holds and ``step0`` where they go: the
+    browser keeps its first ``step0`` step ends and appends these (0: they replace all it
+    held; a live run sends only the new ones); ``complete``: true when the browser
     now holds every event of the run (the run has ended and nothing was left out).
     Buffers: ``start`` uint32, ``dur`` uint32, ``depth`` uint16, ``thread`` uint16 (small
     thread index, in order of first appearance), ``key`` uint16 or uint32 (header
@@ -25,7 +27,7 @@ header plus binary buffers, and only what is new:
     at full detail for that window), ``px_ms`` (the pixel width they were merged at).
     Buffers: ``start``, ``dur``, ``depth``, ``thread``, ``key`` as above (a key of all ones,
     ``0xFFFF`` / ``0xFFFFFFFF``, means "merged events of several colours"), ``count`` uint32
-    (events in the bar; 1: a single event), then ``step_ends`` float64 (the *whole* list).
+    (events in the bar; 1: a single event), then ``step_ends`` float64 (placed at ``step0``).
 
 ``{"type": "plotly", "version": ...}`` with one buffer: ``plotly.min.js`` from the plotly
     package, sent once per page load, when the browser asks for it.
@@ -117,6 +119,7 @@ def encode_events(
     key0: int,
     threads: dict,
     step_ends_ms=(),
+    step0: int = 0,
     complete: bool = False,
 ) -> Encoded:
     """Raw events of ``batch`` (an ``EventBatch``) as an ``events`` message.
@@ -137,6 +140,7 @@ def encode_events(
         keys=key_entries(keys, key0),
         threads={str(k): str(v) for k, v in threads.items()},
         steps=int(len(steps)),
+        step0=int(step0),
         complete=bool(complete),
     )
     buffers.append(steps.tobytes())
@@ -154,6 +158,7 @@ def encode_bars(
     window=None,
     threads: dict,
     step_ends_ms=(),
+    step0: int = 0,
 ) -> Encoded:
     """Level-of-detail ``bars`` (:class:`everyo_lab.views.lod.Bars`) as a ``bars`` message.
 
@@ -173,6 +178,7 @@ def encode_bars(
         window=None if window is None else [float(window[0]), float(window[1])],
         px_ms=float(bars.pixel_ns) / 1e6,
         steps=int(len(steps)),
+        step0=int(step0),
         complete=False,
     )
     buffers.append(np.asarray(bars.count).astype(np.uint32).tobytes())

@@ -139,6 +139,14 @@ export class LaneSet {
   }
 }
 
+/** Step ends after a message: the first `step0` held ones, then the message's (its `step0`
+ * says where they start: 0 replaces them all, the count held appends). */
+export function withSteps(held, step0, ends) {
+  const keep = Number.isFinite(step0) ? Math.max(0, Math.min(held.length, Math.floor(step0))) : held.length;
+  if (keep === held.length) return concat(held, ends);
+  return concat(held.subarray(0, keep), ends);
+}
+
 /** A bar set is too coarse for a pixel when it was merged at more than this many pixels. */
 export const COARSE_SLACK = 1.5;
 
@@ -180,7 +188,7 @@ export class EventStore {
       this.addThreads(cols.threads);
       if (!this.raw) this.detail = this.detail && { ...this.detail, stale: true };
       this.whole.append(cols);
-      this.stepEnds = concat(this.stepEnds, cols.stepEnds);
+      this.stepEnds = withSteps(this.stepEnds, cols.step0, cols.stepEnds);
       this.complete = cols.complete;
     } else if (cols.type === "bars") {
       this.keys = [];
@@ -197,7 +205,7 @@ export class EventStore {
         if (this.detail) this.detail = { ...this.detail, stale: true };
         this.complete = false;
       }
-      this.stepEnds = cols.stepEnds.slice();
+      this.stepEnds = withSteps(this.stepEnds, cols.step0, cols.stepEnds);
     } else {
       return false;
     }

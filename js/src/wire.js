@@ -36,7 +36,8 @@ function float64s(buf, n) {
  *
  * Returns `{type, run, reset, n, start, end (Float64Array ms), depth, thread (Uint16Array),
  * key (Int32Array, MIXED for a merged bar of several colours), count (Uint32Array, all ones
- * for raw events), stepEnds (Float64Array), keys, key0, threads, window, pxMs, complete}`.
+ * for raw events), stepEnds (Float64Array), step0 (where they go in the held list), keys, key0,
+ * threads, window, pxMs, complete}`.
  */
 export function decodeColumns(msg, buffers) {
   const n = msg.n | 0;
@@ -69,6 +70,7 @@ export function decodeColumns(msg, buffers) {
     key,
     count,
     stepEnds: float64s(buffers[isBars ? 6 : 5], msg.steps),
+    step0: Number.isInteger(msg.step0) ? msg.step0 : isBars ? 0 : Infinity,
     keys: msg.keys || [],
     key0: msg.key0 | 0,
     threads: msg.threads || {},

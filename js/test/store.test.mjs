@@ -101,3 +101,12 @@ test("whole-run bars replace the events; a detail answer that covers the window 
   store.apply(decode("bars", [{ start: 0, dur: 1, count: 1 }], { keys: KEYS, pxMs: 0.5 }));
   assert.equal(store.source(6, 14, 0.008).stale, true);
 });
+
+test("step ends: a message's step0 says where its ends go (append, or replace from there)", async () => {
+  const { withSteps } = await import("../src/store.js");
+  const held = Float64Array.from([1, 2, 3]);
+  assert.deepEqual([...withSteps(held, 3, Float64Array.from([4]))], [1, 2, 3, 4]);
+  assert.deepEqual([...withSteps(held, 0, Float64Array.from([9]))], [9]);
+  assert.deepEqual([...withSteps(held, 1, Float64Array.from([5, 6]))], [1, 5, 6]);
+  assert.deepEqual([...withSteps(held, Infinity, Float64Array.from([7]))], [1, 2, 3, 7]);
+});

@@ -162,3 +162,27 @@ def test_key_width_grows_past_65535_keys():
     msg = encode_events("r", Batch(), np.zeros(2, np.int64), reset=True, key0=0, threads={})
     assert msg.header["key_bytes"] == 4
     assert decode(msg)["key"].tolist() == [1, 69999]
+
+
+def test_step_ends_are_sent_once_with_their_place(setup):
+    from everyo_lab.views.live_state import LiveState
+
+    p = Profiler(label="steps", registry=RunRegistry()).start()
+    stream, state = EventStream(p.run, raw_limit=10), LiveState()
+
+    def refresh():
+        p.flush() if hasattr(p, "flush") else p._flush(p._state(), p._clock())
+        batch = stream.read()
+        state.feed(batch)
+        (msg,) = stream.update(batch, state=state)
+        return msg.header
+
+    train(3, *setup)
+    first = refresh()
+    train(2, *setup)
+    second = refresh()
+    p.stop()
+    assert (first["type"], first["step0"], first["steps"]) == ("bars", 0, 3)
+    assert (second["step0"], second["steps"]) == (3, 2)  # live bars: only the new step ends
+    (again,) = stream.resend()
+    assert (again.header["step0"], again.header["steps"]) == (0, 5)
