@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:61e51c2cb5388e69 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:ff4c325b678ba47b | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -237,6 +237,12 @@ function decodeColumns(msg, buffers) {
     key[i] = rawKey[i] === allOnes ? MIXED : rawKey[i];
   }
   const count = isBars ? typedColumn(buffers[5], Uint32Array, n) : new Uint32Array(n).fill(1);
+  let dom = key;
+  if (isBars && buffers.length > 7) {
+    const rawDom = typedColumn(buffers[6], KeyType, n);
+    dom = new Int32Array(n);
+    for (let i = 0; i < n; i++) dom[i] = rawDom[i] === allOnes ? MIXED : rawDom[i];
+  }
   return {
     type: msg.type,
     run: msg.run,
@@ -248,7 +254,8 @@ function decodeColumns(msg, buffers) {
     thread: typedColumn(buffers[3], Uint16Array, n),
     key,
     count,
-    stepEnds: float64s(buffers[isBars ? 6 : 5], msg.steps),
+    dom,
+    stepEnds: float64s(buffers[buffers.length - 1], msg.steps),
     step0: Number.isInteger(msg.step0) ? msg.step0 : isBars ? 0 : Infinity,
     keys: msg.keys || [],
     key0: msg.key0 | 0,
@@ -292,14 +299,15 @@ class Lane {
     this.reach = new Float64Array(capacity); // running maximum of `end`: binary-searchable
     this.key = new Int32Array(capacity);
     this.count = new Uint32Array(capacity);
+    this.dom = new Int32Array(capacity); // a merged kernel bar's main key (else its key)
     this.sorted = true;
   }
 
-  push(start, end, key, count) {
+  push(start, end, key, count, dom = key) {
     const i = this.n;
     if (i === this.start.length) {
       const cap = Math.max(16, i * 2);
-      for (const name of ["start", "end", "reach", "key", "count"]) this[name] = grow(this[name], cap);
+      for (const name of ["start", "end", "reach", "key", "count", "dom"]) this[name] = grow(this[name], cap);
     }
     if (i > 0 && start < this.start[i - 1]) this.sorted = false;
     this.start[i] = start;
@@ -307,6 +315,7 @@ class Lane {
     this.reach[i] = i > 0 && this.reach[i - 1] > end ? this.reach[i - 1] : end;
     this.key[i] = key;
     this.count[i] = count;
+    this.dom[i] = dom;
     this.n = i + 1;
   }
 
@@ -315,7 +324,7 @@ class Lane {
     const n = this.n;
     const order = Array.from({ length: n }, (_, i) => i);
     order.sort((a, b) => this.start[a] - this.start[b] || this.end[a] - this.end[b]);
-    for (const name of ["start", "end", "key", "count"]) {
+    for (const name of ["start", "end", "key", "count", "dom"]) {
       const old = this[name].slice(0, n);
       for (let i = 0; i < n; i++) this[name][i] = old[order[i]];
     }
@@ -381,7 +390,7 @@ class LaneSet {
       }
       const s = cols.start[i];
       const e = cols.end[i];
-      lane.push(s, e, cols.key[i], cols.count[i]);
+      lane.push(s, e, cols.key[i], cols.count[i], cols.dom ? cols.dom[i] : cols.key[i]);
       if (s < this.x0) this.x0 = s;
       if (e > this.x1) this.x1 = e;
       this.events += cols.count[i];
@@ -703,6 +712,7 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
     const { lane, row } = items[li];
     const [lo, hi] = ranges[li];
     const { start, end, key, count } = lane;
+    const held = lane.dom || key; // a kernel bar of several classes: its main key
     const first = total;
     let i = lo;
     while (i < hi && total < cap) {
@@ -710,7 +720,7 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
       let e = end[i];
       let k = key[i];
       let c = count[i];
-      let dom = k;
+      let dom = held[i];
       let weight = e - s;
       i += 1;
       if (e - s < pixel) {
@@ -718,10 +728,10 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
           const d = end[i] - start[i];
           if (end[i] > e) e = end[i];
           if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
-          if (key[i] === dom || (codes !== null && codes[key[i]] === codes[dom])) weight += d;
+          if (held[i] === dom || (codes !== null && codes[held[i]] === codes[dom])) weight += d;
           else if (weight >= d) weight -= d;
           else {
-            dom = key[i];
+            dom = held[i];
             weight = d - weight;
           }
           c += count[i];

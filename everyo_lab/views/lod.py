@@ -1,11 +1,13 @@
 """Level of detail: merge events narrower than a pixel so a chart never gets too many bars.
 
 Within one lane (a depth of one thread), events do not overlap. Sorted by start, a run of
-sub-pixel events separated by less than a pixel becomes one bar spanning them; an event at least
-a pixel wide stays a bar of its own. Per lane that leaves at most about two bars per pixel
-column, so the bar count is bounded by twice the lanes times the width in pixels; if that is
-still more than ``max_shapes``, the pixel is widened until it fits. Everything is vectorised:
-a million events take one sort and a few linear passes.
+sub-pixel events separated by less than a pixel, within one pixel column, becomes one bar
+spanning them; an event at least a pixel wide stays a bar of its own. A merged bar of events of
+several colours keeps ``dom``, the colour with the most time in it, so a busy stretch reads as
+what dominates it rather than as one long grey bar. Per lane that leaves at most about two bars
+per pixel column, so the bar count is bounded by twice the lanes times the width in pixels; if
+that is still more than ``max_shapes``, the pixel is widened until it fits. Everything is
+vectorised: a million events take one sort and a few linear passes.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ class Bars:
 
     ``row`` is the batch row of the bar's first event (the event itself when ``count`` is 1);
     ``busy`` sums the durations of the merged events; ``uniform`` says they share one colour key
-    ``code``; ``pixel_ns`` is the pixel width the merge used.
+    ``code``; ``pixel_ns`` is the pixel width the merge used; ``dom`` is the colour code with the
+    most time in each bar (``code`` itself when uniform; ``None``: not computed).
     """
 
     start: np.ndarray
@@ -37,6 +40,7 @@ class Bars:
     uniform: np.ndarray
     row: np.ndarray
     pixel_ns: float
+    dom: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.start)
@@ -86,7 +90,7 @@ def merge_bars(
     reach = np.maximum.accumulate(e + shift) - shift
     pixel = max(hi - lo, 1.0) / width_px
     for _ in range(_MAX_PASSES):
-        firsts = _group_starts(s, e, ln, reach, pixel)
+        firsts = _group_starts(s, e, ln, reach, pixel, lo)
         if len(firsts) <= max_shapes:
             break
         pixel *= 1.25 * len(firsts) / max_shapes
@@ -96,7 +100,7 @@ def merge_bars(
         n_lanes = int(np.count_nonzero(np.diff(ln)) + 1)
         room = max_shapes - 6 * n_lanes
         pixel = np.inf if room <= 0 else max(pixel, 2.0 * max(hi - lo, 1.0) * n_lanes / room)
-        firsts = _group_starts(s, e, ln, reach, pixel)
+        firsts = _group_starts(s, e, ln, reach, pixel, lo)
         if len(firsts) > max_shapes:  # more lanes than max_shapes: keep the top lanes
             keep = firsts[max_shapes]
             s, e, ln, cd, order = s[:keep], e[:keep], ln[:keep], cd[:keep], order[:keep]
@@ -104,16 +108,25 @@ def merge_bars(
     return _aggregate(s, e, ln, cd, order, firsts, pixel)
 
 
-def _group_starts(s, e, ln, reach, pixel) -> np.ndarray:
-    """Indices where a new bar begins (sorted arrays, one pixel ``pixel`` ns)."""
+def _group_starts(s, e, ln, reach, pixel, lo: float = 0.0) -> np.ndarray:
+    """Indices where a new bar begins (sorted arrays, one pixel ``pixel`` ns): at a wide event,
+    a gap of more than a pixel, a new lane or a new pixel column."""
     narrow = (e - s) < pixel
+    column = np.floor((s - lo) / pixel) if np.isfinite(pixel) else np.zeros(len(s))
     brk = np.ones(len(s), dtype=bool)
-    brk[1:] = ~narrow[1:] | ~narrow[:-1] | (ln[1:] != ln[:-1]) | (s[1:] - reach[:-1] > pixel)
+    brk[1:] = (
+        ~narrow[1:]
+        | ~narrow[:-1]
+        | (ln[1:] != ln[:-1])
+        | (s[1:] - reach[:-1] > pixel)
+        | (column[1:] != column[:-1])
+    )
     return np.flatnonzero(brk)
 
 
 def _aggregate(s, e, ln, cd, order, firsts, pixel) -> Bars:
     lo_code = np.minimum.reduceat(cd, firsts)
+    uniform = lo_code == np.maximum.reduceat(cd, firsts)
     return Bars(
         start=s[firsts],
         end=np.maximum.reduceat(e, firsts),
@@ -121,10 +134,29 @@ def _aggregate(s, e, ln, cd, order, firsts, pixel) -> Bars:
         count=np.diff(np.append(firsts, len(s))),
         busy=np.add.reduceat(e - s, firsts),
         code=lo_code,
-        uniform=lo_code == np.maximum.reduceat(cd, firsts),
+        uniform=uniform,
         row=order[firsts],
         pixel_ns=float(pixel),
+        dom=_dominant(cd, e - s, firsts, uniform, lo_code),
     )
+
+
+def _dominant(code, dur, firsts, uniform, lo_code) -> np.ndarray:
+    """Per bar, the colour code with the most time (its code when the bar is uniform)."""
+    dom = lo_code.copy()
+    mixed = np.flatnonzero(~uniform)
+    if len(mixed) == 0:
+        return dom
+    counts = np.diff(np.append(firsts, len(code)))
+    group = np.repeat(np.arange(len(firsts)), counts)
+    inside = ~uniform[group]
+    n_codes = int(code.max()) + 1
+    pair, inverse = np.unique(group[inside] * n_codes + code[inside], return_inverse=True)
+    time = np.bincount(inverse, weights=dur[inside])
+    best = np.lexsort((-time, pair // n_codes))  # per group, the most time first
+    head = best[np.r_[True, np.diff(pair[best] // n_codes) != 0]]
+    dom[pair[head] // n_codes] = pair[head] % n_codes
+    return dom
 
 
 def _empty() -> Bars:

@@ -55,17 +55,21 @@ def flame_svg(batch, *, max_shapes: int = 2500, text_color: str = "#555") -> str
 
 
 def _paths(bars, keys, x, w, y) -> list[str]:
+    """One path per colour: events and uniform merged bars in their colour, merged bars of
+    several colours paler in the colour with the most time in them (grey when unknown)."""
     colour = np.array([color_for(k) for k in keys] + [MERGED_COLOR], dtype=object)
-    merged_code = len(keys)
-    code = np.where(bars.uniform, bars.code, merged_code)
+    mixed = ~bars.uniform
+    main = bars.dom if bars.dom is not None else np.full(len(bars), len(keys))
+    code = np.where(mixed, main, bars.code)
     out = []
-    for c in np.unique(code):
-        sel = np.flatnonzero(code == c)
+    for c, pale in sorted({(int(c), bool(m)) for c, m in zip(code.tolist(), mixed.tolist())}):
+        sel = np.flatnonzero((code == c) & (mixed == pale))
         d = "".join(
             f"M{a:.1f} {b}h{c_:.1f}v{_LANE - 2}h-{c_:.1f}z"
             for a, b, c_ in zip(x[sel].tolist(), y[sel].tolist(), w[sel].tolist())
         )
-        out.append(f'<path fill="{colour[c]}" d="{d}"/>')
+        opacity = ' fill-opacity="0.45"' if pale else ""
+        out.append(f'<path fill="{colour[c]}"{opacity} d="{d}"/>')
     return out
 
 
@@ -100,8 +104,9 @@ def _labels(batch, bars, x, w, y) -> list[str]:
 
 def _legend(bars, keys, top: int, text_color: str) -> list[str]:
     """One swatch per colour drawn, in order of first appearance."""
-    used = [keys[c] for c in np.unique(bars.code[bars.uniform])]
-    if not bars.uniform.all():
+    shown = bars.code if bars.dom is None else np.where(bars.uniform, bars.code, bars.dom)
+    used = [keys[c] for c in np.unique(shown[bars.uniform | (bars.dom is not None)])]
+    if bars.dom is None and not bars.uniform.all():
         used.append("merged (mixed)")
     out, x = [f'<g font-size="10" style="fill:{text_color}">'], 0.0
     for key in used:

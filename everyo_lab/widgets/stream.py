@@ -172,7 +172,9 @@ class EventStream:
             width_px=width_px,
             max_shapes=FINAL_BARS,
         )
-        bar_key = np.where(bars.uniform, key[bars.row] if len(bars) else bars.row, MIXED)
+        first_key = key[bars.row] if len(bars) else bars.row
+        bar_key = np.where(bars.uniform, first_key, MIXED)
+        dom_key = np.where(bars.uniform, first_key, _first_key_of_code(batch.keys)[bars.dom])
         msg = encode_bars(
             self.run.id,
             bars,
@@ -180,6 +182,7 @@ class EventStream:
             bars.lane // span,
             bar_key,
             batch.keys,
+            dom=dom_key,
             window=window,
             threads=self._thread_names(batch, whole=True),
             **self._bars_steps(window),
@@ -218,6 +221,14 @@ def _color_codes(keys) -> np.ndarray:
         seen.setdefault(name if kind == "module" else kind, len(seen)) for kind, name, *_ in keys
     ]
     return np.array(codes or [0], np.int64)
+
+
+def _first_key_of_code(keys) -> np.ndarray:
+    """Per colour code (as :func:`_color_codes` numbers them), the first key with it."""
+    codes = _color_codes(keys)
+    first = np.full(int(codes.max()) + 1, MIXED, np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    return first
 
 
 def _first_key_per_code(state) -> np.ndarray:

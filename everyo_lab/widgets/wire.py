@@ -27,7 +27,9 @@ header plus binary buffers, and only what is new:
     at full detail for that window), ``px_ms`` (the pixel width they were merged at).
     Buffers: ``start``, ``dur``, ``depth``, ``thread``, ``key`` as above (a key of all ones,
     ``0xFFFF`` / ``0xFFFFFFFF``, means "merged events of several colours"), ``count`` uint32
-    (events in the bar; 1: a single event), then ``step_ends`` float64 (placed at ``step0``).
+    (events in the bar; 1: a single event), ``dom`` (same type as ``key``: the key whose class
+    has the most time in the bar; all ones when unknown), then ``step_ends`` float64 (placed
+    at ``step0``).
 
 ``{"type": "plotly", "version": ...}`` with one buffer: ``plotly.min.js`` from the plotly
     package, sent once per page load, when the browser asks for it.
@@ -155,6 +157,7 @@ def encode_bars(
     key: np.ndarray,
     keys,
     *,
+    dom: np.ndarray | None = None,
     window=None,
     threads: dict,
     step_ends_ms=(),
@@ -163,7 +166,8 @@ def encode_bars(
     """Level-of-detail ``bars`` (:class:`everyo_lab.views.lod.Bars`) as a ``bars`` message.
 
     ``depth``, ``thread`` and ``key`` are per bar (``key`` :data:`MIXED` for a bar of several
-    colours); ``keys`` is the run's whole key table (sent whole: a replacement set).
+    colours, ``dom`` then the key with the most time, :data:`MIXED` when unknown); ``keys`` is
+    the run's whole key table (sent whole: a replacement set).
     """
     keys = list(keys)
     header, buffers = _columns(bars.start, bars.end - bars.start, depth, thread, key, len(keys))
@@ -182,5 +186,8 @@ def encode_bars(
         complete=False,
     )
     buffers.append(np.asarray(bars.count).astype(np.uint32).tobytes())
+    dom = np.asarray(key if dom is None else dom, np.int64)
+    kdt = np.uint16 if header["key_bytes"] == 2 else np.uint32
+    buffers.append(np.where(dom < 0, np.iinfo(kdt).max, dom).astype(kdt).tobytes())
     buffers.append(steps.tobytes())
     return Encoded(header, buffers)

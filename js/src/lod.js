@@ -74,6 +74,7 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
     const { lane, row } = items[li];
     const [lo, hi] = ranges[li];
     const { start, end, key, count } = lane;
+    const held = lane.dom || key; // a kernel bar of several classes: its main key
     const first = total;
     let i = lo;
     while (i < hi && total < cap) {
@@ -82,7 +83,7 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
       let k = key[i];
       let c = count[i];
       // the dominant key: a weighted majority vote over durations (one pass, no table)
-      let dom = k;
+      let dom = held[i];
       let weight = e - s;
       i += 1;
       if (e - s < pixel) {
@@ -92,10 +93,10 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
           const d = end[i] - start[i];
           if (end[i] > e) e = end[i];
           if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
-          if (key[i] === dom || (codes !== null && codes[key[i]] === codes[dom])) weight += d;
+          if (held[i] === dom || (codes !== null && codes[held[i]] === codes[dom])) weight += d;
           else if (weight >= d) weight -= d;
           else {
-            dom = key[i];
+            dom = held[i];
             weight = d - weight;
           }
           c += count[i];

@@ -26,14 +26,15 @@ export class Lane {
     this.reach = new Float64Array(capacity); // running maximum of `end`: binary-searchable
     this.key = new Int32Array(capacity);
     this.count = new Uint32Array(capacity);
+    this.dom = new Int32Array(capacity); // a merged kernel bar's main key (else its key)
     this.sorted = true;
   }
 
-  push(start, end, key, count) {
+  push(start, end, key, count, dom = key) {
     const i = this.n;
     if (i === this.start.length) {
       const cap = Math.max(16, i * 2);
-      for (const name of ["start", "end", "reach", "key", "count"]) this[name] = grow(this[name], cap);
+      for (const name of ["start", "end", "reach", "key", "count", "dom"]) this[name] = grow(this[name], cap);
     }
     if (i > 0 && start < this.start[i - 1]) this.sorted = false;
     this.start[i] = start;
@@ -41,6 +42,7 @@ export class Lane {
     this.reach[i] = i > 0 && this.reach[i - 1] > end ? this.reach[i - 1] : end;
     this.key[i] = key;
     this.count[i] = count;
+    this.dom[i] = dom;
     this.n = i + 1;
   }
 
@@ -50,7 +52,7 @@ export class Lane {
     const n = this.n;
     const order = Array.from({ length: n }, (_, i) => i);
     order.sort((a, b) => this.start[a] - this.start[b] || this.end[a] - this.end[b]);
-    for (const name of ["start", "end", "key", "count"]) {
+    for (const name of ["start", "end", "key", "count", "dom"]) {
       const old = this[name].slice(0, n);
       for (let i = 0; i < n; i++) this[name][i] = old[order[i]];
     }
@@ -121,7 +123,7 @@ export class LaneSet {
       }
       const s = cols.start[i];
       const e = cols.end[i];
-      lane.push(s, e, cols.key[i], cols.count[i]);
+      lane.push(s, e, cols.key[i], cols.count[i], cols.dom ? cols.dom[i] : cols.key[i]);
       if (s < this.x0) this.x0 = s;
       if (e > this.x1) this.x1 = e;
       this.events += cols.count[i];

@@ -36,7 +36,8 @@ function float64s(buf, n) {
  *
  * Returns `{type, run, reset, n, start, end (Float64Array ms), depth, thread (Uint16Array),
  * key (Int32Array, MIXED for a merged bar of several colours), count (Uint32Array, all ones
- * for raw events), stepEnds (Float64Array), step0 (where they go in the held list), keys, key0,
+ * for raw events), dom (Int32Array: a bar's key with the most time, MIXED when unknown),
+ * stepEnds (Float64Array), step0 (where they go in the held list), keys, key0,
  * threads, window, pxMs, complete}`.
  */
 export function decodeColumns(msg, buffers) {
@@ -58,6 +59,13 @@ export function decodeColumns(msg, buffers) {
     key[i] = rawKey[i] === allOnes ? MIXED : rawKey[i];
   }
   const count = isBars ? typedColumn(buffers[5], Uint32Array, n) : new Uint32Array(n).fill(1);
+  // bars: the key with the most time in each bar (a merged bar of several classes)
+  let dom = key;
+  if (isBars && buffers.length > 7) {
+    const rawDom = typedColumn(buffers[6], KeyType, n);
+    dom = new Int32Array(n);
+    for (let i = 0; i < n; i++) dom[i] = rawDom[i] === allOnes ? MIXED : rawDom[i];
+  }
   return {
     type: msg.type,
     run: msg.run,
@@ -69,7 +77,8 @@ export function decodeColumns(msg, buffers) {
     thread: typedColumn(buffers[3], Uint16Array, n),
     key,
     count,
-    stepEnds: float64s(buffers[isBars ? 6 : 5], msg.steps),
+    dom,
+    stepEnds: float64s(buffers[buffers.length - 1], msg.steps),
     step0: Number.isInteger(msg.step0) ? msg.step0 : isBars ? 0 : Infinity,
     keys: msg.keys || [],
     key0: msg.key0 | 0,

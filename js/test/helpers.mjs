@@ -14,7 +14,12 @@ export function message(type, rows, { run = "r1", tickNs = 1000, t0Ms = 0, keys 
     Uint16Array.from(rows, (r) => r.thread || 0),
     KeyType.from(rows, (r) => (r.key === -1 ? (keyBytes === 4 ? 0xffffffff : 0xffff) : r.key || 0)),
   ];
-  if (type === "bars") columns.push(Uint32Array.from(rows, (r) => r.count || 1));
+  const ones = keyBytes === 4 ? 0xffffffff : 0xffff;
+  if (type === "bars") {
+    columns.push(Uint32Array.from(rows, (r) => r.count || 1));
+    const dom = (r) => ("dom" in r ? r.dom : r.key);
+    columns.push(KeyType.from(rows, (r) => (dom(r) === -1 ? ones : dom(r) || 0)));
+  }
   columns.push(Float64Array.from(steps));
   const total = columns.reduce((sum, c) => sum + c.byteLength + 3, 0);
   const shared = new ArrayBuffer(total + 8);

@@ -71,3 +71,22 @@ test("eventLabel and keyInfo", () => {
   assert.equal(info.label, "Linear [fc1]");
   assert.equal(keyInfo(["backward", "Linear", "fc1", "#d62728"]).colorKey, "backward");
 });
+
+test("bars carry the key with the most time of each merged bar (all ones: unknown)", async () => {
+  const { levelOfDetail } = await import("../src/lod.js");
+  const { EventStore } = await import("../src/store.js");
+  const [h, b] = message("bars", [
+    { start: 0, dur: 100, key: -1, dom: 2, count: 40 },
+    { start: 200, dur: 100, key: -1, dom: -1, count: 7 },
+    { start: 400, dur: 100, key: 1, count: 1 },
+  ], { keys: [["module", "A", "", "#000"], ["module", "B", "", "#111"], ["module", "C", "", "#222"]] });
+  const cols = decodeColumns(h, b);
+  assert.deepEqual([...cols.key], [MIXED, MIXED, 1]);
+  assert.deepEqual([...cols.dom], [2, MIXED, 1]);
+  const store = new EventStore("r1");
+  store.apply(cols);
+  const lane = store.whole.lane(0, 0);
+  const bars = levelOfDetail([{ lane, row: 0 }], 0, 1, 1000);
+  assert.deepEqual([...bars.key.subarray(0, bars.n)], [MIXED, MIXED, 1]);
+  assert.deepEqual([...bars.dom.subarray(0, bars.n)], [2, MIXED, 1]);
+});

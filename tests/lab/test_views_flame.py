@@ -108,21 +108,24 @@ def test_zooming_in_gives_finer_bars():
     zoomed = flame_figure(batch, x_range=(lo, hi))
     base, end, _, count = bars_of(zoomed)
     assert (count == 1).all(), "at this zoom every event is wider than a pixel"
-    assert len(base) > len(bars_of(full)[0])
+    assert (bars_of(full)[3] > 1).any(), "the whole run merges sub-pixel events"
     assert (end >= lo).all() and (base <= hi).all()
     assert zoomed["layout"]["xaxis"]["range"] == [lo, hi]
     assert_covered(batch, zoomed, lo, hi)
 
 
 def test_merged_bars_cover_exactly_their_events():
-    # 1000 events of 1 us in a row, then a gap, then 1000 more: two merged bars at 1 px = 10 us.
+    # 1000 events of 1 us in a row, then a gap, then 1000 more, at 1 px = 10 us: each block
+    # becomes one merged bar per pixel column (10 events each), edge to edge.
     events = [(i * 1000, 1000, 0, "ReLU", "module", "1") for i in range(1000)]
     events += [(2_000_000 + i * 1000, 1000, 0, "ReLU", "module", "1") for i in range(1000)]
     start = np.array([e[0] for e in events])
     bars = merge_bars(start, np.full(2000, 1000), np.zeros(2000), np.zeros(2000), width_px=300)
-    assert list(bars.count) == [1000, 1000]
-    assert list(bars.start) == [0, 2_000_000] and list(bars.end) == [1_000_000, 3_000_000]
-    assert list(bars.busy) == [1_000_000, 1_000_000] and bars.uniform.all()
+    assert len(bars) == 200 and (bars.count == 10).all() and bars.uniform.all()
+    assert (bars.end[:-1] <= bars.start[1:]).all()  # no event in two bars
+    assert bars.start[0] == 0 and bars.end[99] == 1_000_000
+    assert bars.start[100] == 2_000_000 and bars.end[-1] == 3_000_000
+    assert int(bars.busy.sum()) == 2_000_000
 
 
 def test_merged_bar_hover_says_how_many_events():
@@ -130,7 +133,8 @@ def test_merged_bar_hover_says_how_many_events():
     fig = flame_figure(make_batch(events), width_px=10)
     (trace,) = fig["data"]
     assert trace["name"] == "merged" and trace["marker"]["color"] == "#9e9e9e"
-    assert trace["customdata"][0][:2] == [1000, "mixed"]
+    assert trace["customdata"][0][:2] == [100, "mixed"]  # 1 ms over 10 px: 100 per column
+    assert sum(row[0] for row in trace["customdata"]) == 1000
     assert "merged: %{customdata[0]} events" in trace["hovertemplate"]
 
 
@@ -256,3 +260,17 @@ def test_hover_of_a_profiled_model_with_ops():
     assert {"Sequential", "Linear", "ReLU", "user"} <= {t["name"] for t in fig["data"]}
     go = pytest.importorskip("plotly.graph_objects")
     go.Figure(fig)
+
+
+def test_merged_bars_stay_within_a_pixel_column_and_name_their_main_colour():
+    # 1,000 events of 3 colours, each 2 or 4 us, back to back: one long run before
+    n = 1000
+    start = np.arange(n, dtype=np.int64) * 10_000
+    code = np.arange(n) % 3
+    dur = np.where(code == 1, 4_000, 2_000).astype(np.int64)
+    bars = merge_bars(start, dur, np.zeros(n, np.int64), code, width_px=100, max_shapes=20000)
+    pixel = bars.pixel_ns
+    assert 50 <= len(bars) <= 100  # about one bar per pixel column, not one for everything
+    assert int(bars.count.sum()) == n
+    assert ((bars.end - bars.start) <= 2 * pixel).all()
+    assert not bars.uniform.any() and (bars.dom == 1).all()  # code 1 has the most time

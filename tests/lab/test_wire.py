@@ -31,6 +31,8 @@ def decode(msg) -> dict:
     }
     if h["type"] == "bars":
         out["count"] = np.frombuffer(bufs[5], np.uint32)
+        dom = np.frombuffer(bufs[6], kdt).astype(np.int64)
+        out["dom"] = np.where(dom == np.iinfo(kdt).max, MIXED, dom)
     assert all(len(out[k]) == h["n"] for k in ("start_ms", "dur_ms", "depth", "thread", "key"))
     assert len(out["steps"]) == h["steps"]
     return out
@@ -112,8 +114,12 @@ def test_mixed_bars_carry_the_mixed_key():
     p.stop()
     stream = EventStream(p.run, raw_limit=10)
     got = decode(stream.update(stream.read(), final=True)[0])
-    assert (got["key"] == MIXED).any()
-    assert (got["count"][got["key"] == MIXED] > 1).all()
+    mixed = got["key"] == MIXED
+    assert mixed.any() and (got["count"][mixed] > 1).all()
+    # each mixed bar names the class with the most time in it; a uniform bar its own key
+    names = {i: k[1] for i, k in enumerate(p.run.snapshot().keys)}
+    assert {names[d] for d in got["dom"][mixed]} <= {"ReLU", "Tanh"}
+    assert (got["dom"][~mixed] == got["key"][~mixed]).all()
 
 
 def test_resend_sends_everything_again_from_the_start(setup):
