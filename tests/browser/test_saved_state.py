@@ -44,3 +44,39 @@ def test_executed_notebook_widget_state_is_small(tmp_path):
     assert len(text) <= MAX_STATE, f"widget state {len(text):,} B (file {path.stat().st_size:,} B)"
     assert longest <= MAX_STRING, f"a {longest:,}-character string in widget state"
     assert "plotly.js v" not in text, "plotly.js is in the widget state"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_nbconvert_html_shows_the_static_rendering_and_no_widget_error(tmp_path):
+    """nbconvert's HTML of an executed notebook, opened in Chromium without a kernel: the
+    profiled cell shows its static rendering, and no widget error text is visible."""
+    import subprocess
+    import sys
+
+    from harness import CHROMIUM, CHROMIUM_ARGS, missing
+
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    _, path = execute_notebook(CELLS[:2], tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(path)],
+        check=True,
+        capture_output=True,
+    )
+    page_path = path.with_suffix(".html")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(page_path.as_uri())
+            page.wait_for_timeout(1500)
+            static = page.locator(".everyo-static").first
+            assert static.is_visible()
+            assert "first" in static.inner_text() and static.locator("svg").count() == 1
+            assert "Error displaying widget" not in page.inner_text("body")
+        finally:
+            browser.close()
