@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:ff4c325b678ba47b | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:a68fc011dd89912e | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -1392,6 +1392,13 @@ function loadPlotly(model, g = globalThis, now = Date.now()) {
   return cache.promise;
 }
 
+function failPlotly(error, g = globalThis) {
+  const cache = plotlyCache(g);
+  if (cache.plotly) return;
+  cache.error = String(error);
+  cache.reject(new Error(cache.error));
+}
+
 function wrapUmd(text) {
   return `const module = { exports: {} }; const exports = module.exports;\n${text}\nexport default module.exports;\n`;
 }
@@ -1419,7 +1426,7 @@ async function receivePlotly(buffer, g = globalThis) {
   }
   return cache.promise;
 }
-return { plotlyCache, loadPlotly, wrapUmd, bufferText, receivePlotly };
+return { plotlyCache, loadPlotly, failPlotly, wrapUmd, bufferText, receivePlotly };
 })();
 
 // ---- src/picker.js
@@ -1782,7 +1789,7 @@ return { CSS, addStyle };
 const { downloadBytes, isDownloadMessage, renderExportButton } = __everyo_src_export_js;
 const { FlameView } = __everyo_src_flame_view_js;
 const { renderHeader, renderNotes } = __everyo_src_header_js;
-const { loadPlotly, receivePlotly } = __everyo_src_plotly_loader_js;
+const { failPlotly, loadPlotly, receivePlotly } = __everyo_src_plotly_loader_js;
 const { mountIcicle, mountPicker, mountTable } = __everyo_src_sections_js;
 const { stepBounds, renderSteps, zoomWindow } = __everyo_src_steps_js;
 const { EventStore } = __everyo_src_store_js;
@@ -1811,7 +1818,8 @@ function createState(model) {
   const onMessage = (msg, buffers) => {
     if (!msg) return;
     if (msg.type === "plotly") {
-      if (buffers && buffers.length) receivePlotly(buffers[0]);
+      if (msg.error) failPlotly(msg.error);
+      else if (buffers && buffers.length) receivePlotly(buffers[0]);
     } else if (msg.type === "download") {
       if (isDownloadMessage(msg, buffers)) downloadBytes(document, msg.filename, buffers[0]);
     } else if (msg.type === "events" || msg.type === "bars") {
@@ -1928,6 +1936,10 @@ function render({ model, el }) {
     el.dataset.plotly = "loaded";
     flame.setPlotly(plotly);
     icicle.setPlotly(plotly);
+  }, (err) => {
+    if (closed) return;
+    el.dataset.plotly = "failed";
+    flame.message.textContent = `no flame chart axes: ${err.message}`;
   });
   askResend(model, state);
 

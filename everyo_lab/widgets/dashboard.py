@@ -143,10 +143,10 @@ class Dashboard(anywidget.AnyWidget):
                 self.report = {}
                 return
             batch = stream.read()
-            if live:
+            final = getattr(run, "status", "completed") != "running"
+            if live and not final:
                 self._refresh_live(run, stream, batch)
                 return
-            final = getattr(run, "status", "completed") != "running"
             state = self._feed(batch) if not final else None
             self._send_all(stream.update(batch, state=state, final=final))
             self._report = self._build_report(run)
@@ -162,13 +162,12 @@ class Dashboard(anywidget.AnyWidget):
         self.report = self._report.to_dict()
 
     def _feed(self, batch):
+        """Add ``batch`` to the running aggregates. They start with the stream (at row 0) and
+        see every row it reads while the run records, so they never miss or repeat one."""
         from everyo_lab.views.live_state import LiveState
 
         if self._live is None:
             self._live = LiveState()
-            if self._stream.cursor > len(batch):  # rows read before live started: feed all
-                self._live.feed(self._run.snapshot())
-                return self._live
         self._live.feed(batch)
         return self._live
 
@@ -275,19 +274,25 @@ class Dashboard(anywidget.AnyWidget):
         if kind == "plotly":
             from everyo_lab.widgets.plotly_asset import plotly_js
 
-            version, data = plotly_js()
+            try:
+                version, data = plotly_js()
+            except EveryOConfigError as exc:  # the page says why instead of waiting forever
+                self.send({"type": "plotly", "error": str(exc)})
+                return
             self.send({"type": "plotly", "version": version}, buffers=[data])
         elif kind == "resend":
             with self._lock:
                 if self._stream is not None:
                     self._send_all(self._stream.resend())
         elif kind == "detail":
+            try:
+                x0, x1 = float(content["x0"]), float(content["x1"])
+                width = int(content.get("width") or 1600)
+            except (KeyError, TypeError, ValueError):
+                return  # not a request this front end sends
             with self._lock:
-                if self._stream is not None and not self._stream.raw:
-                    x0, x1 = float(content.get("x0", 0)), float(content.get("x1", 0))
-                    width = int(content.get("width", 1600) or 1600)
-                    if x1 > x0:
-                        self._send_all([self._stream.detail(x0, x1, width)])
+                if self._stream is not None and not self._stream.raw and x1 > x0:
+                    self._send_all([self._stream.detail(x0, x1, width)])
         elif kind == "export":
             self.export_busy = True
             try:

@@ -6,7 +6,7 @@
 import { downloadBytes, isDownloadMessage, renderExportButton } from "./export.js";
 import { FlameView } from "./flame_view.js";
 import { renderHeader, renderNotes } from "./header.js";
-import { loadPlotly, receivePlotly } from "./plotly_loader.js";
+import { failPlotly, loadPlotly, receivePlotly } from "./plotly_loader.js";
 import { mountIcicle, mountPicker, mountTable } from "./sections.js";
 import { stepBounds, renderSteps, zoomWindow } from "./steps.js";
 import { EventStore } from "./store.js";
@@ -37,7 +37,8 @@ function createState(model) {
   const onMessage = (msg, buffers) => {
     if (!msg) return;
     if (msg.type === "plotly") {
-      if (buffers && buffers.length) receivePlotly(buffers[0]);
+      if (msg.error) failPlotly(msg.error);
+      else if (buffers && buffers.length) receivePlotly(buffers[0]);
     } else if (msg.type === "download") {
       if (isDownloadMessage(msg, buffers)) downloadBytes(document, msg.filename, buffers[0]);
     } else if (msg.type === "events" || msg.type === "bars") {
@@ -155,6 +156,10 @@ function render({ model, el }) {
     el.dataset.plotly = "loaded";
     flame.setPlotly(plotly);
     icicle.setPlotly(plotly);
+  }, (err) => {
+    if (closed) return;
+    el.dataset.plotly = "failed";
+    flame.message.textContent = `no flame chart axes: ${err.message}`;
   });
   askResend(model, state);
 

@@ -38,6 +38,14 @@ export function loadPlotly(model, g = globalThis, now = Date.now()) {
   return cache.promise;
 }
 
+/** The kernel could not send plotly.js (`error` says why): every widget of the page says so. */
+export function failPlotly(error, g = globalThis) {
+  const cache = plotlyCache(g);
+  if (cache.plotly) return;
+  cache.error = String(error);
+  cache.reject(new Error(cache.error));
+}
+
 /** The UMD text of plotly.min.js as the text of an ES module whose default export is Plotly. */
 export function wrapUmd(text) {
   return `const module = { exports: {} }; const exports = module.exports;\n${text}\nexport default module.exports;\n`;

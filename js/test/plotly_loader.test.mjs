@@ -45,3 +45,13 @@ test("bufferText decodes DataViews at an offset", () => {
   assert.equal(bufferText(new DataView(bytes.buffer, 2, 6)), "plotly");
   assert.equal(bufferText(bytes.buffer), "xxplotly");
 });
+
+test("a kernel that cannot send plotly.js rejects the page's promise with its reason", async () => {
+  const { failPlotly, loadPlotly } = await import("../src/plotly_loader.js");
+  const g = {};
+  const sent = [];
+  const promise = loadPlotly({ send: (m) => sent.push(m) }, g, 0);
+  failPlotly("plotly is not installed", g);
+  await assert.rejects(promise, /plotly is not installed/);
+  assert.deepEqual(sent, [{ type: "plotly" }]);
+});

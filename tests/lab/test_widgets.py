@@ -143,6 +143,27 @@ def test_plotly_is_sent_when_asked_and_only_then():
     assert b"plotly.js v" in bytes(buffers[0][:200])
 
 
+def test_without_plotly_the_page_is_told_why(monkeypatch):
+    from everyo.errors import EveryOConfigError
+    from everyo_lab.widgets import plotly_asset
+
+    def missing():
+        raise EveryOConfigError("plotly is not installed")
+
+    monkeypatch.setattr(plotly_asset, "plotly_js", missing)
+    board = Recording(profiled("nolib"))
+    board._on_message(board, {"type": "plotly"}, [])
+    assert board.messages("plotly") == [{"type": "plotly", "error": "plotly is not installed"}]
+
+
+def test_malformed_requests_are_ignored():
+    board = Recording(profiled("odd"))
+    board._stream.raw = False
+    for content in ({"type": "detail"}, {"type": "detail", "x0": "a", "x1": 1}, "text", None):
+        board._on_message(board, content, [])
+    assert not board.messages("bars")
+
+
 def test_resend_and_detail_requests():
     board = Recording(profiled("again", n=50))
     board._on_message(board, {"type": "resend"}, [])
