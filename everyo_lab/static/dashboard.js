@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:a68fc011dd89912e | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:518679627068e055 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -178,6 +178,8 @@ function laneAxis(layout, colors = {}) {
     zeroline: false,
     showgrid: false,
     color: colors.font_color,
+    ticklabeloverflow: "allow", // no measuring of each label (see figure.js)
+    tickangle: 0,
   };
   if (layout.bands.length > 1) {
     axis.tickmode = "array";
@@ -637,6 +639,8 @@ function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
       linecolor: colors.line_color,
       showline: true,
       zeroline: false,
+      ticklabeloverflow: "allow",
+      tickangle: 0,
     },
     yaxis: laneAxis(lanes, colors),
     dragmode: "zoom",

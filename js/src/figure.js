@@ -121,6 +121,10 @@ export function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
       linecolor: colors.line_color,
       showline: true,
       zeroline: false,
+      // plotly's defaults ("hide past div", an automatic angle) measure every tick label's box
+      // (a forced layout each) on every redraw: half the cost of a react or relayout here
+      ticklabeloverflow: "allow",
+      tickangle: 0,
     },
     yaxis: laneAxis(lanes, colors),
     dragmode: "zoom",

@@ -31,6 +31,8 @@ export function laneAxis(layout, colors = {}) {
     zeroline: false,
     showgrid: false,
     color: colors.font_color,
+    ticklabeloverflow: "allow", // no measuring of each label (see figure.js)
+    tickangle: 0,
   };
   if (layout.bands.length > 1) {
     axis.tickmode = "array";

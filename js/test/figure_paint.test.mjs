@@ -122,6 +122,11 @@ test("the layout shows exactly the window, x-only zoom, depth 0 on top, transpar
   assert.equal(layout.dragmode, "zoom");
   assert.equal(layout.plot_bgcolor, "rgba(0,0,0,0)");
   assert.equal(layout.height, flameHeight(3));
+  // no measuring of every tick label on each redraw (plotly's defaults do)
+  for (const axis of [layout.xaxis, layout.yaxis]) {
+    assert.equal(axis.ticklabeloverflow, "allow");
+    assert.equal(axis.tickangle, 0);
+  }
   assert.equal(flameLayout({ x0: 0, x1: 1, lanes, message: "no events" }).annotations[0].text, "no events");
   assert.equal(MIXED, -1);
 });
