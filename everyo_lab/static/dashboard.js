@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:518679627068e055 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:303ed549d243408d | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -569,19 +569,34 @@ function colorKeys(keys) {
 
 function barGroups(bars, keys) {
   const groups = new Map();
-  const add = (colorKey, fill, i) => {
+  const group = (colorKey, fill) => {
     const id = `${colorKey}\u0000${fill}`;
     let g = groups.get(id);
     if (!g) groups.set(id, (g = { colorKey, fill, idx: [] }));
-    g.idx.push(i);
+    return g;
   };
+  const byCode = new Map();
   for (let i = 0; i < bars.n; i++) {
-    const info = keys[bars.key[i]];
-    const dom = bars.key[i] === MIXED && bars.dom ? keys[bars.dom[i]] : null;
-    if (dom) add(dom.colorKey, withAlpha(dom.color, 0.3), i);
-    else if (bars.key[i] === MIXED || !info) add(MERGED_KEY, withAlpha(MERGED_COLOR, 0.6), i);
-    else if (bars.count[i] > 1) add(info.colorKey, withAlpha(info.color, 0.45), i);
-    else add(info.colorKey, info.color, i);
+    const k = bars.key[i];
+    let key = -1;
+    let kind = 3; // merged bars of unknown keys: grey
+    if (k === MIXED) {
+      const d = bars.dom ? bars.dom[i] : -1;
+      if (d >= 0 && keys[d]) [key, kind] = [d, 2];
+    } else if (keys[k]) {
+      [key, kind] = [k, bars.count[i] > 1 ? 1 : 0];
+    }
+    const code = (key + 1) * 4 + kind;
+    let g = byCode.get(code);
+    if (!g) {
+      const info = keys[key];
+      if (kind === 3) g = group(MERGED_KEY, withAlpha(MERGED_COLOR, 0.6));
+      else if (kind === 2) g = group(info.colorKey, withAlpha(info.color, 0.3));
+      else if (kind === 1) g = group(info.colorKey, withAlpha(info.color, 0.45));
+      else g = group(info.colorKey, info.color);
+      byCode.set(code, g);
+    }
+    g.idx.push(i);
   }
   const rank = new Map(colorKeys(keys).map(([ck], i) => [ck, i]));
   const order = (g) => (rank.has(g.colorKey) ? rank.get(g.colorKey) : Infinity);

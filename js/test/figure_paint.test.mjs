@@ -63,6 +63,9 @@ test("bars group by colour key: singles in colour, merged of one key paler, mixe
   bars.dom.fill(MIXED); // kernel bars of several colours carry no main key: grey
   const grey = barGroups(bars, KEYS).at(-1);
   assert.deepEqual([grey.colorKey, grey.fill, grey.idx.length], ["merged", withAlpha(MERGED_COLOR, 0.6), 1]);
+  // a key the table does not have (yet): grey too, whatever the count
+  const unknown = { ...bars, key: bars.key.map(() => 7), dom: null };
+  assert.deepEqual(barGroups(unknown, KEYS).map((g) => [g.colorKey, g.idx.length]), [["merged", bars.n]]);
 });
 
 test("paintFlame paints every bar with one fillRect, skips hidden keys, labels wide bars", () => {
