@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:303ed549d243408d | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:72fe22a7ef5f7456 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -1545,9 +1545,63 @@ function shareWidth(share) {
   return Math.max(0, Math.min(100, share * 100));
 }
 
+function bodyCells(rows, columns, sort) {
+  return sortRows(rows, sort.sortBy, sort.descending).map((row) =>
+    columns.map((key) => ({
+      text: formatCell(key, row[key]),
+      bar: key === "share" ? shareWidth(row.share) : null,
+    })),
+  );
+}
+
+function headKey(columns, sort, headers = {}) {
+  return JSON.stringify([columns, sort.sortBy, Boolean(sort.descending), columns.map((k) => headers[k] || "")]);
+}
+
+function patchBody(doc, body, cells) {
+  let written = 0;
+  while (body.rows.length > cells.length) body.deleteRow(body.rows.length - 1);
+  for (let r = 0; r < cells.length; r++) {
+    const tr = r < body.rows.length ? body.rows[r] : body.insertRow();
+    const row = cells[r];
+    while (tr.cells.length > row.length) tr.deleteCell(tr.cells.length - 1);
+    for (let c = 0; c < row.length; c++) {
+      const td = c < tr.cells.length ? tr.cells[c] : tr.insertCell();
+      if (writeCell(doc, td, row[c])) written += 1;
+    }
+  }
+  return written;
+}
+
+function writeCell(doc, td, { text, bar }) {
+  const shown = td.everyoShown;
+  if (shown && shown.text === text && shown.bar === bar) return false;
+  td.everyoShown = { text, bar };
+  if (bar === null) {
+    td.textContent = text;
+    return true;
+  }
+  let div = td.firstChild;
+  if (!div || div.className !== "everyo-share-bar") {
+    td.textContent = "";
+    div = doc.createElement("div");
+    div.className = "everyo-share-bar";
+    td.appendChild(div);
+  }
+  if (!shown || shown.bar !== bar) div.style.width = `${bar}%`;
+  const label = div.nextSibling;
+  if (label) {
+    if (label.textContent !== text) label.textContent = text;
+  } else {
+    td.appendChild(doc.createTextNode(text));
+  }
+  return true;
+}
+
 function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
   const table = doc.createElement("table");
   table.className = "everyo-table";
+  table.dataset.head = headKey(columns, sort, headers);
   const head = table.createTHead().insertRow();
   for (const key of columns) {
     const th = doc.createElement("th");
@@ -1559,29 +1613,16 @@ function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
     th.addEventListener("click", () => onSort(key));
     head.appendChild(th);
   }
-  const body = table.createTBody();
-  for (const row of sortRows(rows, sort.sortBy, sort.descending)) {
-    const tr = body.insertRow();
-    for (const key of columns) {
-      const td = tr.insertCell();
-      td.textContent = formatCell(key, row[key]);
-      if (key === "share") {
-        const bar = doc.createElement("div");
-        bar.className = "everyo-share-bar";
-        bar.style.width = `${shareWidth(row.share)}%`;
-        td.prepend(bar);
-      }
-    }
-  }
+  patchBody(doc, table.createTBody(), bodyCells(rows, columns, sort));
   return table;
 }
-return { GROUP_HEADERS, summaryColumns, sortRows, nextSort, tableColumns, shareWidth, renderTable };
+return { GROUP_HEADERS, summaryColumns, sortRows, nextSort, tableColumns, shareWidth, bodyCells, headKey, patchBody, renderTable };
 })();
 
 // ---- src/sections.js
 const __everyo_src_sections_js = (() => {
 const { renderPicker } = __everyo_src_picker_js;
-const { GROUP_HEADERS, nextSort, renderTable, summaryColumns } = __everyo_src_table_js;
+const { GROUP_HEADERS, bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } = __everyo_src_table_js;
 
 function commit(model, values) {
   for (const [name, value] of Object.entries(values)) model.set(name, value);
@@ -1626,6 +1667,7 @@ function mountTable(doc, model) {
   const holder = doc.createElement("div");
   holder.className = "everyo-table-holder";
   el.append(controls, holder);
+  let table = null;
   const update = () => {
     const groupBy = model.get("group_by") || "name";
     select.value = groupBy;
@@ -1636,7 +1678,13 @@ function mountTable(doc, model) {
       commit(model, { sort_by: next.sortBy, descending: next.descending });
     };
     const headers = { label: GROUP_HEADERS[groupBy] || groupBy };
-    holder.replaceChildren(renderTable(doc, rows, summaryColumns(rows, groupBy), sort, onSort, headers));
+    const columns = summaryColumns(rows, groupBy);
+    if (table && table.dataset.head === headKey(columns, sort, headers)) {
+      patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
+      return;
+    }
+    table = renderTable(doc, rows, columns, sort, onSort, headers);
+    holder.replaceChildren(table);
   };
   update();
   return { el, update, traits: ["report", "group_by", "sort_by", "descending"] };

@@ -1,7 +1,7 @@
 // The plain-DOM parts of the dashboard bound to the model's traits: run picker, summary table
 // with its group-by select, and the icicle. Each `mount*` returns `{el, update, ...}`.
 import { renderPicker } from "./picker.js";
-import { GROUP_HEADERS, nextSort, renderTable, summaryColumns } from "./table.js";
+import { GROUP_HEADERS, bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } from "./table.js";
 
 function commit(model, values) {
   for (const [name, value] of Object.entries(values)) model.set(name, value);
@@ -52,6 +52,7 @@ export function mountTable(doc, model) {
   const holder = doc.createElement("div");
   holder.className = "everyo-table-holder";
   el.append(controls, holder);
+  let table = null;
   const update = () => {
     const groupBy = model.get("group_by") || "name";
     select.value = groupBy;
@@ -62,7 +63,14 @@ export function mountTable(doc, model) {
       commit(model, { sort_by: next.sortBy, descending: next.descending });
     };
     const headers = { label: GROUP_HEADERS[groupBy] || groupBy };
-    holder.replaceChildren(renderTable(doc, rows, summaryColumns(rows, groupBy), sort, onSort, headers));
+    const columns = summaryColumns(rows, groupBy);
+    if (table && table.dataset.head === headKey(columns, sort, headers)) {
+      // the numbers of a live report: the same table, its cells rewritten where they changed
+      patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
+      return;
+    }
+    table = renderTable(doc, rows, columns, sort, onSort, headers);
+    holder.replaceChildren(table);
   };
   update();
   return { el, update, traits: ["report", "group_by", "sort_by", "descending"] };

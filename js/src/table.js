@@ -57,12 +57,78 @@ export function shareWidth(share) {
 }
 
 /**
+ * What the body of the table shows: per row (sorted), the text of each cell and, for the share
+ * column, the bar's width (percent; null in other columns).
+ */
+export function bodyCells(rows, columns, sort) {
+  return sortRows(rows, sort.sortBy, sort.descending).map((row) =>
+    columns.map((key) => ({
+      text: formatCell(key, row[key]),
+      bar: key === "share" ? shareWidth(row.share) : null,
+    })),
+  );
+}
+
+/** What the table's head shows: the columns, the sort and the headers (same: same head). */
+export function headKey(columns, sort, headers = {}) {
+  return JSON.stringify([columns, sort.sortBy, Boolean(sort.descending), columns.map((k) => headers[k] || "")]);
+}
+
+/**
+ * Bring a `<tbody>` to `cells` (from `bodyCells`) in place: rows and cells are reused, a text or
+ * bar width is written only when it changed. A live report changes a few times a second with
+ * every row; rebuilding the whole table each time cost the page a style and layout pass of
+ * every cell. Returns how many cells were written.
+ */
+export function patchBody(doc, body, cells) {
+  let written = 0;
+  while (body.rows.length > cells.length) body.deleteRow(body.rows.length - 1);
+  for (let r = 0; r < cells.length; r++) {
+    const tr = r < body.rows.length ? body.rows[r] : body.insertRow();
+    const row = cells[r];
+    while (tr.cells.length > row.length) tr.deleteCell(tr.cells.length - 1);
+    for (let c = 0; c < row.length; c++) {
+      const td = c < tr.cells.length ? tr.cells[c] : tr.insertCell();
+      if (writeCell(doc, td, row[c])) written += 1;
+    }
+  }
+  return written;
+}
+
+/** One cell: its text, and a share bar before it (`bar`: its width in percent). */
+function writeCell(doc, td, { text, bar }) {
+  const shown = td.everyoShown;
+  if (shown && shown.text === text && shown.bar === bar) return false;
+  td.everyoShown = { text, bar };
+  if (bar === null) {
+    td.textContent = text;
+    return true;
+  }
+  let div = td.firstChild;
+  if (!div || div.className !== "everyo-share-bar") {
+    td.textContent = "";
+    div = doc.createElement("div");
+    div.className = "everyo-share-bar";
+    td.appendChild(div);
+  }
+  if (!shown || shown.bar !== bar) div.style.width = `${bar}%`;
+  const label = div.nextSibling;
+  if (label) {
+    if (label.textContent !== text) label.textContent = text;
+  } else {
+    td.appendChild(doc.createTextNode(text));
+  }
+  return true;
+}
+
+/**
  * Build the table DOM (header cells call `onSort(key)` when clicked); `headers` names columns
- * whose header is not their `columnLabel`.
+ * whose header is not their `columnLabel`. Later updates with the same head: `patchBody`.
  */
 export function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
   const table = doc.createElement("table");
   table.className = "everyo-table";
+  table.dataset.head = headKey(columns, sort, headers);
   const head = table.createTHead().insertRow();
   for (const key of columns) {
     const th = doc.createElement("th");
@@ -74,19 +140,6 @@ export function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
     th.addEventListener("click", () => onSort(key));
     head.appendChild(th);
   }
-  const body = table.createTBody();
-  for (const row of sortRows(rows, sort.sortBy, sort.descending)) {
-    const tr = body.insertRow();
-    for (const key of columns) {
-      const td = tr.insertCell();
-      td.textContent = formatCell(key, row[key]);
-      if (key === "share") {
-        const bar = doc.createElement("div");
-        bar.className = "everyo-share-bar";
-        bar.style.width = `${shareWidth(row.share)}%`;
-        td.prepend(bar);
-      }
-    }
-  }
+  patchBody(doc, table.createTBody(), bodyCells(rows, columns, sort));
   return table;
 }

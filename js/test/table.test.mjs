@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { nextSort, shareWidth, sortRows, summaryColumns, tableColumns } from "../src/table.js";
+import {
+  bodyCells, headKey, nextSort, patchBody, shareWidth, sortRows, summaryColumns, tableColumns,
+} from "../src/table.js";
 
 const rows = [
   { name: "ReLU", calls: 20, total_ms: 1.5 },
@@ -52,4 +54,94 @@ test("summaryColumns: the label first, name and path folded into it", () => {
   assert.ok(!summaryColumns(reportRows, "shape").includes("shapes"));
   const live = [{ label: "Linear", calls: 1, total_ms: 2, median_ms: null, std_ms: null }];
   assert.deepEqual(summaryColumns(live, "name"), ["label", "calls", "total_ms"]);
+});
+
+/** Just enough of a DOM for a table body: rows, cells, text, children, inline style. */
+function fakeDoc() {
+  const writes = [];
+  class Node {
+    constructor(tag) {
+      this.tagName = tag;
+      this.childNodes = [];
+      this.className = "";
+      this.style = {};
+      this._text = "";
+    }
+    get firstChild() { return this.childNodes[0] || null; }
+    get nextSibling() {
+      const siblings = this.parent ? this.parent.childNodes : [];
+      return siblings[siblings.indexOf(this) + 1] || null;
+    }
+    appendChild(node) { node.parent = this; this.childNodes.push(node); return node; }
+    get textContent() { return this.tagName === "#text" ? this._text : this.childNodes.map((c) => c.textContent).join(""); }
+    set textContent(text) {
+      writes.push(text);
+      if (this.tagName === "#text") this._text = text;
+      else this.childNodes = text ? [Object.assign(new Node("#text"), { _text: text, parent: this })] : [];
+    }
+  }
+  class Row extends Node {
+    get cells() { return this.childNodes; }
+    insertCell() { return this.appendChild(new Node("td")); }
+    deleteCell(i) { this.childNodes.splice(i, 1); }
+  }
+  class Body extends Node {
+    get rows() { return this.childNodes; }
+    insertRow() { return this.appendChild(new Row("tr")); }
+    deleteRow(i) { this.childNodes.splice(i, 1); }
+  }
+  const doc = {
+    createElement: (tag) => new Node(tag),
+    createTextNode: (text) => Object.assign(new Node("#text"), { _text: text }),
+  };
+  return { doc, body: new Body("tbody"), writes };
+}
+
+const texts = (body) => body.rows.map((tr) => tr.cells.map((td) => td.textContent));
+
+test("bodyCells: sorted rows, formatted texts, share bar widths", () => {
+  const cells = bodyCells(
+    [{ label: "a", total_ms: 1, share: 0.25 }, { label: "b", total_ms: 3, share: 0.75 }],
+    ["label", "total_ms", "share"],
+    { sortBy: "total_ms", descending: true },
+  );
+  assert.deepEqual(cells.map((row) => row.map((c) => c.text)), [["b", "3.00", "75.0 %"], ["a", "1.00", "25.0 %"]]);
+  assert.deepEqual(cells.map((row) => row.map((c) => c.bar)), [[null, null, 75], [null, null, 25]]);
+});
+
+test("headKey: the same columns, sort and headers give the same head", () => {
+  const sort = { sortBy: "total_ms", descending: true };
+  const key = headKey(["label", "calls"], sort, { label: "name" });
+  assert.equal(headKey(["label", "calls"], { ...sort }, { label: "name" }), key);
+  assert.notEqual(headKey(["label", "calls"], { ...sort, descending: false }, { label: "name" }), key);
+  assert.notEqual(headKey(["label", "calls", "share"], sort, { label: "name" }), key);
+  assert.notEqual(headKey(["label", "calls"], sort, { label: "module path" }), key);
+});
+
+test("patchBody reuses rows and cells and writes only what changed", () => {
+  const { doc, body, writes } = fakeDoc();
+  const columns = ["label", "calls", "share"];
+  const sort = { sortBy: "calls", descending: true };
+  const rows = [{ label: "Linear", calls: 40, share: 0.5 }, { label: "ReLU", calls: 20, share: 0.1 }];
+  assert.equal(patchBody(doc, body, bodyCells(rows, columns, sort)), 6);
+  assert.deepEqual(texts(body), [["Linear", "40", "50.0 %"], ["ReLU", "20", "10.0 %"]]);
+  const shareCell = body.rows[0].cells[2];
+  assert.equal(shareCell.firstChild.className, "everyo-share-bar");
+  assert.equal(shareCell.firstChild.style.width, "50%");
+  const first = body.rows[0];
+
+  writes.length = 0;
+  const next = [{ label: "Linear", calls: 41, share: 0.5 }, { label: "ReLU", calls: 20, share: 0.2 }];
+  assert.equal(patchBody(doc, body, bodyCells(next, columns, sort)), 2); // two cells changed
+  assert.equal(body.rows[0], first);
+  assert.deepEqual(texts(body), [["Linear", "41", "50.0 %"], ["ReLU", "20", "20.0 %"]]);
+  assert.equal(body.rows[1].cells[2].firstChild.style.width, "20%");
+  assert.equal(body.rows[1].cells[2].childNodes.length, 2); // the bar and one text
+
+  // fewer rows, then more
+  patchBody(doc, body, bodyCells(next.slice(0, 1), columns, sort));
+  assert.deepEqual(texts(body), [["Linear", "41", "50.0 %"]]);
+  patchBody(doc, body, bodyCells([...next, { label: "Sequential", calls: 1, share: null }], columns, sort));
+  assert.deepEqual(texts(body), [["Linear", "41", "50.0 %"], ["ReLU", "20", "20.0 %"], ["Sequential", "1", ""]]);
+  assert.equal(body.rows[2].cells[2].firstChild.style.width, "0%");
 });
