@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:72fe22a7ef5f7456 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:311d5af12de27a82 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -676,6 +676,20 @@ function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
 return { MERGED_COLOR, MERGED_KEY, MARGIN, withAlpha, traceUid, colorKeys, barGroups, legendTraces, hiddenKeys, stepsInWindow, flameHeight, flameLayout };
 })();
 
+// ---- src/idle.js
+const __everyo_src_idle_js = (() => {
+
+function whenIdle(fn, timeoutMs = 500, g = globalThis) {
+  if (typeof g.requestIdleCallback === "function") {
+    const id = g.requestIdleCallback(() => fn(), { timeout: timeoutMs });
+    return () => g.cancelIdleCallback(id);
+  }
+  const id = setTimeout(fn, 0);
+  return () => clearTimeout(id);
+}
+return { whenIdle };
+})();
+
 // ---- src/lod.js
 const __everyo_src_lod_js = (() => {
 const { lowerBound, upperBound } = __everyo_src_store_js;
@@ -854,8 +868,8 @@ function prepareCanvas(canvas, w, h, dpr = 1) {
   const ch = Math.max(1, Math.round(h * dpr));
   if (canvas.width !== cw) canvas.width = cw;
   if (canvas.height !== ch) canvas.height = ch;
-  canvas.style.width = `${w}px`;
-  canvas.style.height = `${h}px`;
+  if (canvas.style.width !== `${w}px`) canvas.style.width = `${w}px`;
+  if (canvas.style.height !== `${h}px`) canvas.style.height = `${h}px`;
   const ctx = canvas.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, h);
@@ -1020,6 +1034,7 @@ return { parseRelayout, sameWindow, wholeWindow, followWindow };
 const __everyo_src_flame_view_js = (() => {
 const { showTooltip, pointerToData, tooltipLines } = __everyo_src_hover_js;
 const { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } = __everyo_src_figure_js;
+const { whenIdle } = __everyo_src_idle_js;
 const { layoutLanes } = __everyo_src_lanes_js;
 const { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } = __everyo_src_lod_js;
 const { paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
@@ -1028,6 +1043,7 @@ const { MIXED } = __everyo_src_wire_js;
 const { followWindow, parseRelayout, sameWindow, wholeWindow } = __everyo_src_zoom_js;
 
 const DETAIL_DEBOUNCE_MS = 150;
+const REACT_IDLE_MS = 150; // a deferred Plotly.react runs at the latest this much later
 const STALE_RETRY_MS = 2000; // while live, re-ask a zoomed window's detail at most this often
 const MARGIN_X = MARGIN.l + MARGIN.r;
 const CONFIG = {
@@ -1052,6 +1068,9 @@ class FlameView {
     this.panning = null; // the range of a pan drag in progress
     this.drawn = null; // what the last redraw showed: {window, bars, items, lanes, signature, raw}
     this.structure = ""; // what the last Plotly.react drew, to skip it when nothing changed
+    this.figured = false; // a Plotly.react drew this view's figure (until then: the placeholder)
+    this.pendingFigure = null; // the react waiting for an idle moment: {traces, layout, structure}
+    this.cancelReact = null;
     this.hidden = new Set(); // colour keys hidden through the legend
     this.redraws = 0;
     this.pending = false;
@@ -1091,10 +1110,9 @@ class FlameView {
 
   setPlotly(plotly) {
     this.plotly = plotly;
-    this.message.remove();
-    this.plot.style.height = "";
+    this.message.textContent = "";
     this.drawn = null;
-    this.draw();
+    this.schedule();
   }
 
   schedule() {
@@ -1144,15 +1162,24 @@ class FlameView {
     const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
     const colors = figureColors(themes, theme);
     if (this.el.style.background !== colors.paper_bgcolor) this.el.style.background = colors.paper_bgcolor;
-    if (!this.plotly) this.placeholder(width, lanes);
-    else if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
-    const painted = this.paint(bars, lanes, colors);
-    this.drawn = { window: [x0, x1], bars, items, lanes, signature, themes, width, raw: store.raw && src.set === store.whole };
+    const view = {
+      window: [x0, x1], bars, items, lanes, colors, width, report, signature, themes,
+      raw: store.raw && src.set === store.whole,
+    };
+    if (!this.figured) this.placeholder(width, lanes);
+    if (this.plotly && !this.panning && !this.drawFigure(view) && this.figured) return;
+    this.show(view, t0);
+  }
+
+  show(view, t0 = now()) {
+    const { store } = this.state;
+    const painted = this.paint(view.bars, view.lanes, view.colors);
+    this.drawn = view;
     this.redraws += 1;
     const data = this.root.dataset;
     data.bars = String(painted);
     data.events = String(store.whole.n);
-    data.window = `${x0},${x1}`;
+    data.window = `${view.window[0]},${view.window[1]}`;
     data.redraws = String(this.redraws);
     data.drawMs = (now() - t0).toFixed(1);
   }
@@ -1166,24 +1193,49 @@ class FlameView {
     this.hidden = new Set();
   }
 
-  drawFigure({ x0, x1, lanes, colors, width, bars, report }) {
+  drawFigure(view) {
     const { store } = this.state;
+    const { bars, report } = view;
+    const [x0, x1] = view.window;
     for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
       this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
     }
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
     let message = null;
     if (store.empty) message = (report.events || 0) > 0 ? "loading events…" : "no events";
-    const layout = flameLayout({ x0, x1, lanes, colors, width, message });
+    const layout = flameLayout({ x0, x1, lanes: view.lanes, colors: view.colors, width: view.width, message });
     const structure = JSON.stringify([traces, { ...layout, xaxis: { ...layout.xaxis, range: null } }]);
+    if (structure !== this.structure) {
+      this.pendingFigure = { traces, layout, structure };
+      if (!this.cancelReact) this.cancelReact = whenIdle(() => this.react(), REACT_IDLE_MS);
+      return false;
+    }
+    this.pendingFigure = null; // back to the structure drawn (a react asked for is not needed)
+    if (!sameWindow(this.axisRange(), [x0, x1])) {
+      this.ownRelayout = true;
+      try {
+        this.plotly.relayout(this.plot, { "xaxis.range": [x0, x1], "xaxis.autorange": false });
+      } finally {
+        this.ownRelayout = false;
+      }
+    }
+    return true;
+  }
+
+  react() {
+    this.cancelReact = null;
+    const pending = this.pendingFigure;
+    this.pendingFigure = null;
+    if (!pending || this.destroyed || !this.plotly) return;
+    this.structure = pending.structure;
+    if (!this.figured) {
+      this.figured = true;
+      this.message.remove();
+      this.plot.style.height = "";
+    }
     this.ownRelayout = true;
     try {
-      if (structure !== this.structure) {
-        this.structure = structure;
-        this.plotly.react(this.plot, traces, layout, CONFIG);
-      } else if (!sameWindow(this.axisRange(), [x0, x1])) {
-        this.plotly.relayout(this.plot, { "xaxis.range": [x0, x1], "xaxis.autorange": false });
-      }
+      this.plotly.react(this.plot, pending.traces, pending.layout, CONFIG);
     } finally {
       this.ownRelayout = false;
     }
@@ -1193,13 +1245,15 @@ class FlameView {
       this.plot.on("plotly_restyle", () => this.restyle());
       this.listening = true;
     }
+    this.drawn = null;
+    this.schedule();
   }
 
   paint(bars, lanes, colors) {
     const size = this.plotSize();
     if (!size) return 0;
-    this.canvas.style.left = `${size.l}px`;
-    this.canvas.style.top = `${size.t}px`;
+    if (this.canvas.style.left !== `${size.l}px`) this.canvas.style.left = `${size.l}px`;
+    if (this.canvas.style.top !== `${size.t}px`) this.canvas.style.top = `${size.t}px`;
     const view = this.doc.defaultView;
     const ctx = prepareCanvas(this.canvas, size.w, size.h, (view && view.devicePixelRatio) || 1);
     const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
@@ -1215,7 +1269,7 @@ class FlameView {
   }
 
   plotSize() {
-    if (!this.plotly) return this.fallbackSize || null;
+    if (!this.figured) return this.fallbackSize || null;
     const full = this.plot._fullLayout;
     return full && full._size && full._size.w > 0 ? full._size : null;
   }
@@ -1304,6 +1358,8 @@ class FlameView {
 
   destroy() {
     this.destroyed = true;
+    if (this.cancelReact) this.cancelReact();
+    this.cancelReact = null;
     clearTimeout(this.detailTimer);
     if (this.resizer) this.resizer.disconnect();
     if (this.plotly && this.plotly.purge) this.plotly.purge(this.plot);
@@ -1317,7 +1373,7 @@ function mergedDepths(store, set) {
   }
   return depths;
 }
-return { DETAIL_DEBOUNCE_MS, FlameView };
+return { DETAIL_DEBOUNCE_MS, REACT_IDLE_MS, FlameView };
 })();
 
 // ---- src/header.js
@@ -1621,6 +1677,7 @@ return { GROUP_HEADERS, summaryColumns, sortRows, nextSort, tableColumns, shareW
 
 // ---- src/sections.js
 const __everyo_src_sections_js = (() => {
+const { whenIdle } = __everyo_src_idle_js;
 const { renderPicker } = __everyo_src_picker_js;
 const { GROUP_HEADERS, bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } = __everyo_src_table_js;
 
@@ -1700,21 +1757,31 @@ function mountIcicle(doc, model) {
   el.hidden = true;
   let plotly = null;
   let drawn = null;
-  const update = () => {
+  let cancel = null;
+  const draw = () => {
+    cancel = null;
     const figure = model.get("icicle");
-    el.hidden = !showIcicle(model.get("report"), figure);
-    if (el.hidden || !plotly || figure === drawn) return;
+    if (!plotly || !showIcicle(model.get("report"), figure) || figure === drawn) return;
     drawn = figure;
     const layout = { ...(figure.layout || {}), autosize: true };
     delete layout.width;
     plotly.react(el, figure.data, layout, { displaylogo: false, responsive: true });
+  };
+  const update = () => {
+    const figure = model.get("icicle");
+    el.hidden = !showIcicle(model.get("report"), figure);
+    if (el.hidden || !plotly || figure === drawn || cancel) return;
+    cancel = whenIdle(draw);
   };
   const setPlotly = (p) => {
     plotly = p;
     update();
   };
   const destroy = () => {
+    if (cancel) cancel();
+    cancel = null;
     if (plotly && plotly.purge) plotly.purge(el);
+    plotly = null;
   };
   return { el, update, setPlotly, destroy, traits: ["icicle", "report"] };
 }

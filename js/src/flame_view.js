@@ -2,9 +2,12 @@
 // canvas under plotly's transparent plot area, plotly for axes, legend and x-only zoom, our own
 // hover, and detail requests when kernel bars are too coarse. Redraws are coalesced to one per
 // animation frame. Plotly.react runs only when the figure's structure changes (lanes, legend,
-// theme, size); a new window is a cheap Plotly.relayout of the x range.
+// theme, size), in an idle task of its own (it is the costliest step: not in the frame that
+// also lays out the page, nor in the task that renders a new view); a new window is a cheap
+// Plotly.relayout of the x range, in the frame.
 import { showTooltip, pointerToData, tooltipLines } from "./hover.js";
 import { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } from "./figure.js";
+import { whenIdle } from "./idle.js";
 import { layoutLanes } from "./lanes.js";
 import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
 import { paintFlame, pixelMap, prepareCanvas } from "./paint.js";
@@ -13,6 +16,7 @@ import { MIXED } from "./wire.js";
 import { followWindow, parseRelayout, sameWindow, wholeWindow } from "./zoom.js";
 
 export const DETAIL_DEBOUNCE_MS = 150;
+export const REACT_IDLE_MS = 150; // a deferred Plotly.react runs at the latest this much later
 const STALE_RETRY_MS = 2000; // while live, re-ask a zoomed window's detail at most this often
 const MARGIN_X = MARGIN.l + MARGIN.r;
 const CONFIG = {
@@ -39,6 +43,9 @@ export class FlameView {
     this.panning = null; // the range of a pan drag in progress
     this.drawn = null; // what the last redraw showed: {window, bars, items, lanes, signature, raw}
     this.structure = ""; // what the last Plotly.react drew, to skip it when nothing changed
+    this.figured = false; // a Plotly.react drew this view's figure (until then: the placeholder)
+    this.pendingFigure = null; // the react waiting for an idle moment: {traces, layout, structure}
+    this.cancelReact = null;
     this.hidden = new Set(); // colour keys hidden through the legend
     this.redraws = 0;
     this.pending = false;
@@ -77,12 +84,15 @@ export class FlameView {
     }
   }
 
+  /**
+   * plotly.js is there: the next frame draws the axes (not this task: a view rendered while
+   * plotly.js is already loaded would build its DOM and draw its first figure in one task).
+   */
   setPlotly(plotly) {
     this.plotly = plotly;
-    this.message.remove();
-    this.plot.style.height = "";
+    this.message.textContent = "";
     this.drawn = null;
-    this.draw();
+    this.schedule();
   }
 
   /** Redraw at the next animation frame (several calls before it: one redraw). */
@@ -134,15 +144,26 @@ export class FlameView {
     const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
     const colors = figureColors(themes, theme);
     if (this.el.style.background !== colors.paper_bgcolor) this.el.style.background = colors.paper_bgcolor;
-    if (!this.plotly) this.placeholder(width, lanes);
-    else if (!this.panning) this.drawFigure({ x0, x1, lanes, colors, width, bars, report });
-    const painted = this.paint(bars, lanes, colors);
-    this.drawn = { window: [x0, x1], bars, items, lanes, signature, themes, width, raw: store.raw && src.set === store.whole };
+    const view = {
+      window: [x0, x1], bars, items, lanes, colors, width, report, signature, themes,
+      raw: store.raw && src.set === store.whole,
+    };
+    if (!this.figured) this.placeholder(width, lanes);
+    // a new structure: the react comes first, in a task of its own (the bars are painted after)
+    if (this.plotly && !this.panning && !this.drawFigure(view) && this.figured) return;
+    this.show(view, t0);
+  }
+
+  /** Paint `view` on the canvas and publish what is shown (the test hooks). */
+  show(view, t0 = now()) {
+    const { store } = this.state;
+    const painted = this.paint(view.bars, view.lanes, view.colors);
+    this.drawn = view;
     this.redraws += 1;
     const data = this.root.dataset;
     data.bars = String(painted);
     data.events = String(store.whole.n);
-    data.window = `${x0},${x1}`;
+    data.window = `${view.window[0]},${view.window[1]}`;
     data.redraws = String(this.redraws);
     data.drawMs = (now() - t0).toFixed(1);
   }
@@ -157,9 +178,17 @@ export class FlameView {
     this.hidden = new Set();
   }
 
-  /** Axes and legend: Plotly.react when their structure changed, else a relayout of the range. */
-  drawFigure({ x0, x1, lanes, colors, width, bars, report }) {
+  /**
+   * Axes and legend. The same structure (lanes, legend, theme, size): a relayout of the x range
+   * at once (a few milliseconds), and true. A new structure: false, and Plotly.react (tens of
+   * milliseconds, the first one of a view the most) waits for an idle moment in a task of its
+   * own, then the next frame paints the newest view. Until then the canvas shows the previous
+   * view under the previous axes, or, before a view's first figure, the placeholder.
+   */
+  drawFigure(view) {
     const { store } = this.state;
+    const { bars, report } = view;
+    const [x0, x1] = view.window;
     // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
     for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
       this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
@@ -167,16 +196,44 @@ export class FlameView {
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
     let message = null;
     if (store.empty) message = (report.events || 0) > 0 ? "loading events…" : "no events";
-    const layout = flameLayout({ x0, x1, lanes, colors, width, message });
+    const layout = flameLayout({ x0, x1, lanes: view.lanes, colors: view.colors, width: view.width, message });
     const structure = JSON.stringify([traces, { ...layout, xaxis: { ...layout.xaxis, range: null } }]);
+    if (structure !== this.structure) {
+      this.pendingFigure = { traces, layout, structure };
+      if (!this.cancelReact) this.cancelReact = whenIdle(() => this.react(), REACT_IDLE_MS);
+      return false;
+    }
+    this.pendingFigure = null; // back to the structure drawn (a react asked for is not needed)
+    if (!sameWindow(this.axisRange(), [x0, x1])) {
+      this.ownRelayout = true;
+      try {
+        this.plotly.relayout(this.plot, { "xaxis.range": [x0, x1], "xaxis.autorange": false });
+      } finally {
+        this.ownRelayout = false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The deferred Plotly.react of the newest figure asked for. The bars are painted by the next
+   * frame's redraw (before that frame is laid out and shown: the new axes never show with
+   * the old bars), so this task holds the react alone.
+   */
+  react() {
+    this.cancelReact = null;
+    const pending = this.pendingFigure;
+    this.pendingFigure = null;
+    if (!pending || this.destroyed || !this.plotly) return;
+    this.structure = pending.structure;
+    if (!this.figured) {
+      this.figured = true;
+      this.message.remove();
+      this.plot.style.height = "";
+    }
     this.ownRelayout = true;
     try {
-      if (structure !== this.structure) {
-        this.structure = structure;
-        this.plotly.react(this.plot, traces, layout, CONFIG);
-      } else if (!sameWindow(this.axisRange(), [x0, x1])) {
-        this.plotly.relayout(this.plot, { "xaxis.range": [x0, x1], "xaxis.autorange": false });
-      }
+      this.plotly.react(this.plot, pending.traces, pending.layout, CONFIG);
     } finally {
       this.ownRelayout = false;
     }
@@ -186,6 +243,8 @@ export class FlameView {
       this.plot.on("plotly_restyle", () => this.restyle());
       this.listening = true;
     }
+    this.drawn = null;
+    this.schedule();
   }
 
   /** Paint the bars on the canvas, placed exactly over plotly's plot area. */
@@ -193,8 +252,8 @@ export class FlameView {
     const size = this.plotSize();
     if (!size) return 0;
     // the plot div is the box's first child in flow, at its top left corner
-    this.canvas.style.left = `${size.l}px`;
-    this.canvas.style.top = `${size.t}px`;
+    if (this.canvas.style.left !== `${size.l}px`) this.canvas.style.left = `${size.l}px`;
+    if (this.canvas.style.top !== `${size.t}px`) this.canvas.style.top = `${size.t}px`;
     const view = this.doc.defaultView;
     const ctx = prepareCanvas(this.canvas, size.w, size.h, (view && view.devicePixelRatio) || 1);
     const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
@@ -214,7 +273,7 @@ export class FlameView {
   }
 
   plotSize() {
-    if (!this.plotly) return this.fallbackSize || null;
+    if (!this.figured) return this.fallbackSize || null;
     const full = this.plot._fullLayout;
     return full && full._size && full._size.w > 0 ? full._size : null;
   }
@@ -307,6 +366,8 @@ export class FlameView {
 
   destroy() {
     this.destroyed = true;
+    if (this.cancelReact) this.cancelReact();
+    this.cancelReact = null;
     clearTimeout(this.detailTimer);
     if (this.resizer) this.resizer.disconnect();
     if (this.plotly && this.plotly.purge) this.plotly.purge(this.plot);

@@ -66,8 +66,9 @@ export function prepareCanvas(canvas, w, h, dpr = 1) {
   const ch = Math.max(1, Math.round(h * dpr));
   if (canvas.width !== cw) canvas.width = cw;
   if (canvas.height !== ch) canvas.height = ch;
-  canvas.style.width = `${w}px`;
-  canvas.style.height = `${h}px`;
+  // style writes only when the size changed: each one would mark the page's layout dirty
+  if (canvas.style.width !== `${w}px`) canvas.style.width = `${w}px`;
+  if (canvas.style.height !== `${h}px`) canvas.style.height = `${h}px`;
   const ctx = canvas.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, h);

@@ -1,5 +1,6 @@
 // The plain-DOM parts of the dashboard bound to the model's traits: run picker, summary table
 // with its group-by select, and the icicle. Each `mount*` returns `{el, update, ...}`.
+import { whenIdle } from "./idle.js";
 import { renderPicker } from "./picker.js";
 import { GROUP_HEADERS, bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } from "./table.js";
 
@@ -81,28 +82,42 @@ export function showIcicle(report, figure) {
   return Boolean(!(report && report.live) && figure && Array.isArray(figure.data) && figure.data.length);
 }
 
-/** The icicle below the table, drawn with Plotly.react once plotly.js is there. */
+/**
+ * The icicle below the table, drawn with Plotly.react once plotly.js is there. The react waits
+ * for an idle moment: the final report, the icicle and a new view's first flame chart arrive
+ * together, and one task drawing them all blocked the page for a few hundred milliseconds.
+ */
 export function mountIcicle(doc, model) {
   const el = doc.createElement("div");
   el.className = "everyo-icicle";
   el.hidden = true;
   let plotly = null;
   let drawn = null;
-  const update = () => {
+  let cancel = null;
+  const draw = () => {
+    cancel = null;
     const figure = model.get("icicle");
-    el.hidden = !showIcicle(model.get("report"), figure);
-    if (el.hidden || !plotly || figure === drawn) return;
+    if (!plotly || !showIcicle(model.get("report"), figure) || figure === drawn) return;
     drawn = figure;
     const layout = { ...(figure.layout || {}), autosize: true };
     delete layout.width;
     plotly.react(el, figure.data, layout, { displaylogo: false, responsive: true });
+  };
+  const update = () => {
+    const figure = model.get("icicle");
+    el.hidden = !showIcicle(model.get("report"), figure);
+    if (el.hidden || !plotly || figure === drawn || cancel) return;
+    cancel = whenIdle(draw);
   };
   const setPlotly = (p) => {
     plotly = p;
     update();
   };
   const destroy = () => {
+    if (cancel) cancel();
+    cancel = null;
     if (plotly && plotly.purge) plotly.purge(el);
+    plotly = null;
   };
   return { el, update, setPlotly, destroy, traits: ["icicle", "report"] };
 }
