@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:311d5af12de27a82 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:68f4343af71db520 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -1144,8 +1144,7 @@ class FlameView {
     const width = this.width();
     const size = this.plotSize();
     const plotW = size && this.drawn && this.drawn.width === width ? size.w : Math.max(50, width - MARGIN_X);
-    const follow = report.live ? followWindow : wholeWindow;
-    const [x0, x1] = this.panning || this.zoom || follow(report.wall_ms, store.whole.x1);
+    const [x0, x1] = this.windowNow(report);
     const theme = this.model.get("theme");
     const themes = this.model.get("themes");
     const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
@@ -1182,6 +1181,11 @@ class FlameView {
     data.window = `${view.window[0]},${view.window[1]}`;
     data.redraws = String(this.redraws);
     data.drawMs = (now() - t0).toFixed(1);
+  }
+
+  windowNow(report = this.model.get("report") || {}) {
+    const follow = report.live ? followWindow : wholeWindow;
+    return this.panning || this.zoom || follow(report.wall_ms, this.state.store.whole.x1);
   }
 
   forgetRun(runId) {
@@ -1233,9 +1237,10 @@ class FlameView {
       this.message.remove();
       this.plot.style.height = "";
     }
+    const layout = { ...pending.layout, xaxis: { ...pending.layout.xaxis, range: this.windowNow() } };
     this.ownRelayout = true;
     try {
-      this.plotly.react(this.plot, pending.traces, pending.layout, CONFIG);
+      this.plotly.react(this.plot, pending.traces, layout, CONFIG);
     } finally {
       this.ownRelayout = false;
     }

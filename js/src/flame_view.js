@@ -126,8 +126,7 @@ export class FlameView {
     const width = this.width();
     const size = this.plotSize();
     const plotW = size && this.drawn && this.drawn.width === width ? size.w : Math.max(50, width - MARGIN_X);
-    const follow = report.live ? followWindow : wholeWindow;
-    const [x0, x1] = this.panning || this.zoom || follow(report.wall_ms, store.whole.x1);
+    const [x0, x1] = this.windowNow(report);
     const theme = this.model.get("theme");
     const themes = this.model.get("themes");
     const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
@@ -166,6 +165,12 @@ export class FlameView {
     data.window = `${view.window[0]},${view.window[1]}`;
     data.redraws = String(this.redraws);
     data.drawMs = (now() - t0).toFixed(1);
+  }
+
+  /** The window to show: a pan in progress, the zoom, else the whole run (followed while live). */
+  windowNow(report = this.model.get("report") || {}) {
+    const follow = report.live ? followWindow : wholeWindow;
+    return this.panning || this.zoom || follow(report.wall_ms, this.state.store.whole.x1);
   }
 
   /** Another run is shown (the picker): its whole extent, nothing hidden, nothing asked. */
@@ -231,9 +236,12 @@ export class FlameView {
       this.message.remove();
       this.plot.style.height = "";
     }
+    // the window as it is now (the run grew while the react waited): the next frame's redraw
+    // then finds the axis right and needs no relayout
+    const layout = { ...pending.layout, xaxis: { ...pending.layout.xaxis, range: this.windowNow() } };
     this.ownRelayout = true;
     try {
-      this.plotly.react(this.plot, pending.traces, pending.layout, CONFIG);
+      this.plotly.react(this.plot, pending.traces, layout, CONFIG);
     } finally {
       this.ownRelayout = false;
     }
