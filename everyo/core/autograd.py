@@ -182,6 +182,11 @@ def _accumulate(t, g, given: set) -> None:
 def run_backward(root, grad, retain_graph: bool, prof) -> None:
     """Propagate ``grad`` from ``root`` to every leaf that requires a gradient."""
     order = _topological(root)
+    # a profiler that groups nodes itself (Capture.backward_groups) is told only where the
+    # module changes; one without that method gets every node through backward_node
+    groups = None if prof is None else getattr(prof, "backward_groups", None)
+    switch = None if groups is None else groups()
+    current = None
     grads = {id(root): grad}
     given: set = {id(grad)}  # the root gradient may be the caller's array: never alias it
     while order:
@@ -203,6 +208,14 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
                 f"buffers were freed by the first backward: pass retain_graph=True to the first"
             )
         if prof is None:
+            in_grads = fn(g)
+        elif switch is not None:
+            token = node.scope
+            if token is None:
+                token = node.name
+            if token is not current:
+                switch(token)
+                current = token
             in_grads = fn(g)
         else:
             in_grads = prof.backward_node(node.scope, node.name, functools.partial(fn, g))

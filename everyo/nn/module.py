@@ -88,7 +88,9 @@ class Module:
             return self.forward(x)
         # without hooks, hand the profiler forward itself: one frame less per recorded event
         forward = self._call_impl if self._hooked else self.forward
-        return p.module_call(self, forward, args if x is _NO_ARG else (x, *args), kwargs)
+        if args or x is _NO_ARG:
+            return p.module_call(self, forward, args if x is _NO_ARG else (x, *args), kwargs)
+        return p.module_call(self, forward, (x,), kwargs)  # a tuple display: no list built
 
     def _call_impl(self, *args, **kwargs):
         """Pre-hooks, ``forward``, post-hooks: what a profiler times as this module's call."""

@@ -16,26 +16,28 @@ import threading
 
 import numpy as np
 
+from everyo.profiler.packing import (
+    BUFFER_FIELDS,
+    DEPTH_BITS,
+    KEY_BITS,
+    SHAPE_SHIFT,
+    pack,
+)
 from everyo.profiler.regions import RegionHooks
 from everyo.profiler.shapes import format_shapes
 
 FLUSH_EVENTS = 2048
 FLUSH_NS = 50_000_000
-# A buffered event is (start, end, packed, *extras): key, depth and shape id share one int
-# (fewer Python ints to convert at flush time, which costs as much as recording them).
-BUFFER_FIELDS = ("start_ns", "end_ns", "packed")
-KEY_BITS, DEPTH_BITS = 24, 16
-SHAPE_SHIFT = KEY_BITS + DEPTH_BITS
-
-
-def pack(key: int, depth: int, shape_id: int = -1) -> int:
-    """One int holding an event's key, depth and shape id (-1: none)."""
-    return key | depth << KEY_BITS | (shape_id + 1) << SHAPE_SHIFT
+_PLAIN, _SHAPES = 1, 2  # Capture._mode while recording everything, without / with shapes
 
 
 def _entry(key: int, name: str, path: str) -> tuple:
-    """A module's record for one outermost module: (key, scope token, [last shapes])."""
-    return key, (name, path), [(None, None, -1, 0)]
+    """A module's record for one outermost module: (key, scope token, [last shapes]).
+
+    The last item holds one tuple ``((input shape, output shape, depth), packed int)`` of the
+    module's last single-input call, replaced whole (so threads never see half of one).
+    """
+    return key, (name, path), [(None, 0)]
 
 
 class _ThreadState:
@@ -91,7 +93,8 @@ class Capture(RegionHooks):
         self._skip = 0
         # the inlined path applies: recording, no warmup events left to skip, and no schedule
         # (with a schedule, every event goes through _emit, which keeps ancestors of kept events)
-        self._on = False
+        self._on = self._fast = False
+        self._mode = 0
         import sys
 
         tensor_mod = sys.modules.get("everyo.core.tensor")
@@ -100,6 +103,9 @@ class Capture(RegionHooks):
     def _set_recording(self, recording: bool) -> None:
         self._recording = recording
         self._on = recording and self._skip == 0 and self.schedule is None
+        self._fast = self._on and self._width == len(BUFFER_FIELDS)
+        # module_call's inlined path: 0 (use _emit), _PLAIN or _SHAPES
+        self._mode = 0 if not self._on else _SHAPES if self.record_shapes else _PLAIN
 
     # -- per-thread state ----------------------------------------------------------------------
     def _state(self) -> _ThreadState:
@@ -140,6 +146,18 @@ class Capture(RegionHooks):
         buf += (core[0], core[0] + core[1], packed) + tail
         if len(buf) >= self._flush_len or end > t.flush_at:
             self._flush(t, end)
+
+    def _emit_region(self, t: _ThreadState, start: int, end: int, key: int, depth: int, meta):
+        """Keep one finished event without tensors (a region, a backward group)."""
+        if self._fast:  # recording everything, nothing beyond the three buffered fields
+            buf = t.buf
+            if meta:
+                t.meta.append((len(buf) // 3, meta))
+            buf += (start, end, key | depth << KEY_BITS)
+            if len(buf) >= self._flush_len or end > t.flush_at:
+                self._flush(t, end)
+        else:
+            self._emit(t, (start, end - start, key, depth), self._pad, meta, end)
 
     def _flush(self, t: _ThreadState, now: int) -> None:
         buf, meta = t.buf, t.meta
@@ -185,36 +203,42 @@ class Capture(RegionHooks):
         t.depth = depth + 1
         prev = t.scope
         t.scope = entry[1]
+        one = len(args) == 1 and not kwargs  # the common case: a direct call is cheaper
         clock = self._clock
         start = clock()
         try:
-            out = forward(*args, **kwargs)
+            out = forward(args[0]) if one else forward(*args, **kwargs)
         except BaseException:
             self._failed(t, entry[0], depth, start, prev)
             raise
         end = clock()
         t.depth = depth
         t.scope = prev
-        if self._on:  # the common case, inlined: append and maybe flush
-            buf = t.buf
-            if self.record_shapes:
-                if kwargs or len(args) != 1:
-                    packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
+        mode = self._mode  # recording everything (no warmup, no schedule): append, maybe flush
+        if mode is _SHAPES:
+            if one:
+                # compare the shapes with those of the module's last call: cheaper than hashing
+                # them, and a training loop repeats them call after call
+                a, T = args[0], self._tensor
+                if type(a) is T and type(out) is T:  # a Tensor's shape is a property
+                    cur = (a.data.shape, out.data.shape, depth)
                 else:
-                    # the module's last (input shape, output shape, depth) and its packed int:
-                    # comparing two small tuples is cheaper than hashing a key
-                    a, T = args[0], self._tensor
-                    sa = a.data.shape if type(a) is T else getattr(a, "shape", None)
-                    so = out.data.shape if type(out) is T else getattr(out, "shape", False)
-                    last = entry[2][0]  # one tuple, swapped whole: safe across threads
-                    if last[0] == sa and last[1] == so and last[2] == depth:
-                        packed = last[3]
-                    else:
-                        packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
-                        entry[2][0] = (sa, so, depth, packed)
-                buf += (start, end, packed)
+                    cur = (getattr(a, "shape", None), getattr(out, "shape", False), depth)
+                last = entry[2][0]
+                if last[0] == cur:
+                    packed = last[1]
+                else:
+                    packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
+                    entry[2][0] = (cur, packed)
             else:
-                buf += (start, end, entry[0] | depth << KEY_BITS)
+                packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
+            buf = t.buf
+            buf += (start, end, packed)
+            if len(buf) >= self._flush_len or end > t.flush_at:
+                self._flush(t, end)
+        elif mode:
+            buf = t.buf
+            buf += (start, end, entry[0] | depth << KEY_BITS)
             if len(buf) >= self._flush_len or end > t.flush_at:
                 self._flush(t, end)
         else:

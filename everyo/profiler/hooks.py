@@ -20,6 +20,10 @@ The protocol (implemented by :class:`everyo.profiler.Profiler`)::
         # Tensor.backward: returns run()
     p.backward_node(scope, name, fn)
         # one autograd node's backward: returns fn()
+    p.backward_groups()
+        # optional: switch(token) of the backward pass running on this thread, or None;
+        # run_backward then calls switch(node.scope or node.name) only where that token
+        # changes, and runs the nodes itself (no backward_node call per node)
 
 Engine code looks like::
 

@@ -1,12 +1,15 @@
 """Hooks for regions, ops and autograd: record_function, optimizer/data/train regions, op
 events (``record_ops``) and the backward pass grouped per module.
 
-These run less often than module calls; the shared recording path is ``Capture._emit``.
+These run less often than module calls. A finished region or backward group goes to its thread's
+buffer through ``Capture._emit_region`` (one append while everything is recorded) or
+``Capture._emit`` (warmup, schedule, extra columns).
 """
 
 from __future__ import annotations
 
 from everyo.profiler.flops import estimate
+from everyo.profiler.packing import KEY_BITS, KEY_MASK
 
 
 class _Region:
@@ -18,27 +21,66 @@ class _Region:
         self.p, self.key, self.meta = p, key, meta
 
     def __enter__(self):
-        t = self.p._state()
+        p = self.p
+        try:
+            t = p._tls.s
+        except AttributeError:
+            t = p._state()
         self.t = t
-        self.depth = t.depth
-        t.depth += 1
-        self.start = self.p._clock()
+        self.depth = depth = t.depth
+        t.depth = depth + 1
+        self.start = p._clock()
         return self
 
     def __exit__(self, exc_type, exc, tb):
         p, t = self.p, self.t
         end = p._clock()
-        t.depth = self.depth
-        p._emit(t, (self.start, end - self.start, self.key, self.depth), p._pad, self.meta, end)
+        t.depth = depth = self.depth
+        p._emit_region(t, self.start, end, self.key, depth, self.meta)
         return False
 
 
 class _Backward:
-    __slots__ = ("depth", "token", "key", "start")
+    """The backward pass running on one thread and its open per-module group.
 
-    def __init__(self, depth: int):
-        self.depth = depth
-        self.token = self.key = self.start = None
+    Groups go to the thread's buffer as they close; the buffer's size and age are checked once,
+    when the pass ends (a pass adds one event per module, not an unbounded number).
+    """
+
+    __slots__ = ("p", "t", "clock", "keys", "shifted", "depth", "token", "packed", "start")
+
+    def __init__(self, p, t, depth: int):
+        self.p, self.t, self.depth = p, t, depth
+        self.clock, self.keys = p._clock, p._bw_keys
+        self.shifted = depth << KEY_BITS
+        self.token = self.packed = self.start = None
+
+    def switch(self, token) -> None:
+        """Close the open group (if any) and open one for ``token`` (a scope or an op name)."""
+        now = self.clock()
+        if self.token is not None:
+            if self.p._fast:  # extend a local: a flush may swap t.buf meanwhile
+                buf = self.t.buf
+                buf += (self.start, now, self.packed)
+            else:
+                self._emit(now)
+        self.token = token
+        key = self.keys.get(token)
+        self.packed = (key if key is not None else self.p._bw_key(token)) | self.shifted
+        self.start = now
+
+    def close(self, now: int) -> None:
+        if self.token is not None:
+            if self.p._fast:
+                buf = self.t.buf
+                buf += (self.start, now, self.packed)
+            else:
+                self._emit(now)
+            self.token = None
+
+    def _emit(self, now: int) -> None:
+        p, key = self.p, self.packed & KEY_MASK
+        p._emit(self.t, (self.start, now - self.start, key, self.depth), p._pad, None, now)
 
 
 class RegionHooks:
@@ -85,29 +127,52 @@ class RegionHooks:
 
     def backward_call(self, run):
         """Run a whole backward pass as one ``backward`` event with per-module children."""
-        with self.region("backward", "backward") as root:
-            t = root.t
-            saved, t.bw = t.bw, _Backward(root.depth + 1)
-            try:
-                return run()
-            finally:
-                self._close_group(t, t.bw, self._clock())
-                t.bw = saved
+        try:
+            t = self._tls.s
+        except AttributeError:
+            t = self._state()
+        key = self._region_keys.get(("backward", "backward"))
+        if key is None:
+            key = self._region_keys[("backward", "backward")] = self.store.intern_key(
+                "backward", "backward", ""
+            )
+        depth = t.depth
+        t.depth = depth + 1
+        saved = t.bw
+        t.bw = bw = _Backward(self, t, depth + 1)
+        start = self._clock()
+        try:
+            return run()
+        finally:
+            end = self._clock()
+            bw.close(end)
+            t.bw = saved
+            t.depth = depth
+            self._emit_region(t, start, end, key, depth, None)
+
+    def backward_groups(self):
+        """``switch(token)`` of the backward pass running on this thread, or ``None``.
+
+        Optional part of the hook protocol: ``run_backward`` calls it once per pass and then
+        ``switch`` only where consecutive nodes change module (``token``: the node's scope, or
+        its name outside any module), instead of ``backward_node`` around every node.
+        """
+        try:
+            bw = self._tls.s.bw
+        except AttributeError:
+            return None
+        return None if bw is None else bw.switch
 
     def backward_node(self, scope, name, fn):
         """Run one autograd node; consecutive nodes of one module become one event."""
         try:
-            t = self._tls.s
+            bw = self._tls.s.bw
         except AttributeError:
             return fn()
-        bw = t.bw
-        if bw is None:
-            return fn()
-        token = scope if scope is not None else name
-        if token is not bw.token:
-            now = self._clock()
-            self._close_group(t, bw, now)
-            bw.token, bw.key, bw.start = token, self._bw_key(token), now
+        if bw is not None:
+            token = scope if scope is not None else name
+            if token is not bw.token:
+                bw.switch(token)
         return fn()
 
     def _bw_key(self, token) -> int:
@@ -119,8 +184,3 @@ class RegionHooks:
                 key = self.store.intern_key("backward", f"{token}.backward", "")
             self._bw_keys[token] = key
         return key
-
-    def _close_group(self, t, bw: _Backward, now: int) -> None:
-        if bw.token is not None:
-            self._emit(t, (bw.start, now - bw.start, bw.key, bw.depth), self._pad, None, now)
-            bw.token = None

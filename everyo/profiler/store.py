@@ -43,7 +43,7 @@ OPTIONAL_COLUMNS = {
     "mem_bytes": np.int64,
     "device_ns": np.int64,
 }
-MAX_KEYS = 1 << 24  # key ids, depth and shape ids share one int while buffered (capture.pack)
+MAX_KEYS = 1 << 24  # key ids, depth and shape ids share one int while buffered (packing.pack)
 MAX_SHAPES = (1 << 22) - 1
 _FIRST_CHUNK = 4096
 _MAX_CHUNK = 1 << 18

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import everyo as eo
 from everyo.profiler import analysis, hooks, profile, runs
@@ -146,3 +147,87 @@ def test_trainer_phases_are_recorded():
     kinds = {(e.kind, e.name) for e in p.events}
     assert {("train", "forward"), ("train", "backward"), ("train", "optimizer")} <= kinds
     assert ("optimizer", "SGD.step") in kinds
+
+
+def _observer_loop_step():
+    """A step of the loop the observer-effect benchmarks time (benchmarks/training_observer.py)."""
+    model = eo.Sequential(eo.Linear(32, 64, seed=0), eo.ReLU(), eo.Linear(64, 8, seed=1))
+    opt = eo.optim.SGD(model.parameters(), lr=1e-3)
+    x = eo.ones(64, 32)
+
+    def step():
+        opt.zero_grad()
+        eo.sum(model(x) ** 2).backward()
+        opt.step()
+
+    return step
+
+
+def _rows(p) -> list:
+    return [(e.kind, e.name, e.path, e.depth, e.parent, e.shapes) for e in p.events]
+
+
+OBSERVER_STEP = [
+    ("module", "Linear", "0", 1, 3, "[(64, 32)] -> (64, 64)"),
+    ("module", "ReLU", "1", 1, 3, "[(64, 64)] -> (64, 64)"),
+    ("module", "Linear", "2", 1, 3, "[(64, 64)] -> (64, 8)"),
+    ("module", "Sequential", "", 0, -1, "[(64, 32)] -> (64, 8)"),
+    ("backward", "sum.backward", "", 1, 9, ""),
+    ("backward", "power.backward", "", 1, 9, ""),
+    ("backward", "Linear.backward", "2", 1, 9, ""),
+    ("backward", "ReLU.backward", "1", 1, 9, ""),
+    ("backward", "Linear.backward", "0", 1, 9, ""),
+    ("backward", "backward", "", 0, -1, ""),
+    ("optimizer", "SGD.step", "", 0, -1, ""),
+]
+
+
+def test_training_step_events_exactly():
+    """Every event of one training step, in row order: what the fast recording paths keep."""
+    step = _observer_loop_step()
+    with profile() as p:
+        step()
+    assert _rows(p) == OBSERVER_STEP
+    with profile(record_shapes=False) as p:
+        step()
+    assert _rows(p) == [row[:5] + (None,) for row in OBSERVER_STEP]
+    with profile() as p:  # repeated steps: the same events again, shapes from the cache
+        for _ in range(3):
+            step()
+    assert _rows(p)[22:] == [
+        row[:4] + (row[4] + 22 if row[4] >= 0 else -1, row[5]) for row in OBSERVER_STEP
+    ]
+
+
+def test_backward_grouping_without_backward_groups_is_the_same():
+    """A profiler without the optional ``backward_groups`` gets every node through
+    ``backward_node``; both ways give the same events."""
+
+    class PerNode(eo.profiler.Profiler):
+        backward_groups = None
+
+    step = _observer_loop_step()
+    with PerNode() as p:
+        step()
+    assert _rows(p) == OBSERVER_STEP
+
+
+def test_warmup_ending_inside_backward_keeps_the_rest():
+    step = _observer_loop_step()
+    for skip in range(len(OBSERVER_STEP) + 1):
+        with profile(warmup=skip) as p:
+            step()
+        kept = [row[:4] for row in _rows(p)]
+        assert kept == [row[:4] for row in OBSERVER_STEP[skip:]], skip
+        assert p.run.skipped == skip
+
+
+@pytest.mark.parametrize("options", [{"record_ops": True}, {"profile_memory": True}])
+def test_training_step_events_with_extra_columns(options):
+    """With extra columns every event takes the general path (``Capture._emit``): the same
+    module, backward and optimizer events."""
+    step = _observer_loop_step()
+    with profile(**options) as p:
+        step()
+    got = [(e.kind, e.name, e.path, e.depth) for e in p.events if e.kind != "op"]
+    assert got == [row[:4] for row in OBSERVER_STEP]
