@@ -1,11 +1,13 @@
 """What the live dashboard shows, kept up to date from the new events only.
 
 While a cell runs, the dashboard feeds :class:`LiveState` the batches of
-``run.events_since(cursor)``; drawing the flame chart and the table then costs O(new events)
-plus O(bars shown), not O(all events), so refreshes stay cheap for a run of millions of events.
-The figure and rows have the formats of :func:`~everyo_lab.views.flame_figure` and
-:func:`~everyo_lab.views.table_rows`. The final refresh, zooms and option changes use those
-exact views on the whole snapshot.
+``run.events_since(cursor)``; its live report reads the table rows from here, and once a run is
+too large to send every event, the browser gets the binned flame chart's bars
+(``state.flame.bars``). Either costs O(new events) plus O(rows or bars), not O(all events), so
+refreshes stay cheap for a run of millions of events. Rows have the format of
+:func:`~everyo_lab.views.table_rows`, and :meth:`LiveState.flame_figure` draws the binned chart
+as :func:`~everyo_lab.views.flame_figure` would. The final refresh uses the exact views on the
+whole snapshot.
 
 Differences from the exact views, by design: the flame chart bins time into ``columns`` bins
 over the whole run (no zoom window), and live table rows have no median, standard deviation,
