@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from everyo_lab.views.colors import color_key
+
 __all__ = [
     "as_batch",
     "as_run",
     "band_offsets",
     "color_codes",
+    "key_color_codes",
     "lanes",
     "optional_column",
     "self_ns",
@@ -81,6 +84,14 @@ def thread_name(names: dict, tid: int) -> str:
     return str(names.get(tid, f"thread {tid}"))
 
 
+def key_color_codes(table) -> tuple[np.ndarray, list[str]]:
+    """Each interned ``(kind, name, path)`` key's colour-key code, and the colour keys (module
+    class name, else the kind), numbered in order of first appearance in ``table``."""
+    seen: dict[str, int] = {}
+    codes = [seen.setdefault(color_key(kind, name), len(seen)) for kind, name, *_ in table]
+    return np.array(codes, dtype=np.int64), list(seen)
+
+
 def color_codes(batch) -> tuple[np.ndarray, list[str]]:
     """Return each row's colour-key code and the keys (module class name, else the kind).
 
@@ -91,19 +102,12 @@ def color_codes(batch) -> tuple[np.ndarray, list[str]]:
     """
     key_ids, table = getattr(batch, "key", None), getattr(batch, "keys", None)
     if isinstance(key_ids, np.ndarray) and isinstance(table, list | tuple) and len(table):
-        seen: dict[str, int] = {}
-        per_key = np.array(
-            [
-                seen.setdefault(name if kind == "module" else kind, len(seen))
-                for kind, name, *_ in table
-            ],
-            dtype=np.int64,
-        )
-        return per_key[key_ids], list(seen)
+        per_key, keys = key_color_codes(table)
+        return per_key[key_ids], keys
     seen = {}
     pairs = zip(np.asarray(batch.kind).tolist(), np.asarray(batch.name).tolist())
     codes = np.fromiter(
-        (seen.setdefault(name if kind == "module" else kind, len(seen)) for kind, name in pairs),
+        (seen.setdefault(color_key(kind, name), len(seen)) for kind, name in pairs),
         dtype=np.int64,
         count=len(batch.kind),
     )

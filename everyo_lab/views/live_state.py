@@ -103,10 +103,6 @@ class LiveState:
         """Each internal lane's thread index and depth (what ``flame.bars()`` lanes mean)."""
         return np.array(self._lane_thread, np.int64), np.array(self._lane_depth, np.int64)
 
-    def key_codes(self) -> np.ndarray:
-        """Each interned key's colour code, as the flame's bars number them."""
-        return self._key_code.copy()
-
     # -- views ---------------------------------------------------------------------------------
     def flame_figure(self, *, max_shapes: int = 20000, theme: str = "light") -> dict:
         """The flame chart as :func:`~everyo_lab.views.flame_figure` draws it (whole run)."""

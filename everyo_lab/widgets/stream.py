@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from everyo_lab.views._batch import key_color_codes
 from everyo_lab.views.lod import merge_bars
 from everyo_lab.widgets.wire import MIXED, RAW_LIMIT, Encoded, encode_bars, encode_events
 
@@ -167,7 +168,7 @@ class EventStream:
             batch.start_ns,
             batch.dur_ns,
             lane,
-            _color_codes(batch.keys)[key],
+            key_color_codes(batch.keys)[0][key],
             x_range_ns=x_range,
             width_px=width_px,
             max_shapes=FINAL_BARS,
@@ -193,7 +194,7 @@ class EventStream:
     def _live_bars(self, state) -> Encoded:
         bars, singles = state.flame.bars(LIVE_BARS)
         lane_thread, lane_depth = state.lane_thread_depth()
-        code_key = _first_key_per_code(state)
+        code_key = _first_key_of_code(state.keys)  # LiveState numbers colours the same way
         key = np.where(bars.uniform, code_key[bars.code], MIXED)
         single = bars.count == 1
         if single.any():  # a lone event: its own key (same colour, but its name for the hover)
@@ -214,29 +215,13 @@ class EventStream:
         return msg
 
 
-def _color_codes(keys) -> np.ndarray:
-    """Each interned key's colour code (keys of one class or kind share a code)."""
-    seen: dict[str, int] = {}
-    codes = [
-        seen.setdefault(name if kind == "module" else kind, len(seen)) for kind, name, *_ in keys
-    ]
-    return np.array(codes or [0], np.int64)
-
-
 def _first_key_of_code(keys) -> np.ndarray:
-    """Per colour code (as :func:`_color_codes` numbers them), the first key with it."""
-    codes = _color_codes(keys)
-    first = np.full(int(codes.max()) + 1, MIXED, np.int64)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    """Per colour code (as :func:`.key_color_codes` numbers them), the first key with it."""
+    codes = key_color_codes(keys)[0]
+    first = np.full(int(codes.max(initial=0)) + 1, MIXED, np.int64)
+    used, at = np.unique(codes, return_index=True)
+    first[used] = at
     return first
-
-
-def _first_key_per_code(state) -> np.ndarray:
-    codes = state.key_codes()
-    out = np.full(int(codes.max()) + 1 if len(codes) else 1, MIXED, np.int64)
-    for k in range(len(codes) - 1, -1, -1):
-        out[codes[k]] = k
-    return out
 
 
 def _rows(batch, keep: np.ndarray):
