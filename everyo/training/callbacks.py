@@ -122,12 +122,18 @@ class ModelCheckpoint(_Monitor):
 
 class LearningRateScheduler(Callback):
     """Drive the learning rate: ``schedule`` is an ``everyo.optim`` scheduler (its ``step()`` is
-    called) or a function ``epoch -> lr``; ``interval`` is ``"epoch"`` or ``"step"``."""
+    called) or a function ``index -> lr``; ``interval`` is ``"epoch"`` or ``"step"``.
+
+    With ``interval="step"`` the schedule advances once per *optimizer* step, so with
+    ``Trainer(accumulate_steps=k)`` it advances once every ``k`` batches (and once for a
+    partial accumulation flushed at the end of an epoch), not once per batch.
+    """
 
     def __init__(self, schedule, interval: str = "epoch") -> None:
         if interval not in ("epoch", "step"):
             raise EveryOConfigError(f"interval must be 'epoch' or 'step', got {interval!r}")
         self.schedule, self.interval = schedule, interval
+        self._steps_seen: int | None = None  # the trainer's global_step at the last advance
 
     def _apply(self, trainer, index: int) -> None:
         if hasattr(self.schedule, "step"):
@@ -137,14 +143,26 @@ class LearningRateScheduler(Callback):
         for group in trainer.optimizer.param_groups:
             group["lr"] = lr
 
+    def _follow_steps(self, trainer) -> None:
+        """Advance once per optimizer step taken since the last call (batches that only
+        accumulated gradients took none)."""
+        if self._steps_seen is None:
+            self._steps_seen = trainer.global_step - 1
+        while self._steps_seen < trainer.global_step:
+            self._steps_seen += 1  # `global_step` steps taken: the next index is `global_step`
+            self._apply(trainer, self._steps_seen)
+
     def on_train_begin(self, trainer) -> None:
+        self._steps_seen = trainer.global_step
         if not hasattr(self.schedule, "step"):  # a function sets epoch 0's rate up front
             self._apply(trainer, 0)
 
     def on_batch_end(self, trainer, step: int, logs: dict) -> None:
-        if self.interval == "step":  # `step` counts the steps taken: the next index is `step`
-            self._apply(trainer, step)
+        if self.interval == "step":
+            self._follow_steps(trainer)
 
     def on_epoch_end(self, trainer, epoch: int, logs: dict) -> None:
-        if self.interval == "epoch":  # epochs are numbered from 1: the next index is `epoch`
+        if self.interval == "step":  # the epoch's flushed partial accumulation, if any
+            self._follow_steps(trainer)
+        else:  # epochs are numbered from 1: the next index is `epoch`
             self._apply(trainer, epoch)

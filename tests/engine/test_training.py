@@ -285,3 +285,39 @@ def test_trainer_runs_on_device(device_name):
     if device_name == "cuda":
         assert "peak_device_mib" in history.last
     assert str(trainer.predict(_blobs(10).features).device).startswith(device_name)
+
+
+class _Batches:
+    """A loader without ``__len__``: the trainer flushes a partial accumulation at the end."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def __iter__(self):
+        return iter(self.loader)
+
+
+@pytest.mark.parametrize("sized", [True, False])
+def test_step_interval_scheduler_steps_once_per_optimizer_step(sized):
+    """8 batches with accumulate_steps=4 are 2 optimizer steps: StepLR(step_size=1, gamma=0.5)
+    halves the rate twice, and each optimizer step runs with the rate of its own index."""
+    model = _mlp()
+    opt = eo.optim.SGD(model.parameters(), lr=1.0)
+    used = []
+    step = opt.step
+
+    def spy(*args, **kwargs):
+        used.append(opt.param_groups[0]["lr"])
+        return step(*args, **kwargs)
+
+    opt.step = spy
+    sched = eo.LearningRateScheduler(eo.optim.StepLR(opt, step_size=1, gamma=0.5), "step")
+    trainer = eo.Trainer(model, opt, eo.CrossEntropyLoss(), accumulate_steps=4)
+    loader = eo.DataLoader(_blobs(40), 5)  # 8 batches
+    if not sized:  # 6 batches: one full accumulation and a flushed partial one
+        loader = _Batches(eo.DataLoader(_blobs(30), 5))
+    trainer.fit(loader, epochs=1, callbacks=[sched], progress=False)
+    assert trainer.global_step == 2 and used == [1.0, 0.5]
+    assert sched.schedule.last_epoch == 2 and opt.param_groups[0]["lr"] == 0.25
+    trainer.fit(loader, epochs=1, callbacks=[sched], progress=False)  # fit again: continues
+    assert trainer.global_step == 4 and used == [1.0, 0.5, 0.25, 0.125]
