@@ -439,35 +439,65 @@ def call_tree(source, by: str = "path") -> list[dict]:
     return out
 
 
+def _row_key(row: dict) -> tuple:
+    """A summary row's group: ``(kind, name)``, with the input shapes when grouped by shape."""
+    return (
+        (row["kind"], row["name"], row["shapes"]) if "shapes" in row else (row["kind"], row["name"])
+    )
+
+
+def call_durations(source, group_by: str = "name") -> dict[tuple, np.ndarray]:
+    """Every call's duration (int64 ns, sorted) per group, keyed as :func:`diff` keys rows:
+    ``(kind, name)``, or ``(kind, name, shapes)`` by shape. What a noise-aware verdict on a
+    group's per-call time is computed from (``everyo_lab.compare``)."""
+    _check(group_by, GROUP_BY, "group_by")
+    batch, _, _ = _resolve(source)
+    if len(batch) == 0:
+        return {}
+    g, names, shape_of = _groups(batch, group_by)
+    order = np.lexsort((batch.dur_ns, g))
+    bounds = np.cumsum(np.bincount(g, minlength=len(names)))
+    parts = np.split(np.asarray(batch.dur_ns, np.int64)[order], bounds[:-1])
+    if shape_of is None:
+        return {tuple(names[i]): parts[i] for i in range(len(names))}
+    table = batch.shape_table + [""]
+    return {(*names[i], table[int(shape_of[i])]): parts[i] for i in range(len(names))}
+
+
 def diff(run_a, run_b, by: str = "name") -> SummaryTable:
-    """Compare two runs group by group (``by="name"`` or ``"path"``); biggest change first.
+    """Compare two runs group by group (``by="name"``, ``"path"`` or ``"shape"``); biggest
+    change of total time first.
 
     Rows: ``name, kind, calls_a, calls_b, total_ms_a, total_ms_b, delta_ms, ratio`` (b / a),
-    ``self_ms_a, self_ms_b, mean_ms_a, mean_ms_b``.
+    ``self_ms_a, self_ms_b, mean_ms_a, mean_ms_b``, and ``path`` (the module path, when one) or
+    ``shapes`` (by shape).
     """
-    _check(by, ("name", "path"), "by")
-    a = {(r["kind"], r["name"]): r for r in summarize(run_a, group_by=by)}
-    b = {(r["kind"], r["name"]): r for r in summarize(run_b, group_by=by)}
+    _check(by, GROUP_BY, "by")
+    a = {_row_key(r): r for r in summarize(run_a, group_by=by)}
+    b = {_row_key(r): r for r in summarize(run_b, group_by=by)}
     rows = []
     for key in list(a) + [k for k in b if k not in a]:
         ra, rb = a.get(key, {}), b.get(key, {})
         ta, tb = ra.get("total_ms", 0.0), rb.get("total_ms", 0.0)
-        rows.append(
-            {
-                "name": key[1],
-                "kind": key[0],
-                "calls_a": ra.get("calls", 0),
-                "calls_b": rb.get("calls", 0),
-                "total_ms_a": ta,
-                "total_ms_b": tb,
-                "delta_ms": tb - ta,
-                "ratio": tb / ta if ta > 0 else None,
-                "self_ms_a": ra.get("self_ms", 0.0),
-                "self_ms_b": rb.get("self_ms", 0.0),
-                "mean_ms_a": ra.get("mean_ms", 0.0),
-                "mean_ms_b": rb.get("mean_ms", 0.0),
-            }
-        )
+        row = {
+            "name": key[1],
+            "kind": key[0],
+            "calls_a": ra.get("calls", 0),
+            "calls_b": rb.get("calls", 0),
+            "total_ms_a": ta,
+            "total_ms_b": tb,
+            "delta_ms": tb - ta,
+            "ratio": tb / ta if ta > 0 else None,
+            "self_ms_a": ra.get("self_ms", 0.0),
+            "self_ms_b": rb.get("self_ms", 0.0),
+            "mean_ms_a": ra.get("mean_ms", 0.0),
+            "mean_ms_b": rb.get("mean_ms", 0.0),
+        }
+        if by == "shape":
+            row["shapes"] = key[2]
+        else:
+            row["path"] = rb.get("path") or ra.get("path") or ""
+        rows.append(row)
     rows.sort(key=lambda r: abs(r["delta_ms"]), reverse=True)
     cols = [
         "name",

@@ -1,0 +1,280 @@
+"""The comparison of two runs (A, the baseline, and B, the candidate): a header with both wall
+times and the speed-up, and one diff row per group with a noise-aware verdict.
+
+The rows are :func:`everyo.profiler.analysis.diff`'s (sorted by the absolute change of total
+time); each gets a verdict from :func:`everyo.bench.compare` applied to the group's per-call
+durations in A and in B (:func:`everyo.profiler.analysis.call_durations`): ``"faster"`` or
+``"slower"`` when the confidence interval of the per-call speed-up excludes 1, ``"within
+noise"`` when it does not, ``"too little data"`` when a side has fewer than :data:`MIN_CALLS`
+calls (no spread to judge noise by), and ``"only in A"`` / ``"only in B"``.
+
+>>> from everyo.profiler import profile, record_function
+>>> with profile(label="before") as a:
+...     with record_function("work"):
+...         pass
+>>> with profile(label="after") as b:
+...     with record_function("work"):
+...         pass
+>>> c = build_comparison(a.run, b.run)
+>>> [(row["label"], row["verdict"]) for row in c.rows]
+[('work', 'too little data')]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from everyo_lab.views._batch import as_batch
+from everyo_lab.views.columns import display_label
+from everyo_lab.views.table import wall_ns
+
+__all__ = [
+    "MIN_CALLS",
+    "VERDICTS",
+    "Comparison",
+    "build_comparison",
+    "call_verdict",
+    "speedup_text",
+]
+
+MIN_CALLS = 3
+"""Calls a group needs on each side for a verdict: fewer give no spread to tell noise from."""
+
+VERDICTS = ("faster", "slower", "within noise", "too little data", "only in A", "only in B")
+
+_CONFIDENCE = 0.95
+
+
+@dataclasses.dataclass
+class Comparison:
+    """Run B against run A: plain data (what the widget sends), plus the runs themselves.
+
+    Attributes
+    ----------
+    a, b : dict
+        Each run's ``run_id, label, status, error, wall_ms, events``.
+    speedup : float or None
+        ``wall_ms`` of A over that of B (above 1: B is faster); ``None`` when B took no time.
+    steps : dict or None
+        The verdict on the per-step durations when both runs have at least
+        :data:`MIN_CALLS` training steps (``verdict``, ``speedup``, ``ci_low``, ``ci_high``,
+        ``steps_a``, ``steps_b``).
+    rows : list of dict
+        One per group, biggest change of total time first: ``label, name, kind, path`` (or
+        ``shapes``), ``calls_a/b``, ``total_ms_a/b``, ``per_call_ms_a/b`` (mean), ``self_ms_a/b``
+        (self time per call), ``ratio`` (per-call time B / A), ``delta_ms`` (total B - A),
+        ``verdict``, ``speedup``/``ci_low``/``ci_high`` (per call, A / B, when judged), ``why``.
+    notes : list of str
+    """
+
+    a: dict
+    b: dict
+    group_by: str
+    speedup: float | None
+    steps: dict | None
+    rows: list[dict]
+    notes: list[str]
+    run_a: object = dataclasses.field(default=None, repr=False, compare=False)
+    run_b: object = dataclasses.field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        """JSON-ready plain data (the runs left out)."""
+        return {
+            "a": dict(self.a),
+            "b": dict(self.b),
+            "group_by": self.group_by,
+            "speedup": self.speedup,
+            "steps": None if self.steps is None else dict(self.steps),
+            "rows": [dict(r) for r in self.rows],
+            "notes": list(self.notes),
+        }
+
+    @property
+    def headline(self) -> str:
+        """``"before 12.300 ms → after 8.100 ms: 1.52× faster"``."""
+        return (
+            f"{self.a['label']} {self.a['wall_ms']:.3f} ms → {self.b['label']} "
+            f"{self.b['wall_ms']:.3f} ms: {speedup_text(self.speedup)}"
+        )
+
+
+def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = None):
+    """Compare run B (the candidate) with run A (the baseline); see the module.
+
+    ``top`` keeps the rows with the largest changes. Raises
+    :class:`~everyo.errors.EveryOProfilerError` for an unknown ``group_by``, or ``"shape"`` on a
+    run recorded without shapes.
+    """
+    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+
+    diff = analysis.diff(run_a, run_b, by=group_by)
+    calls_a = analysis.call_durations(run_a, group_by)
+    calls_b = analysis.call_durations(run_b, group_by)
+    rows = []
+    for row in list(diff)[: None if top is None else max(0, int(top))]:
+        key = (
+            (row["kind"], row["name"], row["shapes"])
+            if "shapes" in row
+            else (
+                row["kind"],
+                row["name"],
+            )
+        )
+        rows.append(_row(row, calls_a.get(key), calls_b.get(key), group_by))
+    a, b = _side(run_a), _side(run_b)
+    return Comparison(
+        a=a,
+        b=b,
+        group_by=group_by,
+        speedup=a["wall_ms"] / b["wall_ms"] if b["wall_ms"] > 0 else None,
+        steps=_step_verdict(run_a, run_b),
+        rows=rows,
+        notes=_notes(run_a, run_b, a, b),
+        run_a=run_a,
+        run_b=run_b,
+    )
+
+
+def call_verdict(durations_a_ns, durations_b_ns) -> dict:
+    """The verdict on B's per-call time against A's, from the calls' durations (ns).
+
+    :func:`everyo.bench.compare`'s noise-aware rule on the two samples: ``verdict`` (see
+    :data:`VERDICTS`), ``speedup`` (median per-call time of A over B), ``ci_low``, ``ci_high``
+    and ``why`` (one sentence).
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> call_verdict(rng.normal(1000, 20, 30), rng.normal(500, 10, 30))["verdict"]
+    'faster'
+    """
+    from everyo.bench.regression import compare  # lazily: views import fast
+
+    a = np.asarray(durations_a_ns if durations_a_ns is not None else [], np.float64)
+    b = np.asarray(durations_b_ns if durations_b_ns is not None else [], np.float64)
+    if not len(a) or not len(b):
+        side = "B" if len(b) else "A"
+        return {
+            "verdict": f"only in {side}",
+            "speedup": None,
+            "ci_low": None,
+            "ci_high": None,
+            "why": f"called only in run {side}",
+        }
+    if min(len(a), len(b)) < MIN_CALLS:
+        return {
+            "verdict": "too little data",
+            "speedup": None,
+            "ci_low": None,
+            "ci_high": None,
+            "why": (
+                f"{len(a)} call{'s' if len(a) != 1 else ''} in A, {len(b)} in B: a verdict "
+                f"needs {MIN_CALLS} or more on each side (repeat the call, e.g. in a loop)"
+            ),
+        }
+    # a duration below the clock's resolution reads as 0 ns: count it as 1 ns (ratios need > 0)
+    result = compare(np.maximum(a, 1.0) / 1e9, np.maximum(b, 1.0) / 1e9, confidence=_CONFIDENCE)
+    verdict = "within noise" if result.verdict == "no significant change" else result.verdict
+    pct = round(_CONFIDENCE * 100)
+    return {
+        "verdict": verdict,
+        "speedup": _finite(result.speedup),
+        "ci_low": _finite(result.ci_low),
+        "ci_high": _finite(result.ci_high),
+        "why": (
+            f"median per call {result.baseline_time * 1e3:.4g} ms → "
+            f"{result.candidate_time * 1e3:.4g} ms; speed-up {result.speedup:.3g}× "
+            f"({pct}% CI {result.ci_low:.3g}–{result.ci_high:.3g}) over {len(a)} and "
+            f"{len(b)} calls"
+        ),
+    }
+
+
+def speedup_text(speedup: float | None) -> str:
+    """``"1.52× faster"``, ``"1.20× slower"``, ``"same speed"``, or ``"no time in B"``."""
+    if speedup is None:
+        return "no time in B"
+    if math.isclose(speedup, 1.0, rel_tol=5e-3):
+        return "same speed"
+    return f"{speedup:.2f}× faster" if speedup > 1 else f"{1 / speedup:.2f}× slower"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _row(row: dict, durations_a, durations_b, group_by: str) -> dict:
+    calls_a, calls_b = int(row["calls_a"]), int(row["calls_b"])
+    per_a = row["total_ms_a"] / calls_a if calls_a else None
+    per_b = row["total_ms_b"] / calls_b if calls_b else None
+    out = {
+        "label": display_label(row["name"], row.get("path", "")),
+        "name": str(row["name"]),
+        "kind": str(row["kind"]),
+        "calls_a": calls_a,
+        "calls_b": calls_b,
+        "total_ms_a": float(row["total_ms_a"]),
+        "total_ms_b": float(row["total_ms_b"]),
+        "per_call_ms_a": per_a,
+        "per_call_ms_b": per_b,
+        "self_ms_a": row["self_ms_a"] / calls_a if calls_a else None,
+        "self_ms_b": row["self_ms_b"] / calls_b if calls_b else None,
+        "ratio": per_b / per_a if per_a and per_b is not None else None,
+        "delta_ms": float(row["delta_ms"]),
+    }
+    if group_by == "shape":
+        out["shapes"] = str(row.get("shapes") or "")
+    else:
+        out["path"] = str(row.get("path") or "")
+    out.update(call_verdict(durations_a, durations_b))
+    return out
+
+
+def _side(run) -> dict:
+    return {
+        "run_id": str(getattr(run, "id", "") or ""),
+        "label": str(getattr(run, "label", "") or "run"),
+        "status": str(getattr(run, "status", "completed")),
+        "error": getattr(run, "error", None),
+        "wall_ms": wall_ns(run) / 1e6,  # the wall time every view of a run shows
+        "events": len(as_batch(run)),
+    }
+
+
+def _step_verdict(run_a, run_b) -> dict | None:
+    from everyo.profiler import analysis
+
+    try:
+        sa, ea, _ = analysis.step_bounds(run_a)
+        sb, eb, _ = analysis.step_bounds(run_b)
+    except Exception:  # a source without steps (an event batch of another shape)
+        return None
+    if min(len(ea), len(eb)) < MIN_CALLS:
+        return None
+    verdict = call_verdict(ea - sa, eb - sb)
+    return {**verdict, "steps_a": len(ea), "steps_b": len(eb)}
+
+
+def _notes(run_a, run_b, a: dict, b: dict) -> list[str]:
+    notes = []
+    for name, side in (("A", a), ("B", b)):
+        if side["status"] == "failed":
+            notes.append(
+                f"run {name} ({side['label']}) failed ({side['error']}): its events up to the "
+                "failure are compared"
+            )
+        if side["events"] == 0:
+            notes.append(
+                f"run {name} ({side['label']}) recorded no events: nothing of it to compare"
+            )
+    if a["events"] and b["events"]:
+        notes.append(
+            f"verdicts use the per-call durations of each row (everyo.bench.compare, "
+            f"{round(_CONFIDENCE * 100)}% confidence); rows with fewer than {MIN_CALLS} calls "
+            "on a side have too little data for one"
+        )
+    return notes
+
+
+def _finite(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None

@@ -1,0 +1,132 @@
+"""The memory view of a run recorded with ``profile_memory``: live bytes over time (on the flame
+chart's time axis), the peak with the module running at that moment, and the top allocators.
+
+The profiler's :class:`~everyo.profiler.memory.MemoryTracker` leaves counter tracks on the run
+(``run.counters``: ``"host tensor bytes"``, and ``"cuda pool bytes"`` on CUDA), times in ns from
+the run's start like the events'. A run without them has no memory view (``None``).
+
+>>> import everyo as eo
+>>> from everyo.profiler import profile
+>>> with profile(label="memory_doc", profile_memory=True) as p:
+...     _ = eo.Linear(4, 8, seed=0)(eo.zeros(16, 4))
+>>> view = memory_view(p.run)
+>>> view["peak"]["bytes"] > 0, view["peak"]["label"]
+(True, 'Linear')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from everyo_lab.views._batch import as_batch
+from everyo_lab.views.columns import display_label
+
+__all__ = ["MAX_POINTS", "TOP_ALLOCATORS", "format_bytes", "memory_view", "peak_owner"]
+
+MAX_POINTS = 800
+"""Points of the memory chart at most (the widget state and the static SVG stay small)."""
+
+TOP_ALLOCATORS = 3
+
+_PREFERRED = ("host tensor bytes", "cuda pool bytes")
+
+
+def memory_view(run, *, max_points: int = MAX_POINTS):
+    """The memory chart's data, or ``None`` for a run recorded without ``profile_memory``.
+
+    Returns ``track`` (the counter shown), ``tracks`` (all of them), ``t_ms`` and ``bytes``
+    (at most ``max_points``, the minimum and maximum of each stretch kept, so the peak is
+    always a point), ``peak`` (``t_ms``, ``bytes``, and the innermost module running then:
+    ``label``, ``name``, ``path``, ``kind``; ``None`` for those when no event spans it), and
+    ``top`` (:func:`top_allocators`).
+    """
+    counters = getattr(run, "counters", None) or {}
+    if not counters:
+        return None
+    track = next((name for name in _PREFERRED if name in counters), next(iter(counters)))
+    t, v = (np.asarray(x, np.int64) for x in counters[track])
+    if not len(t):
+        return None
+    i = int(np.argmax(v))
+    batch = as_batch(run)
+    owner = peak_owner(batch, int(t[i]))
+    keep = _envelope(v, max_points)
+    return {
+        "track": track,
+        "tracks": list(counters),
+        "t_ms": (t[keep] / 1e6).tolist(),
+        "bytes": v[keep].tolist(),
+        "peak": {"t_ms": int(t[i]) / 1e6, "bytes": int(v[i]), **owner},
+        "top": top_allocators(batch),
+    }
+
+
+def peak_owner(batch, t_ns: int) -> dict:
+    """The innermost module event running at ``t_ns`` (ns from the run's start), else the
+    innermost event of any kind: ``label``, ``name``, ``path``, ``kind`` (all ``None`` when
+    no event spans that moment). An allocation is counted when the event that made it ends, so
+    an event ending exactly at ``t_ns`` counts as running."""
+    none = {"label": None, "name": None, "path": None, "kind": None}
+    if len(batch) == 0:
+        return none
+    start = np.asarray(batch.start_ns, np.int64)
+    spans = (start <= t_ns) & (t_ns <= start + np.asarray(batch.dur_ns, np.int64))
+    if not spans.any():
+        return none
+    keys = batch.keys
+    key = np.asarray(batch.key, np.int64)
+    is_module = np.array([k[0] == "module" for k in keys] or [False], bool)[key]
+    pick = spans & is_module if (spans & is_module).any() else spans
+    rows = np.nonzero(pick)[0]
+    row = int(rows[np.argmax(np.asarray(batch.depth)[rows])])
+    kind, name, path = keys[int(key[row])]
+    return {"label": display_label(name, path), "name": name, "path": path, "kind": kind}
+
+
+def top_allocators(batch, k: int = TOP_ALLOCATORS) -> list[dict]:
+    """The ``k`` modules (by class and path) whose own calls allocated the most bytes (an
+    array counts for the innermost event that returned it, not for its parents): ``label``,
+    ``bytes``, ``calls``. Empty when the batch has no ``mem_bytes`` column."""
+    mem = getattr(batch, "mem_bytes", None)
+    if mem is None or len(batch) == 0:
+        return []
+    key = np.asarray(batch.key, np.int64)
+    own = np.bincount(
+        key, weights=np.maximum(np.asarray(mem, np.int64), 0), minlength=len(batch.keys)
+    )
+    calls = np.bincount(key, minlength=len(batch.keys))
+    totals: dict[str, list[int]] = {}
+    for k, (kind, name, path) in enumerate(batch.keys):
+        if kind == "module" and own[k] > 0:
+            entry = totals.setdefault(display_label(name, path), [0, 0])
+            entry[0] += int(own[k])
+            entry[1] += int(calls[k])
+    ranked = sorted(totals.items(), key=lambda item: -item[1][0])[:k]
+    return [{"label": label, "bytes": b, "calls": c} for label, (b, c) in ranked]
+
+
+def format_bytes(n) -> str:
+    """``"12.3 MB"`` (decimal units, as the table's ``allocated`` column)."""
+    if n is None:
+        return "–"
+    n = float(n)
+    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def _envelope(values: np.ndarray, max_points: int) -> np.ndarray:
+    """Indices to draw: all of them when few, else per stretch its minimum and maximum (in
+    time order), so the chart keeps every peak and trough the full track has."""
+    n = len(values)
+    if n <= max_points:
+        return np.arange(n)
+    buckets = max(1, max_points // 2)
+    edges = np.linspace(0, n, buckets + 1).astype(np.int64)
+    keep = [0, n - 1]
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        if hi > lo:
+            part = values[lo:hi]
+            keep += [lo + int(np.argmin(part)), lo + int(np.argmax(part))]
+    return np.unique(np.asarray(keep, np.int64))
