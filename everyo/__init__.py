@@ -19,6 +19,10 @@ from everyo.training import *  # noqa: F403
 from everyo import cuda, nn, optim, profiler  # noqa: E402
 from everyo.serialization import load, save  # noqa: E402
 
+# reference EveryO's top-level names (docs/everyo-compat.md)
+from everyo.optim import SGD, Adam, Optimizer  # noqa: E402
+from everyo.profiler import Profiler, profile, record_function  # noqa: E402
+
 _LAZY = {"bench", "datasets"}
 
 

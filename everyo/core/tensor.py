@@ -270,6 +270,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     return out
 
 
+def is_tensor(obj) -> bool:
+    """True exactly when ``obj`` is an everyo :class:`Tensor` (a ``Parameter`` too); arrays and
+    lists give False. Never raises."""
+    return isinstance(obj, Tensor)
+
+
 def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     """Like :func:`tensor` but shares memory where possible (no copy when nothing changes)."""
     if isinstance(data, Tensor):

@@ -6,6 +6,7 @@
 from everyo.nn import functional, init
 from everyo.nn.activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from everyo.nn.attention import MultiheadAttention, TransformerEncoderLayer
+from everyo.nn.channels_last import AvgPool2D, Conv2D, MaxPool2D
 from everyo.nn.containers import ModuleDict, ModuleList, Sequential
 from everyo.nn.conv import AvgPool2d, Conv2d, MaxPool2d
 from everyo.nn.dropout import Dropout
@@ -16,6 +17,8 @@ from everyo.nn.loss import (
     BCEWithLogitsLoss,
     CrossEntropyLoss,
     L1Loss,
+    Loss,
+    MAELoss,
     MSELoss,
     NLLLoss,
 )
@@ -29,6 +32,7 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Embedding",
     "MultiheadAttention", "TransformerEncoderLayer",
     "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+    "Conv2D", "MaxPool2D", "AvgPool2D", "Loss", "MAELoss",
     "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss",
 ]  # fmt: skip
 

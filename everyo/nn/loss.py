@@ -1,24 +1,57 @@
 """Loss layers: ``MSELoss``, ``L1Loss``, ``BCELoss``, ``BCEWithLogitsLoss``,
 ``CrossEntropyLoss`` (class indices, label smoothing) and ``NLLLoss``; reductions
-``"mean"`` (default), ``"sum"`` and ``"none"``. Each wraps one fused functional op."""
+``"mean"`` (default), ``"sum"`` and ``"none"``. Each wraps one fused functional op.
+
+``Loss`` is their public base class and ``MAELoss`` / :func:`mae_loss` the reference EveryO's
+spelling of ``L1Loss`` (same values, but shapes must match exactly: no broadcasting)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from everyo.core.ops.losses import _check_reduction
+from everyo.errors import EveryOShapeError
 from everyo.nn import functional as F
 from everyo.nn.module import Module
 
-__all__ = ["MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss"]
+__all__ = [
+    "Loss", "MSELoss", "L1Loss", "MAELoss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss",
+    "NLLLoss", "mae_loss",
+]  # fmt: skip
 
 
-class _Loss(Module):
+class Loss(Module):
+    """Base class of the losses: holds ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``; any
+    other value is a ``ValueError``). Subclasses define ``forward(prediction, target)``;
+    :meth:`_reduce` applies the reduction to element-wise losses.
+
+    >>> import everyo as eo
+    >>> class Huber(eo.Loss):
+    ...     def forward(self, prediction, target):
+    ...         d = abs(prediction - target)
+    ...         return self._reduce(eo.where(d < 1, 0.5 * d * d, d - 0.5))
+    >>> Huber()(eo.tensor([0.0, 3.0]), eo.tensor([0.5, 0.0])).item()
+    1.3125
+    """
+
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         _check_reduction(reduction)  # at construction, not at the first forward
         self.reduction = reduction
 
+    def _reduce(self, t):
+        if self.reduction == "mean":
+            return t.mean()
+        return t.sum() if self.reduction == "sum" else t
+
+    def get_config(self) -> dict:
+        return {"reduction": self.reduction}
+
     def extra_repr(self) -> str:
         return "" if self.reduction == "mean" else f"reduction={self.reduction!r}"
+
+
+_Loss = Loss  # the name the layers below were written against
 
 
 class MSELoss(_Loss):
@@ -33,6 +66,28 @@ class L1Loss(_Loss):
 
     def forward(self, input, target):  # noqa: A002
         return F.l1_loss(input, target, reduction=self.reduction)
+
+
+def mae_loss(prediction, target, reduction: str = "mean"):
+    """Mean absolute error of two tensors of the same shape (``l1_loss`` without broadcasting:
+    a ``(N, 1)`` prediction against an ``(N,)`` target is an :class:`EveryOShapeError`)."""
+    shapes = tuple(
+        tuple(x.shape) if hasattr(x, "shape") else np.shape(x) for x in (prediction, target)
+    )
+    if shapes[0] != shapes[1]:
+        raise EveryOShapeError(
+            f"MAELoss: prediction {shapes[0]} and target {shapes[1]} differ in shape; reshape "
+            f"one (e.g. target.reshape(prediction.shape)), or use L1Loss, which broadcasts"
+        )
+    return F.l1_loss(prediction, target, reduction=reduction)
+
+
+class MAELoss(L1Loss):
+    """Mean absolute error ``|prediction - target|`` (reference EveryO's ``L1Loss``); the shapes
+    must match exactly."""
+
+    def forward(self, prediction, target):
+        return mae_loss(prediction, target, reduction=self.reduction)
 
 
 class BCELoss(_Loss):

@@ -15,7 +15,8 @@ class Adam(Optimizer):
 
     ``m = b1 m + (1-b1) g``, ``v = b2 v + (1-b2) g²``,
     ``p -= lr / (1-b1^t) * m / (sqrt(v) / sqrt(1-b2^t) + eps)``; ``weight_decay`` adds
-    ``weight_decay * p`` to ``g`` first.
+    ``weight_decay * p`` to ``g`` first. ``amsgrad`` divides by the running maximum of ``v``
+    (state ``max_exp_avg_sq``) instead.
     """
 
     _decoupled = False
@@ -27,12 +28,15 @@ class Adam(Optimizer):
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,
+        amsgrad: bool = False,
     ) -> None:
         if lr < 0 or eps < 0 or weight_decay < 0:
             raise ValueError(f"{type(self).__name__} needs lr, eps, weight_decay >= 0")
         if not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
             raise ValueError(f"betas must lie in [0, 1), got {betas}")
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        if amsgrad:  # only then, so that saved states of plain Adam keep their keys
+            defaults["amsgrad"] = True
         super().__init__(params, defaults)
 
     def _step(self) -> None:
@@ -85,6 +89,10 @@ class Adam(Optimizer):
 
     def _update(self, plist: list, group: dict) -> None:
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        if group.get("amsgrad"):
+            for p in plist:
+                _amsgrad_update(p, self._state_for(p), lr, b1, b2, eps, wd, self._decoupled)
+            return
         m, v, states = self._moments(plist)
         t = states[0]["step"] + 1
         # Per-parameter updates when the parameters stepped apart, or when they are large:
@@ -142,6 +150,30 @@ def _adam_update(p, st, lr, b1, b2, eps, wd, decoupled) -> None:
     data -= _moment_update(p.xp, st["exp_avg"], st["exp_avg_sq"], g, lr, b1, b2, eps, t)
 
 
+def _amsgrad_update(p, st, lr, b1, b2, eps, wd, decoupled) -> None:
+    """One parameter's AMSGrad step: the denominator uses the running maximum of ``v``."""
+    xp, g, data = p.xp, p.grad.data, p.data
+    if "exp_avg" not in st:
+        st["step"] = 0
+        st["exp_avg"], st["exp_avg_sq"] = xp.zeros_like(data), xp.zeros_like(data)
+    if "max_exp_avg_sq" not in st:
+        st["max_exp_avg_sq"] = xp.zeros_like(data)
+    st["step"] = t = st["step"] + 1
+    if wd:
+        if decoupled:
+            data *= 1 - lr * wd
+        else:
+            g = g + wd * data
+    m, v, vmax = st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"]
+    m *= b1
+    m += (1 - b1) * g
+    v *= b2
+    v += (1 - b2) * (g * g)
+    xp.maximum(vmax, v, out=vmax)
+    denom = xp.sqrt(vmax) / math.sqrt(1 - b2**t) + eps
+    data -= (lr / (1 - b1**t)) * m / denom
+
+
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr * weight_decay``
     before the Adam update; default ``weight_decay=0.01`` as in PyTorch."""
@@ -155,5 +187,7 @@ class AdamW(Adam):
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.01,
+        amsgrad: bool = False,
     ) -> None:
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad)  # fmt: skip

@@ -15,7 +15,12 @@ import numpy as np
 from everyo.core.autograd import enable_grad, zero_grads
 from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor
-from everyo.errors import EveryOSerializationError, EveryOShapeError
+from everyo.errors import (
+    EveryOConfigError,
+    EveryODTypeError,
+    EveryOSerializationError,
+    EveryOShapeError,
+)
 from everyo.profiler import hooks as _hooks
 
 __all__ = ["Optimizer"]
@@ -29,17 +34,29 @@ class Optimizer:
     params : iterable of Tensors, or of dicts
         The tensors to optimise, or parameter groups: dicts with a ``"params"`` list and
         per-group overrides of the defaults (e.g. ``{"params": head, "lr": 1e-2}``).
-    defaults : dict
-        Hyper-parameters every group starts from.
+    defaults : dict, or a number
+        Hyper-parameters every group starts from. A number is the learning rate (reference
+        EveryO's ``Optimizer(parameters, lr)``; it must be > 0).
+
+    Reference EveryO's attributes work too: ``lr`` (reads the first group's, sets every
+    group's), ``parameters`` (the list of tensors), ``step_count`` (``step()`` calls),
+    ``state_for(param)`` and ``get_config()``. A subclass may override ``step()`` itself.
     """
 
-    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+    def __init__(self, params: Iterable, defaults: dict[str, Any] | float) -> None:
+        if not isinstance(defaults, dict):  # reference EveryO: Optimizer(parameters, lr)
+            if float(defaults) <= 0:
+                raise ValueError(f"lr must be > 0, got {defaults}")
+            defaults = {"lr": float(defaults)}
         self.defaults = dict(defaults)
         self.param_groups: list[dict] = []
         self.state: dict[int, dict] = {}  # keyed by id(param): Tensors are hashed by identity
+        self.step_count = 0
         groups = list(params)
         if not groups:
-            raise ValueError("optimizer got an empty parameter list; pass model.parameters()")
+            raise EveryOConfigError(
+                "optimizer got an empty parameter list; pass model.parameters()"
+            )
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for g in groups:
@@ -53,7 +70,10 @@ class Optimizer:
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizers take Tensors, got {type(p).__name__}")
+                raise EveryODTypeError(
+                    f"optimizers take everyo Tensors, got {type(p).__name__}; pass "
+                    f"model.parameters()"
+                )
             if id(p) in seen:
                 raise ValueError("a parameter appears in two parameter groups")
             if p.dtype.kind != "f":
@@ -74,6 +94,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self.step_count += 1
         p = _hooks.active
         if p is None:
             self._step()
@@ -94,6 +115,28 @@ class Optimizer:
         if st is None:
             st = self.state[id(p)] = {}
         return st
+
+    state_for = _state_for  # reference EveryO's name
+
+    # ---- reference EveryO's single-group view ------------------------------------------------
+    @property
+    def lr(self) -> float:
+        """The learning rate of the first group; setting it sets every group's."""
+        return self.param_groups[0]["lr"]
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        for group in self.param_groups:
+            group["lr"] = float(value)
+
+    @property
+    def parameters(self) -> list[Tensor]:
+        """Every parameter this optimizer holds, in order."""
+        return self._params()
+
+    def get_config(self) -> dict:
+        """The hyper-parameters (``{"lr": ...}`` plus the subclass's), current learning rate."""
+        return {**self.defaults, "lr": self.lr}
 
     # ---- state ------------------------------------------------------------------------------
     def _params(self) -> list[Tensor]:

@@ -27,7 +27,7 @@ class SGD(Optimizer):
     def __init__(
         self,
         params: Iterable,
-        lr: float = 1e-3,
+        lr: float = 0.01,
         momentum: float = 0.0,
         dampening: float = 0.0,
         weight_decay: float = 0.0,
@@ -38,6 +38,8 @@ class SGD(Optimizer):
                 f"SGD needs lr, momentum and weight_decay >= 0 (got {lr}, {momentum}, "
                 f"{weight_decay})"
             )
+        if momentum >= 1:
+            raise ValueError(f"SGD momentum must lie in [0, 1), got {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum needs momentum > 0 and dampening 0")
         defaults = dict(

@@ -7,8 +7,11 @@ from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, norm_axis
 from everyo.core.tensor import Tensor
+from everyo.errors import EveryOShapeError
 
-__all__ = ["sum", "mean", "max", "min", "var", "std", "logsumexp", "argmax", "argmin"]
+__all__ = [
+    "sum", "mean", "max", "min", "var", "variance", "std", "logsumexp", "argmax", "argmin",
+]  # fmt: skip
 
 
 def _axes(axis, ndim) -> tuple:
@@ -143,6 +146,28 @@ def var(x, axis=None, keepdims=False, *, ddof=0, dim=None, keepdim=None):
     """Variance over ``axis`` with ``ddof`` (NumPy's default 0: the population variance)."""
     axis, keepdims = _kw(axis, dim, keepdims, keepdim)
     return dispatch("var", _var, x, axis, keepdims, ddof)
+
+
+def variance(a, axis=None, keepdims=False):
+    """The population variance (``ddof=0``) of ``a`` over ``axis`` (an int, a tuple, or None for
+    every element): reference EveryO's name for ``var(a, axis, keepdims)``, differentiable.
+
+    An axis outside the tensor's rank raises :class:`~everyo.errors.EveryOShapeError`.
+
+    >>> import everyo as eo
+    >>> eo.variance(eo.tensor([1.0, 2.0, 3.0, 4.0])).item()
+    1.25
+    """
+    a = as_t(a)
+    if a.dtype.kind != "f":  # the reference's tensors of integers or bools are float32
+        a = a.astype("float32")
+    for ax in axis if isinstance(axis, (tuple, list)) else (() if axis is None else (axis,)):
+        if not -a.ndim <= int(ax) < (a.ndim or 1):
+            raise EveryOShapeError(
+                f"variance: axis {ax} is out of range for a tensor of {a.ndim} dims (shape "
+                f"{tuple(a.shape)}); use an axis in [-{a.ndim}, {a.ndim - 1}] or None"
+            )
+    return var(a, tuple(axis) if isinstance(axis, list) else axis, keepdims)
 
 
 def std(x, axis=None, keepdims=False, *, ddof=0, dim=None, keepdim=None):
