@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.packing import (
     BUFFER_FIELDS,
     DEPTH_BITS,
@@ -54,6 +55,7 @@ class _ThreadState:
         "low",
         "flushed",
         "blocks",
+        "open",
     )
 
     def __init__(self, tid: int, now: int):
@@ -69,6 +71,7 @@ class _ThreadState:
         self.low = 0  # events shallower than this must be kept (a descendant was)
         self.flushed = 0  # events of this thread already in the store
         self.blocks: list[tuple[int, int, int]] = []  # (thread index, store row, count)
+        self.open: list = []  # the open regions (regions._Region), innermost last
 
 
 class Capture(RegionHooks):
@@ -90,6 +93,8 @@ class Capture(RegionHooks):
         self._bw_keys: dict = {}
         self._shape_ids: dict = {}
         self._recording = False
+        self._over_budget = False
+        self._cuda_possible = self._gpu is None and CudaTimer.possible()
         self._skip = 0
         # the inlined path applies: recording, no warmup events left to skip, and no schedule
         # (with a schedule, every event goes through _emit, which keeps ancestors of kept events)
@@ -180,6 +185,32 @@ class Capture(RegionHooks):
         first = self.store.append(cols, dict(meta) if meta else None)
         t.blocks.append((t.flushed, first, n))
         t.flushed += n
+        self._check_budget()
+
+    def _check_budget(self) -> None:
+        """Hold the registry's memory budget while the run grows, not only at start and stop:
+        evict the oldest finished runs, and say once when this run alone is over budget (it
+        keeps recording: nothing recorded is dropped)."""
+        registry = self.registry
+        if self._stopped or registry.nbytes <= registry.budget_bytes:
+            return  # (at stop, the registry enforces its budget once the run is finished)
+        registry.enforce_budget()
+        run = self.run
+        if self._over_budget or registry.nbytes <= registry.budget_bytes:
+            return
+        self._over_budget = True
+        import warnings
+
+        from everyo.errors import EveryOProfilerWarning
+
+        warnings.warn(
+            f"everyo profiler: run {run.id} ({run.label!r}) holds {run.nbytes:,} bytes and the "
+            f"runs held total more than runs.budget_bytes={registry.budget_bytes:,} while it "
+            "is still recording (nothing is dropped). Record less (schedule=, "
+            "record_shapes=False, fewer metadata), or raise everyo.profiler.runs.budget_bytes",
+            EveryOProfilerWarning,
+            stacklevel=2,
+        )
 
     def _flush_all(self) -> None:
         now = self._clock()
@@ -248,12 +279,26 @@ class Capture(RegionHooks):
 
     def _root_call(self, t: _ThreadState, module, forward, args, kwargs):
         # the outermost module: its named_modules() give the paths of everything inside
+        if self._cuda_possible and self._gpu is None and CudaTimer.wanted(args):
+            self._start_cuda_timing()
         t.keymap = self._keymap_for(module)
         t.root = module
         try:
             return self.module_call(module, forward, args, kwargs)
         finally:
             t.keymap = t.root = None
+
+    def _start_cuda_timing(self) -> None:
+        """The first module call on CUDA tensors: from now on, module events get device times
+        (a CPU-only run never pays for the general path just because CuPy is installed)."""
+        gpu = CudaTimer.create()
+        if gpu is None:
+            self._cuda_possible = False
+            return
+        self.store.add_column("device_ns")
+        self._gpu = gpu
+        self.module_call = self._module_call_full
+        self.run.options["cuda_timing"] = True
 
     def _failed(self, t: _ThreadState, key: int, depth: int, start: int, prev) -> None:
         end = self._clock()

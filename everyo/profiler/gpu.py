@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+_CUPY_INSTALLED = None  # find_spec("cupy"), asked once per process
+
 
 def _first_tensor_device(args):
     for a in args:
@@ -32,17 +34,31 @@ class CudaTimer:
 
     @classmethod
     def create(cls):
-        """A timer where CuPy is installed (imported on the first CUDA tensor), else ``None``."""
+        """A timer where CuPy is imported and sees a GPU, else ``None``."""
         cupy = sys.modules.get("cupy")
         if cupy is None:
-            # installed but not imported yet: the program may still move work to the GPU
-            return cls(None) if importlib.util.find_spec("cupy") is not None else None
+            return None
         try:
             if cupy.cuda.runtime.getDeviceCount() < 1:
                 return None
         except Exception:
             return None
         return cls(cupy)
+
+    @staticmethod
+    def possible() -> bool:
+        """Whether this process could meet CUDA tensors (CuPy imported or installed)."""
+        global _CUPY_INSTALLED
+        if "cupy" in sys.modules:
+            return True
+        if _CUPY_INSTALLED is None:
+            _CUPY_INSTALLED = importlib.util.find_spec("cupy") is not None
+        return _CUPY_INSTALLED
+
+    @staticmethod
+    def wanted(args) -> bool:
+        """Whether a call with these arguments runs on a GPU (its first tensor is on CUDA)."""
+        return _first_tensor_device(args) == "cuda"
 
     def begin(self, args):
         if _first_tensor_device(args) != "cuda":

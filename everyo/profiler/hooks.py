@@ -40,11 +40,45 @@ This module must stay import-light: the engine imports it at import time.
 
 from __future__ import annotations
 
+import threading
+
 active = None
 """The running profiler, or ``None``. Only :mod:`everyo.profiler` assigns it."""
 
+_claimed = None  # the profiler between claim() and release(): starting, running or stopping
+_claim_lock = threading.Lock()
+
+
+def claim(profiler):
+    """Reserve the one profiler slot for ``profiler``; return the holder if another has it.
+
+    Checking that no profiler runs and becoming the one that runs are one atomic step, so
+    profilers started at the same moment from several threads cannot both start.
+    """
+    global _claimed
+    with _claim_lock:
+        holder = _claimed
+        if holder is not None and holder is not profiler:
+            return holder
+        _claimed = profiler
+        return None
+
+
+def release(profiler) -> None:
+    """Give the slot back (and uninstall ``profiler`` if it is the active one)."""
+    global _claimed, active
+    with _claim_lock:
+        if active is profiler:
+            active = None
+        if _claimed is profiler:
+            _claimed = None
+
 
 def set_active(profiler) -> None:
-    """Install (or with ``None`` remove) the running profiler."""
+    """Install (or with ``None`` remove) the running profiler.
+
+    Profilers go through :func:`claim`/:func:`release`; tests and engine fakes that install
+    a hook object directly use this.
+    """
     global active
     active = profiler

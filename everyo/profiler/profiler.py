@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import inspect
 import threading
 import time
 
@@ -122,17 +123,27 @@ class Profiler(Capture):
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> Profiler:
         """Start recording. Raises ``RuntimeError`` if another profiler is active."""
-        if hooks.active is not None:
-            raise RuntimeError(
-                f"everyo profilers cannot be nested: {hooks.active!r} is already active; "
-                "stop it first, or use record_function() for a sub-region"
-            )
         if self.run is not None:
             raise EveryOProfilerError("this Profiler already recorded a run; create a new one")
+        holder = hooks.claim(self) if hooks.active is None else hooks.active
+        if holder is not None:
+            raise RuntimeError(
+                f"everyo profilers cannot be nested: {holder!r} is already active; "
+                "stop it first, or use record_function() for a sub-region"
+            )
+        try:
+            self._begin()
+        except BaseException:
+            hooks.release(self)
+            raise
+        hooks.set_active(self)
+        return self
+
+    def _begin(self) -> None:
         extra = ("shape",) if self.record_shapes else ()
         extra += ("flops", "bytes") if self.record_ops else ()
         extra += ("mem_bytes",) if self.profile_memory else ()
-        self._gpu = CudaTimer.create()
+        self._gpu = CudaTimer.create() if self._uses_cuda_now() else None
         self._memory = MemoryTracker() if self.profile_memory else None
         optional = extra + (("device_ns",) if self._gpu is not None else ())
         self.store = EventStore(optional)
@@ -142,8 +153,14 @@ class Profiler(Capture):
         self.registry.add(self.run)
         self._skip = self.warmup
         self._set_recording(self.schedule is None or self.schedule.action(0) == "active")
-        hooks.set_active(self)
-        return self
+
+    @staticmethod
+    def _uses_cuda_now() -> bool:
+        """CUDA timing from the start when the process already holds CUDA tensors' module
+        (CuPy imported); otherwise it starts on the first module call on a CUDA tensor."""
+        import sys
+
+        return "cupy" in sys.modules
 
     def options(self) -> dict:
         """The options of this profiler as a JSON-ready dict (stored in the run)."""
@@ -169,8 +186,7 @@ class Profiler(Capture):
         if self.run is None or self._stopped:
             return self.run
         self._stopped = True
-        if hooks.active is self:
-            hooks.set_active(None)
+        hooks.release(self)
         self._set_recording(False)
         self._flush_all()
         self._resolve_device_times()
@@ -335,9 +351,79 @@ class record_function:
         return False
 
     def __call__(self, fn):
+        """Decorate ``fn``: each call is one region.
+
+        A generator function or ``async def`` records one region per resumption: the stretches
+        of code it runs between ``yield``/``await`` points, so time spent suspended (the
+        consumer's work, other asyncio tasks, I/O waits) is not counted as its own, and events
+        of tasks interleaved on one thread stay apart. Async generators are refused.
+        """
+        name, metadata = self.name, self.metadata
+        if inspect.isasyncgenfunction(fn):
+            raise EveryOProfilerError(
+                f"@record_function({name!r}) cannot time an async generator "
+                f"({getattr(fn, '__qualname__', fn)!r}): use `with record_function(...):` "
+                "around the work inside it"
+            )
+        if inspect.isgeneratorfunction(fn):
+
+            @functools.wraps(fn)
+            def gen_wrapper(*args, **kwargs):
+                return (yield from _resumptions(fn(*args, **kwargs), name, metadata))
+
+            return gen_wrapper
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def coro_wrapper(*args, **kwargs):
+                return await _TimedAwaitable(fn(*args, **kwargs), name, metadata)
+
+            return coro_wrapper
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with record_function(self.name, **self.metadata):
+            with record_function(name, **metadata):
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+def _resumptions(it, name: str, metadata: dict):
+    """Drive generator (or coroutine iterator) ``it``, each resumption inside one region.
+
+    Forwards ``send``, ``throw`` and ``close`` and returns ``it``'s return value, like
+    ``yield from it`` does.
+    """
+    send, throw = it.send, it.throw
+    value, exc = None, None
+    while True:
+        p = hooks.active
+        region = p.region(name, "user", **metadata) if p is not None else None
+        if region is not None:
+            region.__enter__()
+        try:
+            item = send(value) if exc is None else throw(exc)
+        except StopIteration as stop:
+            return stop.value
+        finally:
+            if region is not None:
+                region.__exit__(None, None, None)
+        try:
+            value, exc = (yield item), None
+        except GeneratorExit:
+            it.close()
+            raise
+        except BaseException as e:  # thrown into the wrapper: pass it on
+            value, exc = None, e
+
+
+class _TimedAwaitable:
+    """Awaits a coroutine with one region per step (see ``record_function.__call__``)."""
+
+    __slots__ = ("coro", "name", "metadata")
+
+    def __init__(self, coro, name: str, metadata: dict):
+        self.coro, self.name, self.metadata = coro, name, metadata
+
+    def __await__(self):
+        return (yield from _resumptions(self.coro.__await__(), self.name, self.metadata))

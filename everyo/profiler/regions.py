@@ -8,12 +8,30 @@ buffer through ``Capture._emit_region`` (one append while everything is recorded
 
 from __future__ import annotations
 
+from everyo.errors import EveryOProfilerError
 from everyo.profiler.flops import estimate
 from everyo.profiler.packing import KEY_BITS, KEY_MASK
 
+MAX_DEPTH = 32_000
+"""Deepest nesting of events on one thread (the store keeps depth as int16)."""
+
+
+def _too_deep(depth: int) -> EveryOProfilerError:
+    return EveryOProfilerError(
+        f"everyo profiler: regions nested deeper than {MAX_DEPTH:,} levels on one thread; "
+        "a region is probably entered in a loop without being exited (use `with "
+        "record_function(...):`), or record fewer levels"
+    )
+
 
 class _Region:
-    """Context manager for one region (record_function, optimizer step, DataLoader fetch...)."""
+    """Context manager for one region (record_function, optimizer step, DataLoader fetch...).
+
+    Open regions of a thread form a stack (``_ThreadState.open``). A region closes by identity:
+    closing one that is not the innermost (regions exited out of order, or left open across a
+    ``yield``/``await``) takes it out of the stack and moves the regions opened inside it one
+    level up, so the thread's depth is right for every later event.
+    """
 
     __slots__ = ("p", "key", "meta", "t", "depth", "start")
 
@@ -28,16 +46,35 @@ class _Region:
             t = p._state()
         self.t = t
         self.depth = depth = t.depth
+        if depth >= MAX_DEPTH:
+            raise _too_deep(depth)
         t.depth = depth + 1
+        t.open.append(self)
         self.start = p._clock()
         return self
 
     def __exit__(self, exc_type, exc, tb):
         p, t = self.p, self.t
         end = p._clock()
-        t.depth = depth = self.depth
-        p._emit_region(t, self.start, end, self.key, depth, self.meta)
+        stack = t.open
+        if stack and stack[-1] is self:
+            stack.pop()
+            t.depth = self.depth
+        else:
+            self._close_out_of_order(t, stack)
+        p._emit_region(t, self.start, end, self.key, self.depth, self.meta)
         return False
+
+    def _close_out_of_order(self, t, stack: list) -> None:
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is self:
+                del stack[i]
+                for inner in stack[i:]:  # they outlive this one: one level up from now on
+                    inner.depth -= 1
+                if t.depth > self.depth:
+                    t.depth -= 1
+                return
+        # not open on this thread (exited twice, or on another thread): depth stays as it is
 
 
 class _Backward:
@@ -137,6 +174,8 @@ class RegionHooks:
                 "backward", "backward", ""
             )
         depth = t.depth
+        if depth >= MAX_DEPTH:
+            raise _too_deep(depth)
         t.depth = depth + 1
         saved = t.bw
         t.bw = bw = _Backward(self, t, depth + 1)

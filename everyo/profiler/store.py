@@ -23,6 +23,7 @@ Optional columns exist only when their option is on: ``shape`` (int32 interned s
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -47,6 +48,16 @@ MAX_KEYS = 1 << 24  # key ids, depth and shape ids share one int while buffered 
 MAX_SHAPES = (1 << 22) - 1
 _FIRST_CHUNK = 4096
 _MAX_CHUNK = 1 << 18
+_META_ENTRY_BYTES = 64  # the store's {row: dict} slot and its int key
+
+
+def metadata_bytes(meta: dict) -> int:
+    """Bytes one event's metadata dict holds: the dict, its values and the store's entry.
+
+    Keys are usually shared strings (the same few names on every event) and are not counted;
+    values are counted shallowly.
+    """
+    return _META_ENTRY_BYTES + sys.getsizeof(meta) + sum(sys.getsizeof(v) for v in meta.values())
 
 
 class _Chunk:
@@ -82,6 +93,7 @@ class EventStore:
         self._shape_ids: dict[str, int] = {}
         self.threads: list[tuple[int, str]] = []  # tid index -> (thread id, thread name)
         self.metadata: dict[int, dict] = {}
+        self.metadata_nbytes = 0  # what the metadata dicts hold (see metadata_bytes)
         self._chunks: list[_Chunk] = []
         self._n = 0
         self._lock = threading.Lock()
@@ -144,8 +156,11 @@ class EventStore:
                 chunk.n += take
                 done += take
             if metadata:
+                held = 0
                 for off, meta in metadata.items():
                     self.metadata[first + off] = meta
+                    held += metadata_bytes(meta)
+                self.metadata_nbytes += held
             self._n = first + k  # publish last: readers only look below _n
             return first
 
@@ -156,6 +171,19 @@ class EventStore:
         chunk = _Chunk(self.dtypes, cap)
         self._chunks.append(chunk)
         return chunk
+
+    def add_column(self, name: str) -> None:
+        """Add optional column ``name`` to a store already holding rows (-1 for them)."""
+        if name not in OPTIONAL_COLUMNS:
+            raise ValueError(f"unknown optional column {name!r}")
+        with self._lock:
+            if name in self.dtypes:
+                return
+            dtype = OPTIONAL_COLUMNS[name]
+            for chunk in self._chunks:
+                chunk.cols[name] = np.full(chunk.capacity, -1, dtype)
+            self.dtypes = {**self.dtypes, name: dtype}
+            self.columns = tuple(self.dtypes)
 
     def set_values(self, column: str, rows: np.ndarray, values: np.ndarray) -> None:
         """Fill an optional column after the fact (device times resolved at stop)."""
@@ -174,10 +202,11 @@ class EventStore:
         with self._lock:
             n = self._n
             chunks = list(self._chunks)
+            dtypes = self.dtypes
         stop = n if stop is None else min(stop, n)
         start = max(0, min(start, stop))
         out = {}
-        for name, dtype in self.dtypes.items():
+        for name, dtype in dtypes.items():
             parts = []
             base = 0
             for chunk in chunks:
@@ -190,8 +219,9 @@ class EventStore:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the published rows' columns (capacity not yet used is not counted)."""
-        return self._n * self.row_bytes
+        """Bytes held by the published rows: their columns and their metadata dicts (column
+        capacity not yet used is not counted)."""
+        return self._n * self.row_bytes + self.metadata_nbytes
 
     @property
     def allocated_bytes(self) -> int:

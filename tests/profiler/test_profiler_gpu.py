@@ -34,18 +34,68 @@ def test_cuda_module_events_get_device_time_resolved_at_stop(tmp_path):
     assert (load(tmp_path / "gpu.json").snapshot().device_ns[modules] > 0).all()
 
 
-def test_cpu_runs_have_no_device_column_without_cupy():
+def test_cpu_runs_have_no_device_column_without_cuda_tensors():
     import sys
 
     if "cupy" in sys.modules:
         pytest.skip("CuPy is imported in this process")
-    import importlib.util
-
     with profile() as p:
         eo.Linear(2, 2, seed=0)(eo.zeros(1, 2))
-    has_cupy = importlib.util.find_spec("cupy") is not None
-    assert (p.run.snapshot().device_ns is not None) == has_cupy
-    assert p.run.options["cuda_timing"] == has_cupy
+    assert p.run.snapshot().device_ns is None
+    assert p.run.options["cuda_timing"] is False
+
+
+class _FakeEvent:
+    clock = [0]
+
+    def record(self):
+        _FakeEvent.clock[0] += 1000
+        self.t = _FakeEvent.clock[0]
+
+
+def _fake_cupy():
+    from types import SimpleNamespace
+
+    runtime = SimpleNamespace(getDeviceCount=lambda: 1, deviceSynchronize=lambda: None)
+    cuda = SimpleNamespace(
+        Event=_FakeEvent, runtime=runtime, get_elapsed_time=lambda a, b: (b.t - a.t) / 1e6
+    )
+    return SimpleNamespace(cuda=cuda)
+
+
+class _Arr:
+    def __init__(self, kind):
+        from types import SimpleNamespace
+
+        self.device = SimpleNamespace(type=kind)
+        self.shape = (2, 2)
+
+
+def test_cupy_installed_but_unused_keeps_the_plain_path_until_a_cuda_call(monkeypatch):
+    """CuPy installed (here: a fake, imported lazily by the engine) costs CPU-only profiling
+    nothing; the first module call on a CUDA tensor turns device timing on for the rest."""
+    import sys
+
+    from profiler_fakes import FakeModule
+
+    import everyo.profiler.gpu as gpu
+    from everyo.profiler import Profiler, RunRegistry
+
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    monkeypatch.setattr(gpu, "_CUPY_INSTALLED", True)  # find_spec("cupy") would find it
+    model = FakeModule(FakeModule())
+    p = Profiler(registry=RunRegistry())
+    with p:
+        model(_Arr("cpu"))
+        assert p.module_call.__func__ is Profiler.module_call  # the inlined recording path
+        monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())  # the engine imports CuPy
+        model(_Arr("cuda"))
+        assert p.module_call.__func__ is not Profiler.module_call
+    assert p.run.options["cuda_timing"] is True
+    device_ns = p.run.snapshot().device_ns.tolist()
+    assert device_ns[:2] == [-1, -1]  # the CPU calls before
+    assert all(ns > 0 for ns in device_ns[2:])
+    assert [e.depth for e in p.events] == [1, 0, 1, 0]
 
 
 def test_device_times_find_their_store_rows_across_flush_blocks():
