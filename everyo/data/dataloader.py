@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from everyo.core.device import device as _resolve
+from everyo.data.checks import add_note, check_prefetch, check_seed, describe_indices
 from everyo.data.dataset import ArrayDataset, Subset, default_collate, to_batch
 from everyo.profiler import hooks as _hooks
 
@@ -51,7 +52,8 @@ class DataLoader:
     drop_last : bool
         Drop the final partial batch.
     seed : int, optional
-        Seed of the shuffling generator: the same seed gives the same sequence of epochs.
+        Seed of the shuffling generator (a whole number >= 0): the same seed gives the same
+        sequence of epochs.
     collate_fn : callable, optional
         Turns a list of samples into a batch (default :func:`default_collate`); using one
         turns the fast path off.
@@ -59,6 +61,9 @@ class DataLoader:
         Put every batch on this device.
     prefetch : int
         Prepare up to this many batches ahead on a background thread (0: none).
+
+    An error raised by ``dataset[i]`` propagates with its own type and a note naming ``i``;
+    an error while batching the samples gets a note naming the batch's indices.
 
     >>> import numpy as np, everyo as eo
     >>> loader = eo.DataLoader(eo.ArrayDataset(np.zeros((20, 3), np.float32)), batch_size=6)
@@ -87,8 +92,7 @@ class DataLoader:
             raise TypeError(f"batch_size must be an int, got {batch_size!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        if int(prefetch) < 0:
-            raise ValueError(f"prefetch must be >= 0, got {prefetch}")
+        check_seed(seed, "DataLoader")
         self.dataset = dataset
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
@@ -96,7 +100,7 @@ class DataLoader:
         self.seed = seed
         self.collate_fn = collate_fn
         self.device = None if device is None else _resolve(device)
-        self.prefetch = int(prefetch)
+        self.prefetch = check_prefetch(prefetch)
         self._rng = np.random.default_rng(seed)
         self._source = None if collate_fn is not None else _array_source(dataset)
 
@@ -131,9 +135,26 @@ class DataLoader:
                 idx = base[idx]
             return to_batch(src.batch(idx), self.device)
         positions = range(len(self.dataset))[idx] if isinstance(idx, slice) else idx.tolist()
-        samples = [self.dataset[i] for i in positions]
+        dataset, samples, i = self.dataset, [], None
+        try:
+            for i in positions:
+                samples.append(dataset[i])
+        except Exception as exc:  # the user's own error, with the index it happened at
+            add_note(
+                exc, f"DataLoader: {type(dataset).__name__}[{i}] raised this (sample index {i})"
+            )
+            raise
         collate = self.collate_fn or default_collate
-        return to_batch(collate(samples), self.device)
+        try:
+            batch = collate(samples)
+        except Exception as exc:
+            add_note(
+                exc,
+                f"DataLoader: batching the samples at indices {describe_indices(positions)} "
+                f"of {type(dataset).__name__} with {getattr(collate, '__name__', collate)}",
+            )
+            raise
+        return to_batch(batch, self.device)
 
     def __iter__(self) -> Iterator:
         batches = self._index_batches()

@@ -12,7 +12,8 @@ import numpy as np
 from everyo.core import backend
 from everyo.core.device import device_of_array
 from everyo.core.tensor import Tensor, as_tensor
-from everyo.errors import EveryOShapeError
+from everyo.data.checks import check_seed
+from everyo.errors import EveryODTypeError, EveryOShapeError
 
 __all__ = ["Dataset", "ArrayDataset", "Subset", "random_split", "default_collate"]
 
@@ -31,13 +32,37 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
 
 
-def _as_array(x):
-    """A NumPy or CuPy array from an array, a Tensor or nested lists (no copy when possible)."""
+def _as_array(x, name: str):
+    """A NumPy or CuPy array from an array, a Tensor or nested lists (no copy when possible);
+    ragged rows are an :class:`EveryODTypeError` naming the argument ``name`` and the rows."""
     if isinstance(x, Tensor):
         return x.data
     if isinstance(x, np.ndarray) or backend.is_cupy_array(x):
         return x
-    return as_tensor(x).data
+    try:
+        return as_tensor(x).data
+    except EveryODTypeError:
+        ragged = _first_ragged_row(x)
+        if ragged is None:
+            raise
+        i, n, n0 = ragged
+        raise EveryODTypeError(
+            f"ArrayDataset {name}: row {i} has {n} values but row 0 has {n0}; every row needs "
+            f"the same length: pad the rows to one length, or keep variable-length samples in "
+            f"a Dataset of your own and pass collate_fn= to the DataLoader"
+        ) from None
+
+
+def _first_ragged_row(rows) -> tuple[int, int, int] | None:
+    """``(i, len(rows[i]), len(rows[0]))`` for the first row whose length differs, if any."""
+    try:
+        lengths = [len(r) for r in rows]
+    except TypeError:  # scalars mixed with rows: a missing length counts as 0 values
+        lengths = [len(r) if hasattr(r, "__len__") else 0 for r in rows]
+    for i, n in enumerate(lengths):
+        if n != lengths[0]:
+            return i, n, lengths[0]
+    return None
 
 
 class ArrayDataset(Dataset):
@@ -57,8 +82,8 @@ class ArrayDataset(Dataset):
     """
 
     def __init__(self, features, targets=None) -> None:
-        self.features = _as_array(features)
-        self.targets = None if targets is None else _as_array(targets)
+        self.features = _as_array(features, "features")
+        self.targets = None if targets is None else _as_array(targets, "targets")
         if self.features.ndim == 0:
             raise EveryOShapeError("ArrayDataset features need a leading sample dimension")
         if self.targets is not None and len(self.targets) != len(self.features):
@@ -109,6 +134,7 @@ def random_split(dataset, lengths: Sequence, *, seed: int | None = None) -> list
     ``lengths`` are counts summing to ``len(dataset)``, or fractions summing to 1 (remainders go
     to the first splits, as in PyTorch).
     """
+    check_seed(seed, "random_split")
     n = len(dataset)
     lengths = list(lengths)
     if lengths and all(isinstance(x, float) for x in lengths) and abs(sum(lengths) - 1) < 1e-6:
@@ -130,15 +156,32 @@ def random_split(dataset, lengths: Sequence, *, seed: int | None = None) -> list
 
 
 def _stack(items: list):
-    first = items[0]
-    if isinstance(first, Tensor):
-        xp = first.xp
-        return Tensor._make(xp.stack([t.data for t in items]), first.device)
-    if backend.is_cupy_array(first):
-        xp = backend.namespace_of(first)
-        return Tensor._make(xp.stack(items), device_of_array(first))
-    arr = np.stack([np.asarray(x) for x in items])
-    return as_tensor(arr)
+    try:
+        first = items[0]
+        if isinstance(first, Tensor):
+            xp = first.xp
+            return Tensor._make(xp.stack([t.data for t in items]), first.device)
+        if backend.is_cupy_array(first):
+            xp = backend.namespace_of(first)
+            return Tensor._make(xp.stack(items), device_of_array(first))
+        arr = np.stack([np.asarray(x) for x in items])
+        return as_tensor(arr)
+    except ValueError:
+        _raise_if_shapes_differ(items)
+        raise
+
+
+def _raise_if_shapes_differ(items: list) -> None:
+    """The clear error for samples of different shapes (the failing path of :func:`_stack`)."""
+    shapes = [tuple(np.shape(x.data if isinstance(x, Tensor) else x)) for x in items]
+    for i, shape in enumerate(shapes):
+        if shape != shapes[0]:
+            raise EveryOShapeError(
+                f"default_collate: sample {i} of the batch has shape {shape} but sample 0 has "
+                f"{shapes[0]}; samples are stacked into one array, so they need one shape: pad "
+                f"or crop them in __getitem__, or pass collate_fn= to the DataLoader to batch "
+                f"samples of different sizes (e.g. padding each batch)"
+            ) from None
 
 
 def default_collate(samples: list):
@@ -157,8 +200,14 @@ def default_collate(samples: list):
     if isinstance(first, dict):
         return {k: default_collate([s[k] for s in samples]) for k in first}
     if isinstance(first, (tuple, list)):
-        if any(len(s) != len(first) for s in samples):
-            raise EveryOShapeError("default_collate: samples have different numbers of fields")
+        for i, s in enumerate(samples):
+            if len(s) != len(first):
+                raise EveryOShapeError(
+                    f"default_collate: sample {i} has {len(s)} fields but sample 0 has "
+                    f"{len(first)}; a tuple or list sample is batched field by field, so every "
+                    f"sample needs the same number of fields: return variable-length data as "
+                    f"one array per sample, or pass collate_fn= to the DataLoader"
+                )
         return tuple(default_collate(list(col)) for col in zip(*samples))
     raise TypeError(
         f"default_collate cannot batch samples of type {type(first).__name__}; pass "

@@ -208,3 +208,90 @@ def test_array_dataset_resident_on_the_gpu():
         batches = list(loader)
         assert all(str(x.device) == "cuda:0" for x, _ in batches)
         assert sorted(np.concatenate([y.numpy() for _, y in batches]).tolist()) == list(range(20))
+
+
+# ---- messages that name what the user passed (issue 12 §3) ---------------------------------
+
+
+class BrokenAt37(ListDataset):
+    def __init__(self):
+        super().__init__(n=64)
+
+    def __getitem__(self, i):
+        if i == 37:
+            raise KeyError("no record for this id")
+        return np.zeros(2, np.float32), i % 3
+
+
+def _notes(exc) -> str:
+    return "\n".join(getattr(exc, "__notes__", []))
+
+
+@pytest.mark.parametrize("prefetch", [0, 2])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_failing_sample_keeps_its_type_and_names_its_index(prefetch, shuffle):
+    loader = eo.DataLoader(BrokenAt37(), 8, shuffle=shuffle, seed=0, prefetch=prefetch)
+    with pytest.raises(KeyError, match="no record") as info:
+        for _ in loader:
+            pass
+    notes = _notes(info.value)
+    assert "BrokenAt37[37]" in notes and "index 37" in notes
+
+
+def test_failing_sample_inside_a_subset_names_the_loaders_index():
+    sub = Subset(BrokenAt37(), [0, 1, 37])
+    with pytest.raises(KeyError) as info:
+        list(eo.DataLoader(sub, 3))
+    assert "Subset[2]" in _notes(info.value)
+
+
+@pytest.mark.parametrize("seed", ["abc", 1.5, True, [1, 2]])
+def test_seed_of_the_wrong_type_names_the_argument_and_the_fix(seed):
+    with pytest.raises(TypeError, match=r"seed must be a whole number >= 0 or None") as info:
+        eo.DataLoader(eo.ArrayDataset(X, Y), 4, shuffle=True, seed=seed)
+    assert "seed=0" in str(info.value) and "SeedSequence" not in str(info.value)
+
+
+def test_negative_seed_names_the_argument_and_the_fix():
+    with pytest.raises(eo.EveryOConfigError, match=r"seed must be .* >= 0.* got -1") as info:
+        eo.DataLoader(eo.ArrayDataset(X, Y), 4, seed=-1)
+    assert isinstance(info.value, ValueError) and "seed=0" in str(info.value)
+    with pytest.raises(eo.EveryOConfigError, match="random_split seed"):
+        random_split(eo.ArrayDataset(X, Y), [10, 10], seed=-1)
+    eo.DataLoader(eo.ArrayDataset(X, Y), 4, seed=np.int64(3))  # NumPy ints are ints
+    eo.DataLoader(eo.ArrayDataset(X, Y), 4, seed=np.random.default_rng(0))  # as default_rng
+
+
+@pytest.mark.parametrize("prefetch", ["x", 1.5, True])
+def test_prefetch_of_the_wrong_type_names_the_argument(prefetch):
+    with pytest.raises(TypeError, match=r"prefetch is a number of batches .*prefetch=2") as info:
+        eo.DataLoader(eo.ArrayDataset(X, Y), 4, prefetch=prefetch)
+    assert "invalid literal" not in str(info.value)
+    with pytest.raises(eo.EveryOConfigError, match="prefetch"):
+        eo.DataLoader(eo.ArrayDataset(X, Y), 4, prefetch=-1)
+
+
+class Ragged(ListDataset):
+    def __getitem__(self, i):
+        return np.zeros(1 + i % 3, np.float32), i
+
+
+def test_ragged_samples_say_which_shapes_differ_and_what_to_do():
+    with pytest.raises(eo.EveryOShapeError) as info:
+        list(eo.DataLoader(Ragged(), 4))
+    message = str(info.value)
+    assert "(1,)" in message and "(2,)" in message and "collate_fn=" in message
+    assert "all input arrays" not in message and isinstance(info.value, ValueError)
+    assert "indices 0, 1, 2, 3" in _notes(info.value)
+
+
+def test_samples_with_lists_of_different_lengths_say_so():
+    with pytest.raises(eo.EveryOShapeError, match=r"sample 1 has 3 fields but sample 0 has 2"):
+        default_collate([[1, 2], [1, 2, 3]])
+
+
+def test_ragged_array_dataset_rows_name_the_argument():
+    with pytest.raises(eo.EveryODTypeError, match=r"ArrayDataset features: row 1 has 1 .* row 0"):
+        eo.ArrayDataset([[1.0, 2.0], [3.0]])
+    with pytest.raises(eo.EveryODTypeError, match=r"ArrayDataset targets"):
+        eo.ArrayDataset(X[:2], [[1], [2, 3]])
