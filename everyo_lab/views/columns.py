@@ -27,7 +27,11 @@ _BASE = (
     ("mean_ms", "mean ms", "{:.3f}"),
     ("max_ms", "max ms", "{:.3f}"),
 )
-_OPTIONAL = (("gflops", "GFLOP/s", "{:.2f}"), ("device_ms", "device ms", "{:.3f}"))
+_OPTIONAL = (
+    ("gflops", "GFLOP/s", "{:.2f}"),
+    ("device_ms", "device ms", "{:.3f}"),
+    ("mem_bytes", "allocated", "bytes"),  # profile_memory only: bytes of the arrays returned
+)
 _GROUP_HEADER = {"name": "name", "path": "module [path]", "shape": "input shapes"}
 
 
@@ -84,6 +88,10 @@ def format_cell(row: dict, key: str, fmt: str, group_by: str) -> str:
     value = row.get(key)
     if value is None:
         return "–"
+    if fmt == "bytes":
+        from everyo_lab.views.memory import format_bytes
+
+        return format_bytes(value)
     try:
         return fmt.format(value)
     except (ValueError, TypeError):

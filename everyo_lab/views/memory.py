@@ -16,12 +16,23 @@ the run's start like the events'. A run without them has no memory view (``None`
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import display_label
 
-__all__ = ["MAX_POINTS", "TOP_ALLOCATORS", "format_bytes", "memory_view", "peak_owner"]
+__all__ = [
+    "MAX_POINTS",
+    "TOP_ALLOCATORS",
+    "format_bytes",
+    "memory_svg",
+    "memory_text",
+    "memory_view",
+    "peak_owner",
+    "top_allocators",
+]
 
 MAX_POINTS = 800
 """Points of the memory chart at most (the widget state and the static SVG stay small)."""
@@ -114,6 +125,64 @@ def format_bytes(n) -> str:
         if abs(n) >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{int(n)} B"
+
+
+def memory_text(memory: dict | None) -> str:
+    """``"memory: peak 8.3 kB at 1.208 ms in Linear [2]; own allocations: Linear [0] 12.3 kB,
+    ..."`` ("" without a memory view)."""
+    if not memory:
+        return ""
+    peak = memory["peak"]
+    where = f" in {peak['label']}" if peak.get("label") else ""
+    text = f"memory ({memory['track']}): peak {format_bytes(peak['bytes'])} at "
+    text += f"{peak['t_ms']:.3f} ms{where}"
+    if memory.get("top"):
+        top = ", ".join(f"{t['label']} {format_bytes(t['bytes'])}" for t in memory["top"])
+        text += f"; most allocated by: {top}"
+    return text
+
+
+def memory_svg(memory: dict | None, *, span_ns: float, text_color: str = "#555") -> str:
+    """The memory chart as an inline ``<svg>`` on the flame chart's time scale (the same width
+    and ``span_ns``), the peak marked and named. Empty without a memory view."""
+    from everyo_lab.views.svg import _WIDTH, _axis  # one time axis for both charts
+
+    if not memory or not memory["t_ms"]:
+        return ""
+    height, top = 90, 8
+    span = max(float(span_ns), memory["t_ms"][-1] * 1e6, 1.0)
+    most = max(max(memory["bytes"]), 1)
+    xs = [t * 1e6 / span * _WIDTH for t in memory["t_ms"]]
+    ys = [top + height - b / most * height for b in memory["bytes"]]
+    # live bytes hold until the next allocation: a step line, closed down to the axis
+    points = [f"0,{top + height}"]
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        if i:
+            points.append(f"{x:.1f},{ys[i - 1]:.1f}")
+        points.append(f"{x:.1f},{y:.1f}")
+    points.append(f"{xs[-1]:.1f},{top + height}")
+    peak = memory["peak"]
+    px = peak["t_ms"] * 1e6 / span * _WIDTH
+    label = f"peak {format_bytes(peak['bytes'])}"
+    if peak.get("label"):
+        label += f" · {peak['label']}"
+    anchor = "end" if px > _WIDTH * 0.7 else "start"
+    dx = -6 if anchor == "end" else 6
+    total = top + height + 22
+    return "".join(
+        [
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {total}" '
+            f'width="{_WIDTH}" height="{total}" role="img" aria-label="memory over time" '
+            f'style="max-width:100%;height:auto;font-family:sans-serif">',
+            f'<polygon points="{" ".join(points)}" style="fill:#4c78a8;fill-opacity:0.25;'
+            'stroke:#4c78a8;stroke-width:1"/>',
+            f'<circle cx="{px:.1f}" cy="{top:.1f}" r="3.5" style="fill:#e45756"/>',
+            f'<text x="{px + dx:.1f}" y="{top + 10}" text-anchor="{anchor}" font-size="11" '
+            f'style="fill:{text_color}">{html.escape(label)}</text>',
+            *_axis(span, top + height, text_color),
+            "</svg>",
+        ]
+    )
 
 
 def _envelope(values: np.ndarray, max_points: int) -> np.ndarray:

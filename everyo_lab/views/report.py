@@ -68,6 +68,9 @@ class Report:
         :func:`everyo.profiler.analysis.step_summary` of the run's training steps.
     notes : list of str
         Things to tell the reader: no events, skipped warmup, a failure, the overlap warning.
+    memory : dict or None
+        :func:`~everyo_lab.views.memory.memory_view` of a finished run recorded with
+        ``profile_memory`` (live bytes over time, the peak and its module, top allocators).
     """
 
     run_id: str
@@ -87,6 +90,7 @@ class Report:
     steps: dict | None
     notes: list[str]
     start_time: float = 0.0
+    memory: dict | None = None
 
     @property
     def columns(self) -> list[tuple[str, str, str]]:
@@ -101,6 +105,7 @@ class Report:
         out["hot_spots"] = [dict(h) for h in self.hot_spots]
         out["steps"] = None if self.steps is None else {**self.steps}
         out["notes"] = list(self.notes)
+        out["memory"] = None if self.memory is None else {**self.memory}
         out["columns"] = [{"key": key, "header": header} for key, header, _ in self.columns]
         return out
 
@@ -135,7 +140,7 @@ def build_report(
     summary = analysis.summarize(source, group_by=group_by)
     rows = sort_rows(_rows(summary, wall), sort_by, descending=descending)
     by_name = rows if group_by == "name" else _rows(analysis.summarize(source), wall)
-    return _report(
+    report = _report(
         None if run is None else source,
         wall=wall,
         events=len(source.snapshot() if run is not None else source),
@@ -146,6 +151,11 @@ def build_report(
         steps=analysis.step_summary(*analysis.step_bounds(source)),
         notes=list(summary.notes),
     )
+    if run is not None and report.status != "running":  # counters are attached at the stop
+        from everyo_lab.views.memory import memory_view
+
+        report.memory = memory_view(source)
+    return report
 
 
 def live_report(

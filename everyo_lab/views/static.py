@@ -12,6 +12,7 @@ import html
 
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for, format_cell
+from everyo_lab.views.memory import memory_svg, memory_text
 from everyo_lab.views.report import Report, as_report, steps_text
 from everyo_lab.views.svg import flame_svg
 
@@ -85,11 +86,19 @@ def render_html(
         parts.append(render_table_html(report, theme=theme))
     parts.append(render_notes_html(report, theme=theme))
     if report.rows and run is not None and not isinstance(run, Report):
-        svg = flame_svg(as_batch(run), text_color=c["muted"])
+        batch = as_batch(run)
+        span = _span_ns(batch, report.memory)
+        svg = flame_svg(batch, text_color=c["muted"], span_ns=span)
         parts.append(
             f'<div style="margin-top:6px"><div style="color:{c["muted"]}">flame chart (time →, '
             f"depth ↓)</div>{svg}</div>"
         )
+        if report.memory:  # on the flame chart's time scale, right under it
+            chart = memory_svg(report.memory, span_ns=span, text_color=c["muted"])
+            parts.append(
+                f'<div><div style="color:{c["muted"]}">live tensor bytes over time</div>'
+                f"{chart}</div>"
+            )
     parts.append("</div>")
     return "".join(parts)
 
@@ -124,7 +133,16 @@ def render_header_html(run=None, *, theme: str = "light", report: Report | None 
         out.append(
             f'<div style="margin-bottom:6px">steps: {html.escape(steps_text(r.steps))}</div>'
         )
+    if r.memory:
+        out.append(f'<div style="margin-bottom:6px">{html.escape(memory_text(r.memory))}</div>')
     return "".join(out)
+
+
+def _span_ns(batch, memory) -> float:
+    """The time axis of a run's static charts: to its last event end or memory sample."""
+    end = float((batch.start_ns + batch.dur_ns).max()) if len(batch) else 0.0
+    last = memory["t_ms"][-1] * 1e6 if memory and memory["t_ms"] else 0.0
+    return max(end, last)
 
 
 def render_table_html(rows, *, group_by: str = "name", theme: str = "light") -> str:

@@ -25,16 +25,20 @@ _MAX_TITLES = 300
 _LEGEND = 18
 
 
-def flame_svg(batch, *, max_shapes: int = 2500, text_color: str = "#555") -> str:
+def flame_svg(
+    batch, *, max_shapes: int = 2500, text_color: str = "#555", span_ns: float | None = None
+) -> str:
     """Render the whole run's flame chart as an inline ``<svg>`` string (empty for no events).
 
-    ``text_color`` may be any CSS colour, including ``var(--name, fallback)``.
+    ``text_color`` may be any CSS colour, including ``var(--name, fallback)``. ``span_ns``
+    widens the time axis to at least that many ns from the run's start (two charts stacked
+    with the same span share one time scale: a comparison, the memory chart).
     """
     if len(batch) == 0:
         return ""
     bars, _, keys = flame_bars(batch, width_px=_WIDTH, max_shapes=max_shapes)
     lo = min(0.0, float(bars.start.min()))  # times count from the run start
-    span = max(float(bars.end.max()) - lo, 1.0)
+    span = max(float(bars.end.max()) - lo, float(span_ns or 0) - lo, 1.0)
     scale = _WIDTH / span
     x = (bars.start - lo) * scale
     w = np.maximum((bars.end - bars.start) * scale, 0.5)

@@ -4,6 +4,7 @@ spots, steps, an aligned table and the notes, for terminals."""
 from __future__ import annotations
 
 from everyo_lab.views.columns import TEXT_COLUMNS, format_cell
+from everyo_lab.views.memory import memory_text
 from everyo_lab.views.report import Report, as_report, hot_spot_text, steps_text
 
 __all__ = ["header_line", "render_text"]
@@ -47,6 +48,8 @@ def render_text(
         lines.append(f"hot spots (self time): {spots}")
     if report.steps:
         lines.append(f"steps: {steps_text(report.steps)}")
+    if report.memory:
+        lines.append(memory_text(report.memory))
     if report.rows:
         lines += [""] + _table(report) + [""]
     lines += report.notes
