@@ -7,8 +7,9 @@ Parameters, buffers and submodules are registered by attribute assignment. ``mod
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from everyo.core.autograd import zero_grads
@@ -325,6 +326,7 @@ class Module:
         :class:`EveryOSerializationError`; a shape mismatch always raises
         :class:`EveryOShapeError`.
         """
+        _check_state_mapping(self, state_dict)
         own = self.state_dict()
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -378,6 +380,24 @@ def _move(t: Tensor, dev, dtype) -> None:
     if dev is not None and dev != t._device:
         moved = t.detach().to(dev)
         t.data, t._device = moved.data, moved._device
+
+
+def _check_state_mapping(module: Module, state) -> None:
+    """Raise a TypeError naming what was passed unless ``state`` is a mapping of names."""
+    if isinstance(state, Mapping):
+        return
+    if isinstance(state, Module):
+        hint = "pass its state instead: load_state_dict(other.state_dict())"
+    elif isinstance(state, (str, os.PathLike)):
+        hint = f"read the file first: load_state_dict(eo.load({os.fspath(state)!r}))"
+    else:
+        hint = "e.g. the dict of model.state_dict(), or eo.load(path) of a saved state"
+    shown = repr(state)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise TypeError(
+        f"load_state_dict into {type(module).__name__} expects a dict of parameter and buffer "
+        f"names to arrays, got {type(state).__name__} {shown}; {hint}"
+    )
 
 
 def _short(keys: list) -> str:

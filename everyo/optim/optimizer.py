@@ -163,7 +163,8 @@ class Optimizer:
             groups, state = state_dict["param_groups"], state_dict["state"]
         except (KeyError, TypeError) as exc:
             raise EveryOSerializationError(
-                "not an optimizer state dict: it needs 'state' and 'param_groups' keys"
+                f"not an optimizer state dict: got {type(state_dict).__name__}, expected the "
+                f"dict of optimizer.state_dict() with 'state' and 'param_groups' keys"
             ) from exc
         if len(groups) != len(self.param_groups) or any(
             len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)

@@ -64,9 +64,31 @@ def _mean(x, axis, keepdims):
     return _reduce("mean", x, axis, keepdims, lambda a, ax, kd: a.mean(axis=ax, keepdims=kd), grad)
 
 
+def _check_not_empty(name: str, shape: tuple, axis) -> None:
+    """Called when NumPy refused a reduction: if it was over zero elements, raise an error that
+    says so in the user's terms (NumPy's reads "zero-size array to reduction operation maximum
+    which has no identity")."""
+    if _count(shape, axis):
+        return
+    what = (
+        f"an empty tensor of shape {shape}"
+        if axis is None
+        else f"axis={axis} of length 0 in a tensor of shape {shape}"
+    )
+    raise EveryOShapeError(
+        f"{name}() needs at least one element to reduce, got {what}; {name} has no value for "
+        f"zero elements (unlike sum(), which gives 0): check x.numel() > 0 first, or reduce "
+        f"along an axis that has elements"
+    ) from None
+
+
 def _extreme(name, x, axis, keepdims):
     def fwd(a, ax, kd):
-        return getattr(a, name)(axis=ax, keepdims=kd)
+        try:
+            return getattr(a, name)(axis=ax, keepdims=kd)
+        except ValueError:
+            _check_not_empty(name, a.shape, ax)
+            raise
 
     def grad(g, a, o):
         ok = o if keepdims or not a.ndim else namespace_of(a).expand_dims(o, _axes(axis, a.ndim))
@@ -96,7 +118,11 @@ def _logsumexp(x, axis, keepdims):
     x = as_t(x)
     arr = x.data
     xp = namespace_of(arr)
-    m = arr.max(axis=axis, keepdims=True)
+    try:
+        m = arr.max(axis=axis, keepdims=True)
+    except ValueError:
+        _check_not_empty("logsumexp", arr.shape, axis)
+        raise
     m = xp.where(xp.isfinite(m), m, 0)
     e = xp.exp(arr - m)
     s = e.sum(axis=axis, keepdims=True)
@@ -185,7 +211,11 @@ def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
 
 def _arg(name, x, axis, keepdims):
     x = as_t(x)
-    out = getattr(x.data, name)(axis=axis, keepdims=keepdims)
+    try:
+        out = getattr(x.data, name)(axis=axis, keepdims=keepdims)
+    except ValueError:
+        _check_not_empty(name, x.data.shape, axis)
+        raise
     return Tensor._make(namespace_of(out).asarray(out, dtype="int64"), x._device)
 
 
