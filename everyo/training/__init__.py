@@ -7,10 +7,11 @@ from everyo.training.callbacks import (
     ModelCheckpoint,
 )
 from everyo.training.history import History
-from everyo.training.metrics import accuracy
+from everyo.training.loggers import CSVLogger, ProgressLogger
+from everyo.training.metrics import accuracy, confusion_matrix
 from everyo.training.trainer import Trainer
 
 __all__ = [
     "Trainer", "History", "Callback", "EarlyStopping", "ModelCheckpoint",
-    "LearningRateScheduler", "accuracy",
+    "LearningRateScheduler", "ProgressLogger", "CSVLogger", "accuracy", "confusion_matrix",
 ]  # fmt: skip

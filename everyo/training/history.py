@@ -4,7 +4,10 @@ time, peak memory)."""
 
 from __future__ import annotations
 
+import csv
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 __all__ = ["History"]
 
@@ -49,6 +52,43 @@ class History:
         if not self.epochs:
             raise IndexError("the history is empty: fit() has not finished an epoch")
         return self.epochs[-1]
+
+    def get(self, key: str, default=None):
+        """``history[key]``, or ``default`` when no epoch recorded ``key``."""
+        return self[key] if key in self else default
+
+    def __contains__(self, key) -> bool:
+        return any(key in e for e in self.epochs)
+
+    def best(self, key: str = "val_loss", mode: str = "min") -> dict:
+        """The record with the lowest (``mode="min"``) or highest ``key``."""
+        rows = [e for e in self.epochs if e.get(key) is not None]
+        if not rows:
+            raise KeyError(f"no {key!r} in the history; keys: {self.keys()}")
+        pick = min if mode == "min" else max
+        return pick(rows, key=lambda e: e[key])
+
+    def to_dict(self) -> dict[str, list]:
+        """``{key: [value per epoch]}`` (None where an epoch lacks the key)."""
+        return {k: self[k] for k in self.keys()}
+
+    def to_json(self, path) -> Path:
+        """Write the records as a JSON list (indent 2); parent folders are created."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.epochs, indent=2, default=float), encoding="utf-8")
+        return path
+
+    def to_csv(self, path) -> Path:
+        """Write one header row (keys in first-seen order) and one row per epoch, blank cells
+        for missing keys; parent folders are created. Returns the path."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=self.keys(), restval="")
+            writer.writeheader()
+            writer.writerows(self.epochs)
+        return path
 
     def to_dataframe(self):
         """The records as a pandas DataFrame (pandas is imported only here)."""

@@ -88,9 +88,14 @@ class Trainer:
 
     def __init__(self, model: Module, optimizer, loss_fn: Callable, *,
                  metrics: Iterable = (), device="cpu", grad_clip: float | None = None,
-                 accumulate_steps: int = 1, autocast=None) -> None:  # fmt: skip
+                 accumulate_steps: int = 1, autocast=None,
+                 gradient_clip: float | None = None) -> None:  # fmt: skip
+        if gradient_clip is not None:  # reference EveryO's name for grad_clip
+            grad_clip = gradient_clip
         if not isinstance(model, Module):
             raise TypeError(f"Trainer needs an everyo Module, got {type(model).__name__}")
+        if not callable(loss_fn):
+            raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
         if int(accumulate_steps) < 1:
             raise EveryOConfigError(f"accumulate_steps must be >= 1, got {accumulate_steps}")
         if grad_clip is not None and grad_clip <= 0:
@@ -106,6 +111,7 @@ class Trainer:
         self.scaler = self._make_scaler()
         self.history = History()
         self.stop_training = False
+        self.total_epochs = 0  # the epochs asked of the current fit()
         self.global_step = 0
         self._steps_taken = 0  # train_step() calls, for gradient accumulation outside fit()
 
@@ -181,18 +187,32 @@ class Trainer:
         return loss
 
     # ---- loops ------------------------------------------------------------------------------
-    def fit(self, train_loader, *, epochs: int, val_loader=None, callbacks: Iterable = (),
-            progress: bool = True) -> History:  # fmt: skip
+    def fit(self, train_loader, *, epochs: int = 10, val_loader=None, callbacks: Iterable = (),
+            progress: bool = True, validation_loader=None, verbose: bool | None = None,
+            log_every: int = 1) -> History:  # fmt: skip
         """Train for ``epochs`` epochs; returns (and extends) :attr:`history`.
 
         Each epoch's record holds the training loss and metrics (means over the epoch),
         ``val_*`` entries with ``val_loader``, the learning rate, samples/s, epoch time, mean
         batch time, validation time and peak memory. ``progress`` shows a tqdm bar (a widget
         in notebooks, text in terminals).
+
+        Reference EveryO's spellings work too: ``validation_loader=`` for ``val_loader=``, and
+        ``verbose=`` (True prints one line every ``log_every`` epochs with a
+        :class:`~everyo.training.loggers.ProgressLogger` instead of the bar; False is silent).
         """
         if int(epochs) < 1:
             raise EveryOConfigError(f"epochs must be >= 1, got {epochs}")
+        if validation_loader is not None:
+            val_loader = validation_loader
         callbacks = list(callbacks)
+        if verbose is not None:
+            from everyo.training.loggers import ProgressLogger
+
+            progress = False
+            if verbose and not any(isinstance(cb, ProgressLogger) for cb in callbacks):
+                callbacks.append(ProgressLogger(every=log_every))
+        self.total_epochs = int(epochs)
         for cb in callbacks:
             if not isinstance(cb, Callback):
                 raise TypeError(f"callbacks must be Callback instances, got {cb!r}")
