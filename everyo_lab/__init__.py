@@ -8,11 +8,21 @@ from __future__ import annotations
 
 from everyo._version import __version__
 
-__all__ = ["Dashboard", "dashboard", "load_ipython_extension", "to_html", "__version__"]
+__all__ = [
+    "Dashboard",
+    "SweepWidget",
+    "compare",
+    "dashboard",
+    "load_ipython_extension",
+    "sweeps",
+    "to_html",
+    "__version__",
+]
 
 
 def load_ipython_extension(ipython) -> None:
-    """Register ``%%everyo_profile`` and ``%everyo_dashboard`` (``%load_ext everyo_lab``)."""
+    """Register ``%%everyo_profile``, ``%everyo_dashboard`` and ``%everyo_sweep``
+    (``%load_ext everyo_lab``)."""
     from everyo_lab.magic import EveryOMagics  # imported here: IPython only when loaded
 
     ipython.register_magics(EveryOMagics)
@@ -33,6 +43,14 @@ def __getattr__(name: str):
         from everyo_lab.widgets.dashboard import dashboard
 
         return dashboard
+    if name == "compare":
+        from everyo_lab.compare_runs import compare
+
+        return compare
+    if name in ("SweepWidget", "sweeps"):
+        from everyo_lab.widgets import sweep
+
+        return getattr(sweep, name)
     if name == "to_html":
         from everyo_lab.report import to_html
 

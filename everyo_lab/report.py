@@ -11,10 +11,9 @@ from __future__ import annotations
 import html
 import json
 import os
-import tempfile
 from pathlib import Path
 
-from everyo.errors import EveryOExportError
+from everyo.fileio import write_text
 from everyo_lab.views import flame_figure, icicle_figure
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.report import Report, as_report
@@ -41,7 +40,9 @@ def to_html(
     Parameters
     ----------
     run
-        A profiler ``Run`` (e.g. ``everyo.profiler.runs.latest``).
+        A profiler ``Run`` (e.g. ``everyo.profiler.runs.latest``), or a comparison
+        (``everyo_lab.compare(a, b)`` or its ``comparison_view``): then the page shows both
+        flame charts on one time axis, zooming together, and the diff table.
     path
         Where to write, e.g. ``"profiles/report.html"``; the folder must exist.
     top, group_by
@@ -62,7 +63,7 @@ def to_html(
     """
     target = Path(path)
     document = report_html(run, top=top, group_by=group_by, report=report)
-    _write_atomic(target, document)
+    write_text(target, document)
     return target
 
 
@@ -70,6 +71,11 @@ def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | 
     """The report document as a string (what :func:`to_html` writes)."""
     from plotly.offline import get_plotlyjs  # lazily: only reports need the 4.5 MB bundle
 
+    from everyo_lab.compare_html import comparison_html, comparison_of
+
+    comparison = comparison_of(run)  # everyo_lab.compare(a, b), or its Comparison
+    if comparison is not None:
+        return comparison_html(comparison)
     report = as_report(run, report, top=top, group_by=group_by)
     title = f"everyo profile · {report.label or 'run'}"
     body = [render_header_html(report=report)]
@@ -94,27 +100,6 @@ def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | 
 def _script_json(value) -> str:
     # Inside <script>, "</" would end the element early; "<\/" means the same to JavaScript.
     return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
-
-
-def _write_atomic(target: Path, text: str) -> None:
-    folder = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise EveryOExportError(
-            f"cannot write the report to {str(target)!r}: {exc.strerror or exc}; "
-            "check that the folder exists and is writable"
-        ) from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise EveryOExportError(
-            f"cannot write the report to {str(target)!r}: {exc.strerror or exc}; "
-            "check that the path is a file name in a writable folder"
-        ) from exc
 
 
 _DOCUMENT = """<!DOCTYPE html>

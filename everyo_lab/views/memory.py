@@ -155,7 +155,7 @@ def memory_svg(memory: dict | None, *, span_ns: float, text_color: str = "#555")
     xs = [t * 1e6 / span * _WIDTH for t in memory["t_ms"]]
     ys = [top + height - b / most * height for b in memory["bytes"]]
     # live bytes hold until the next allocation: a step line, closed down to the axis
-    points = [f"0,{top + height}"]
+    points = [f"{xs[0]:.1f},{top + height}"]
     for i, (x, y) in enumerate(zip(xs, ys)):
         if i:
             points.append(f"{x:.1f},{ys[i - 1]:.1f}")

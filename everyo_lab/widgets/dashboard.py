@@ -32,12 +32,22 @@ GROUPS = ("name", "path", "shape")
 # just before it (the widget's) is hidden while it holds no dashboard (loading, "model not
 # found", or a front end without widgets). Untrusted notebooks drop <style>, which leaves the
 # static part visible: the safe direction.
-HIDE_WHEN_LIVE = (
-    "<style>.jp-OutputArea:has(.everyo-dashboard) .jp-OutputArea-child:has(.everyo-static),"
-    ".output:has(.everyo-dashboard) .output_area:has(.everyo-static){display:none}"
-    ".jp-OutputArea-child:not(:has(.everyo-dashboard)):not(:has(.everyo-static))"
-    ":has(+ .jp-OutputArea-child .everyo-static){display:none}</style>"
-)
+# Every live widget of everyo_lab with a static twin uses these rules, each with its own pair of
+# classes (a rule in one output applies to the whole page).
+
+
+def hide_when_live(live: str = "everyo-dashboard", static: str = "everyo-static") -> str:
+    """The rules above for a widget whose root has class ``live`` and whose static output has
+    class ``static``."""
+    return (
+        f"<style>.jp-OutputArea:has(.{live}) .jp-OutputArea-child:has(.{static}),"
+        f".output:has(.{live}) .output_area:has(.{static}){{display:none}}"
+        f".jp-OutputArea-child:not(:has(.{live})):not(:has(.{static}))"
+        f":has(+ .jp-OutputArea-child .{static}){{display:none}}</style>"
+    )
+
+
+HIDE_WHEN_LIVE = hide_when_live()
 
 
 def _views():
@@ -59,7 +69,13 @@ class Dashboard(anywidget.AnyWidget):
     group_by, sort_by
         Initial grouping (``"name"``, ``"path"`` or ``"shape"``) and sort column of the table.
     picker
-        Add a run picker listing every run in the kernel's store (what ``dashboard()`` does).
+        Add a run picker listing every run in the kernel's store (what ``dashboard()`` does),
+        with a second one that picks a run to compare with.
+    compare
+        A baseline run to compare ``run`` with (see :func:`everyo_lab.compare`): both flame
+        charts on one time axis and a diff table with a verdict per row.
+    compare_only
+        Show only the comparison (what ``everyo_lab.compare`` does).
 
     Examples
     --------
@@ -81,6 +97,9 @@ class Dashboard(anywidget.AnyWidget):
     selected = traitlets.Unicode("").tag(sync=True)
     export_status = traitlets.Unicode("").tag(sync=True)
     export_busy = traitlets.Bool(False).tag(sync=True)
+    compare_id = traitlets.Unicode("").tag(sync=True)  # the baseline run's id ("" for none)
+    comparison = traitlets.Dict().tag(sync=True)  # views.compare.Comparison.to_dict()
+    compare_only = traitlets.Bool(False).tag(sync=True)
 
     def __init__(
         self,
@@ -91,9 +110,14 @@ class Dashboard(anywidget.AnyWidget):
         sort_by: str = "total_ms",
         picker: bool = False,
         export_dir: str | Path | None = None,
+        compare=None,
+        compare_only: bool = False,
         **kwargs,
     ):
-        super().__init__(group_by=group_by, sort_by=sort_by, picker=picker, **kwargs)
+        super().__init__(
+            group_by=group_by, sort_by=sort_by, picker=picker, compare_only=compare_only, **kwargs
+        )
+        self._cmp = None  # CompareLink of the baseline run while comparing
         self._top = top
         self._export_dir = export_dir
         self._lock = threading.RLock()  # refresh runs on the live thread and on comm messages
@@ -105,6 +129,9 @@ class Dashboard(anywidget.AnyWidget):
         self.on_msg(self._on_message)
         self.observe(self._on_table_options, ["group_by", "sort_by", "descending"])
         self.observe(self._on_theme, "theme")
+        self.observe(self._on_compare_pick, "compare_id")
+        if compare is not None:
+            self._set_compare(compare, refresh=False)
         if picker:
             self._attach_picker(run)
         else:
@@ -154,6 +181,56 @@ class Dashboard(anywidget.AnyWidget):
             if final:
                 self._live = None
                 self.icicle = _views().icicle_figure(run, theme=self.theme)
+                self._refresh_comparison()
+
+    # -- comparison ----------------------------------------------------------------------------
+    @property
+    def compare_run(self):
+        """The baseline run the shown run is compared with (``None``: no comparison)."""
+        return self._cmp.run if self._cmp is not None else None
+
+    @compare_run.setter
+    def compare_run(self, run) -> None:
+        self._set_compare(run)
+
+    @property
+    def comparison_view(self):
+        """The last :class:`~everyo_lab.views.compare.Comparison` (``None`` when not comparing)."""
+        return self._cmp.comparison if self._cmp is not None else None
+
+    def _set_compare(self, run, *, refresh: bool = True) -> None:
+        from everyo_lab.widgets.compare_link import CompareLink
+
+        with self._lock:
+            self._cmp = CompareLink(run) if run is not None else None
+            self.compare_id = self._cmp.run_id if self._cmp is not None else ""
+            self.comparison = {}
+            if refresh:
+                self._refresh_comparison()
+
+    def _refresh_comparison(self) -> None:
+        """A's events and a new comparison, once the shown run is finished."""
+        with self._lock:
+            cmp, run = self._cmp, self._run
+            if cmp is None or run is None or getattr(run, "status", "") == "running":
+                return
+            self._send_all(cmp.update(run, group_by=self.group_by))
+            self.comparison = cmp.comparison.to_dict()
+
+    def _on_compare_pick(self, change) -> None:
+        """The picker's "compare with" select (or Python) set ``compare_id``."""
+        current = self._cmp.run_id if self._cmp is not None else ""
+        if change["new"] == current:
+            return
+        if not change["new"]:
+            self._set_compare(None)
+            return
+        from everyo.profiler import runs
+
+        try:
+            self._set_compare(runs[change["new"]])
+        except KeyError:  # a run evicted by the memory budget meanwhile
+            self.compare_id = current
 
     def _refresh_live(self, run, stream, batch) -> None:
         state = self._feed(batch)
@@ -239,6 +316,15 @@ class Dashboard(anywidget.AnyWidget):
             "text/html": views.render_html(self._run, report=report, theme=self.theme),
             "text/plain": views.render_text(self._run, report=report),
         }
+        if self.comparison_view is not None:
+            from everyo_lab.widgets.compare_link import compare_static_bundle
+
+            extra = compare_static_bundle(self.comparison_view, theme=self.theme)
+            if self.compare_only:
+                bundle = extra
+            else:
+                bundle["text/html"] += extra["text/html"]
+                bundle["text/plain"] += "\n\n" + extra["text/plain"]
         if hide_when_live:
             bundle["text/html"] = HIDE_WHEN_LIVE + bundle["text/html"]
         return bundle
@@ -272,14 +358,17 @@ class Dashboard(anywidget.AnyWidget):
             return
         kind = content.get("type")
         if kind == "plotly":
-            from everyo_lab.widgets.plotly_asset import plotly_js
+            from everyo_lab.widgets.plotly_asset import send_plotly
 
-            try:
-                version, data = plotly_js()
-            except EveryOConfigError as exc:  # the page says why instead of waiting forever
-                self.send({"type": "plotly", "error": str(exc)})
-                return
-            self.send({"type": "plotly", "version": version}, buffers=[data])
+            send_plotly(self)
+        elif (
+            self._cmp is not None
+            and content.get("run") == self._cmp.run_id
+            and (self._run is None or self._cmp.run_id != self._run.id)
+        ):
+            with self._lock:  # about the baseline run of a comparison
+                if self._cmp is not None:
+                    self._send_all(self._cmp.answer(content))
         elif kind == "resend":
             with self._lock:
                 if self._stream is not None:
@@ -312,6 +401,8 @@ class Dashboard(anywidget.AnyWidget):
             else:
                 self._report = self._build_report(run)
             self.report = self._report.to_dict()
+            if _change["name"] == "group_by":
+                self._refresh_comparison()  # the diff table groups as the summary table
 
     def _on_theme(self, change) -> None:
         if change["new"] not in ("light", "dark"):

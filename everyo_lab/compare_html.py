@@ -1,0 +1,84 @@
+"""The offline HTML page of a comparison (what ``to_html`` writes for one): the header, both
+flame charts on one time axis that zoom together, the diff table with verdicts, the notes.
+
+The same page skeleton as a run's report (:mod:`everyo_lab.report`: plotly.js inlined, no
+network needed); the header and table are the comparison's static HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from everyo_lab.views._batch import as_batch
+from everyo_lab.views.compare import Comparison
+from everyo_lab.views.compare_static import render_compare_header_html, render_diff_table_html
+
+__all__ = ["comparison_html", "comparison_of"]
+
+# After the figures are drawn: a zoom or pan of either flame chart moves the other one too.
+_LINK = """<script type="text/javascript">
+window.addEventListener("load", function () {
+  var ids = ["flame_a", "flame_b"].filter(function (id) { return document.getElementById(id); });
+  var busy = false;
+  ids.forEach(function (id) {
+    document.getElementById(id).on("plotly_relayout", function (ev) {
+      if (busy) return;
+      var update = {};
+      if (ev["xaxis.autorange"]) update["xaxis.autorange"] = true;
+      else if (ev["xaxis.range[0]"] !== undefined)
+        update["xaxis.range"] = [ev["xaxis.range[0]"], ev["xaxis.range[1]"]];
+      else if (ev["xaxis.range"]) update["xaxis.range"] = ev["xaxis.range"];
+      else return;
+      busy = true;
+      ids.forEach(function (other) {
+        if (other !== id) Plotly.relayout(other, update);
+      });
+      busy = false;
+    });
+  });
+});
+</script>"""
+
+
+def comparison_of(value) -> Comparison | None:
+    """The comparison ``value`` is or shows (a :class:`Comparison`, or a dashboard comparing
+    two runs, e.g. what ``everyo_lab.compare`` returns); ``None`` for anything else."""
+    if isinstance(value, Comparison):
+        return value
+    view = getattr(value, "comparison_view", None)
+    return view if isinstance(view, Comparison) else None
+
+
+def comparison_html(c: Comparison) -> str:
+    """The page as a string (see the module)."""
+    from plotly.offline import get_plotlyjs  # lazily: only reports need the 4.5 MB bundle
+
+    from everyo_lab.report import _CONFIG, _DOCUMENT, _script_json
+    from everyo_lab.views.flame import flame_figure
+
+    body = [render_compare_header_html(c)]
+    figures = {}
+    span = max(c.a["wall_ms"], c.b["wall_ms"])
+    for name, side, run in (("a", c.a, c.run_a), ("b", c.b, c.run_b)):
+        if run is None or not side["events"]:
+            continue
+        body.append(
+            f"<h2>{name.upper()} · {html.escape(side['label'])} · {side['wall_ms']:.3f} ms</h2>"
+            f'<div id="flame_{name}" class="chart"></div>'
+        )
+        figure = flame_figure(as_batch(run), x_range=(0.0, span))
+        figure["layout"]["xaxis"]["autorange"] = False
+        figures[f"flame_{name}"] = figure
+    if c.rows:
+        body.append("<h2>Per-group change, biggest first</h2>")
+        body.append(render_diff_table_html(c, top=None))
+    body += [f'<p style="color:#59636e">{html.escape(n)}</p>' for n in c.notes]
+    body.append(_LINK)
+    return _DOCUMENT.format(
+        title=html.escape(f"everyo comparison · {c.a['label']} → {c.b['label']}"),
+        plotly=get_plotlyjs(),
+        body="\n".join(body),
+        figures=_script_json(figures),
+        config=json.dumps(_CONFIG),
+    )
