@@ -17,7 +17,7 @@ from everyo.nn import *  # noqa: F403
 from everyo.data import *  # noqa: F403
 from everyo.training import *  # noqa: F403
 from everyo import cuda, nn, optim, profiler  # noqa: E402
-from everyo.serialization import load, save  # noqa: E402
+from everyo.serialization import inspect_archive, load, save  # noqa: E402
 
 # reference EveryO's top-level names (docs/everyo-compat.md)
 from everyo.optim import SGD, Adam, Optimizer  # noqa: E402

@@ -17,6 +17,10 @@ __all__ = [
     "EveryOSerializationError",
     "EveryOBenchmarkError",
     "EveryOConfigError",
+    "EveryOBackendError",
+    "EveryOCudaError",
+    "EveryOGradientError",
+    "EveryOConfigurationError",
     "EveryODeviceWarning",
     "EveryOBenchmarkWarning",
     "EveryOProfilerWarning",
@@ -62,6 +66,19 @@ class EveryOBenchmarkError(EveryOError, ValueError):
 
 class EveryOConfigError(EveryOError, ValueError):
     """An option (CLI flag, magic option, keyword argument) has a bad value."""
+
+
+class EveryOBackendError(EveryOError):
+    """An array backend (CuPy, CUDA) cannot do what was asked (reference EveryO's name)."""
+
+
+class EveryOCudaError(EveryOBackendError, EveryODeviceError):
+    """CUDA was required (``strict=True``) but is not usable; also an ``EveryODeviceError``."""
+
+
+# reference EveryO's names for two of the errors above
+EveryOGradientError = EveryOAutogradError
+EveryOConfigurationError = EveryOConfigError
 
 
 class EveryOWarning(UserWarning):

@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from everyo.archive import describe, inspect_archive
 from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOSerializationError
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "inspect_archive"]
 
 FORMAT = "everyo"
 VERSION = 1
@@ -88,7 +89,8 @@ def _hashable(key):
     return tuple(key) if isinstance(key, list) else key
 
 
-def save(obj, path: str | os.PathLike) -> None:
+def save(obj, path: str | os.PathLike, *, metadata: dict | None = None,
+         overwrite: bool = True) -> Path:  # fmt: skip
     """Write a Module's ``state_dict()`` (or any dict/list of tensors and plain values) to
     ``path`` atomically: a temporary file in the same folder is renamed over ``path``.
 
@@ -99,16 +101,25 @@ def save(obj, path: str | os.PathLike) -> None:
         arrays, numbers, strings, booleans and None (e.g. ``{"model": ..., "optimizer": ...,
         "epoch": 3}``).
     path : str or PathLike
+        Returned as a ``Path``.
+    metadata : dict, optional
+        JSON-serialisable notes kept in the manifest (see :func:`inspect_archive`), with the
+        everyo version, the UTC time, the class name and each parameter's shape and dtype.
+    overwrite : bool
+        False refuses to replace an existing file.
         The file to write; its folder must exist.
     """
     from everyo.nn.module import Module
 
     kind = "module" if isinstance(obj, Module) else "object"
+    if not overwrite and Path(path).exists():
+        raise EveryOSerializationError(f"{path} exists and overwrite=False; pick another path")
+    fields = describe(obj, metadata)
     if isinstance(obj, Module):
         obj = obj.state_dict()
     arrays: dict[str, np.ndarray] = {}
     tree = _encode(obj, arrays)
-    manifest = {"format": FORMAT, "version": VERSION, "kind": kind, "tree": tree}
+    manifest = {"format": FORMAT, "version": VERSION, "kind": kind, "tree": tree, **fields}
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     path = Path(path)
@@ -124,6 +135,7 @@ def save(obj, path: str | os.PathLike) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Path(path)
 
 
 def load(path: str | os.PathLike, model=None):

@@ -15,7 +15,7 @@ import threading
 import warnings
 
 from everyo.core import backend
-from everyo.errors import EveryODeviceError, EveryODeviceWarning
+from everyo.errors import EveryOCudaError, EveryODeviceError, EveryODeviceWarning
 
 __all__ = ["Device", "device"]
 
@@ -96,7 +96,7 @@ def _fallback(spec: str, strict: bool) -> Device:
         else "no CUDA GPU is usable (CuPy missing or no device)"
     )
     if strict:
-        raise EveryODeviceError(
+        raise EveryOCudaError(
             f"device {spec!r} requested with strict=True but {reason}; run "
             f"`python -m everyo doctor`, or use device('auto') to fall back to the CPU"
         )

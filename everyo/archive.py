@@ -1,0 +1,119 @@
+"""What a save file says about itself: the descriptive manifest fields :func:`everyo.save`
+writes, and :func:`inspect_archive`, which reads them without loading any array.
+
+>>> import everyo as eo, os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "model.eo")
+>>> _ = eo.save(eo.Sequential(eo.Linear(4, 2, seed=0)), path, metadata={"epoch": 3})
+>>> info = eo.inspect_archive(path)
+>>> info["class_name"], info["num_parameters"], info["parameters"]["0.weight"], info["metadata"]
+('Sequential', 10, {'shape': [2, 4], 'dtype': 'float32'}, {'epoch': 3})
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from everyo.errors import EveryOSerializationError
+
+__all__ = ["describe", "inspect_archive"]
+
+_MANIFEST, _ARRAYS = "manifest.json", "arrays.npz"
+
+
+def describe(obj, metadata: dict | None) -> dict[str, Any]:
+    """The descriptive manifest fields for saving ``obj`` (a Module or a state container):
+    version, UTC time, class name, each parameter's shape and dtype, and ``metadata``, which
+    must be JSON-serialisable."""
+    from everyo import __version__
+    from everyo.nn.module import Module
+
+    fields: dict[str, Any] = {
+        "everyo_version": __version__,
+        "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "class_name": type(obj).__name__ if isinstance(obj, Module) else None,
+    }
+    if isinstance(obj, Module):
+        params = {
+            name: {"shape": list(t.shape), "dtype": str(t.dtype)}
+            for name, t in obj.state_dict().items()
+        }
+        fields["parameters"] = params
+        fields["num_parameters"] = int(sum(p.data.size for p in obj.parameters()))
+    try:
+        fields["metadata"] = json.loads(json.dumps(metadata or {}))
+    except (TypeError, ValueError) as exc:
+        raise EveryOSerializationError(
+            f"save(metadata=...) must be JSON-serialisable (numbers, strings, lists, dicts): {exc}"
+        ) from None
+    return fields
+
+
+def _array_headers(zf: zipfile.ZipFile) -> dict[str, dict]:
+    """Shape and dtype of every array in the archive's ``.npz``, from the headers only."""
+    import io
+
+    out = {}
+    with zipfile.ZipFile(io.BytesIO(zf.read(_ARRAYS))) as npz:
+        for name in npz.namelist():
+            with npz.open(name) as fh:
+                major, _ = np.lib.format.read_magic(fh)
+                read = (np.lib.format.read_array_header_1_0 if major == 1
+                        else np.lib.format.read_array_header_2_0)  # fmt: skip
+                shape, _, dtype = read(fh)
+            out[name.removesuffix(".npy")] = {"shape": list(shape), "dtype": str(dtype)}
+    return out
+
+
+def inspect_archive(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a save file's manifest (no arrays are loaded).
+
+    Returns a dict with ``path``, ``everyo_version``, ``format_version``, ``created_at``,
+    ``class_name``, ``num_parameters``, ``parameters`` (name → ``{"shape", "dtype"}``) and
+    ``metadata``. Files written before these fields existed report None for the version,
+    time and class, and their parameters from the array headers.
+
+    Raises
+    ------
+    EveryOSerializationError
+        The file is missing, not a zip, has no manifest, or the manifest is corrupt.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise EveryOSerializationError(f"no saved file at {path}")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            manifest = json.loads(zf.read(_MANIFEST))
+            if not isinstance(manifest, dict):
+                raise ValueError("the manifest is not a JSON object")
+            params = manifest.get("parameters")
+            if params is None and manifest.get("kind") == "module":
+                headers, tree = _array_headers(zf), manifest.get("tree", {})
+                params = {
+                    name: headers[ref["__tensor__"]]
+                    for name, ref in tree.items()
+                    if isinstance(ref, dict) and ref.get("__tensor__") in headers
+                }
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, ValueError, OSError) as exc:
+        raise EveryOSerializationError(
+            f"{path} is not a file written by everyo.save (or it is corrupt): {exc}"
+        ) from None
+    params = params or {}
+    return {
+        "path": str(path),
+        "everyo_version": manifest.get("everyo_version"),
+        "format_version": manifest.get("version"),
+        "created_at": manifest.get("created_at"),
+        "class_name": manifest.get("class_name"),
+        "num_parameters": manifest.get(
+            "num_parameters", sum(int(np.prod(p["shape"])) for p in params.values())
+        ),
+        "parameters": params,
+        "metadata": manifest.get("metadata", {}),
+    }
