@@ -215,6 +215,13 @@ class EveryOMagics(Magics):
         display(board.static_bundle(hide_when_live=True), raw=True)
         return None
 
+    @line_magic
+    def everyo_sweep(self, line: str = ""):
+        """Sweep batch sizes of MODEL with MAKE_BATCH, live; ``--help`` lists options."""
+        from everyo_lab.sweep_magic import sweep_line
+
+        return sweep_line(self.shell, line)
+
 
 def profile_cell(shell, cell: str, opts: argparse.Namespace):
     """Run ``cell`` in ``shell`` under a profiler with a live dashboard; see the module doc."""
@@ -235,7 +242,7 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
         if opts.live:
             refresher = LiveRefresher(board, run, hz=opts.refresh)
             refresher.start()
-        marker.arm(run)  # the run's clock restarts at the cell's first statement
+        marker.arm(profiler)  # the run's clock restarts at the cell's first statement
         result = shell.run_cell(cell, store_history=False)
         error = result.error_before_exec or result.error_in_exec
     except BaseException as exc:
@@ -276,9 +283,9 @@ def _cell_started() -> None:
     """Called by the first statement of a profiled cell: restart the run's clock there, so the
     wall time (and every share) counts the cell's code only, not the magic's set-up."""
     global _armed_run
-    run, _armed_run = _armed_run, None
-    if run is not None:
-        run.restart_clock()
+    profiler, _armed_run = _armed_run, None
+    if profiler is not None:
+        profiler.restart_clock()
 
 
 class _CellStart(ast.NodeTransformer):
@@ -290,9 +297,9 @@ class _CellStart(ast.NodeTransformer):
     def __init__(self, shell):
         self.shell = shell
 
-    def arm(self, run) -> None:
+    def arm(self, profiler) -> None:
         global _armed_run
-        _armed_run = run
+        _armed_run = profiler
         self.shell.ast_transformers.append(self)
 
     def disarm(self) -> None:

@@ -17,6 +17,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const OUT_DIR = resolve(HERE, "..", "everyo_lab", "static");
 const ENTRIES = {
   dashboard: "src/dashboard_widget.js",
+  sweep: "src/sweep_widget.js",
 };
 
 const IMPORT_RE = /^import\s+(.+?)\s+from\s+["']([^"']+)["'];?[ \t]*$/gm;

@@ -8,20 +8,38 @@ often runs out of memory later, once the allocator is fragmented or the data var
 from __future__ import annotations
 
 import gc
+import time
+import uuid
 import warnings
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from everyo.bench.devices import free_gpu_pool, is_module
-from everyo.bench.sweep_point import SweepRow, measure_point
+from everyo.bench.sweep_point import (
+    SweepProgress,
+    SweepRow,
+    measure_point,
+    measure_point_on_worker,
+)
 from everyo.bench.sweep_result import SweepResult
 from everyo.bench.timing import check_count
 from everyo.errors import EveryOBenchmarkError, EveryOBenchmarkWarning
 
-__all__ = ["sweep_batch_sizes", "EveryOBenchmarkWarning", "SweepResult", "SweepRow"]
+__all__ = [
+    "sweep_batch_sizes",
+    "check_sweep_options",
+    "EveryOBenchmarkWarning",
+    "SweepProgress",
+    "SweepResult",
+    "SweepRow",
+]
 
 MODES = ("inference", "train")
+_TRAIN_NEEDS_STEP = (
+    "mode='train' needs a step function: pass step(batch) that runs the forward pass, "
+    "the loss, backward() and optimizer.step(), instead of the model"
+)
 
 
 def sweep_batch_sizes(
@@ -39,6 +57,9 @@ def sweep_batch_sizes(
     clock: Callable[[], float] | None = None,
     synchronize: Callable[[], None] | None = None,
     record_environment: bool = True,
+    device: str | None = None,
+    on_point: Callable[[SweepProgress], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> SweepResult:
     """Measure a workload at several batch sizes.
 
@@ -71,27 +92,59 @@ def sweep_batch_sizes(
         time. Default: in this process, one point at a time.
     progress : bool
         Show a progress bar (tqdm).
+    device : str, optional
+        Run there (``"cpu"``, ``"cuda"``, ...): a model is moved with ``model.to(device)`` and
+        every tensor of each batch with ``.to(device)``. Default: where they already are.
+    on_point : callable, optional
+        ``on_point(progress)`` with a :class:`~everyo.bench.sweep_point.SweepProgress` when each
+        point starts (``progress.row is None``) and when it ends: what a live view draws from.
+        It runs in the sweep's thread; an exception in it ends the sweep.
+    stop : callable or threading.Event, optional
+        Checked before each point (``stop()`` or ``stop.is_set()``): once true, no further point
+        starts, and the result holds the finished points with ``stopped=True``.
 
     Returns
     -------
     SweepResult
         ``rows``, ``best``, ``recommended``, ``largest_fit``; ``print()`` gives a table.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        An interrupt during a point ends the sweep cleanly (the point's memory is freed, a model
+        is restored); the exception carries the finished points as ``exc.sweep_result``, a
+        ``SweepResult`` with ``stopped=True``.
     """
-    sizes = _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_batch)
-    _check_memory_limit(memory_limit)
+    sizes = check_sweep_options(
+        model_or_step,
+        make_batch,
+        batch_sizes,
+        mode=mode,
+        warmup=warmup,
+        repeat=repeat,
+        max_batch=max_batch,
+        memory_limit=memory_limit,
+    )
     _warn_if_parallel_on_one_machine(executor)
-    step, restore = _prepare_step(model_or_step, mode)
+    step, restore = _prepare_step(model_or_step, mode, device)
+    if device is not None:
+        make_batch = OnDevice(make_batch, device)
     options = (warmup, repeat, memory_limit, clock, synchronize)
     gc.collect()  # start from a clean heap; each point collects after itself
     free_gpu_pool()
-    run = _PointRunner(step, make_batch, options, executor, progress, total=len(sizes or ()))
+    run = _PointRunner(step, make_batch, options, executor, progress, sizes, on_point, stop)
     try:
         if sizes is None:
-            rows = _auto(run, max_batch)
+            _auto(run, max_batch)
         elif executor is not None:
-            rows = run.many(sizes)
+            run.many(sizes)
         else:
-            rows = _in_order(run, sizes)
+            _in_order(run, sizes)
+    except _Stopped:
+        pass
+    except KeyboardInterrupt as exc:
+        exc.sweep_result = run.result(mode, stopped=True)
+        raise
     finally:
         run.close()
         restore()
@@ -100,44 +153,150 @@ def sweep_batch_sizes(
         from everyo.bench.environment import environment
 
         env = environment()
-    return SweepResult(rows=sorted(rows, key=lambda r: r.batch_size), mode=mode, environment=env)
+    return run.result(mode, stopped=run.stopped, environment=env)
+
+
+def check_sweep_options(
+    model_or_step: Callable[[Any], Any],
+    make_batch: Callable[[int], Any],
+    batch_sizes: str | Iterable[int] = "auto",
+    *,
+    mode: str = "inference",
+    warmup: int = 3,
+    repeat: int = 10,
+    max_batch: int = 8192,
+    memory_limit: int | None = None,
+) -> list[int] | None:
+    """Check a sweep's arguments as :func:`sweep_batch_sizes` does, without measuring anything.
+
+    Returns the sorted, de-duplicated sizes (``None`` for ``"auto"``); raises
+    :class:`~everyo.errors.EveryOBenchmarkError` saying what to change. Lets a caller that runs
+    the sweep later (a widget, on a thread) report a bad argument at once.
+    """
+    sizes = _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_batch)
+    _check_memory_limit(memory_limit)
+    if mode == "train" and is_module(model_or_step):
+        raise EveryOBenchmarkError(_TRAIN_NEEDS_STEP)
+    return sizes
+
+
+class _Stopped(Exception):
+    """The stop flag was set: no further point starts."""
 
 
 class _PointRunner:
-    """Runs points in process or through an executor, and drives the progress bar."""
+    """Runs points in process or through an executor, keeps every finished row, and reports
+    progress (the tqdm bar, ``on_point``); checks the stop flag before each point."""
 
-    def __init__(self, step, make_batch, options, executor, progress, total):
-        self.step, self.make_batch, self.options, self.executor = (
-            step,
-            make_batch,
-            options,
-            executor,
-        )
+    def __init__(self, step, make_batch, options, executor, progress, sizes, on_point, stop):
+        self.step, self.make_batch, self.options = step, make_batch, options
+        self.executor, self.on_point, self.stop = executor, on_point, _stop_check(stop)
+        self.total = len(sizes) if sizes is not None else None
+        self.rows: list[SweepRow] = []
+        self.workers: dict[str, dict] = {}  # worker name -> its environment record (executors)
+        # one token per sweep: Dask treats calls with equal arguments as one task, and would
+        # hand an earlier sweep's row back instead of measuring again
+        self.token = uuid.uuid4().hex
+        self.stopped = False
         self.bar = None
         if progress:
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=total or None, desc="batch-size sweep", unit="point")
+            self.bar = tqdm(total=self.total, desc="batch-size sweep", unit="point")
 
     def __call__(self, batch_size: int) -> SweepRow:
         return self.many([batch_size])[0]
 
     def many(self, sizes: list[int]) -> list[SweepRow]:
-        args = [(self.step, self.make_batch, bs, *self.options) for bs in sizes]
         if self.executor is None:
-            return [self._done(measure_point(*a)) for a in args]
-        futures = [self.executor.submit(measure_point, *a) for a in args]
-        return [self._done(f.result()) for f in futures]
+            return [self._measure_here(bs) for bs in sizes]
+        starts = []
+        futures = []
+        for bs in sizes:
+            starts.append(self._start(bs))
+            args = self._args(bs)
+            futures.append(self.executor.submit(measure_point_on_worker, *args, token=self.token))
+        rows = []
+        for (bs, t0), future in zip(starts, futures):
+            if self.stopped or self.stop():
+                self.stopped = True
+                future.cancel()
+                continue
+            rows.append(self._done(self._collect(future, bs), t0))
+        if self.stopped:
+            raise _Stopped
+        return rows
 
-    def _done(self, row: SweepRow) -> SweepRow:
+    def _collect(self, future, batch_size: int) -> SweepRow:
+        """The row an executor measured, naming its worker; a task that failed (its worker
+        died, it could not be sent) is an ``"error"`` row, and the sweep goes on."""
+        try:
+            row, env = future.result()
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a row
+            return SweepRow(batch_size, "error", f"{type(exc).__name__}: {exc}")
+        if row.worker is not None and env is not None:
+            self.workers.setdefault(row.worker, env)
+        return row
+
+    def _measure_here(self, batch_size: int) -> SweepRow:
+        _, t0 = self._start(batch_size)
+        return self._done(measure_point(*self._args(batch_size)), t0)
+
+    def _args(self, batch_size: int) -> tuple:
+        return (self.step, self.make_batch, batch_size, *self.options)
+
+    def _start(self, batch_size: int) -> tuple[int, float]:
+        if self.stopped or self.stop():
+            self.stopped = True
+            raise _Stopped
+        if self.on_point is not None:
+            index = len(self.rows) + 1
+            self.on_point(SweepProgress(index, self.total, batch_size, rows=tuple(self.rows)))
+        return batch_size, time.perf_counter()
+
+    def _done(self, row: SweepRow, t0: float | None = None) -> SweepRow:
+        self.rows.append(row)
         if self.bar is not None:
             self.bar.set_postfix(batch=row.batch_size, status=row.status)
             self.bar.update(1)
+        if self.on_point is not None:
+            elapsed = 0.0 if t0 is None else time.perf_counter() - t0
+            index = len(self.rows)
+            rows = tuple(self.rows)
+            self.on_point(SweepProgress(index, self.total, row.batch_size, row, elapsed, rows))
         return row
+
+    def skip(self, row: SweepRow) -> None:
+        """A point not measured (``"skipped"``): reported, never started."""
+        self._done(row)
+
+    def result(self, mode: str, *, stopped: bool, environment=None) -> SweepResult:
+        rows = sorted(self.rows, key=lambda r: r.batch_size)
+        return SweepResult(
+            rows=rows,
+            mode=mode,
+            environment=environment,
+            stopped=stopped,
+            workers=self.workers or None,
+        )
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _stop_check(stop) -> Callable[[], bool]:
+    """``stop`` as a function: a threading.Event-like flag, a callable, or ``None`` (never)."""
+    if stop is None:
+        return lambda: False
+    if hasattr(stop, "is_set"):
+        return stop.is_set
+    if callable(stop):
+        return lambda: bool(stop())
+    raise EveryOBenchmarkError(
+        f"stop must be a threading.Event or a function returning True to stop, got "
+        f"{type(stop).__name__}"
+    )
 
 
 def _auto(run: _PointRunner, max_batch: int) -> list[SweepRow]:
@@ -178,7 +337,7 @@ def _in_order(run: _PointRunner, sizes: list[int]) -> list[SweepRow]:
     for size in sizes:
         if oom_at is not None:
             rows.append(SweepRow(size, "skipped", f"larger than {oom_at}, which ran out of memory"))
-            run._done(rows[-1])
+            run.skip(rows[-1])
             continue
         rows.append(run(size))
         if rows[-1].status == "oom":
@@ -186,15 +345,14 @@ def _in_order(run: _PointRunner, sizes: list[int]) -> list[SweepRow]:
     return rows
 
 
-def _prepare_step(model_or_step, mode):
+def _prepare_step(model_or_step, mode, device=None):
     """The callable each point times, and a function that undoes any change to the model."""
+    if device is not None and is_module(model_or_step):
+        model_or_step.to(device)
     if not is_module(model_or_step):
         return model_or_step, lambda: None
     if mode == "train":
-        raise EveryOBenchmarkError(
-            "mode='train' needs a step function: pass step(batch) that runs the forward pass, "
-            "the loss, backward() and optimizer.step(), instead of the model"
-        )
+        raise EveryOBenchmarkError(_TRAIN_NEEDS_STEP)
     model = model_or_step
     was_training = bool(getattr(model, "training", False))
     model.eval()
@@ -212,6 +370,25 @@ class _InferenceStep:
 
         with eo.no_grad():
             return self.model(batch)
+
+
+class OnDevice:
+    """``make_batch`` whose tensors are moved to ``device`` (picklable, for process executors)."""
+
+    def __init__(self, make_batch, device):
+        self.make_batch, self.device = make_batch, device
+
+    def __call__(self, batch_size):
+        return _to_device(self.make_batch(batch_size), self.device)
+
+
+def _to_device(batch, device, depth: int = 0):
+    if isinstance(batch, (tuple, list)) and depth < 3:
+        return type(batch)(_to_device(x, device, depth + 1) for x in batch)
+    if isinstance(batch, dict) and depth < 3:
+        return {k: _to_device(v, device, depth + 1) for k, v in batch.items()}
+    move = getattr(batch, "to", None)
+    return move(device) if callable(move) and hasattr(batch, "data") else batch
 
 
 def _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_batch):

@@ -18,7 +18,13 @@ from everyo.bench.memory import traced_peak
 from everyo.bench.stats import summarize
 from everyo.bench.timing import Timer
 
-__all__ = ["SweepRow", "measure_point", "MemoryLimitExceeded"]
+__all__ = [
+    "SweepRow",
+    "SweepProgress",
+    "measure_point",
+    "measure_point_on_worker",
+    "MemoryLimitExceeded",
+]
 
 
 class MemoryLimitExceeded(MemoryError):
@@ -31,9 +37,11 @@ class SweepRow:
 
     ``status`` is ``"ok"``, ``"oom"`` (out of memory), ``"error"`` (another exception; see
     ``message``) or ``"skipped"`` (larger than a size that ran out of memory). ``throughput`` is
-    samples/s at the median latency, which interference from other processes hardly moves.
+    samples/s at the median latency, which interference from other processes hardly moves;
+    ``p5_ms`` and ``p95_ms`` bound the spread of the timed calls.
     ``peak_memory`` is host bytes (the batch plus the call's peak allocations); ``gpu_memory``
-    the CuPy pool bytes the call needed (``None`` without CuPy).
+    the CuPy pool bytes the call needed (``None`` without CuPy). ``worker`` names the worker
+    that measured the point when an executor ran it (``None`` in process).
     """
 
     batch_size: int
@@ -49,6 +57,8 @@ class SweepRow:
     throughput: float | None = None
     peak_memory: int | None = None
     gpu_memory: int | None = None
+    p5_ms: float | None = None
+    worker: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -56,6 +66,28 @@ class SweepRow:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """What ``sweep_batch_sizes(on_point=...)`` reports when a point starts and when it ends.
+
+    ``index`` counts points from 1; ``total`` is the number of points a list of sizes has
+    (``None`` for ``"auto"``, which stops where memory runs out). ``row`` is ``None`` when the
+    point starts and its :class:`SweepRow` when it ends; ``elapsed_s`` is the point's time so
+    far (0 at the start). ``rows`` holds every finished point, in the order measured.
+    """
+
+    index: int
+    total: int | None
+    batch_size: int
+    row: SweepRow | None = None
+    elapsed_s: float = 0.0
+    rows: tuple[SweepRow, ...] = ()
+
+    @property
+    def done(self) -> bool:
+        return self.row is not None
 
 
 def measure_point(
@@ -89,6 +121,19 @@ def measure_point(
         free_gpu_pool()
 
 
+def measure_point_on_worker(*args: Any, token: str = "") -> tuple[SweepRow, dict]:
+    """:func:`measure_point` where an executor runs it: the row names the worker, and comes
+    with that worker's environment record (computed once per worker process).
+
+    ``token`` is unused here: it keeps one sweep's tasks apart from another's in Dask.
+    """
+    from everyo.bench.placement import worker_environment, worker_name
+
+    row = measure_point(*args)
+    row.worker = worker_name()
+    return row, worker_environment()
+
+
 def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, synchronize):
     gpu_before = gpu_pool_bytes()  # before the batch, so that the GPU figure includes it
     batch = make_batch(batch_size)
@@ -113,6 +158,7 @@ def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, 
         min_ms=s["min"] * 1e3,
         max_ms=s["max"] * 1e3,
         p95_ms=s["p95"] * 1e3,
+        p5_ms=s["p5"] * 1e3,
         throughput=batch_size / s["median"],  # the median resists interference spikes
         peak_memory=peak,
         gpu_memory=gpu_peak,

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from everyo.bench.result import write_json
 from everyo.bench.sweep_point import SweepRow
+from everyo.errors import EveryOExportError
 
-__all__ = ["SweepResult", "WITHIN"]
+__all__ = ["SweepResult", "WITHIN", "CSV_COLUMNS"]
 
 WITHIN = 0.05
 """The recommendation is the smallest batch within this fraction of the best throughput."""
+CSV_COLUMNS = [f.name for f in fields(SweepRow)]
 
 
 @dataclass
@@ -26,12 +30,19 @@ class SweepResult:
     mode : str
         ``"inference"`` or ``"train"``.
     environment : dict or None
+    stopped : bool
+        The sweep was stopped (a stop flag, an interrupt) before it measured every point.
+    workers : dict or None
+        With an executor: worker name -> that worker's environment record (each row's
+        ``worker`` says where it was measured; ``environment`` is the caller's).
     """
 
     rows: list[SweepRow]
     mode: str = "inference"
     environment: dict | None = None
     within: float = field(default=WITHIN)
+    stopped: bool = False
+    workers: dict | None = None
 
     @property
     def ok_rows(self) -> list[SweepRow]:
@@ -70,14 +81,30 @@ class SweepResult:
         return {
             "format": "everyo.sweep",
             "mode": self.mode,
+            "stopped": self.stopped,
             "rows": [r.to_dict() for r in self.rows],
             **{k: (r.batch_size if r else None) for k, r in pick.items()},
             "environment": self.environment,
+            "workers": self.workers,
         }
 
     def to_json(self, path: str | os.PathLike) -> Path:
         """Write :meth:`to_dict` to ``path`` atomically."""
         return write_json(self.to_dict(), path)
+
+    def to_csv(self, path: str | os.PathLike) -> Path:
+        """Write the rows as CSV (one line per batch size, :class:`SweepRow`'s fields as
+        columns, empty cells for values a failed point lacks) to ``path`` atomically."""
+        return write_text(self.csv_text(), path)
+
+    def csv_text(self) -> str:
+        """The CSV that :meth:`to_csv` writes."""
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in self.rows:
+            writer.writerow({k: ("" if v is None else v) for k, v in row.to_dict().items()})
+        return out.getvalue()
 
     def to_dataframe(self):
         """The rows as a pandas DataFrame (pandas is imported here, not with everyo)."""
@@ -100,10 +127,14 @@ class SweepResult:
             ]
             if not r.ok:
                 notes = [r.message]
+            if r.worker is not None:
+                notes.append(f"on worker {r.worker}")
             lines.append(
                 f"{r.batch_size:>7} {r.status:>8} {_num(r.mean_ms, 4):>10} {_num(r.p95_ms, 4):>10} "
                 f"{_num(r.throughput, 1):>12} {_mib(r):>9}  {', '.join(notes)}"
             )
+        if self.stopped:
+            lines.append(f"Stopped after {len(self.rows)} points; the others were not measured.")
         if rec is not None:
             lines.append(
                 f"Recommended batch size: {rec.batch_size} (within {self.within:.0%} of the best "
@@ -111,6 +142,20 @@ class SweepResult:
                 f"largest that fits: {big.batch_size}"
             )
         return "\n".join(lines)
+
+
+def write_text(text: str, path: str | os.PathLike) -> Path:
+    """Write ``text`` to ``path`` atomically (temporary file, then rename), as ``write_json``."""
+    from everyo.profiler.export._atomic import atomic_text  # removes the temp file on failure
+
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EveryOExportError(f"could not write {path}: {exc.strerror or exc}") from exc
+    with atomic_text(path, compress=False) as f:
+        f.write(text)
+    return path
 
 
 def _num(value: float | None, digits: int) -> str:

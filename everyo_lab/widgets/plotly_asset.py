@@ -14,7 +14,7 @@ from pathlib import Path
 
 from everyo.errors import EveryOConfigError
 
-__all__ = ["plotly_js", "plotly_js_path"]
+__all__ = ["plotly_js", "plotly_js_path", "send_plotly"]
 
 
 def plotly_js_path() -> Path:
@@ -37,3 +37,14 @@ def plotly_js() -> tuple[str, bytes]:
     data = plotly_js_path().read_bytes()
     found = re.search(rb"plotly\.js v(\d+\.\d+\.\d+)", data[:400])
     return (found.group(1).decode() if found else "unknown"), data
+
+
+def send_plotly(widget) -> None:
+    """Answer a front end's ``{"type": "plotly"}`` request: plotly.js as one binary buffer, or
+    the reason it cannot come (every everyo widget's front end asks this way, once per page)."""
+    try:
+        version, data = plotly_js()
+    except EveryOConfigError as exc:  # the page says why instead of waiting forever
+        widget.send({"type": "plotly", "error": str(exc)})
+        return
+    widget.send({"type": "plotly", "version": version}, buffers=[data])

@@ -30,13 +30,12 @@ def test_package_version_matches_everyo():
     assert not package.get("dependencies"), "the lab front end must have no runtime npm deps"
 
 
-def test_the_one_widget_bundle_is_committed_and_small():
-    static = ROOT / "everyo_lab" / "static"
-    assert sorted(p.name for p in static.glob("*.js")) == ["dashboard.js"]
-    text = (static / "dashboard.js").read_text()
-    assert text.startswith(f"// everyo-lab {__version__} | dashboard.js | sources sha256:")
+@pytest.mark.parametrize("name, limit", [("dashboard.js", 100_000), ("sweep.js", 30_000)])
+def test_widget_bundles_are_committed_and_small(name, limit):
+    text = (ROOT / "everyo_lab" / "static" / name).read_text()
+    assert text.startswith(f"// everyo-lab {__version__} | {name} | sources sha256:")
     # plotly.js comes from the kernel once per page; our own front end stays far smaller
-    assert len(text.encode()) < 100_000
+    assert len(text.encode()) < limit
 
 
 @needs_node
