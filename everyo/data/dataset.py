@@ -95,6 +95,11 @@ class ArrayDataset(Dataset):
     def __len__(self) -> int:
         return int(self.features.shape[0])
 
+    @property
+    def feature_shape(self) -> tuple:
+        """The shape of one sample's features."""
+        return tuple(self.features.shape[1:])
+
     def __getitem__(self, index):
         if self.targets is None:
             return self.features[index]

@@ -257,6 +257,8 @@ class Trainer:
             if batch is _END:
                 break
             last = n_batches is not None and batches == n_batches - 1
+            for cb in callbacks:
+                cb.on_batch_begin(self, batches)
             outputs, targets, loss = self._train_batch(batch, batches, last)
             n = _count(targets)
             loss_value = float(loss.item())
@@ -312,11 +314,16 @@ class Trainer:
             self.model.train(was_training)
         return {k: v / max(samples, 1) for k, v in sums.items()}
 
-    def predict(self, data) -> Tensor:
+    def predict(self, data, *, batch_size: int | None = None) -> Tensor:
         """Model outputs for a Tensor/array of inputs, or for every batch of a loader
-        (concatenated), in eval mode without gradients (the previous mode is restored)."""
+        (concatenated), in eval mode without gradients (the previous mode is restored).
+
+        ``batch_size`` runs an array/Tensor input in chunks of that many rows."""
         from everyo.core.ops import concatenate
 
+        if batch_size is not None and (isinstance(data, Tensor) or hasattr(data, "shape")):
+            n = int(data.shape[0])
+            data = [(data[i : i + int(batch_size)],) for i in range(0, n, int(batch_size))]
         was_training = self.model.training
         self.model.eval()
         try:
@@ -330,6 +337,14 @@ class Trainer:
                 return concatenate(outs, axis=0)
         finally:
             self.model.train(was_training)
+
+    def predict_classes(self, data, *, batch_size: int | None = None) -> np.ndarray:
+        """Predicted classes as an int64 NumPy array: the arg-max of the last axis, or, for
+        one output per sample, ``output > 0.5`` (for probabilities, e.g. after a Sigmoid)."""
+        out = self.predict(data, batch_size=batch_size).numpy()
+        if out.ndim == 1 or out.shape[-1] == 1:
+            return (out.reshape(len(out)) > 0.5).astype(np.int64)
+        return out.argmax(axis=-1).astype(np.int64)
 
 
 _END = object()
