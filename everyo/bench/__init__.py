@@ -1,6 +1,7 @@
 """Benchmarking: timing, sweeps, regression gates, and the environment record they all store."""
 
 from everyo.bench.environment import environment, format_environment
+from everyo.bench.grid import benchmark_grid
 from everyo.bench.precision import PrecisionResult, PrecisionRow, compare_precisions
 from everyo.bench.regression import (
     Comparison,
@@ -21,6 +22,7 @@ from everyo.bench.throughput import TrainingThroughput, measure_training
 from everyo.bench.timing import Timer, benchmark
 
 __all__ = ["environment", "format_environment"]
+__all__ += ["benchmark_grid"]
 __all__ += ["benchmark", "BenchmarkResult", "Timer", "load", "summarize", "ratio_interval"]
 __all__ += ["compare", "check_regression", "regression_verdict", "Comparison", "RegressionCheck"]
 __all__ += ["sweep_batch_sizes", "SweepResult", "SweepRow", "EveryOBenchmarkWarning"]
