@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from everyo.archive import describe, inspect_archive
 from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOSerializationError
+from everyo.fileio import atomic_open
 
 __all__ = ["save", "load", "inspect_archive"]
 
@@ -107,7 +107,14 @@ def save(obj, path: str | os.PathLike, *, metadata: dict | None = None,
         everyo version, the UTC time, the class name and each parameter's shape and dtype.
     overwrite : bool
         False refuses to replace an existing file.
-        The file to write; its folder must exist.
+        The file to write; its folder must exist. The new file gets the permissions any new
+        file of this process gets (``0o666`` less the umask).
+
+    Raises
+    ------
+    EveryOSerializationError
+        The folder is missing or not writable, ``path`` is a directory or a read-only file, or
+        writing failed (the previous file, if any, is left as it was).
     """
     from everyo.nn.module import Module
 
@@ -122,19 +129,10 @@ def save(obj, path: str | os.PathLike, *, metadata: dict | None = None,
     manifest = {"format": FORMAT, "version": VERSION, "kind": kind, "tree": tree, **fields}
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise EveryOSerializationError(f"cannot save to {path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
+    with atomic_open(path, binary=True, error=EveryOSerializationError) as fh:
+        with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
             zf.writestr(_MANIFEST, json.dumps(manifest))
             zf.writestr(_ARRAYS, buf.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return Path(path)
 
 

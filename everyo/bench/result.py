@@ -13,6 +13,7 @@ import numpy as np
 
 from everyo.bench.stats import summarize
 from everyo.errors import EveryOExportError, EveryOSerializationError
+from everyo.fileio import atomic_open, dumps
 
 __all__ = ["BenchmarkResult", "load", "describe"]
 
@@ -160,16 +161,14 @@ def load(path: str | os.PathLike) -> BenchmarkResult:
 
 
 def write_json(data: dict[str, Any], path: str | os.PathLike) -> Path:
-    """Write ``data`` as JSON atomically (temporary file, then rename)."""
-    from everyo.profiler.export._atomic import atomic_text  # removes the temp file on failure
-
+    """Write ``data`` as JSON atomically (temporary file, then rename); NaN as ``"NaN"``."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise EveryOExportError(f"could not write {path}: {exc.strerror or exc}") from exc
-    with atomic_text(path, compress=False) as f:
-        json.dump(data, f, indent=1)
+    with atomic_open(path) as f:
+        f.write(dumps(data, indent=1))
     return path
 
 

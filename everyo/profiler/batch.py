@@ -2,31 +2,55 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 import numpy as np
 
 KINDS = ("module", "backward", "op", "optimizer", "data", "train", "user", "gpu")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProfileEvent:
     """One recorded event, as a plain object (``Profiler.events`` returns a list of these).
 
-    Times are nanoseconds relative to the start of the run; ``duration_ms`` is a convenience.
+    The first six fields are the reference EveryO's, in its order; everyo's own follow.
+
+    Attributes
+    ----------
+    name : str
+        Module class name, op name, or the name given to ``record_function``.
+    duration_ns, start_ns : int
+        Nanoseconds; ``start_ns`` counts from the start of the run.
+    process_id : int
+        The recording process (``os.getpid()``).
+    thread_id : int
+        The OS thread id of the recording thread (``threading.get_ident()``).
+    metadata : dict
+        Always a dict, empty when the event has none: the keyword arguments of
+        ``record_function``, plus ``"input_shapes"`` (a list of ``[int, ...]``, one per
+        positional input with a shape) for module and op events when ``record_shapes`` is on.
+    kind, path, depth, parent, row
+        Event kind (``"module"``, ``"op"``, ``"user"``, ...), module path, nesting depth, row of
+        the enclosing event (-1 for roots) and this event's row in the run.
+    shapes : str or None
+        The shape text (``"[(32, 4)] -> (32, 16)"``) with ``record_shapes``.
+    flops, mem_bytes, device_ns : int or None
+        With ``record_ops`` / ``profile_memory`` / on a GPU.
     """
 
     name: str
-    kind: str
-    path: str
-    start_ns: int
     duration_ns: int
-    depth: int
-    parent: int
+    start_ns: int
+    process_id: int
     thread_id: int
-    row: int
+    metadata: dict = field(default_factory=dict)
+    kind: str = "user"
+    path: str = ""
+    depth: int = 0
+    parent: int = -1
+    row: int = -1
     shapes: str | None = None
-    metadata: dict | None = None
     flops: int | None = None
     mem_bytes: int | None = None
     device_ns: int | None = None
@@ -38,6 +62,32 @@ class ProfileEvent:
     @property
     def duration_ms(self) -> float:
         return self.duration_ns / 1e6
+
+
+def input_shapes(text: str) -> list[list[int]] | None:
+    """The positional inputs' shapes of a shape text, as the reference's ``input_shapes``.
+
+    ``"[(32, 4), mask=(32, 1)] -> (32, 16)"`` gives ``[[32, 4]]``: keyword inputs and inputs
+    that are tuples or lists of arrays (no ``.shape`` of their own) are left out, as the
+    reference leaves them out. ``None`` for an empty text (no shapes recorded).
+    """
+    if not text:
+        return None
+    inputs = text.split(" -> ", 1)[0]
+    if not (inputs.startswith("[") and inputs.endswith("]")):
+        return None
+    shapes, depth, start = [], 0, 1
+    for i, ch in enumerate(inputs):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch in ",]" and depth == 0 and i > start:
+            item = inputs[start:i].strip()
+            start = i + 1
+            if item.startswith("(") and item.count("(") == 1:  # a plain shape, not nested
+                shapes.append([int(d) for d in item[1:-1].split(",") if d.strip()])
+    return shapes
 
 
 def _strings(table: list, ids: np.ndarray) -> np.ndarray:
@@ -60,6 +110,9 @@ class EventBatch:
         Optional columns, ``None`` when their option was off.
     thread_names : dict
         Thread id -> thread name.
+    process_id : int
+        The process that recorded the rows (``os.getpid()`` for a live run, the file's for a
+        loaded one).
     """
 
     def __init__(
@@ -71,6 +124,7 @@ class EventBatch:
         metadata: dict,
         first_row: int,
         parent: np.ndarray,
+        process_id: int | None = None,
     ):
         n = len(cols["start_ns"])
         self.start_ns = cols["start_ns"]
@@ -91,6 +145,7 @@ class EventBatch:
         self.mem_bytes = cols.get("mem_bytes")
         self.device_ns = cols.get("device_ns")
         self._metadata = metadata
+        self.process_id = os.getpid() if process_id is None else int(process_id)
         self._cache: dict = {}
 
     def __len__(self) -> int:
@@ -144,25 +199,65 @@ class EventBatch:
             self._cache["self_ns"] = self_times(self)
         return self._cache["self_ns"]
 
+    def _input_shapes(self) -> list | None:
+        """``input_shapes`` of each interned shape text (parsed once per distinct text)."""
+        if "input_shapes" not in self._cache:
+            self._cache["input_shapes"] = [input_shapes(t) for t in self.shape_table]
+        return self._cache["input_shapes"]
+
     def event(self, i: int) -> ProfileEvent:
         """Row ``i`` of this batch as a :class:`ProfileEvent`."""
-        shapes = self.shapes
-        return ProfileEvent(
-            name=self.keys[self.key[i]][1],
-            kind=self.keys[self.key[i]][0],
-            path=self.keys[self.key[i]][2],
-            start_ns=int(self.start_ns[i]),
-            duration_ns=int(self.dur_ns[i]),
-            depth=int(self.depth[i]),
-            parent=int(self.parent[i]),
-            thread_id=int(self.tid[i]),
-            row=int(self.row[i]),
-            shapes=None if shapes is None else shapes[i],
-            metadata=self._metadata.get(int(self.row[i])) if self._metadata else None,
-            flops=None if self.flops is None else int(self.flops[i]),
-            mem_bytes=None if self.mem_bytes is None else int(self.mem_bytes[i]),
-            device_ns=None if self.device_ns is None else int(self.device_ns[i]),
-        )
+        return self._events(i, i + 1)[0]
+
+    def _events(self, lo: int, hi: int) -> list[ProfileEvent]:
+        """Rows ``lo:hi`` as events; columns become Python lists once, not once per row."""
+        part = slice(lo, max(lo, min(hi, len(self))))
+        n = part.stop - part.start
+        parsed = self._input_shapes() if self.shape_id is not None else []
+
+        def column(values):
+            return [None] * n if values is None else values[part].tolist()
+
+        out = []
+        for row, key, sid, start, dur, depth, parent, tid, flops, mem, dev in zip(
+            self.row[part].tolist(),
+            self.key[part].tolist(),
+            [-1] * n if self.shape_id is None else self.shape_id[part].tolist(),
+            *(column(c) for c in (self.start_ns, self.dur_ns, self.depth, self.parent, self.tid)),
+            *(column(c) for c in (self.flops, self.mem_bytes, self.device_ns)),
+        ):
+            meta = self._metadata.get(row) if self._metadata else None
+            meta = dict(meta) if meta else {}  # a copy: editing it must not edit the run
+            kind, name, path = self.keys[key]
+            if sid >= 0 and parsed[sid] is not None:
+                meta.setdefault("input_shapes", [list(s) for s in parsed[sid]])
+            elif kind == "module" and self.shape_id is not None:
+                meta.setdefault("input_shapes", [])  # called without array inputs
+            out.append(
+                ProfileEvent(
+                    name=name,
+                    duration_ns=dur,
+                    start_ns=start,
+                    process_id=self.process_id,
+                    thread_id=tid,
+                    metadata=meta,
+                    kind=kind,
+                    path=path,
+                    depth=depth,
+                    parent=parent,
+                    row=row,
+                    shapes=None
+                    if self.shape_id is None
+                    else self.shape_table[sid]
+                    if sid >= 0
+                    else "",
+                    flops=flops,
+                    mem_bytes=mem,
+                    device_ns=dev,
+                )
+            )
+        return out
 
     def events(self) -> list[ProfileEvent]:
-        return [self.event(i) for i in range(len(self))]
+        """Every row as a :class:`ProfileEvent`, in row (completion) order."""
+        return self._events(0, len(self))

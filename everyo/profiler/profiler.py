@@ -260,11 +260,16 @@ class Profiler(Capture):
             self._require_run(), group_by=group_by, sort_by=sort_by, top=top, descending=descending
         )
 
-    def export_json(self, path) -> str:
-        """Write the raw events and the run header as JSON (atomically); return the path."""
-        from everyo.profiler.export.raw import export_json
+    def export_json(self, path, *, format: str = "events") -> str:
+        """Write the events as JSON (atomically; gzip for ``.gz``); return the path.
 
-        return export_json(self._require_run(), path)
+        ``format="events"`` (default) writes the reference EveryO's JSON array of events (see
+        :class:`ProfileEvent`); ``format="raw"`` writes everyo's file with the run header,
+        thread names and counters too. :func:`everyo.profiler.load` reads both.
+        """
+        from everyo.profiler.export.events import export_json
+
+        return export_json(self._require_run(), path, format=format)
 
     def export_chrome_trace(self, path) -> str:
         """Write a Chrome/Perfetto trace (``.json``, or gzip for ``.gz``) atomically; return it."""

@@ -100,6 +100,7 @@ class Run:
         self.skipped = 0  # events dropped by warmup
         self.memory: dict | None = None  # peaks, with profile_memory
         self.step_ns: list[int] = []
+        self.process_id = os.getpid()  # the recording process (a loaded run: the file's)
         self._environment = environment
         self._clock = clock
         self._t0 = clock()
@@ -154,6 +155,7 @@ class Run:
             "skipped_events": self.skipped,
             "memory": self.memory,
             "step_ns": list(self.step_ns),
+            "process_id": self.process_id,
             "environment": self.environment,
         }
 
@@ -188,7 +190,14 @@ class Run:
         parent = postorder_parents(cols["tid"], cols["depth"], first)
         s = self.store
         return EventBatch(
-            cols, list(s.keys), list(s.shapes), list(s.threads), s.metadata, first, parent
+            cols,
+            list(s.keys),
+            list(s.shapes),
+            list(s.threads),
+            s.metadata,
+            first,
+            parent,
+            process_id=self.process_id,
         )
 
     def add_counter(self, name: str, t_ns: np.ndarray, values: np.ndarray) -> None:

@@ -119,8 +119,9 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(eo.EveryOSerializationError, match="disk full") as info:
         save(_model(1), path)
+    assert str(path) in str(info.value)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["m.eo"]  # no temporary file left behind
     with pytest.raises(eo.EveryOSerializationError, match="does not exist"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 
 import numpy as np
 import pytest
@@ -96,22 +95,31 @@ def test_gzip_when_path_ends_in_gz(prof, tmp_path):
     assert len(_complete_events(trace)) == 15
 
 
-@pytest.mark.parametrize("name", ["raw.json", "raw.json.gz", "chrome.json", "chrome.json.gz"])
+@pytest.mark.parametrize(
+    "name", ["raw.json", "raw.json.gz", "chrome.json", "chrome.json.gz", "events.json"]
+)
 def test_load_round_trip(prof, tmp_path, name):
     path = tmp_path / name
     if name.startswith("raw"):
+        prof.export_json(path, format="raw")
+    elif name.startswith("events"):
         prof.export_json(path)
     else:
         prof.export_chrome_trace(path)
     run = load(path)
-    assert run.id == prof.run.id and run.label == "exp" and run.status == "completed"
+    if name.startswith("events"):  # events only: no run header in this format
+        assert run.label == "events.json" and run.process_id == os.getpid()
+        assert run.wall_ns == max(e.end_ns for e in prof.events)
+    else:
+        assert run.id == prof.run.id and run.label == "exp" and run.status == "completed"
+        assert set(run.counters) == set(prof.run.counters)
     assert run.num_events == prof.run.num_events
+    assert run.snapshot().events() == prof.events
     a, b = prof.run.snapshot(), run.snapshot()
     assert a.name.tolist() == b.name.tolist() and a.path.tolist() == b.path.tolist()
     assert (a.start_ns == b.start_ns).all() and (a.dur_ns == b.dur_ns).all()
     assert (a.depth == b.depth).all() and (a.parent == b.parent).all()
     assert a.shapes == b.shapes and a.metadata == b.metadata
-    assert set(run.counters) == set(prof.run.counters)
     sa, sb = prof.summary(), run.summary()
     assert [(r["name"], r["calls"], r["total_ms"]) for r in sa] == [
         (r["name"], r["calls"], r["total_ms"]) for r in sb
@@ -119,7 +127,7 @@ def test_load_round_trip(prof, tmp_path, name):
 
 
 def test_raw_export_lists_events_with_header(prof, tmp_path):
-    path = prof.export_json(tmp_path / "raw.json")
+    path = prof.export_json(tmp_path / "raw.json", format="raw")
     data = json.loads(open(path).read())
     assert data["format"] == "everyo.raw" and data["run"]["status"] == "completed"
     assert len(data["events"]) == 15
@@ -152,13 +160,17 @@ def test_path_that_is_a_directory(prof, tmp_path):
 
 
 def test_unwritable_directory_is_an_export_error(prof, tmp_path, monkeypatch):
-    def deny(*args, **kwargs):
-        raise PermissionError(13, "Permission denied")
+    real_open = os.open
 
-    monkeypatch.setattr(tempfile, "mkstemp", deny)
+    def deny(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", deny)
     with pytest.raises(EveryOExportError, match="trace.json") as info:
         prof.export_chrome_trace(tmp_path / "trace.json")
-    assert "writable" in str(info.value)
+    assert "writable" in str(info.value) and ".tmp" not in str(info.value)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -214,7 +226,7 @@ def test_export_while_running_includes_this_threads_events(clock, registry, tmp_
     with profile(clock=clock, registry=registry) as p:
         mlp(clock)(np.zeros((1, 4)))
         p.export_json(tmp_path / "live.json")
-    assert len(json.loads((tmp_path / "live.json").read_text())["events"]) == 4
+    assert len(json.loads((tmp_path / "live.json").read_text())) == 4
 
 
 def test_chrome_numeric_args_and_unknowns_round_trip(clock, registry, tmp_path):

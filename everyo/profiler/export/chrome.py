@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 
-from everyo.profiler.export._atomic import atomic_text
+from everyo.fileio import atomic_open, dumps
 from everyo.profiler.export._checks import check_metadata
 from everyo.profiler.export._fixed import (
     assemble,
@@ -27,8 +27,10 @@ CHUNK_ROWS = 100_000
 PID = 1
 
 
-def _combo_tables(cols: dict, keys, shapes, threads):
-    """Distinct (key, tid, shape) combos of a chunk: their prefix and args texts, and each row's."""
+def _combo_tables(cols: dict, keys, shapes, threads, pids):
+    """Distinct (key, tid, shape) combos of a chunk: their prefix and args texts, and each row's.
+
+    ``pids`` holds each thread's process id in the trace."""
     key = cols["key"].astype(np.int64)
     tid = cols["tid"].astype(np.int64)
     shape = cols["shape"].astype(np.int64) + 1 if "shape" in cols else np.zeros_like(key)
@@ -40,7 +42,7 @@ def _combo_tables(cols: dict, keys, shapes, threads):
         k, t = divmod(rest, len(threads) + 1)
         kind, name, path = keys[k]
         prefixes.append(
-            f'{{"ph":"X","cat":{json.dumps(kind)},"name":{json.dumps(name)},"pid":{PID},'
+            f'{{"ph":"X","cat":{json.dumps(kind)},"name":{json.dumps(name)},"pid":{pids[t]},'
             f'"tid":{threads[t][0]},"ts":'
         )
         fields = {"path": path} if path else {}
@@ -53,18 +55,20 @@ def _combo_tables(cols: dict, keys, shapes, threads):
 NUMERIC_ARGS = (("flops", "flops"), ("bytes", "bytes"), ("mem_bytes", "mem_bytes"))
 
 
-def format_chunk(cols: dict, keys, shapes, threads, skip=None) -> bytes:
+def format_chunk(cols: dict, keys, shapes, threads, skip=None, pids=None) -> bytes:
     """Rows of one chunk as Chrome trace events, each preceded by ``",\n"``, vectorised.
 
     Every row has the same byte layout (numbers and texts padded with spaces), so the whole
     chunk is assembled as one uint8 matrix. Rows in ``skip`` (a boolean mask) are left out.
+    ``pids`` gives each thread's process (default: all in process ``PID``).
     """
     if skip is not None and skip.any():
         cols = {k: v[~skip] for k, v in cols.items()}
     n = len(cols["start_ns"])
     if n == 0:
         return b""
-    prefixes, args, inv = _combo_tables(cols, keys, shapes, threads)
+    pids = [PID] * len(threads) if pids is None else pids
+    prefixes, args, inv = _combo_tables(cols, keys, shapes, threads, pids)
     numeric = [(label, cols[name]) for name, label in NUMERIC_ARGS if name in cols]
     parts = [
         constant(",\n", n),
@@ -91,7 +95,9 @@ def format_chunk(cols: dict, keys, shapes, threads, skip=None) -> bytes:
     return assemble(parts)
 
 
-def format_rows(cols: dict, rows, keys, shapes, threads, metadata: dict, first_row: int) -> str:
+def format_rows(
+    cols: dict, rows, keys, shapes, threads, metadata: dict, first_row: int, pids=None
+) -> str:
     """The few rows with metadata, one JSON object each (each preceded by ``",\n"``)."""
     out = []
     for i in rows:
@@ -104,43 +110,53 @@ def format_rows(cols: dict, rows, keys, shapes, threads, metadata: dict, first_r
                 args[label] = int(cols[col][i])
         if "device_ns" in cols and cols["device_ns"][i] >= 0:
             args["device_us"] = int(cols["device_ns"][i]) / 1000
-        args["metadata"] = metadata[first_row + int(i)]
+        args["metadata"] = metadata[first_row + int(i)]  # NaN/inf as strings: see dumps
         start, dur = int(max(cols["start_ns"][i], 0)), int(max(cols["dur_ns"][i], 0))
         event = {
             "ph": "X",
             "cat": kind,
             "name": name,
-            "pid": PID,
+            "pid": PID if pids is None else pids[int(cols["tid"][i])],
             "tid": threads[int(cols["tid"][i])][0],
         }
         head = json.dumps(event, separators=(",", ":"))[:-1]
         out.append(
             f',\n{head},"ts":{start // 1000}.{start % 1000:03d},'
             f'"dur":{dur // 1000}.{dur % 1000:03d},'
-            f'"args":{json.dumps(args, separators=(",", ":"))}}}'
+            f'"args":{dumps(args, separators=(",", ":"))}}}'
         )
     return "".join(out)
 
 
-def _metadata_events(run) -> list[str]:
-    events = [
-        {
-            "ph": "M",
-            "name": "process_name",
-            "pid": PID,
-            "tid": 0,
-            "args": {"name": f"everyo: {run.label}"},
-        }
-    ]
-    for i, (tid, name) in enumerate(run.store.threads):
+def thread_pids(run) -> list[int]:
+    """Each thread's process in the trace: ``run.processes`` (a run merged from several
+    workers: one process per worker), else the run's one process ``PID``."""
+    processes = getattr(run, "processes", None) or {}
+    return [processes.get(tid, (PID, ""))[0] for tid, _ in run.store.threads]
+
+
+def _metadata_events(run, pids: list[int]) -> list[str]:
+    names = {p: name for p, name in (getattr(run, "processes", None) or {}).values()}
+    names[PID] = f"everyo: {run.label}"
+    used = sorted(set(pids) | ({PID} if run.counters or not pids else set()))
+    events = []
+    for i, pid in enumerate(used):
         events.append(
-            {"ph": "M", "name": "thread_name", "pid": PID, "tid": tid, "args": {"name": name}}
+            {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": names[pid]}}
+        )
+        if len(used) > 1:
+            events.append(
+                {"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": i}}
+            )
+    for i, ((tid, name), pid) in enumerate(zip(run.store.threads, pids)):
+        events.append(
+            {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}}
         )
         events.append(
             {
                 "ph": "M",
                 "name": "thread_sort_index",
-                "pid": PID,
+                "pid": pid,
                 "tid": tid,
                 "args": {"sort_index": i},
             }
@@ -164,10 +180,11 @@ def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
     store = run.store
     check_metadata(store.metadata, path)
     n = len(store)
-    header = json.dumps(run.header(), default=str)
-    with atomic_text(path) as f:
+    header = dumps(run.header(), default=str)
+    with atomic_open(path, compress=None) as f:
         f.write('{"traceEvents":[\n')
-        f.write(",\n".join(_metadata_events(run)))
+        pids = thread_pids(run)
+        f.write(",\n".join(_metadata_events(run, pids)))
         keys, shapes, threads = list(store.keys), list(store.shapes), list(store.threads)
         meta_rows = np.array(sorted(store.metadata), np.int64)
         for lo in range(0, n, chunk_rows):
@@ -179,9 +196,9 @@ def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
                 skip = np.zeros(hi - lo, bool)
                 skip[mine] = True
             f.flush()
-            f.buffer.write(format_chunk(cols, keys, shapes, threads, skip))
+            f.buffer.write(format_chunk(cols, keys, shapes, threads, skip, pids))
             if len(mine):
-                f.write(format_rows(cols, mine, keys, shapes, threads, store.metadata, lo))
+                f.write(format_rows(cols, mine, keys, shapes, threads, store.metadata, lo, pids))
         counters = _counter_events(run)
         if counters:
             f.write(",\n" + ",\n".join(counters))

@@ -14,7 +14,7 @@ import json
 
 import numpy as np
 
-from everyo.profiler.export._atomic import atomic_text
+from everyo.fileio import atomic_open, dumps
 from everyo.profiler.export._checks import check_metadata
 
 FORMAT = "everyo.raw"
@@ -42,7 +42,7 @@ def _chunk_lines(batch) -> str:
         if col is not None:
             extra = [f'{e},"{name}":{v}' for e, v in zip(extra, col.tolist())]
     for off, meta in batch.metadata_items():
-        extra[off] += ',"metadata":' + json.dumps(meta)
+        extra[off] += ',"metadata":' + dumps(meta)
     rows = batch.row.tolist()
     return ",\n".join(
         map(
@@ -67,9 +67,9 @@ def export_json(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
     counters = {
         name: {"t_ns": t.tolist(), "values": v.tolist()} for name, (t, v) in run.counters.items()
     }
-    with atomic_text(path) as f:
+    with atomic_open(path, compress=None) as f:
         f.write(f'{{"format":"{FORMAT}","version":{VERSION},\n')
-        f.write(f'"run":{json.dumps(run.header(), default=str)},\n')
+        f.write(f'"run":{dumps(run.header(), default=str)},\n')
         f.write(f'"threads":{json.dumps(run.store.threads)},\n')
         f.write(f'"counters":{json.dumps(counters)},\n"events":[\n')
         for lo in range(0, n, chunk_rows):
