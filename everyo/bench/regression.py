@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from everyo.bench.machine import machine_differences
 from everyo.bench.result import BenchmarkResult
 from everyo.bench.stats import ratio_interval, statistic_fn
 from everyo.errors import EveryOBenchmarkError
@@ -68,6 +69,10 @@ class RegressionCheck:
         ``"regression"`` (slower by more than the threshold, beyond noise), ``"improvement"``
         (the same, faster), ``"inconclusive"`` (beyond the threshold but within noise: measure
         more), or ``"ok"``.
+    machine_differences : tuple of str
+        How the baseline's machine differs from the new result's (CPU, cores, GPUs, BLAS
+        threads...), from the environment both recorded; empty when they match or either
+        lacks a record. ``print(check)`` shows them next to the verdict.
     """
 
     regression_pct: float
@@ -81,6 +86,7 @@ class RegressionCheck:
     new_time: float
     verdict: str
     name: str = "workload"
+    machine_differences: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -97,8 +103,16 @@ class RegressionCheck:
                 f"New {self.statistic}: {self.new_time * 1e3:.4f} ms",
                 f"Regression: {self.regression_pct:+.2f}% ({pct}% CI {change[0]:+.2f}% "
                 f"to {change[1]:+.2f}%; threshold {self.threshold * 100:.1f}%)",
-                f"Verdict: {self.verdict.upper()}",
+                f"Verdict: {self.verdict.upper()}{self._machine_note()}",
             ]
+        )
+
+    def _machine_note(self) -> str:
+        if not self.machine_differences:
+            return ""
+        return (
+            f" (baseline from another machine: {'; '.join(self.machine_differences)}; times "
+            f"from two machines are not comparable: save a baseline on this one)"
         )
 
 
@@ -168,6 +182,8 @@ def check_regression(
     RegressionCheck
         ``check.passed`` is False on a regression; ``print(check)`` explains the verdict.
     """
+    if isinstance(baseline, (str, os.PathLike)):
+        baseline = BenchmarkResult.load(baseline)
     base, new = _times(baseline), _times(result)
     verdict, est, lo, hi = regression_verdict(
         base, new, threshold=threshold, statistic=statistic, confidence=confidence
@@ -186,6 +202,11 @@ def check_regression(
         new_time=t_new,
         verdict=str(verdict),
         name=getattr(result, "name", "workload"),
+        machine_differences=tuple(
+            machine_differences(
+                getattr(baseline, "environment", None), getattr(result, "environment", None)
+            )
+        ),
     )
 
 

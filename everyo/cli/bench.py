@@ -1,7 +1,7 @@
 """``python -m everyo bench SPEC``: time a callable, save or check a baseline, gate CI.
 
 Exit codes: 0 (measured; no regression), 1 (a regression beyond the threshold), 2 (bad input,
-reported by ``everyo.__main__``).
+reported by ``everyo.__main__``), 3 (the workload itself raised: nothing was timed or saved).
 
     python -m everyo bench mypkg.workloads:forward --save-baseline bench/forward.json
     python -m everyo bench mypkg.workloads:forward --baseline bench/forward.json --threshold 10
@@ -13,9 +13,13 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from typing import Any
 
 from everyo.errors import EveryOBenchmarkError
+
+REGRESSION = 1  # the check found a regression beyond the threshold
+WORKLOAD_FAILED = 3  # the workload raised: a broken benchmark, not a slow one
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,19 +45,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from everyo.bench import benchmark, check_regression, load
+    from everyo.bench.timing import _check_options
 
     if not 0 <= args.threshold < 1000:
         raise EveryOBenchmarkError(f"--threshold is a percentage >= 0, got {args.threshold}")
     fn = resolve_spec(args.spec)
     baseline = load(args.baseline) if args.baseline else None  # fail before timing, not after
-    result = benchmark(
-        fn,
-        warmup=args.warmup,
-        repeat=args.repeat,
-        min_time=args.min_time,
-        samples=args.samples,
-        name=args.spec,
-    )
+    # every option is checked here, so an error from benchmark() below is the workload's own
+    _check_options(fn, args.warmup, args.repeat, args.min_time, args.samples, "auto")
+    try:
+        result = benchmark(
+            fn,
+            warmup=args.warmup,
+            repeat=args.repeat,
+            min_time=args.min_time,
+            samples=args.samples,
+            name=args.spec,
+        )
+    except Exception as exc:  # noqa: BLE001 - any error of the workload is reported the same way
+        print(f"error: {workload_failure(args.spec, exc)}", file=sys.stderr)
+        return WORKLOAD_FAILED
     print(result)
     if args.json:
         result.to_json(args.json)
@@ -67,7 +78,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: the baseline was recorded for {baseline.name!r}, not {result.name!r}")
     check = check_regression(result, baseline, threshold=args.threshold / 100)
     print(check)
-    return 0 if check.passed else 1
+    return 0 if check.passed else REGRESSION
+
+
+def workload_failure(spec: str, exc: BaseException) -> str:
+    """One line: what the workload raised and where (the innermost frame of the user's code,
+    outside everyo: an everyo error names the user's line that called everyo)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(package + os.sep)]
+    where = ""
+    if own or frames:
+        last = (own or frames)[-1]
+        where = f" at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"
+    return (
+        f"the workload {spec} raised {type(exc).__name__}: {exc}{where}; nothing was timed or "
+        f"saved (exit code {WORKLOAD_FAILED}): call it once by hand to see the full traceback"
+    )
 
 
 def resolve_spec(spec: str) -> Any:

@@ -10,6 +10,9 @@ import argparse
 
 import numpy as np
 
+from everyo.cli.destination import check_destination
+from everyo.errors import EveryOConfigError
+
 DEFAULT_OUT = "everyo-demo.trace.json"
 
 
@@ -25,19 +28,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group-by", default="name", metavar="KEY", help="name | path | shape")
 
 
+def _check(args: argparse.Namespace) -> None:
+    """Every option, before any work (the export path too)."""
+    from everyo.profiler.analysis import GROUP_BY
+
+    if args.steps < 1:
+        raise EveryOConfigError(
+            f"--steps takes a whole number >= 1 (training steps per model), got {args.steps}"
+        )
+    if args.top is not None and args.top < 1:
+        raise EveryOConfigError(f"--top takes a whole number >= 1, got {args.top}")
+    if args.group_by not in GROUP_BY:
+        raise EveryOConfigError(f"--group-by {args.group_by!r}: use one of {', '.join(GROUP_BY)}")
+    check_destination(args.out, "--out")
+
+
 def _train(model, loader, steps: int) -> float:
     import everyo as eo
 
     loss_fn = eo.CrossEntropyLoss()
     opt = eo.optim.Adam(model.parameters(), lr=1e-3)
-    loss = None
-    for step, (xb, yb) in enumerate(loader):
-        if step == steps:
-            break
-        opt.zero_grad()
-        loss = loss_fn(model(xb), yb)
-        loss.backward()
-        opt.step()
+    loss, step = None, 0
+    while step < steps:  # as many epochs as the steps need
+        for xb, yb in loader:
+            if step == steps:
+                break
+            opt.zero_grad()
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+            step += 1
     return float(loss.item()) if loss is not None else float("nan")
 
 
@@ -90,7 +110,8 @@ def run_demo(steps: int = 5):
 
 
 def run(args: argparse.Namespace) -> int:
-    steps = max(1, args.steps)
+    _check(args)
+    steps = args.steps
     profiler = run_demo(steps)
     r = profiler.run
     print(f"everyo demo: an MLP and a CNN, forward and {steps} training steps each, on CPU")

@@ -14,6 +14,7 @@ import runpy
 import sys
 import traceback
 
+from everyo.cli.destination import check_destination
 from everyo.errors import EveryOConfigError, EveryOExportError
 
 # option -> takes a value
@@ -109,6 +110,9 @@ def _check(args) -> None:
         raise EveryOConfigError("--warmup takes a whole number >= 0")
     if args.top is not None and args.top < 1:
         raise EveryOConfigError("--top takes a whole number >= 1")
+    for option, path in (("--chrome-trace", args.chrome_trace), ("--json", args.json)):
+        if path is not None:  # before the script runs, so a typo costs no run
+            check_destination(path, option)
 
 
 def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseException | None]:

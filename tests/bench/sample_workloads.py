@@ -17,3 +17,13 @@ def fast_fn() -> None:
 
 def slow_fn() -> None:
     time.sleep(0.02)
+
+
+def broken_fn() -> None:
+    return 1 / 0
+
+
+def shape_error_fn() -> None:
+    import everyo as eo
+
+    eo.zeros(3) + eo.zeros(4)  # an everyo error raised by the workload is still the workload's

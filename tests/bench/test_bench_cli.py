@@ -108,3 +108,48 @@ def test_missing_baseline_file_is_a_clear_error(tmp_path, monkeypatch, capsys):
     args = ["bench", "tests.bench.sample_workloads:fast_fn", "--baseline", str(missing)]
     assert main([*args, "--warmup", "0", "--repeat", "2"]) == 2
     assert "nope.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "spec, raised",
+    [("broken_fn", "ZeroDivisionError: division by zero"), ("shape_error_fn", "EveryOShapeError")],
+)
+def test_a_failing_workload_has_its_own_exit_code_and_a_short_message(
+    spec, raised, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(ROOT)
+    saved = tmp_path / "b.json"
+    args = ["bench", f"tests.bench.sample_workloads:{spec}", "--save-baseline", str(saved)]
+    assert main([*args, "--warmup", "0", "--repeat", "2"]) == 3
+    err = capsys.readouterr().err
+    assert f"the workload tests.bench.sample_workloads:{spec} raised {raised}" in err
+    assert "sample_workloads.py:" in err and "nothing was timed or saved" in err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert not saved.exists()
+
+
+def test_exit_codes_for_regression_and_failure_differ_in_a_subprocess(tmp_path):
+    failed = cli("tests.bench.sample_workloads:broken_fn", *QUICK)
+    assert failed.returncode == 3, failed.stdout + failed.stderr
+    assert "ZeroDivisionError" in failed.stderr
+
+
+def test_baseline_from_another_machine_says_so_next_to_the_verdict(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    baseline = tmp_path / "fast.json"
+    spec = "tests.bench.sample_workloads:fast_fn"
+    quick = ["--warmup", "0", "--repeat", "5"]
+    assert main(["bench", spec, "--save-baseline", str(baseline), *quick]) == 0
+    capsys.readouterr()
+    assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "500", *quick]) == 0
+    same = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Verdict")]
+    assert same == ["Verdict: OK"]  # this machine's own baseline: no note
+
+    data = json.loads(baseline.read_text())
+    data["environment"]["cpu"]["model"] = "Imaginary CPU 9000"
+    data["environment"]["gpus"] = [{"name": "Imaginary GPU"}]
+    baseline.write_text(json.dumps(data))
+    assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "500", *quick]) == 0
+    verdict = [line for line in capsys.readouterr().out.splitlines() if "Verdict" in line]
+    assert len(verdict) == 1 and verdict[0].startswith("Verdict: OK (baseline from another machine")
+    assert "CPU 'Imaginary CPU 9000' vs" in verdict[0] and "GPUs ['Imaginary GPU'] vs" in verdict[0]

@@ -68,12 +68,17 @@ def test_options_before_the_script_and_double_dash(script, capsys):
     assert "skipped by warmup=1" in out and "\n0 " in out
 
 
-def test_failing_script_still_prints_summary_and_exits_1(script, capsys):
-    code = main(["profile", str(script), "2", "--fail", "--json", "/dev/null/x.json"])
+def test_failing_script_still_prints_summary_and_exits_1(script, tmp_path, capsys):
+    # the export directory exists when checked, and is gone when the export runs: the export
+    # error is reported, and the script's own exit code stays the news
+    out = tmp_path / "gone"
+    out.mkdir()
+    script.write_text(f"import os\nos.rmdir({str(out)!r})\n" + SCRIPT)
+    code = main(["profile", str(script), "2", "--fail", "--json", str(out / "x.json")])
     captured = capsys.readouterr()
     assert code == 1
     assert "planned failure" in captured.err
-    assert "error: cannot write /dev/null/x.json" in captured.err
+    assert f"error: cannot write {out / 'x.json'}" in captured.err
     assert "failed: ValueError: planned failure" in captured.out
     assert "Sequential" in captured.out and hooks.active is None
 
@@ -100,3 +105,47 @@ def test_demo_prints_table_and_writes_trace(tmp_path, capsys):
     trace = json.loads(out_path.read_text())
     cats = {e.get("cat") for e in trace["traceEvents"] if e["ph"] == "X"}
     assert {"module", "backward", "optimizer", "data", "user"} <= cats
+
+
+@pytest.mark.parametrize("option", ["--chrome-trace", "--json"])
+def test_export_destination_is_checked_before_the_script_runs(option, tmp_path, capsys):
+    ran = tmp_path / "ran"
+    script = tmp_path / "s.py"
+    script.write_text(f"open({str(ran)!r}, 'w').close()\n")
+    missing = tmp_path / "nodir" / "x.json"
+    assert main(["profile", str(script), option, str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"{option} {missing}: directory {missing.parent} does not exist" in err
+    assert "mkdir -p" in err
+    assert not ran.exists()  # the script never ran
+    assert main(["profile", str(script), option, str(tmp_path)]) == 2
+    assert "is a directory; give a file name" in capsys.readouterr().err
+    assert not ran.exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--steps", "-1"], "--steps takes a whole number >= 1"),
+        (["--steps", "0"], "--steps takes a whole number >= 1"),
+        (["--group-by", "colour"], "--group-by 'colour': use one of name, path, shape"),
+        (["--top", "0"], "--top takes a whole number >= 1"),
+        (["--out", "nodir/x.json"], "--out nodir/x.json: directory nodir does not exist"),
+    ],
+)
+def test_demo_bad_options_fail_before_the_work(args, message, tmp_path, monkeypatch, capsys):
+    import everyo.cli.demo as demo
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(demo, "run_demo", lambda steps: pytest.fail("the demo ran"))
+    assert main(["demo", *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "everyo-demo.trace.json").exists()
+
+
+def test_demo_steps_beyond_one_epoch_are_all_taken(tmp_path, capsys):
+    from everyo.cli.demo import run_demo
+
+    run = run_demo(10).run  # 8 batches per epoch: 10 steps need a second epoch
+    names = run.snapshot().name.tolist()
+    assert names.count("Adam.step") == 20  # 10 per model

@@ -1,0 +1,61 @@
+"""`machine_differences`: which hardware fields of two environment records differ."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from everyo.bench import BenchmarkResult, check_regression
+from everyo.bench.machine import machine_differences
+
+ENV = {
+    "cpu": {"model": "Xeon A", "machine": "x86_64", "logical_cores": 8, "usable_cores": 8},
+    "memory": {"total_bytes": 16 * 2**30},
+    "os": {"system": "Linux", "release": "6.1"},
+    "numpy": {"version": "2.0", "blas": {"library": "openblas", "threads": 8}},
+    "gpus": [],
+}
+
+
+def _with(**changes):
+    env = {k: dict(v) if isinstance(v, dict) else list(v) for k, v in ENV.items()}
+    env["numpy"]["blas"] = dict(ENV["numpy"]["blas"])
+    for path, value in changes.items():
+        *parents, leaf = path.split("__")
+        target = env
+        for key in parents:
+            target = target[key]
+        target[leaf] = value
+    return env
+
+
+def test_same_machine_and_missing_records_report_nothing():
+    assert machine_differences(ENV, _with()) == []
+    assert machine_differences(None, ENV) == [] and machine_differences(ENV, None) == []
+    # software versions are not the machine; fields one record lacks are not compared
+    assert machine_differences(ENV, _with(numpy__version="2.1", os__release="6.8")) == []
+    older = _with()
+    del older["cpu"]["usable_cores"]
+    assert machine_differences(older, _with(cpu__usable_cores=2)) == []
+
+
+def test_each_hardware_field_is_named():
+    assert machine_differences(ENV, _with(cpu__model="Xeon B")) == ["CPU 'Xeon A' vs 'Xeon B'"]
+    assert machine_differences(ENV, _with(cpu__logical_cores=2)) == ["logical cores 8 vs 2"]
+    assert machine_differences(ENV, _with(memory__total_bytes=2**30)) == [
+        "memory 16.0 GiB vs 1.0 GiB"
+    ]
+    assert machine_differences(ENV, _with(numpy__blas={"library": "mkl", "threads": 1})) == [
+        "BLAS 'openblas' vs 'mkl'",
+        "BLAS threads 8 vs 1",
+    ]
+    assert machine_differences(ENV, _with(gpus=[{"name": "H100"}])) == ["GPUs none vs ['H100']"]
+
+
+def test_check_regression_carries_the_differences_to_its_verdict_line():
+    times = np.full(20, 0.01)
+    base = BenchmarkResult(times, name="w", environment=ENV)
+    new = BenchmarkResult(times, name="w", environment=_with(cpu__model="Xeon B"))
+    check = check_regression(new, base)
+    assert check.machine_differences == ("CPU 'Xeon A' vs 'Xeon B'",)
+    assert "Verdict: OK (baseline from another machine: CPU 'Xeon A' vs 'Xeon B';" in str(check)
+    assert check_regression(times, times).machine_differences == ()  # plain arrays: no records
