@@ -40,6 +40,11 @@ class Device:
             return numpy
         return backend.cupy_module()
 
+    @property
+    def is_cuda(self) -> bool:
+        """True for a CUDA device."""
+        return self.type == "cuda"
+
     def __str__(self) -> str:
         return "cpu" if self.type == "cpu" else f"cuda:{self.index}"
 
@@ -145,6 +150,9 @@ def device(spec: str | Device | None = "cpu", *, strict: bool = False) -> Device
             f"{f'..cuda:{count - 1}' if count > 1 else ''})"
         )
     return _cuda(index)
+
+
+resolve_device = device  # reference EveryO's alias
 
 
 def device_of_array(array) -> Device:
