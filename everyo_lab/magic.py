@@ -33,24 +33,39 @@ class _Parser(argparse.ArgumentParser):
         raise UsageProblem("")
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+# Type functions raise ArgumentTypeError with the whole reason: for a ValueError argparse would
+# print its own words, "invalid _positive_int value: 'abc'".
+
+
+def _whole_number(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:  # argparse puts "argument --top: " before this
+        raise argparse.ArgumentTypeError(
+            f"takes a whole number >= {minimum} (e.g. 10), got {text!r}"
+        )
     return value
+
+
+def _positive_int(text: str) -> int:
+    return _whole_number(text, 1)
 
 
 def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+    return _whole_number(text, 0)
 
 
 def _refresh_hz(text: str) -> float:
-    value = float(text)
-    if not value >= 2:
-        raise argparse.ArgumentTypeError(f"must be at least 2 (refreshes per second), got {text}")
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not value >= 2 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"takes refreshes per second, a number >= 2 (e.g. 4), got {text!r}"
+        )
     return value
 
 
@@ -155,6 +170,14 @@ def parse_options(line: str) -> argparse.Namespace:
     opts = build_parser().parse_args(words)
     if opts.group_by == "shape" and not opts.record_shapes:  # else the first draw would raise
         raise UsageProblem("--group-by shape needs shapes: drop --no-shapes")
+    if opts.export is not None:  # before the cell runs, so a typo in the path costs no run
+        from everyo.cli.destination import check_destination
+        from everyo.errors import EveryOConfigError
+
+        try:
+            check_destination(opts.export, "--export")
+        except EveryOConfigError as exc:
+            raise UsageProblem(str(exc)) from None
     return opts
 
 

@@ -148,6 +148,11 @@ def test_keyboard_interrupt_stops_profiler_cleanly_and_later_run_works(shell):
         ("--schedule 1,2", "wait,warmup,active"),
         ("--schedule 1,1,0", "active=0"),
         ("--schedule a,b,c", "wait,warmup,active"),
+        ("--top abc", "argument --top: takes a whole number >= 1 (e.g. 10), got 'abc'"),
+        ("--top 0", "argument --top: takes a whole number >= 1 (e.g. 10), got '0'"),
+        ("--warmup many", "argument --warmup: takes a whole number >= 0 (e.g. 10), got 'many'"),
+        ("--refresh fast", "argument --refresh: takes refreshes per second, a number >= 2"),
+        ("--export nodir/x.json", "--export nodir/x.json: directory nodir does not exist"),
     ],
 )
 def test_bad_options_print_usage_and_do_not_run_the_cell(shell, line, problem):
@@ -155,6 +160,7 @@ def test_bad_options_print_usage_and_do_not_run_the_cell(shell, line, problem):
     result, cap = run_magic(shell, line, "marker = 1\n")
     assert result.success  # a usage message, not a traceback
     assert problem in cap.stdout
+    assert "invalid _" not in cap.stdout  # never argparse's words for our type functions
     assert "usage: %%everyo_profile" in cap.stdout
     assert "Traceback" not in cap.stdout
     assert "marker" not in shell.user_ns
