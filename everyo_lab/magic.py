@@ -135,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--export", default=None, metavar="PATH", help="also write a Chrome trace (JSON) to PATH"
     )
     p.add_argument(
+        "--compare",
+        default=None,
+        metavar="LABEL",
+        help="compare with the earlier run LABEL in everyo.profiler.runs (or an exported file): "
+        "both flame charts on one time axis and a diff table with verdicts",
+    )
+    p.add_argument(
         "--top", type=_positive_int, default=None, metavar="K", help="show the K largest table rows"
     )
     p.add_argument(
@@ -186,6 +193,19 @@ def usage_message(problem: str) -> str:
     return f"%%everyo_profile: {problem}\n\n{text}" if problem else text
 
 
+def _baseline(label):
+    """The run ``--compare LABEL`` names (``None`` without the option)."""
+    if label is None:
+        return None
+    from everyo.errors import EveryOError
+    from everyo_lab.compare_runs import resolve_run
+
+    try:
+        return resolve_run(label, "--compare")
+    except EveryOError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
 def _make_profiler(opts: argparse.Namespace):
     from everyo.profiler import Profiler
 
@@ -219,6 +239,7 @@ class EveryOMagics(Magics):
         """Profile the cell with everyo and show a live dashboard; ``--help`` lists options."""
         try:
             opts = parse_options(line)
+            opts.compare_run = _baseline(opts.compare)  # before the cell runs: a typo costs nothing
         except UsageProblem as problem:
             print(usage_message(str(problem)), file=sys.stdout)
             return None
@@ -254,7 +275,13 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
     profiler = _make_profiler(opts)
     refresher = handle = static = error = None
     # Show the widget before the profiler starts: its construction is not the cell's time.
-    board = Dashboard(None, top=opts.top, group_by=opts.group_by, sort_by=opts.sort)
+    board = Dashboard(
+        None,
+        top=opts.top,
+        group_by=opts.group_by,
+        sort_by=opts.sort,
+        compare=getattr(opts, "compare_run", None),  # the comparison shows once the cell ends
+    )
     handle = display(board.widget_bundle(), raw=True, display_id=True)
     static = display(_running_bundle(opts.label), raw=True, display_id=True)
     marker = _CellStart(shell)

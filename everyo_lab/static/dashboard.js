@@ -1,47 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:68f4343af71db520 | built by js/build.mjs from js/src: do not edit
-
-// ---- src/export.js
-const __everyo_src_export_js = (() => {
-
-function downloadBytes(doc, filename, data, mime = "application/json") {
-  const blob = new Blob([data], { type: mime });
-  const url = URL.createObjectURL(blob);
-  const link = doc.createElement("a");
-  link.href = url;
-  link.download = filename;
-  link.style.display = "none";
-  doc.body.appendChild(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10000);
-}
-
-function isDownloadMessage(msg, buffers) {
-  return Boolean(msg && msg.type === "download" && msg.filename && buffers && buffers.length > 0);
-}
-
-function renderExportButton(doc, model, traits = { status: "export_status", busy: "export_busy" }) {
-  const wrap = doc.createElement("div");
-  wrap.className = "everyo-export";
-  const button = doc.createElement("button");
-  button.className = "everyo-export-button jp-Button";
-  button.textContent = "Export Chrome trace";
-  button.title = "Write <label>.trace.json next to the notebook and download it";
-  const status = doc.createElement("span");
-  status.className = "everyo-export-status";
-  const update = () => {
-    status.textContent = model.get(traits.status) || "";
-    button.disabled = Boolean(model.get(traits.busy));
-  };
-  button.addEventListener("click", () => model.send({ type: "export" }));
-  model.on(`change:${traits.status}`, update);
-  model.on(`change:${traits.busy}`, update);
-  update();
-  wrap.append(button, status);
-  return wrap;
-}
-return { downloadBytes, isDownloadMessage, renderExportButton };
-})();
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:d06ffdec980cf2c1 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -82,6 +39,7 @@ function formatCell(key, value) {
   if (MS_KEYS.has(key)) return formatMs(value);
   if (key === "share") return formatShare(value);
   if (key === "pct") return `${value.toFixed(1)} %`;
+  if (key === "mem_bytes") return formatCount(value).replace(/ ?([kMGT]?)$/, (_, p) => ` ${p}B`);
   if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
   return String(value);
@@ -90,6 +48,7 @@ function formatCell(key, value) {
 function columnLabel(key) {
   if (key.endsWith("_ms")) return `${key.slice(0, -3).replace(/_/g, " ")} (ms)`;
   if (key === "pct") return "% of run";
+  if (key === "mem_bytes") return "allocated"; // profile_memory: bytes of the arrays returned
   return key.replace(/_/g, " ");
 }
 
@@ -1058,11 +1017,13 @@ const nextFrame = (fn) =>
   typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
 
 class FlameView {
-  constructor(doc, model, state, root) {
+  constructor(doc, model, state, root, options = {}) {
     this.doc = doc;
     this.model = model;
     this.state = state;
     this.root = root;
+    this.getReport = options.report || (() => this.model.get("report") || {});
+    this.windowListeners = new Set(); // called with each new window shown (linked charts)
     this.plotly = null;
     this.zoom = null; // null: the whole run (and follow it while it grows)
     this.panning = null; // the range of a pan drag in progress
@@ -1140,7 +1101,7 @@ class FlameView {
     const t0 = now();
     const { store } = this.state;
     if (this.runId !== store.runId) this.forgetRun(store.runId);
-    const report = this.model.get("report") || {};
+    const report = this.getReport();
     const width = this.width();
     const size = this.plotSize();
     const plotW = size && this.drawn && this.drawn.width === width ? size.w : Math.max(50, width - MARGIN_X);
@@ -1173,6 +1134,7 @@ class FlameView {
   show(view, t0 = now()) {
     const { store } = this.state;
     const painted = this.paint(view.bars, view.lanes, view.colors);
+    const moved = !this.drawn || !sameWindow(this.drawn.window, view.window);
     this.drawn = view;
     this.redraws += 1;
     const data = this.root.dataset;
@@ -1181,9 +1143,10 @@ class FlameView {
     data.window = `${view.window[0]},${view.window[1]}`;
     data.redraws = String(this.redraws);
     data.drawMs = (now() - t0).toFixed(1);
+    if (moved) for (const fn of this.windowListeners) fn(view.window);
   }
 
-  windowNow(report = this.model.get("report") || {}) {
+  windowNow(report = this.getReport()) {
     const follow = report.live ? followWindow : wholeWindow;
     return this.panning || this.zoom || follow(report.wall_ms, this.state.store.whole.x1);
   }
@@ -1328,7 +1291,7 @@ class FlameView {
     clearTimeout(this.detailTimer);
     this.detailTimer = setTimeout(() => {
       this.asked = { window: [x0, x1], at: Date.now(), gen };
-      this.model.send({ type: "detail", x0, x1, width: Math.round(plotW) });
+      this.model.send({ type: "detail", x0, x1, width: Math.round(plotW), run: this.state.store.runId });
     }, DETAIL_DEBOUNCE_MS);
   }
 
@@ -1379,6 +1342,203 @@ function mergedDepths(store, set) {
   return depths;
 }
 return { DETAIL_DEBOUNCE_MS, REACT_IDLE_MS, FlameView };
+})();
+
+// ---- src/compare_view.js
+const __everyo_src_compare_view_js = (() => {
+const { FlameView } = __everyo_src_flame_view_js;
+const { formatMs } = __everyo_src_format_js;
+
+const DIFF_COLUMNS = [
+  ["label", "name"],
+  ["calls_a", "calls A"],
+  ["calls_b", "calls B"],
+  ["per_call_ms_a", "per call A (ms)"],
+  ["per_call_ms_b", "per call B (ms)"],
+  ["self_ms_a", "self/call A (ms)"],
+  ["self_ms_b", "self/call B (ms)"],
+  ["ratio", "ratio B/A"],
+  ["delta_ms", "Δ total (ms)"],
+  ["verdict", "verdict"],
+];
+
+function speedupText(speedup) {
+  if (typeof speedup !== "number" || !Number.isFinite(speedup)) return "no time in B";
+  if (Math.abs(speedup - 1) <= 5e-3) return "same speed";
+  return speedup > 1 ? `${speedup.toFixed(2)}× faster` : `${(1 / speedup).toFixed(2)}× slower`;
+}
+
+function diffCell(row, key) {
+  const value = row[key];
+  if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
+  if (value === null || value === undefined) return "–";
+  if (key === "calls_a" || key === "calls_b") return value.toLocaleString("en-US");
+  if (key === "ratio") return `${value.toFixed(2)}×`;
+  if (key === "delta_ms") return `${value > 0 ? "+" : value < 0 ? "−" : ""}${formatMs(Math.abs(value))}`;
+  if (typeof value === "number") return formatMs(value);
+  return String(value);
+}
+
+function compareHeadline(c) {
+  const side = (name, s) => `${name} ${s.label} ${formatMs(s.wall_ms)} ms${s.status === "failed" ? " (failed)" : ""}`;
+  return `${side("A", c.a)} → ${side("B", c.b)} · ${speedupText(c.speedup)}`;
+}
+
+function stepsVerdictText(steps) {
+  if (!steps) return "";
+  if (typeof steps.speedup !== "number") return `per step: ${steps.verdict}`;
+  return `per step: ${steps.verdict} (${steps.speedup.toFixed(2)}×, 95 % CI ${steps.ci_low.toFixed(2)}–` +
+    `${steps.ci_high.toFixed(2)}) over ${steps.steps_a} and ${steps.steps_b} steps`;
+}
+
+function sharedExtent(c) {
+  return Math.max(Number(c.a && c.a.wall_ms) || 0, Number(c.b && c.b.wall_ms) || 0);
+}
+
+function renderDiffTable(doc, rows) {
+  const table = doc.createElement("table");
+  table.className = "everyo-table everyo-diff-table";
+  const head = table.createTHead().insertRow();
+  for (const [, text] of DIFF_COLUMNS) {
+    const th = doc.createElement("th");
+    th.textContent = text;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const row of rows) {
+    const tr = body.insertRow();
+    for (const [key] of DIFF_COLUMNS) {
+      const td = tr.insertCell();
+      td.textContent = diffCell(row, key);
+      if (key === "verdict") {
+        td.className = `everyo-verdict everyo-verdict-${String(row.verdict).replace(/[^a-z]+/g, "-")}`;
+        if (row.why) td.title = row.why;
+      } else if (key !== "label") {
+        td.className = "everyo-num";
+      }
+    }
+  }
+  return table;
+}
+
+function flameBox(doc, side) {
+  const box = doc.createElement("div");
+  box.className = "everyo-compare-flame";
+  box.dataset.side = side;
+  const title = doc.createElement("div");
+  title.className = "everyo-compare-title";
+  box.appendChild(title);
+  return { box, title };
+}
+
+function mountCompare(doc, model, state) {
+  const el = doc.createElement("div");
+  el.className = "everyo-compare";
+  el.hidden = true;
+  const header = doc.createElement("div");
+  header.className = "everyo-compare-header";
+  const steps = doc.createElement("div");
+  steps.className = "everyo-compare-steps";
+  const a = flameBox(doc, "a");
+  const b = flameBox(doc, "b");
+  const tableHolder = doc.createElement("div");
+  tableHolder.className = "everyo-diff-holder";
+  const notes = doc.createElement("ul");
+  notes.className = "everyo-notes";
+  el.append(header, steps, a.box, b.box, tableHolder, notes);
+
+  const comparison = () => model.get("comparison") || {};
+  const sideReport = (side) => () => {
+    const c = comparison();
+    return { wall_ms: sharedExtent(c), live: false, events: (c[side] && c[side].events) || 0 };
+  };
+  const flameA = new FlameView(doc, model, { get store() { return state.compareStore; } }, a.box, { report: sideReport("a") });
+  const flameB = new FlameView(doc, model, { get store() { return state.store; } }, b.box, { report: sideReport("b") });
+  a.box.appendChild(flameA.el);
+  b.box.appendChild(flameB.el);
+  flameA.windowListeners.add((w) => flameB.setZoom(w));
+  flameB.windowListeners.add((w) => flameA.setZoom(w));
+
+  let shown = null;
+  const update = () => {
+    const c = comparison();
+    el.hidden = !c.a || !c.b;
+    if (el.hidden || c === shown) return;
+    shown = c;
+    header.textContent = compareHeadline(c);
+    steps.textContent = stepsVerdictText(c.steps);
+    steps.hidden = !c.steps;
+    a.title.textContent = `A · ${c.a.label} · ${formatMs(c.a.wall_ms)} ms`;
+    b.title.textContent = `B · ${c.b.label} · ${formatMs(c.b.wall_ms)} ms`;
+    tableHolder.replaceChildren(renderDiffTable(doc, c.rows || []));
+    notes.replaceChildren(...(c.notes || []).map((text) => {
+      const li = doc.createElement("li");
+      li.textContent = text;
+      return li;
+    }));
+    el.dataset.rows = String((c.rows || []).length);
+    schedule();
+  };
+  const schedule = () => {
+    if (el.hidden) return;
+    flameA.schedule();
+    flameB.schedule();
+  };
+  const setPlotly = (plotly) => {
+    flameA.setPlotly(plotly);
+    flameB.setPlotly(plotly);
+  };
+  const destroy = () => {
+    flameA.destroy();
+    flameB.destroy();
+  };
+  update();
+  return { el, update, schedule, setPlotly, destroy, flames: [flameA, flameB], traits: ["comparison", "compare_id"] };
+}
+return { DIFF_COLUMNS, speedupText, diffCell, compareHeadline, stepsVerdictText, sharedExtent, renderDiffTable, mountCompare };
+})();
+
+// ---- src/export.js
+const __everyo_src_export_js = (() => {
+
+function downloadBytes(doc, filename, data, mime = "application/json") {
+  const blob = new Blob([data], { type: mime });
+  const url = URL.createObjectURL(blob);
+  const link = doc.createElement("a");
+  link.href = url;
+  link.download = filename;
+  link.style.display = "none";
+  doc.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+function isDownloadMessage(msg, buffers) {
+  return Boolean(msg && msg.type === "download" && msg.filename && buffers && buffers.length > 0);
+}
+
+function renderExportButton(doc, model, traits = { status: "export_status", busy: "export_busy" }) {
+  const wrap = doc.createElement("div");
+  wrap.className = "everyo-export";
+  const button = doc.createElement("button");
+  button.className = "everyo-export-button jp-Button";
+  button.textContent = "Export Chrome trace";
+  button.title = "Write <label>.trace.json next to the notebook and download it";
+  const status = doc.createElement("span");
+  status.className = "everyo-export-status";
+  const update = () => {
+    status.textContent = model.get(traits.status) || "";
+    button.disabled = Boolean(model.get(traits.busy));
+  };
+  button.addEventListener("click", () => model.send({ type: "export" }));
+  model.on(`change:${traits.status}`, update);
+  model.on(`change:${traits.busy}`, update);
+  update();
+  wrap.append(button, status);
+  return wrap;
+}
+return { downloadBytes, isDownloadMessage, renderExportButton };
 })();
 
 // ---- src/header.js
@@ -1434,6 +1594,138 @@ function renderNotes(doc, notes) {
   return list;
 }
 return { hotSpotText, headerParts, renderHeader, renderNotes };
+})();
+
+// ---- src/memory_view.js
+const __everyo_src_memory_view_js = (() => {
+const { MARGIN } = __everyo_src_figure_js;
+const { whenIdle } = __everyo_src_idle_js;
+const { figureColors } = __everyo_src_theme_js;
+const { parseRelayout, sameWindow } = __everyo_src_zoom_js;
+
+const MEMORY_HEIGHT = 170;
+const CONFIG = { displaylogo: false, doubleClick: "autosize", scrollZoom: false, modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"] };
+
+function formatBytes(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "";
+  const abs = Math.abs(n);
+  for (const [scale, unit] of [[1e9, "GB"], [1e6, "MB"], [1e3, "kB"]]) {
+    if (abs >= scale) return `${(n / scale).toFixed(1)} ${unit}`;
+  }
+  return `${Math.round(n)} B`;
+}
+
+function peakText(peak) {
+  if (!peak) return "";
+  const where = peak.label ? ` · ${peak.label}` : "";
+  return `peak ${formatBytes(peak.bytes)} at ${peak.t_ms.toFixed(3)} ms${where}`;
+}
+
+function memoryTraces(memory, colors = {}) {
+  const line = colors.memory || "#4c78a8";
+  return [
+    {
+      type: "scatter", mode: "lines", x: memory.t_ms, y: memory.bytes, name: memory.track,
+      line: { shape: "hv", width: 1.5, color: line }, fill: "tozeroy", fillcolor: "rgba(76,120,168,0.2)",
+      hovertemplate: "%{y:.4s}B at %{x:.3f} ms<extra></extra>", showlegend: false,
+    },
+    {
+      type: "scatter", mode: "markers", x: [memory.peak.t_ms], y: [memory.peak.bytes], name: "peak",
+      marker: { color: "#e45756", size: 9 }, hovertemplate: `${peakText(memory.peak)}<extra></extra>`,
+      showlegend: false,
+    },
+  ];
+}
+
+function memoryLayout({ memory, x0, x1, width, colors = {} }) {
+  return {
+    width,
+    height: MEMORY_HEIGHT,
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    font: { color: colors.font_color },
+    margin: { l: MARGIN.l, r: MARGIN.r, t: 24, b: 36 },
+    xaxis: { range: [x0, x1], autorange: false, title: { text: "time (ms)" }, showgrid: false, zeroline: false, linecolor: colors.line_color, showline: true, ticklabeloverflow: "allow", tickangle: 0 },
+    yaxis: { title: { text: "live bytes" }, tickformat: "~s", ticksuffix: "B", rangemode: "tozero", gridcolor: colors.grid_color, fixedrange: true },
+    dragmode: "zoom",
+    showlegend: false,
+    annotations: [{
+      x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory.peak), showarrow: true,
+      arrowhead: 0, ax: 0, ay: -14, font: { size: 11, color: colors.font_color }, xanchor: "center",
+    }],
+  };
+}
+
+function mountMemory(doc, model, flame) {
+  const el = doc.createElement("div");
+  el.className = "everyo-memory";
+  el.hidden = true;
+  let plotly = null;
+  let drawn = null;
+  let own = false;
+  let cancel = null;
+  const windowNow = () => (flame.drawn ? flame.drawn.window : flame.windowNow());
+  const draw = () => {
+    cancel = null;
+    const memory = (model.get("report") || {}).memory;
+    if (!plotly || !memory || memory === drawn) return;
+    drawn = memory;
+    const [x0, x1] = windowNow();
+    const colors = figureColors(model.get("themes"), model.get("theme"));
+    own = true;
+    try {
+      plotly.react(el, memoryTraces(memory, colors), memoryLayout({ memory, x0, x1, width: flame.width(), colors }), CONFIG);
+    } finally {
+      own = false;
+    }
+    el.dataset.points = String(memory.t_ms.length);
+    el.dataset.window = `${x0},${x1}`;
+    el.dataset.peak = peakText(memory.peak);
+    if (!el.listening && el.on) {
+      el.on("plotly_relayout", (ev) => {
+        if (own) return;
+        const change = parseRelayout(ev, windowNow());
+        if (!change) return;
+        flame.setZoom(change.whole ? null : [change.x0, change.x1]);
+      });
+      el.listening = true;
+    }
+  };
+  const follow = (window) => {
+    if (!plotly || !drawn || el.hidden) return;
+    const full = el._fullLayout;
+    const range = full && full.xaxis ? full.xaxis.range : null;
+    const width = flame.width();
+    if (range && sameWindow(range, window) && full.width === width) return;
+    own = true;
+    try {
+      plotly.relayout(el, { "xaxis.range": [window[0], window[1]], "xaxis.autorange": false, width });
+    } finally {
+      own = false;
+    }
+    el.dataset.window = `${window[0]},${window[1]}`;
+  };
+  flame.windowListeners.add(follow);
+  const update = () => {
+    const memory = (model.get("report") || {}).memory;
+    el.hidden = !memory;
+    if (el.hidden || !plotly || memory === drawn || cancel) return;
+    cancel = whenIdle(draw);
+  };
+  const setPlotly = (p) => {
+    plotly = p;
+    update();
+  };
+  const destroy = () => {
+    if (cancel) cancel();
+    flame.windowListeners.delete(follow);
+    if (plotly && plotly.purge) plotly.purge(el);
+    plotly = null;
+  };
+  update();
+  return { el, update, setPlotly, destroy, traits: ["report"] };
+}
+return { MEMORY_HEIGHT, formatBytes, peakText, memoryTraces, memoryLayout, mountMemory };
 })();
 
 // ---- src/plotly_loader.js
@@ -1554,7 +1846,31 @@ function renderPicker(doc, runs, selected, onPick) {
   select.addEventListener("change", () => onPick(select.value));
   return select;
 }
-return { groupRunsByLabel, runOptionText, renderPicker };
+
+function renderComparePicker(doc, runs, selected, compareId, onPick) {
+  const select = doc.createElement("select");
+  select.className = "everyo-compare-picker";
+  const none = doc.createElement("option");
+  none.value = "";
+  none.textContent = "nothing (one run)";
+  none.selected = !compareId;
+  select.appendChild(none);
+  for (const [label, group] of groupRunsByLabel(runs.filter((r) => r.id !== selected))) {
+    const optgroup = doc.createElement("optgroup");
+    optgroup.label = label;
+    for (const run of group) {
+      const option = doc.createElement("option");
+      option.value = run.id;
+      option.textContent = runOptionText(run);
+      option.selected = run.id === compareId;
+      optgroup.appendChild(option);
+    }
+    select.appendChild(optgroup);
+  }
+  select.addEventListener("change", () => onPick(select.value));
+  return select;
+}
+return { groupRunsByLabel, runOptionText, renderPicker, renderComparePicker };
 })();
 
 // ---- src/table.js
@@ -1565,7 +1881,7 @@ const GROUP_HEADERS = { name: "name", path: "module path", shape: "input shapes"
 
 const PREFERRED = [
   "label", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "median_ms", "min_ms",
-  "max_ms", "std_ms", "gflops", "device_ms", "shapes",
+  "max_ms", "std_ms", "gflops", "device_ms", "mem_bytes", "shapes",
 ];
 
 function summaryColumns(rows, groupBy) {
@@ -1683,7 +1999,7 @@ return { GROUP_HEADERS, summaryColumns, sortRows, nextSort, tableColumns, shareW
 // ---- src/sections.js
 const __everyo_src_sections_js = (() => {
 const { whenIdle } = __everyo_src_idle_js;
-const { renderPicker } = __everyo_src_picker_js;
+const { renderComparePicker, renderPicker } = __everyo_src_picker_js;
 const { GROUP_HEADERS, bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } = __everyo_src_table_js;
 
 function commit(model, values) {
@@ -1692,20 +2008,33 @@ function commit(model, values) {
 }
 
 function mountPicker(doc, model) {
+  const box = doc.createElement("div");
+  box.className = "everyo-controls everyo-picker-row";
   const label = doc.createElement("label");
   label.className = "everyo-picker-box";
   label.textContent = "run ";
+  const against = doc.createElement("label");
+  against.className = "everyo-compare-box";
+  against.textContent = "compare with ";
+  box.append(label, against);
   let select = null;
+  let other = null;
   const update = () => {
-    label.hidden = !model.get("picker");
-    if (label.hidden) return;
-    const next = renderPicker(doc, model.get("runs") || [], model.get("selected"), (id) => commit(model, { selected: id }));
+    box.hidden = !model.get("picker");
+    if (box.hidden) return;
+    const runs = model.get("runs") || [];
+    const selected = model.get("selected");
+    const next = renderPicker(doc, runs, selected, (id) => commit(model, { selected: id }));
     if (select) select.replaceWith(next);
     else label.appendChild(next);
     select = next;
+    const nextOther = renderComparePicker(doc, runs, selected, model.get("compare_id"), (id) => commit(model, { compare_id: id }));
+    if (other) other.replaceWith(nextOther);
+    else against.appendChild(nextOther);
+    other = nextOther;
   };
   update();
-  return { el: label, update, traits: ["picker", "runs", "selected"] };
+  return { el: box, update, traits: ["picker", "runs", "selected", "compare_id"] };
 }
 
 function mountTable(doc, model) {
@@ -1913,6 +2242,16 @@ const CSS = `
   background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
+.everyo-memory { margin-top: 0; }
+.everyo-compare { margin-top: 10px; }
+.everyo-compare-only > :not(.everyo-compare):not(style) { display: none !important; }
+.everyo-compare-header { font-weight: 600; padding: 4px 0; }
+.everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
+.everyo-diff-table { width: auto; }
+.everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
+.everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
+.everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 `;
 
 function addStyle(doc, el) {
@@ -1925,9 +2264,11 @@ return { CSS, addStyle };
 })();
 
 // ---- src/dashboard_widget.js (entry)
+const { mountCompare } = __everyo_src_compare_view_js;
 const { downloadBytes, isDownloadMessage, renderExportButton } = __everyo_src_export_js;
 const { FlameView } = __everyo_src_flame_view_js;
 const { renderHeader, renderNotes } = __everyo_src_header_js;
+const { mountMemory } = __everyo_src_memory_view_js;
 const { failPlotly, loadPlotly, receivePlotly } = __everyo_src_plotly_loader_js;
 const { mountIcicle, mountPicker, mountTable } = __everyo_src_sections_js;
 const { stepBounds, renderSteps, zoomWindow } = __everyo_src_steps_js;
@@ -1937,7 +2278,7 @@ const { syncTheme } = __everyo_src_theme_js;
 const { decodeColumns } = __everyo_src_wire_js;
 
 const STATES = new Set();
-const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle"];
+const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle", "comparison"];
 
 function ownsModel(state, model) {
   return IDENTITY_TRAITS.some((name) => {
@@ -1950,8 +2291,10 @@ function createState(model) {
   const state = {
     model,
     store: new EventStore(model.get("run_id") || ""),
+    compareStore: new EventStore(model.get("compare_id") || ""), // A's, while comparing
     listeners: new Set(),
     resendAsked: false,
+    compareResendAsked: false,
   };
   const notify = () => state.listeners.forEach((fn) => fn());
   const onMessage = (msg, buffers) => {
@@ -1963,12 +2306,25 @@ function createState(model) {
       if (isDownloadMessage(msg, buffers)) downloadBytes(document, msg.filename, buffers[0]);
     } else if (msg.type === "events" || msg.type === "bars") {
       const runId = model.get("run_id") || "";
-      if (msg.run !== runId) return;
-      if (state.store.runId !== runId) state.store.reset(runId);
-      if (state.store.apply(decodeColumns(msg, buffers))) {
-        state.resendAsked = false;
-        notify();
+      const compareId = model.get("compare_id") || "";
+      if (msg.run !== runId && msg.run !== compareId) return;
+      const cols = decodeColumns(msg, buffers);
+      let changed = false;
+      if (compareId && msg.run === compareId) {
+        if (state.compareStore.runId !== compareId) state.compareStore.reset(compareId);
+        if (state.compareStore.apply(cols)) {
+          state.compareResendAsked = false;
+          changed = true;
+        }
       }
+      if (msg.run === runId) {
+        if (state.store.runId !== runId) state.store.reset(runId);
+        if (state.store.apply(cols)) {
+          state.resendAsked = false;
+          changed = true;
+        }
+      }
+      if (changed) notify();
     }
   };
   const onRun = () => {
@@ -1976,11 +2332,18 @@ function createState(model) {
     state.resendAsked = false;
     notify();
   };
+  const onCompare = () => {
+    state.compareStore.reset(model.get("compare_id") || "");
+    state.compareResendAsked = false;
+    notify();
+  };
   model.on("msg:custom", onMessage);
   model.on("change:run_id", onRun);
+  model.on("change:compare_id", onCompare);
   state.dispose = () => {
     model.off("msg:custom", onMessage);
     model.off("change:run_id", onRun);
+    model.off("change:compare_id", onCompare);
     STATES.delete(state);
   };
   STATES.add(state);
@@ -1997,6 +2360,12 @@ function askResend(model, state) {
   if (state.store.empty && (report.events || 0) > 0 && !state.resendAsked) {
     state.resendAsked = true;
     model.send({ type: "resend" });
+  }
+  const a = (model.get("comparison") || {}).a;
+  const compareId = model.get("compare_id") || "";
+  if (compareId && a && a.events > 0 && state.compareStore.empty && !state.compareResendAsked) {
+    state.compareResendAsked = true;
+    model.send({ type: "resend", run: compareId });
   }
 }
 
@@ -2018,10 +2387,13 @@ function render({ model, el }) {
   const steps = doc.createElement("div");
   steps.className = "everyo-steps-box";
   const flame = new FlameView(doc, model, state, el);
+  const memory = mountMemory(doc, model, flame);
   const exportBox = renderExportButton(doc, model);
   const table = mountTable(doc, model);
   const icicle = mountIcicle(doc, model);
-  el.append(picker.el, header, notes, steps, flame.el, exportBox, table.el, icicle.el);
+  const compare = mountCompare(doc, model, state);
+  el.append(picker.el, header, notes, steps, flame.el, memory.el, exportBox, table.el, icicle.el, compare.el);
+  const showOwn = () => el.classList.toggle("everyo-compare-only", Boolean(model.get("compare_only")));
 
   const stepWindowOf = (k) => {
     const { store } = state;
@@ -2050,12 +2422,25 @@ function render({ model, el }) {
     }
     drawSteps();
     flame.schedule();
+    showOwn();
     askResend(model, state);
   };
   drawSteps();
+  showOwn();
 
-  const onData = () => flame.schedule();
-  const redraw = () => flame.schedule();
+  const onData = () => {
+    flame.schedule();
+    compare.schedule();
+  };
+  const redraw = () => {
+    flame.schedule();
+    compare.schedule();
+  };
+  const onComparison = () => {
+    compare.update();
+    showOwn();
+    askResend(model, state);
+  };
   state.listeners.add(onData);
   const bindings = [
     ["report", onReport],
@@ -2064,6 +2449,10 @@ function render({ model, el }) {
     ...picker.traits.map((t) => [t, picker.update]),
     ...table.traits.map((t) => [t, table.update]),
     ...icicle.traits.map((t) => [t, icicle.update]),
+    ...memory.traits.map((t) => [t, memory.update]),
+    ["comparison", onComparison],
+    ["compare_id", onComparison],
+    ["compare_only", showOwn],
   ];
   for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
   const stopTheme = syncTheme(model, doc);
@@ -2075,6 +2464,8 @@ function render({ model, el }) {
     el.dataset.plotly = "loaded";
     flame.setPlotly(plotly);
     icicle.setPlotly(plotly);
+    memory.setPlotly(plotly);
+    compare.setPlotly(plotly);
   }, (err) => {
     if (closed) return;
     el.dataset.plotly = "failed";
@@ -2089,6 +2480,8 @@ function render({ model, el }) {
     state.listeners.delete(onData);
     flame.destroy();
     icicle.destroy();
+    memory.destroy();
+    compare.destroy();
     state.views -= 1;
     if (state.fromView && state.views === 0) state.dispose();
   };

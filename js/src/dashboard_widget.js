@@ -3,9 +3,11 @@
 //
 // Per model (`initialize`): the event store and the custom-message handler, so every view of
 // the widget shares one copy of the events. Per view (`render`): the DOM and the flame chart.
+import { mountCompare } from "./compare_view.js";
 import { downloadBytes, isDownloadMessage, renderExportButton } from "./export.js";
 import { FlameView } from "./flame_view.js";
 import { renderHeader, renderNotes } from "./header.js";
+import { mountMemory } from "./memory_view.js";
 import { failPlotly, loadPlotly, receivePlotly } from "./plotly_loader.js";
 import { mountIcicle, mountPicker, mountTable } from "./sections.js";
 import { stepBounds, renderSteps, zoomWindow } from "./steps.js";
@@ -17,7 +19,7 @@ import { decodeColumns } from "./wire.js";
 // Model states of this module instance. A view's model proxy is not the proxy `initialize`
 // got, but both read the same model: its object-valued traits are the same objects.
 const STATES = new Set();
-const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle"];
+const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle", "comparison"];
 
 function ownsModel(state, model) {
   return IDENTITY_TRAITS.some((name) => {
@@ -30,8 +32,10 @@ function createState(model) {
   const state = {
     model,
     store: new EventStore(model.get("run_id") || ""),
+    compareStore: new EventStore(model.get("compare_id") || ""), // A's, while comparing
     listeners: new Set(),
     resendAsked: false,
+    compareResendAsked: false,
   };
   const notify = () => state.listeners.forEach((fn) => fn());
   const onMessage = (msg, buffers) => {
@@ -43,12 +47,25 @@ function createState(model) {
       if (isDownloadMessage(msg, buffers)) downloadBytes(document, msg.filename, buffers[0]);
     } else if (msg.type === "events" || msg.type === "bars") {
       const runId = model.get("run_id") || "";
-      if (msg.run !== runId) return;
-      if (state.store.runId !== runId) state.store.reset(runId);
-      if (state.store.apply(decodeColumns(msg, buffers))) {
-        state.resendAsked = false;
-        notify();
+      const compareId = model.get("compare_id") || "";
+      if (msg.run !== runId && msg.run !== compareId) return;
+      const cols = decodeColumns(msg, buffers);
+      let changed = false;
+      if (compareId && msg.run === compareId) {
+        if (state.compareStore.runId !== compareId) state.compareStore.reset(compareId);
+        if (state.compareStore.apply(cols)) {
+          state.compareResendAsked = false;
+          changed = true;
+        }
       }
+      if (msg.run === runId) {
+        if (state.store.runId !== runId) state.store.reset(runId);
+        if (state.store.apply(cols)) {
+          state.resendAsked = false;
+          changed = true;
+        }
+      }
+      if (changed) notify();
     }
   };
   const onRun = () => {
@@ -56,11 +73,18 @@ function createState(model) {
     state.resendAsked = false;
     notify();
   };
+  const onCompare = () => {
+    state.compareStore.reset(model.get("compare_id") || "");
+    state.compareResendAsked = false;
+    notify();
+  };
   model.on("msg:custom", onMessage);
   model.on("change:run_id", onRun);
+  model.on("change:compare_id", onCompare);
   state.dispose = () => {
     model.off("msg:custom", onMessage);
     model.off("change:run_id", onRun);
+    model.off("change:compare_id", onCompare);
     STATES.delete(state);
   };
   STATES.add(state);
@@ -72,12 +96,19 @@ function initialize({ model }) {
   return () => state.dispose();
 }
 
-/** A view with nothing to show of a run that has events asks the kernel for everything. */
+/** A view with nothing to show of a run that has events asks the kernel for everything (of
+ * the shown run, and of the compared run A). */
 function askResend(model, state) {
   const report = model.get("report") || {};
   if (state.store.empty && (report.events || 0) > 0 && !state.resendAsked) {
     state.resendAsked = true;
     model.send({ type: "resend" });
+  }
+  const a = (model.get("comparison") || {}).a;
+  const compareId = model.get("compare_id") || "";
+  if (compareId && a && a.events > 0 && state.compareStore.empty && !state.compareResendAsked) {
+    state.compareResendAsked = true;
+    model.send({ type: "resend", run: compareId });
   }
 }
 
@@ -99,10 +130,14 @@ function render({ model, el }) {
   const steps = doc.createElement("div");
   steps.className = "everyo-steps-box";
   const flame = new FlameView(doc, model, state, el);
+  const memory = mountMemory(doc, model, flame);
   const exportBox = renderExportButton(doc, model);
   const table = mountTable(doc, model);
   const icicle = mountIcicle(doc, model);
-  el.append(picker.el, header, notes, steps, flame.el, exportBox, table.el, icicle.el);
+  const compare = mountCompare(doc, model, state);
+  el.append(picker.el, header, notes, steps, flame.el, memory.el, exportBox, table.el, icicle.el, compare.el);
+  // everyo_lab.compare(a, b): the comparison alone (a CSS rule hides the run's own sections)
+  const showOwn = () => el.classList.toggle("everyo-compare-only", Boolean(model.get("compare_only")));
 
   const stepWindowOf = (k) => {
     const { store } = state;
@@ -131,12 +166,25 @@ function render({ model, el }) {
     }
     drawSteps();
     flame.schedule();
+    showOwn();
     askResend(model, state);
   };
   drawSteps();
+  showOwn();
 
-  const onData = () => flame.schedule();
-  const redraw = () => flame.schedule();
+  const onData = () => {
+    flame.schedule();
+    compare.schedule();
+  };
+  const redraw = () => {
+    flame.schedule();
+    compare.schedule();
+  };
+  const onComparison = () => {
+    compare.update();
+    showOwn();
+    askResend(model, state);
+  };
   state.listeners.add(onData);
   const bindings = [
     ["report", onReport],
@@ -145,6 +193,10 @@ function render({ model, el }) {
     ...picker.traits.map((t) => [t, picker.update]),
     ...table.traits.map((t) => [t, table.update]),
     ...icicle.traits.map((t) => [t, icicle.update]),
+    ...memory.traits.map((t) => [t, memory.update]),
+    ["comparison", onComparison],
+    ["compare_id", onComparison],
+    ["compare_only", showOwn],
   ];
   for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
   const stopTheme = syncTheme(model, doc);
@@ -156,6 +208,8 @@ function render({ model, el }) {
     el.dataset.plotly = "loaded";
     flame.setPlotly(plotly);
     icicle.setPlotly(plotly);
+    memory.setPlotly(plotly);
+    compare.setPlotly(plotly);
   }, (err) => {
     if (closed) return;
     el.dataset.plotly = "failed";
@@ -170,6 +224,8 @@ function render({ model, el }) {
     state.listeners.delete(onData);
     flame.destroy();
     icicle.destroy();
+    memory.destroy();
+    compare.destroy();
     state.views -= 1;
     if (state.fromView && state.views === 0) state.dispose();
   };

@@ -32,12 +32,18 @@ const nextFrame = (fn) =>
   typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
 
 export class FlameView {
-  /** `state`: the model's `{store}`; `root`: the widget element that carries the test hooks. */
-  constructor(doc, model, state, root) {
+  /**
+   * `state`: the model's `{store}`; `root`: the widget element that carries the test hooks.
+   * `options.report`: where the run's `{wall_ms, live, events}` come from (default: the
+   * `report` trait; a comparison's two charts read one shared extent).
+   */
+  constructor(doc, model, state, root, options = {}) {
     this.doc = doc;
     this.model = model;
     this.state = state;
     this.root = root;
+    this.getReport = options.report || (() => this.model.get("report") || {});
+    this.windowListeners = new Set(); // called with each new window shown (linked charts)
     this.plotly = null;
     this.zoom = null; // null: the whole run (and follow it while it grows)
     this.panning = null; // the range of a pan drag in progress
@@ -122,7 +128,7 @@ export class FlameView {
     const t0 = now();
     const { store } = this.state;
     if (this.runId !== store.runId) this.forgetRun(store.runId);
-    const report = this.model.get("report") || {};
+    const report = this.getReport();
     const width = this.width();
     const size = this.plotSize();
     const plotW = size && this.drawn && this.drawn.width === width ? size.w : Math.max(50, width - MARGIN_X);
@@ -157,6 +163,7 @@ export class FlameView {
   show(view, t0 = now()) {
     const { store } = this.state;
     const painted = this.paint(view.bars, view.lanes, view.colors);
+    const moved = !this.drawn || !sameWindow(this.drawn.window, view.window);
     this.drawn = view;
     this.redraws += 1;
     const data = this.root.dataset;
@@ -165,10 +172,11 @@ export class FlameView {
     data.window = `${view.window[0]},${view.window[1]}`;
     data.redraws = String(this.redraws);
     data.drawMs = (now() - t0).toFixed(1);
+    if (moved) for (const fn of this.windowListeners) fn(view.window);
   }
 
   /** The window to show: a pan in progress, the zoom, else the whole run (followed while live). */
-  windowNow(report = this.model.get("report") || {}) {
+  windowNow(report = this.getReport()) {
     const follow = report.live ? followWindow : wholeWindow;
     return this.panning || this.zoom || follow(report.wall_ms, this.state.store.whole.x1);
   }
@@ -339,7 +347,7 @@ export class FlameView {
     clearTimeout(this.detailTimer);
     this.detailTimer = setTimeout(() => {
       this.asked = { window: [x0, x1], at: Date.now(), gen };
-      this.model.send({ type: "detail", x0, x1, width: Math.round(plotW) });
+      this.model.send({ type: "detail", x0, x1, width: Math.round(plotW), run: this.state.store.runId });
     }, DETAIL_DEBOUNCE_MS);
   }
 

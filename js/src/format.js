@@ -41,6 +41,7 @@ export function formatCell(key, value) {
   if (MS_KEYS.has(key)) return formatMs(value);
   if (key === "share") return formatShare(value);
   if (key === "pct") return `${value.toFixed(1)} %`;
+  if (key === "mem_bytes") return formatCount(value).replace(/ ?([kMGT]?)$/, (_, p) => ` ${p}B`);
   if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
   return String(value);
@@ -50,6 +51,7 @@ export function formatCell(key, value) {
 export function columnLabel(key) {
   if (key.endsWith("_ms")) return `${key.slice(0, -3).replace(/_/g, " ")} (ms)`;
   if (key === "pct") return "% of run";
+  if (key === "mem_bytes") return "allocated"; // profile_memory: bytes of the arrays returned
   return key.replace(/_/g, " ");
 }
 

@@ -45,3 +45,31 @@ export function renderPicker(doc, runs, selected, onPick) {
   select.addEventListener("change", () => onPick(select.value));
   return select;
 }
+
+/**
+ * The "compare with" <select>: none, or any run other than the shown one; calls
+ * `onPick(runId)` ("" for none) when the user chooses.
+ */
+export function renderComparePicker(doc, runs, selected, compareId, onPick) {
+  const select = doc.createElement("select");
+  select.className = "everyo-compare-picker";
+  const none = doc.createElement("option");
+  none.value = "";
+  none.textContent = "nothing (one run)";
+  none.selected = !compareId;
+  select.appendChild(none);
+  for (const [label, group] of groupRunsByLabel(runs.filter((r) => r.id !== selected))) {
+    const optgroup = doc.createElement("optgroup");
+    optgroup.label = label;
+    for (const run of group) {
+      const option = doc.createElement("option");
+      option.value = run.id;
+      option.textContent = runOptionText(run);
+      option.selected = run.id === compareId;
+      optgroup.appendChild(option);
+    }
+    select.appendChild(optgroup);
+  }
+  select.addEventListener("change", () => onPick(select.value));
+  return select;
+}

@@ -1,7 +1,7 @@
 // The plain-DOM parts of the dashboard bound to the model's traits: run picker, summary table
 // with its group-by select, and the icicle. Each `mount*` returns `{el, update, ...}`.
 import { whenIdle } from "./idle.js";
-import { renderPicker } from "./picker.js";
+import { renderComparePicker, renderPicker } from "./picker.js";
 import { GROUP_HEADERS, bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } from "./table.js";
 
 function commit(model, values) {
@@ -9,22 +9,38 @@ function commit(model, values) {
   model.save_changes();
 }
 
-/** The run select (shown while the `picker` trait is true); a choice sets `selected`. */
+/**
+ * The run select (shown while the `picker` trait is true); a choice sets `selected`. Beside it
+ * a "compare with" select sets `compare_id`: the shown run is compared with that one.
+ */
 export function mountPicker(doc, model) {
+  const box = doc.createElement("div");
+  box.className = "everyo-controls everyo-picker-row";
   const label = doc.createElement("label");
   label.className = "everyo-picker-box";
   label.textContent = "run ";
+  const against = doc.createElement("label");
+  against.className = "everyo-compare-box";
+  against.textContent = "compare with ";
+  box.append(label, against);
   let select = null;
+  let other = null;
   const update = () => {
-    label.hidden = !model.get("picker");
-    if (label.hidden) return;
-    const next = renderPicker(doc, model.get("runs") || [], model.get("selected"), (id) => commit(model, { selected: id }));
+    box.hidden = !model.get("picker");
+    if (box.hidden) return;
+    const runs = model.get("runs") || [];
+    const selected = model.get("selected");
+    const next = renderPicker(doc, runs, selected, (id) => commit(model, { selected: id }));
     if (select) select.replaceWith(next);
     else label.appendChild(next);
     select = next;
+    const nextOther = renderComparePicker(doc, runs, selected, model.get("compare_id"), (id) => commit(model, { compare_id: id }));
+    if (other) other.replaceWith(nextOther);
+    else against.appendChild(nextOther);
+    other = nextOther;
   };
   update();
-  return { el: label, update, traits: ["picker", "runs", "selected"] };
+  return { el: box, update, traits: ["picker", "runs", "selected", "compare_id"] };
 }
 
 /**

@@ -31,6 +31,16 @@ export const CSS = `
   background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
+.everyo-memory { margin-top: 0; }
+.everyo-compare { margin-top: 10px; }
+.everyo-compare-only > :not(.everyo-compare):not(style) { display: none !important; }
+.everyo-compare-header { font-weight: 600; padding: 4px 0; }
+.everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
+.everyo-diff-table { width: auto; }
+.everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
+.everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
+.everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 `;
 
 export function addStyle(doc, el) {

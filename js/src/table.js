@@ -6,7 +6,7 @@ export const GROUP_HEADERS = { name: "name", path: "module path", shape: "input 
 
 const PREFERRED = [
   "label", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "median_ms", "min_ms",
-  "max_ms", "std_ms", "gflops", "device_ms", "shapes",
+  "max_ms", "std_ms", "gflops", "device_ms", "mem_bytes", "shapes",
 ];
 
 /**

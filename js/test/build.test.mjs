@@ -35,6 +35,7 @@ test("the bundle leaves out whole-line comments, never text inside a template li
     "const url = \"http://x\";",
   ].join("\n"));
   const built = bundle("dashboard", "src/dashboard_widget.js");
-  assert.ok(built.length < 80000, `${built.length} bytes`);
+  // 73 KB for one run's dashboard, 88 KB with the comparison and memory views (issue 11)
+  assert.ok(built.length < 92000, `${built.length} bytes`);
   assert.doesNotMatch(built, /^\s*\/\*\*/m);
 });

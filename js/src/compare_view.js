@@ -1,0 +1,165 @@
+// The comparison of two runs: header (both wall times, speed-up, per-step verdict), the flame
+// charts of A and B stacked on one time axis (each zoom or pan moves both), and the diff table
+// with a verdict per row. Numbers come from the `comparison` trait (views/compare.py); A's
+// events from the model's second store (messages tagged with `compare_id`).
+import { FlameView } from "./flame_view.js";
+import { formatMs } from "./format.js";
+
+/** `[key, header]` of the diff table, as the static rendering (views/compare_static.py). */
+export const DIFF_COLUMNS = [
+  ["label", "name"],
+  ["calls_a", "calls A"],
+  ["calls_b", "calls B"],
+  ["per_call_ms_a", "per call A (ms)"],
+  ["per_call_ms_b", "per call B (ms)"],
+  ["self_ms_a", "self/call A (ms)"],
+  ["self_ms_b", "self/call B (ms)"],
+  ["ratio", "ratio B/A"],
+  ["delta_ms", "Δ total (ms)"],
+  ["verdict", "verdict"],
+];
+
+/** "1.52× faster", "1.20× slower", "same speed", "no time in B". */
+export function speedupText(speedup) {
+  if (typeof speedup !== "number" || !Number.isFinite(speedup)) return "no time in B";
+  if (Math.abs(speedup - 1) <= 5e-3) return "same speed";
+  return speedup > 1 ? `${speedup.toFixed(2)}× faster` : `${(1 / speedup).toFixed(2)}× slower`;
+}
+
+/** The text of one diff cell ("–" when the value is missing). */
+export function diffCell(row, key) {
+  const value = row[key];
+  if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
+  if (value === null || value === undefined) return "–";
+  if (key === "calls_a" || key === "calls_b") return value.toLocaleString("en-US");
+  if (key === "ratio") return `${value.toFixed(2)}×`;
+  if (key === "delta_ms") return `${value > 0 ? "+" : value < 0 ? "−" : ""}${formatMs(Math.abs(value))}`;
+  if (typeof value === "number") return formatMs(value);
+  return String(value);
+}
+
+/** The header line: "A before 12.3 ms → B after 8.1 ms · 1.52× faster". */
+export function compareHeadline(c) {
+  const side = (name, s) => `${name} ${s.label} ${formatMs(s.wall_ms)} ms${s.status === "failed" ? " (failed)" : ""}`;
+  return `${side("A", c.a)} → ${side("B", c.b)} · ${speedupText(c.speedup)}`;
+}
+
+/** "per step: faster (1.41×, 95 % CI 1.30–1.52) over 20 and 20 steps" ("" without steps). */
+export function stepsVerdictText(steps) {
+  if (!steps) return "";
+  if (typeof steps.speedup !== "number") return `per step: ${steps.verdict}`;
+  return `per step: ${steps.verdict} (${steps.speedup.toFixed(2)}×, 95 % CI ${steps.ci_low.toFixed(2)}–` +
+    `${steps.ci_high.toFixed(2)}) over ${steps.steps_a} and ${steps.steps_b} steps`;
+}
+
+/** The time axis both charts share: to the longer run's end. */
+export function sharedExtent(c) {
+  return Math.max(Number(c.a && c.a.wall_ms) || 0, Number(c.b && c.b.wall_ms) || 0);
+}
+
+/** The diff table element (rows in the kernel's order: biggest change first). */
+export function renderDiffTable(doc, rows) {
+  const table = doc.createElement("table");
+  table.className = "everyo-table everyo-diff-table";
+  const head = table.createTHead().insertRow();
+  for (const [, text] of DIFF_COLUMNS) {
+    const th = doc.createElement("th");
+    th.textContent = text;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const row of rows) {
+    const tr = body.insertRow();
+    for (const [key] of DIFF_COLUMNS) {
+      const td = tr.insertCell();
+      td.textContent = diffCell(row, key);
+      if (key === "verdict") {
+        td.className = `everyo-verdict everyo-verdict-${String(row.verdict).replace(/[^a-z]+/g, "-")}`;
+        if (row.why) td.title = row.why;
+      } else if (key !== "label") {
+        td.className = "everyo-num";
+      }
+    }
+  }
+  return table;
+}
+
+function flameBox(doc, side) {
+  const box = doc.createElement("div");
+  box.className = "everyo-compare-flame";
+  box.dataset.side = side;
+  const title = doc.createElement("div");
+  title.className = "everyo-compare-title";
+  box.appendChild(title);
+  return { box, title };
+}
+
+/**
+ * The comparison section: `{el, update, schedule, setPlotly, destroy, traits}`. `state` holds
+ * the model's stores: `store` (B, the shown run) and `compareStore` (A).
+ */
+export function mountCompare(doc, model, state) {
+  const el = doc.createElement("div");
+  el.className = "everyo-compare";
+  el.hidden = true;
+  const header = doc.createElement("div");
+  header.className = "everyo-compare-header";
+  const steps = doc.createElement("div");
+  steps.className = "everyo-compare-steps";
+  const a = flameBox(doc, "a");
+  const b = flameBox(doc, "b");
+  const tableHolder = doc.createElement("div");
+  tableHolder.className = "everyo-diff-holder";
+  const notes = doc.createElement("ul");
+  notes.className = "everyo-notes";
+  el.append(header, steps, a.box, b.box, tableHolder, notes);
+
+  const comparison = () => model.get("comparison") || {};
+  const sideReport = (side) => () => {
+    const c = comparison();
+    return { wall_ms: sharedExtent(c), live: false, events: (c[side] && c[side].events) || 0 };
+  };
+  const flameA = new FlameView(doc, model, { get store() { return state.compareStore; } }, a.box, { report: sideReport("a") });
+  const flameB = new FlameView(doc, model, { get store() { return state.store; } }, b.box, { report: sideReport("b") });
+  a.box.appendChild(flameA.el);
+  b.box.appendChild(flameB.el);
+  // one time axis: the window either chart shows, the other shows too
+  flameA.windowListeners.add((w) => flameB.setZoom(w));
+  flameB.windowListeners.add((w) => flameA.setZoom(w));
+
+  let shown = null;
+  const update = () => {
+    const c = comparison();
+    el.hidden = !c.a || !c.b;
+    if (el.hidden || c === shown) return;
+    shown = c;
+    header.textContent = compareHeadline(c);
+    steps.textContent = stepsVerdictText(c.steps);
+    steps.hidden = !c.steps;
+    a.title.textContent = `A · ${c.a.label} · ${formatMs(c.a.wall_ms)} ms`;
+    b.title.textContent = `B · ${c.b.label} · ${formatMs(c.b.wall_ms)} ms`;
+    tableHolder.replaceChildren(renderDiffTable(doc, c.rows || []));
+    notes.replaceChildren(...(c.notes || []).map((text) => {
+      const li = doc.createElement("li");
+      li.textContent = text;
+      return li;
+    }));
+    el.dataset.rows = String((c.rows || []).length);
+    schedule();
+  };
+  const schedule = () => {
+    if (el.hidden) return;
+    flameA.schedule();
+    flameB.schedule();
+  };
+  const setPlotly = (plotly) => {
+    flameA.setPlotly(plotly);
+    flameB.setPlotly(plotly);
+  };
+  const destroy = () => {
+    flameA.destroy();
+    flameB.destroy();
+  };
+  update();
+  return { el, update, schedule, setPlotly, destroy, flames: [flameA, flameB], traits: ["comparison", "compare_id"] };
+}

@@ -1,0 +1,80 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { DIFF_COLUMNS, compareHeadline, diffCell, sharedExtent, speedupText, stepsVerdictText } from "../src/compare_view.js";
+import { MARGIN } from "../src/figure.js";
+import { formatBytes, memoryLayout, memoryTraces, peakText } from "../src/memory_view.js";
+import { renderComparePicker } from "../src/picker.js";
+
+test("speedupText: faster, slower, same, none", () => {
+  assert.equal(speedupText(1.523), "1.52× faster");
+  assert.equal(speedupText(0.8), "1.25× slower");
+  assert.equal(speedupText(1.002), "same speed");
+  assert.equal(speedupText(null), "no time in B");
+});
+
+test("diffCell formats counts, ratios, signed changes and missing values", () => {
+  const row = { label: "Linear [0]", calls_a: 1200, calls_b: 3, per_call_ms_a: 0.01234, per_call_ms_b: null, ratio: 0.5, delta_ms: -12.5, verdict: "faster" };
+  assert.equal(diffCell(row, "label"), "Linear [0]");
+  assert.equal(diffCell(row, "calls_a"), "1,200");
+  assert.equal(diffCell(row, "per_call_ms_a"), "0.0123");
+  assert.equal(diffCell(row, "per_call_ms_b"), "–");
+  assert.equal(diffCell(row, "ratio"), "0.50×");
+  assert.equal(diffCell(row, "delta_ms"), "−12.50");
+  assert.equal(diffCell({ ...row, delta_ms: 3 }, "delta_ms"), "+3.00");
+  assert.equal(diffCell(row, "verdict"), "faster");
+  assert.equal(diffCell({ ...row, shapes: "(32, 4)" }, "label"), "Linear [0] (32, 4)");
+  assert.deepEqual(DIFF_COLUMNS.map(([k]) => k).at(-1), "verdict");
+});
+
+test("compare header, per-step verdict and the shared time axis", () => {
+  const c = { a: { label: "before", wall_ms: 12.3, status: "completed" }, b: { label: "after", wall_ms: 8.2, status: "failed" }, speedup: 1.5 };
+  assert.equal(compareHeadline(c), "A before 12.30 ms → B after 8.20 ms (failed) · 1.50× faster");
+  assert.equal(sharedExtent(c), 12.3);
+  assert.equal(stepsVerdictText(null), "");
+  const steps = { verdict: "faster", speedup: 1.41, ci_low: 1.3, ci_high: 1.52, steps_a: 20, steps_b: 21 };
+  assert.equal(stepsVerdictText(steps), "per step: faster (1.41×, 95 % CI 1.30–1.52) over 20 and 21 steps");
+});
+
+test("memory: bytes, the peak text, traces and a layout aligned with the flame chart", () => {
+  assert.equal(formatBytes(8320), "8.3 kB");
+  assert.equal(formatBytes(12), "12 B");
+  assert.equal(formatBytes(2.5e9), "2.5 GB");
+  const memory = { track: "host tensor bytes", t_ms: [0.1, 0.5, 0.9], bytes: [10, 30, 20], peak: { t_ms: 0.5, bytes: 30000, label: "Linear [2]" } };
+  assert.equal(peakText(memory.peak), "peak 30.0 kB at 0.500 ms · Linear [2]");
+  const [line, peak] = memoryTraces(memory);
+  assert.equal(line.line.shape, "hv"); // live bytes hold until the next allocation
+  assert.deepEqual(line.x, memory.t_ms);
+  assert.deepEqual(peak.x, [0.5]);
+  const layout = memoryLayout({ memory, x0: 0.2, x1: 0.7, width: 800 });
+  assert.deepEqual(layout.xaxis.range, [0.2, 0.7]);
+  assert.equal(layout.margin.l, MARGIN.l); // the plot areas line up with the flame chart's
+  assert.equal(layout.margin.r, MARGIN.r);
+  assert.equal(layout.width, 800);
+  assert.match(layout.annotations[0].text, /Linear \[2\]/);
+});
+
+test("renderComparePicker lists the other runs and 'nothing'", () => {
+  const made = [];
+  const el = (tag) => {
+    const node = { tag, children: [], attrs: {}, appendChild(c) { this.children.push(c); }, addEventListener() {} };
+    made.push(node);
+    return node;
+  };
+  const doc = { createElement: el };
+  const runs = [{ id: "1", label: "a", start_time: 1 }, { id: "2", label: "b", start_time: 2 }, { id: "3", label: "a", start_time: 3 }];
+  const select = renderComparePicker(doc, runs, "2", "3", () => {});
+  const options = made.filter((n) => n.tag === "option");
+  assert.deepEqual(options.map((o) => o.value), ["", "3", "1"]);
+  assert.equal(options.find((o) => o.value === "3").selected, true);
+  assert.equal(select.children[0].value, "");
+});
+
+test("the summary table's 'allocated' column (profile_memory) reads in bytes", async () => {
+  const { columnLabel, formatCell } = await import("../src/format.js");
+  const { summaryColumns } = await import("../src/table.js");
+  assert.equal(formatCell("mem_bytes", 166400), "166.4 kB");
+  assert.equal(columnLabel("mem_bytes"), "allocated");
+  const rows = [{ label: "Linear", calls: 2, total_ms: 1, share: 0.5, mem_bytes: 100 }];
+  assert.ok(summaryColumns(rows, "name").includes("mem_bytes"));
+  assert.ok(!summaryColumns([{ label: "Linear", calls: 2 }], "name").includes("mem_bytes"));
+});
