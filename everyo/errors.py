@@ -2,6 +2,13 @@
 names).
 
 Messages say what went wrong *and* what to do about it.
+
+Errors about a bad value the caller passed are also ``ValueError`` (so ``except ValueError``
+catches them, as it does in the reference EveryO for ``Profiler(warmup=-1)``):
+``EveryOShapeError``, ``EveryOProfilerError``, ``EveryOBenchmarkError`` and
+``EveryOConfigError``. ``EveryODTypeError`` is also a ``TypeError``, ``EveryOAutogradError`` a
+``RuntimeError`` and ``EveryOExportError`` an ``OSError``. Nesting two profilers is a plain
+``RuntimeError``, as in the reference.
 """
 
 from __future__ import annotations
@@ -48,8 +55,9 @@ class EveryOAutogradError(EveryOError, RuntimeError):
     """backward() cannot run: no gradient for a non-scalar, a freed graph, an integer leaf."""
 
 
-class EveryOProfilerError(EveryOError):
-    """A profiler was misused: bad options, bad metadata, no run to read."""
+class EveryOProfilerError(EveryOError, ValueError):
+    """A profiler option or argument has a bad value (``warmup=-1``, an unknown ``group_by``,
+    metadata that is not a dict), or a profiler was asked for a run it does not have."""
 
 
 class EveryOExportError(EveryOError, OSError):

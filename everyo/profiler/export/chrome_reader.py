@@ -62,12 +62,20 @@ class _Threads:
         several = prefix and len(self.pids) > 1
         out = []
         for (pid, tid), ident in self.idents.items():
-            name = self.thread_names.get((pid, tid)) or (f"thread {tid}" if tid != "" else "")
+            name = self.thread_names.get((pid, tid)) or _label("thread", tid)
             if several:
-                process = self.process_names.get(pid) or f"process {pid}"
-                name = f"{process}: {name}" if name else process
-            out.append((ident, name or f"thread {ident}"))
+                name = ": ".join(
+                    x for x in (self.process_names.get(pid) or _label("process", pid), name) if x
+                )
+            out.append((ident, name or "trace"))
         return out
+
+
+def _label(what: str, ident) -> str:
+    """``"thread 7"`` for a number, the text itself for a string id (``"stream 7"``)."""
+    if ident is None or ident == "":
+        return ""
+    return f"{what} {ident}" if isinstance(ident, (int, float)) else str(ident)
 
 
 def _hashable(value):
@@ -90,6 +98,7 @@ def _intervals(events: list):
         args = e.get("args") if isinstance(e.get("args"), dict) else {}
         if ph == "X":
             dur = number(e, "dur", where, default=0, minimum=0)
+            last_us = max(last_us, ts + dur)
             out.append((e, ts, dur, args))
         elif ph in ("i", "I"):
             out.append((e, ts, 0, args))
