@@ -199,8 +199,10 @@ def test_pytorch_style_conv2d_stays_nchw():
 def test_layers_train_and_are_profiled_as_modules():
     x = RNG.standard_normal((8, 6, 6, 1)).astype(np.float32)
     y = (x.mean(axis=(1, 2, 3)) > 0).astype(np.int64)
-    model = eo.Sequential(eo.Conv2D(1, 4, 3, padding="same", seed=0), eo.ReLU(),
-                          eo.MaxPool2D(2), eo.AvgPool2D(3), eo.Flatten(), eo.Linear(4, 2, seed=0))  # fmt: skip
+    model = eo.Sequential(
+        eo.Conv2D(1, 4, 3, padding="same", seed=0), eo.ReLU(), eo.MaxPool2D(2),
+        eo.AvgPool2D(3), eo.Flatten(), eo.Linear(4, 2, seed=0),
+    )  # fmt: skip
     opt = eo.Adam(model.parameters(), lr=0.05)
     losses = []
     with eo.profile() as prof:
