@@ -146,14 +146,14 @@ class SweepResult:
 
 def write_text(text: str, path: str | os.PathLike) -> Path:
     """Write ``text`` to ``path`` atomically (temporary file, then rename), as ``write_json``."""
-    from everyo.profiler.export._atomic import atomic_text  # removes the temp file on failure
+    from everyo.fileio import atomic_open  # the one atomic writer; removes the temp file on failure
 
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise EveryOExportError(f"could not write {path}: {exc.strerror or exc}") from exc
-    with atomic_text(path, compress=False) as f:
+    with atomic_open(path) as f:
         f.write(text)
     return path
 

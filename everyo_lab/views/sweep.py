@@ -159,7 +159,7 @@ def sweep_charts(report, *, theme: str = "light") -> dict:
     for key, (title, unit, data) in titles.items():
         if marks:
             data.append(_marks(marks))
-        layout = _chart_layout(title, unit, colors, x + [m["batch_size"] for m in marks])
+        layout = _chart_layout(title, unit, colors)
         layout["shapes"], layout["annotations"] = _verticals(rec, colors)
         if key == "memory" and r.get("memory_limit"):
             limit = r["memory_limit"] / _MIB
@@ -215,12 +215,10 @@ def _marks(marks):
     }
 
 
-def _chart_layout(title, unit, colors, sizes):
+def _chart_layout(title, unit, colors):
+    # autorange, not a computed range: Plotly.react of a live chart then follows new points
     axis = {"gridcolor": colors["grid_color"], "zeroline": False}
     xaxis = {**axis, "title": {"text": "batch size"}, "type": "log", "dtick": _LOG2}
-    if sizes:
-        lo, hi = min(sizes), max(sizes)
-        xaxis["range"] = [math.log10(lo) - 0.15, math.log10(hi) + 0.15]
     return {
         "paper_bgcolor": colors["paper_bgcolor"],
         "plot_bgcolor": colors["plot_bgcolor"],

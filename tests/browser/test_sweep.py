@@ -1,0 +1,197 @@
+"""The batch-size sweep widget in JupyterLab, driven in Debian's Chromium.
+
+One page, in order (they share the kernel):
+
+1. a small warm-up sweep (the page's first widget loads plotly.js);
+2. ``%everyo_sweep`` over eight sizes of a slow fake step, sampled every 100 ms in the page: the
+   throughput chart gains points at least twice while the cell shows ``[*]``, and the progress
+   line names the point being measured;
+3. a ``SweepWidget`` shown with ``show()``: its Run button starts a background sweep, its Stop
+   button ends it after a few points, and the finished points are kept (in the page and in
+   ``widget.result``);
+4. save, shut down, reload: the sweep's static rendering shows and no widget error text.
+
+Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from harness import BrowserSession, missing, write_notebook
+
+pytestmark = pytest.mark.browser
+
+if missing():
+    pytest.skip(missing(), allow_module_level=True)
+
+NOTEBOOK = "sweep.ipynb"
+SETUP = """import time
+import numpy as np
+import everyo_lab
+
+def slow_step(x):
+    time.sleep(0.05)  # a point takes about 0.3 s: six calls
+    return float(x.sum())
+
+def make_batch(n):
+    return np.ones((n, 64))
+"""
+CELLS = [
+    "%load_ext everyo_lab",
+    SETUP,
+    "%everyo_sweep slow_step make_batch --batch-sizes 1,2 --warmup 0 --repeat 1 --label warm",
+    "%everyo_sweep slow_step make_batch --batch-sizes 1,2,4,8,16,32,64,128 --warmup 1 --repeat 5"
+    " --label live",
+    "w = everyo_lab.SweepWidget(slow_step, make_batch, batch_sizes=[2**k for k in range(14)],\n"
+    "                           warmup=1, repeat=4, label='background')\nw.show()",
+    "print('POINTS', len(w.result.rows), w.result.stopped, w.status)",
+]
+WARM, LIVE, BACKGROUND, CHECK = 2, 3, 4, 5
+MAX_LIVE_BYTES = 500_000  # eight points: reports and charts of a few kilobytes each
+
+# The sweep widget of code cell `i`: prompt, points drawn, rows in the table, status, progress.
+SWEEP_JS = """
+window.__everyoSweep = (i) => {
+  const cell = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i];
+  if (!cell) return null;
+  const prompt = (cell.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.trim();
+  const root = cell.querySelector('.everyo-sweep');
+  const out = {t: performance.now(), prompt, widget: !!root};
+  if (!root) return out;
+  const d = root.dataset;
+  out.points = Number(d.points || 0);
+  out.rows = Number(d.rows || 0);
+  out.status = d.status || '';
+  out.plotly = d.plotly || '';
+  const p = root.querySelector('.everyo-sweep-progress');
+  out.progress = p ? p.textContent : '';
+  const gd = root.querySelector('.everyo-sweep-throughput.js-plotly-plot');
+  out.drawn = gd && gd.data && gd.data[0] ? gd.data[0].x.length : 0;
+  return out;
+};
+"""
+SAMPLER_JS = """
+(i) => {
+  window.__sweepSamples = [];
+  window.__sweepSampler = setInterval(
+    () => window.__sweepSamples.push(window.__everyoSweep(i)), 100);
+}
+"""
+
+
+def _wait_sweep(s: BrowserSession, index: int, condition: str, timeout_ms: int = 60000) -> dict:
+    s.page.wait_for_function(
+        f"i => {{ const w = window.__everyoSweep(i); return w && w.widget && ({condition}); }}",
+        arg=index,
+        timeout=timeout_ms,
+    )
+    return s.page.evaluate("i => window.__everyoSweep(i)", index)
+
+
+def _output_text(s: BrowserSession, index: int) -> str:
+    return s.cell(index).locator(".jp-OutputArea").inner_text()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    write_notebook(root / NOTEBOOK, CELLS)
+    with BrowserSession(root, app="lab") as s:
+        s.page.add_init_script(SWEEP_JS)
+        s.page.evaluate(SWEEP_JS)
+        try:
+            s.open(NOTEBOOK)
+            s.page.evaluate(SWEEP_JS)
+            for index in (0, 1, WARM):
+                s.run_cell(index)
+                s.wait_prompt(index)
+            _wait_sweep(s, WARM, "w.plotly === 'loaded' && w.drawn === 2")
+            s.bytes.wait_quiet(s.page)
+            yield s
+        except BaseException:
+            s.page_screenshot("sweep-failure")
+            raise
+
+
+def test_magic_paints_points_while_the_cell_runs(lab):
+    s = lab
+    mark = s.bytes.mark()
+    s.page.evaluate(SAMPLER_JS, LIVE)
+    s.run_cell(LIVE)
+    # a picture while it runs: at least two points drawn, the cell still busy
+    try:
+        _wait_sweep(s, LIVE, "w.drawn >= 2 && w.prompt.startsWith('[*]')", timeout_ms=30000)
+        s.screenshot(s.cell(LIVE).locator(".everyo-sweep"), "sweep-live")
+    except Exception:  # the cell may have ended first on a fast machine; the samples decide
+        pass
+    s.wait_prompt(LIVE, timeout_ms=120000)
+    samples = s.page.evaluate(
+        "() => { clearInterval(window.__sweepSampler); return window.__sweepSamples; }"
+    )
+    final = _wait_sweep(s, LIVE, "w.drawn === 8 && w.status === 'completed'")
+    s.bytes.wait_quiet(s.page)
+    sent = s.bytes.between(mark)
+    running = [x for x in samples if x and x["prompt"].startswith("[*]") and x["widget"]]
+    drawn = [x["drawn"] for x in running]
+    gains = sum(1 for a, b in zip(drawn, drawn[1:]) if b > a)
+    seen = [(round(x["t"] - running[0]["t"]), x["drawn"], x["progress"]) for x in running]
+    print(f"live sweep cell: {sent:,} B sent, throughput points while running: {drawn}")
+    assert gains >= 2, f"the throughput chart gained points {gains} times while running: {seen}"
+    assert any(re.match(r"point \d of 8, batch \d+, \d+\.\d s", x["progress"]) for x in running)
+    assert final["rows"] == 8
+    assert 0 < sent <= MAX_LIVE_BYTES, f"{sent:,} B for an eight-point sweep"
+    assert len(s.bytes.big_frames()) == 1, "plotly.js crossed the websocket more than once"
+    rec = s.cell(LIVE).locator(".everyo-sweep-rec").inner_text()
+    assert re.match(r"Batch size \d+ is recommended: ", rec), rec
+    s.screenshot(s.cell(LIVE).locator(".everyo-sweep"), "sweep-final")
+
+
+def test_stop_button_ends_a_background_sweep_and_keeps_its_points(lab):
+    s = lab
+    s.run_cell(BACKGROUND)
+    s.wait_prompt(BACKGROUND)  # show() returns at once: the sweep has not started
+    widget = s.cell(BACKGROUND).locator(".everyo-sweep")
+    _wait_sweep(s, BACKGROUND, "w.plotly === 'loaded' && w.status === 'ready'")
+    widget.locator(".everyo-sweep-run").click()
+    _wait_sweep(s, BACKGROUND, "w.rows >= 2 && w.status === 'running'", timeout_ms=30000)
+    # the notebook stays usable while the sweep runs on its thread
+    assert re.match(r"^\[\d+\]", s.prompts()[BACKGROUND])
+    widget.locator(".everyo-sweep-stop").click()
+    stopped = _wait_sweep(s, BACKGROUND, "w.status === 'stopped'", timeout_ms=30000)
+    assert 2 <= stopped["rows"] < 14, stopped
+    assert stopped["drawn"] == stopped["rows"], stopped  # the throughput chart kept them
+    assert "stopped after" in stopped["progress"]
+    s.screenshot(widget, "sweep-stopped")
+
+    s.run_cell(CHECK)
+    s.wait_prompt(CHECK)
+    text = _output_text(s, CHECK)
+    found = re.search(r"POINTS (\d+) (\w+) (\w+)", text)
+    assert found, text
+    assert int(found.group(1)) == stopped["rows"] and found.group(2, 3) == ("True", "stopped")
+
+    # Run again: a new sweep starts from nothing, and Stop ends it too
+    widget.locator(".everyo-sweep-run").click()
+    _wait_sweep(s, BACKGROUND, "w.status === 'running'", timeout_ms=30000)
+    widget.locator(".everyo-sweep-stop").click()
+    _wait_sweep(s, BACKGROUND, "w.status === 'stopped'", timeout_ms=30000)
+
+
+def test_reopened_without_kernel_shows_the_static_sweep(lab):
+    s = lab
+    static = s.cell(LIVE).locator(".everyo-sweep-static")
+    assert static.count() == 1 and not static.is_visible()  # hidden while the widget shows
+    s.save(NOTEBOOK, expect="everyo-sweep-static")
+    s.shutdown_kernel()
+    s.reload()
+    static = s.cell(LIVE).locator(".everyo-sweep-static")
+    static.wait_for(state="visible", timeout=30000)
+    s.page.wait_for_timeout(2000)  # let the widget manager give up on the missing models
+    assert static.is_visible()
+    assert static.locator("svg").count() == 3 and static.locator("table").count() == 1
+    assert "is recommended" in static.inner_text()
+    s.screenshot(s.cell(LIVE).locator(".jp-OutputArea"), "sweep-reopened")
+    errors = s.visible_text_containing("Error displaying widget")
+    assert not errors, errors
