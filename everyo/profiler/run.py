@@ -90,7 +90,8 @@ class Run:
     ):
         n = next(_ids)
         self.id = run_id or f"run-{n}-{os.getpid():x}{int(time.time() * 1000) & 0xFFFF:04x}"
-        self.label = label if label is not None else f"run {n}"
+        # any label becomes text: views, widgets and file names all take strings
+        self.label = str(label) if label is not None else f"run {n}"
         self.start_time = time.time() if start_time is None else start_time
         self.options = dict(options or {})
         self.status = "running"

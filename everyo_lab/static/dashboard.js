@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:d06ffdec980cf2c1 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:bb25a125391650e8 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -52,16 +52,11 @@ function columnLabel(key) {
   return key.replace(/_/g, " ");
 }
 
-function traceFileName(label) {
-  const safe = String(label || "run").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "");
-  return `${safe || "run"}.trace.json`;
-}
-
 function formatClock(ms) {
   if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
   return ms.toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
 }
-return { formatMs, formatShare, formatCount, formatCell, columnLabel, traceFileName, formatClock };
+return { formatMs, formatShare, formatCount, formatCell, columnLabel, formatClock };
 })();
 
 // ---- src/hover.js

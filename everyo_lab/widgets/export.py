@@ -7,15 +7,16 @@ same bytes go to the browser as a custom message with one binary buffer; the fro
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from everyo.file_names import file_name_from_label
 
-def trace_file_name(label: str) -> str:
-    """``"my run/1"`` → ``"my_run_1.trace.json"`` (same rule as js/src/format.js)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(label or "run"))
-    safe = re.sub(r"^[._]+", "", safe)
-    return f"{safe or 'run'}.trace.json"
+
+def trace_file_name(label) -> str:
+    """The trace's file name for a run label: safe, bounded and distinct per label
+    (:func:`everyo.file_names.file_name_from_label`): ``"train"`` → ``"train.trace.json"``,
+    ``"my run/1"`` → ``"my_run_1-7e011789.trace.json"``."""
+    return file_name_from_label(label, ".trace.json")
 
 
 def export_chrome_trace(run, path) -> Path:

@@ -55,12 +55,6 @@ export function columnLabel(key) {
   return key.replace(/_/g, " ");
 }
 
-/** The file name the Chrome trace of a run is saved under: "my run/1" -> "my_run_1.trace.json". */
-export function traceFileName(label) {
-  const safe = String(label || "run").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "");
-  return `${safe || "run"}.trace.json`;
-}
-
 /** A time on the run's clock to the microsecond: 1234.5 -> "1,234.500" (ms). */
 export function formatClock(ms) {
   if (ms === null || ms === undefined || Number.isNaN(ms)) return "";

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  columnLabel, formatCell, formatClock, formatCount, formatMs, formatShare, traceFileName,
+  columnLabel, formatCell, formatClock, formatCount, formatMs, formatShare,
 } from "../src/format.js";
 
 test("formatMs picks a precision by magnitude", () => {
@@ -36,13 +36,6 @@ test("columnLabel", () => {
   assert.equal(columnLabel("total_ms"), "total (ms)");
   assert.equal(columnLabel("self_ms"), "self (ms)");
   assert.equal(columnLabel("calls"), "calls");
-});
-
-test("traceFileName makes a safe file name", () => {
-  assert.equal(traceFileName("train"), "train.trace.json");
-  assert.equal(traceFileName("my run/1"), "my_run_1.trace.json");
-  assert.equal(traceFileName("../etc"), "etc.trace.json");
-  assert.equal(traceFileName(""), "run.trace.json");
 });
 
 test("formatClock shows the run clock to the microsecond", () => {

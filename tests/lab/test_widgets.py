@@ -187,11 +187,11 @@ def test_mime_bundle_and_static_rendering_share_the_report():
 def test_export_writes_a_valid_trace_and_sends_it(tmp_path):
     board = Recording(profiled("my run/1"), export_dir=tmp_path)
     board._on_message(board, {"type": "export"}, [])
-    path = tmp_path / "my_run_1.trace.json"
-    assert json.loads(path.read_text())["traceEvents"]
+    path = tmp_path / trace_file_name("my run/1")  # my_run_1-<hash of the label>.trace.json
+    assert path.name.startswith("my_run_1-") and json.loads(path.read_text())["traceEvents"]
     ((content, buffers),) = [m for m in board.sent if m[0]["type"] == "download"]
     assert content["filename"] == path.name and bytes(buffers[0]) == path.read_bytes()
-    assert "wrote my_run_1.trace.json" in board.export_status and not board.export_busy
+    assert f"wrote {path.name}" in board.export_status and not board.export_busy
 
 
 def test_export_without_run_or_to_an_unwritable_folder_reports_next_to_the_button(tmp_path):
@@ -205,9 +205,10 @@ def test_export_without_run_or_to_an_unwritable_folder_reports_next_to_the_butto
     assert board.export_status.startswith("export failed") and "missing" in board.export_status
 
 
-def test_trace_file_name_is_safe():
-    assert trace_file_name("my run/1") == "my_run_1.trace.json"
-    assert trace_file_name("../x") == "x.trace.json"
+def test_trace_file_name_is_safe():  # more in test_export_names.py
+    assert trace_file_name("train") == "train.trace.json"
+    assert trace_file_name("my run/1").startswith("my_run_1-")
+    assert trace_file_name("../x").startswith("x-")
     assert trace_file_name("") == "run.trace.json"
 
 
