@@ -53,5 +53,6 @@ def test_troubleshooting_examples(monkeypatch, tmp_path, capsys):
     assert lines[1] == "19"  # the first call was warmup
     assert any(line.startswith("no GPU:") for line in lines)  # strict=True raised
     assert any("no-such-dir/trace.json" in line for line in lines)
+    assert "DataLoader: Records[37] raised this (sample index 37)" in lines
     assert (tmp_path / "profiles" / "model-trace.json").is_file()
     assert not (tmp_path / "no-such-dir").exists()
