@@ -59,3 +59,12 @@ def test_check_regression_carries_the_differences_to_its_verdict_line():
     assert check.machine_differences == ("CPU 'Xeon A' vs 'Xeon B'",)
     assert "Verdict: OK (baseline from another machine: CPU 'Xeon A' vs 'Xeon B';" in str(check)
     assert check_regression(times, times).machine_differences == ()  # plain arrays: no records
+
+
+def test_docstring_example():
+    import doctest
+
+    import everyo.bench.machine
+
+    result = doctest.testmod(everyo.bench.machine)
+    assert result.attempted > 0 and result.failed == 0
