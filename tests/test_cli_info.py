@@ -48,33 +48,109 @@ def _git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def _repo(path: Path) -> str:
+    path.mkdir(exist_ok=True)
+    _git(path, "init", "-q")
+    (path / "a.txt").write_text("one")
+    _git(path, "add", "a.txt")
+    _git(path, "commit", "-q", "-m", "first")
+    return _git(path, "rev-parse", "HEAD")
+
+
 def test_git_commit_and_dirty_flag_of_the_working_directory(tmp_path, monkeypatch):
-    _git(tmp_path, "init", "-q")
-    (tmp_path / "a.txt").write_text("one")
-    _git(tmp_path, "add", "a.txt")
-    _git(tmp_path, "commit", "-q", "-m", "first")
+    head = _repo(tmp_path)
     monkeypatch.chdir(tmp_path)
     git = environment()["git"]
-    assert git["commit"] == _git(tmp_path, "rev-parse", "HEAD")
-    assert git["dirty"] is False
+    assert git == {"commit": head, "dirty": None, "root": str(tmp_path)}  # dirty: not asked
+    assert environment(git_status=True)["git"]["dirty"] is False
     (tmp_path / "a.txt").write_text("two")
-    assert environment()["git"]["dirty"] is True
+    assert environment(git_status=True)["git"]["dirty"] is True
 
 
-def test_git_is_none_outside_a_repo_or_without_git(tmp_path, monkeypatch):
+def test_the_commit_is_read_from_a_subfolder_packed_refs_and_a_detached_head(tmp_path, monkeypatch):
+    head = _repo(tmp_path)
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert environment()["git"]["commit"] == head
+    _git(tmp_path, "pack-refs", "--all")  # the branch now lives in .git/packed-refs only
+    assert environment()["git"]["commit"] == head
+    _git(tmp_path, "checkout", "-q", "--detach")
+    assert environment()["git"]["commit"] == head
+
+
+def test_the_commit_of_a_linked_worktree(tmp_path, monkeypatch):
+    _repo(tmp_path / "main")
+    _git(tmp_path / "main", "worktree", "add", "-q", "-b", "other", str(tmp_path / "wt"))
+    (tmp_path / "wt" / "b.txt").write_text("b")
+    _git(tmp_path / "wt", "add", "b.txt")
+    _git(tmp_path / "wt", "commit", "-q", "-m", "second")
+    monkeypatch.chdir(tmp_path / "wt")
+    git = environment()["git"]
+    assert git["commit"] == _git(tmp_path / "wt", "rev-parse", "HEAD")
+    assert git["root"] == str(tmp_path / "wt")
+
+
+def test_recording_the_commit_runs_no_hook_of_the_repository(tmp_path, monkeypatch):
+    """A repository's core.fsmonitor hook runs on `git status`; exports must not run it."""
+    import everyo.profiler as ep
+
+    head = _repo(tmp_path / "repo")
+    marker = tmp_path / "hook-ran"
+    hook = tmp_path / "fsmonitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    hook.chmod(0o755)
+    _git(tmp_path / "repo", "config", "core.fsmonitor", str(hook))
+    _git(tmp_path / "repo", "status")  # the hook is live: plain git status runs it
+    assert marker.exists()
+    marker.unlink()
+    monkeypatch.chdir(tmp_path / "repo")
+    assert environment()["git"]["commit"] == head
+    with ep.profile(registry=ep.RunRegistry()) as p:
+        with ep.record_function("work"):
+            pass
+    p.export_chrome_trace(tmp_path / "t.json")
+    assert not marker.exists()
+    p.export_json(tmp_path / "r.json", format="raw")
+    assert (
+        json.loads((tmp_path / "r.json").read_text())["run"]["environment"]["git"]["commit"] == head
+    )
+    assert environment(git_status=True)["git"]["dirty"] is False  # asked: fsmonitor stays off
+    assert not marker.exists()
+
+
+def test_git_is_none_outside_a_repo_or_on_an_unborn_branch(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     assert environment()["git"] is None
-    monkeypatch.setenv("PATH", "")  # git itself missing
+    _git(tmp_path, "init", "-q")  # a repository without a commit yet
     assert environment()["git"] is None
 
 
-def test_a_hanging_git_gives_none(monkeypatch):
+def test_no_git_process_runs_for_the_commit(tmp_path, monkeypatch):
+    head = _repo(tmp_path)
+    monkeypatch.chdir(tmp_path)
+
+    def no_process(cmd, **kwargs):
+        raise AssertionError(f"ran {cmd}")
+
+    monkeypatch.setattr(subprocess, "run", no_process)
+    monkeypatch.setenv("PATH", "")  # and git itself missing: the commit is still read
+    assert environment()["git"]["commit"] == head
+
+
+def test_a_hanging_git_status_gives_dirty_none(tmp_path, monkeypatch):
+    head = _repo(tmp_path)
+    monkeypatch.chdir(tmp_path)
+
     def hang(cmd, **kwargs):
         raise subprocess.TimeoutExpired(cmd, kwargs["timeout"])
 
-    monkeypatch.setattr(env_mod.subprocess, "run", hang)
-    assert environment()["git"] is None
+    monkeypatch.setattr(subprocess, "run", hang)
+    assert environment(git_status=True)["git"] == {
+        "commit": head,
+        "dirty": None,
+        "root": str(tmp_path),
+    }
 
 
 def test_blas_falls_back_to_numpy_config_without_threadpoolctl(monkeypatch):

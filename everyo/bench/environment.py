@@ -21,22 +21,31 @@ from pathlib import Path
 from typing import Any
 
 from everyo._version import __version__
+from everyo.bench.git import git_record
 
 __all__ = ["environment", "format_environment"]
 
-_GIT_TIMEOUT_S = 2.0
+_COMMAND_TIMEOUT_S = 2.0
 _NVIDIA_SMI_TIMEOUT_S = 3.0
 
 
-def environment() -> dict[str, Any]:
+def environment(*, git_status: bool = False) -> dict[str, Any]:
     """Describe the machine and software this process runs on.
+
+    Parameters
+    ----------
+    git_status : bool
+        Also run ``git status`` (with ``core.fsmonitor`` off) to fill ``git["dirty"]``. Off by
+        default: the commit is read from the repository's files, so no git process, and none of
+        the repository's hooks, runs when a profile is exported.
 
     Returns
     -------
     dict
         A plain, JSON-serialisable dict with the keys ``everyo``, ``python``, ``numpy``, ``os``,
         ``cpu``, ``memory``, ``cuda``, ``gpus`` (a list, empty without a usable GPU) and ``git``
-        (``None`` outside a git work tree).
+        (``{"commit", "dirty", "root"}``, ``dirty`` ``None`` unless ``git_status``; ``None``
+        outside a git work tree).
 
     Examples
     --------
@@ -59,7 +68,7 @@ def environment() -> dict[str, Any]:
         "memory": {"total_bytes": _total_memory()},
         "cuda": cuda,
         "gpus": gpus,
-        "git": _git(Path.cwd()),
+        "git": git_record(Path.cwd(), status=git_status),
     }
 
 
@@ -240,19 +249,9 @@ def _nvidia_driver_version() -> str | None:
     return out.splitlines()[0].strip() if out else None
 
 
-def _git(cwd: Path) -> dict[str, Any] | None:
-    commit = _run(["git", "rev-parse", "HEAD"], cwd=cwd)
-    if not commit:
-        return None
-    status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd)
-    return {
-        "commit": commit,
-        "dirty": None if status is None else bool(status),
-        "root": _run(["git", "rev-parse", "--show-toplevel"], cwd=cwd),
-    }
-
-
-def _run(cmd: list[str], *, cwd: Path | None = None, timeout: float = _GIT_TIMEOUT_S) -> str | None:
+def _run(
+    cmd: list[str], *, cwd: Path | None = None, timeout: float = _COMMAND_TIMEOUT_S
+) -> str | None:
     """stdout of a command, stripped; ``None`` when it is missing, fails or hangs."""
     try:
         done = subprocess.run(
