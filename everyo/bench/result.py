@@ -41,6 +41,8 @@ class BenchmarkResult:
         The callable and its argument shapes and dtypes.
     environment : dict or None
         :func:`everyo.environment` at measurement time.
+    worker : str or None
+        The worker that measured it when an executor ran it (``benchmark_grid``), else ``None``.
     """
 
     times: Any
@@ -53,6 +55,7 @@ class BenchmarkResult:
     workload: dict = field(default_factory=dict)
     environment: dict | None = None
     created: float = field(default_factory=time.time)
+    worker: str | None = None
 
     def __post_init__(self) -> None:
         self.times = np.asarray(self.times, dtype=float)
@@ -117,6 +120,7 @@ class BenchmarkResult:
             "throughput": self.throughput,
             "workload": self.workload,
             "environment": self.environment,
+            "worker": self.worker,
         }
 
     def to_json(self, path: str | os.PathLike) -> Path:
@@ -144,6 +148,7 @@ class BenchmarkResult:
                 workload=data.get("workload") or {},
                 environment=data.get("environment"),
                 created=data.get("created", 0.0),
+                worker=data.get("worker"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             message = f"benchmark result is incomplete or corrupt: {exc}"

@@ -75,6 +75,10 @@ class Run:
     step_ns : list of int
         When each ``profiler.step()`` was called, in ns from the run's start (the origin of the
         events' ``start_ns``); empty when the code marked no steps.
+    processes : dict
+        Thread id -> ``(process number, process name)`` for runs whose threads ran in several
+        processes (``everyo.distributed.profile_tasks``: one process per worker); empty for
+        a run recorded in one process.
     """
 
     def __init__(
@@ -101,6 +105,9 @@ class Run:
         self.skipped = 0  # events dropped by warmup
         self.memory: dict | None = None  # peaks, with profile_memory
         self.step_ns: list[int] = []
+        # thread id -> (process number, process name) when the threads came from several
+        # processes (a run merged from workers); Chrome traces show one process per number
+        self.processes: dict[int, tuple[int, str]] = {}
         self.process_id = os.getpid()  # the recording process (a loaded run: the file's)
         self._environment = environment
         self._clock = clock
@@ -120,6 +127,11 @@ class Run:
         if self._wall_ns is not None:
             return self._wall_ns
         return int(self._clock() - self._t0)
+
+    @property
+    def t0_ns(self) -> int:
+        """The origin of the events' ``start_ns``, on the recording clock."""
+        return self._t0
 
     def restart_clock(self) -> None:
         """Count the run's time from now (the magic calls it at a cell's first statement, so
@@ -156,6 +168,7 @@ class Run:
             "skipped_events": self.skipped,
             "memory": self.memory,
             "step_ns": list(self.step_ns),
+            "processes": [[t, p, name] for t, (p, name) in self.processes.items()],
             "process_id": self.process_id,
             "environment": self.environment,
         }
