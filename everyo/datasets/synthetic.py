@@ -1,7 +1,8 @@
-"""Synthetic datasets for labs and tests: no downloads, all seeded.
+"""Synthetic point clouds and drawn digits: ``make_blobs``, ``make_moons``, ``make_spirals``,
+``make_digits``, ``make_regression``, ``make_xor``.
 
 Each function returns ``(features, targets)`` as NumPy arrays (float32 features, int64 class
-indices), ready for :class:`everyo.ArrayDataset`.
+indices, float32 regression targets), ready for :class:`everyo.ArrayDataset`.
 
 >>> from everyo.datasets import make_blobs
 >>> X, y = make_blobs(300, centers=3, seed=0)
@@ -13,7 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["make_blobs", "make_moons", "make_spirals", "make_digits", "DIGIT_SEGMENTS"]
+__all__ = [
+    "make_blobs", "make_moons", "make_spirals", "make_digits", "DIGIT_SEGMENTS",
+    "make_regression", "make_xor",
+]  # fmt: skip
 
 
 def _split_counts(n: int, k: int) -> np.ndarray:
@@ -38,8 +42,13 @@ def make_blobs(
     center_box: tuple[float, float] = (-10.0, 10.0),
     shuffle: bool = True,
     seed: int | None = None,
+    spread: float | None = None,
 ):
-    """Isotropic Gaussian clusters: ``centers`` classes with centres drawn in ``center_box``."""
+    """Isotropic Gaussian clusters: ``centers`` classes with centres drawn in ``center_box``.
+
+    ``spread`` is reference EveryO's name for ``cluster_std``."""
+    if spread is not None:
+        cluster_std = spread
     if n_samples < 1 or centers < 1:
         raise ValueError("make_blobs needs n_samples >= 1 and centers >= 1")
     rng = np.random.default_rng(seed)
@@ -69,9 +78,13 @@ def make_moons(n_samples: int = 200, *, noise: float = 0.1, shuffle: bool = True
 
 def make_spirals(
     n_samples: int = 300, n_classes: int = 3, *, noise: float = 0.2, turns: float = 1.0,
-    shuffle: bool = True, seed=None,
+    shuffle: bool = True, seed=None, classes: int | None = None,
 ):  # fmt: skip
-    """``n_classes`` interleaved spiral arms in 2-D (the classic non-linear toy problem)."""
+    """``n_classes`` interleaved spiral arms in 2-D (the classic non-linear toy problem).
+
+    ``classes`` is reference EveryO's name for ``n_classes``."""
+    if classes is not None:
+        n_classes = classes
     rng = np.random.default_rng(seed)
     counts = _split_counts(n_samples, n_classes)
     xs, ys = [], []
@@ -138,3 +151,31 @@ def make_digits(
     imgs = np.stack([_draw_glyph(int(d), size, rng, jitter) for d in y])
     imgs = imgs + rng.normal(0.0, noise, imgs.shape)
     return _finish(imgs[:, None], y, rng, shuffle)
+
+
+def make_regression(*, n_samples: int = 200, n_features: int = 1, noise: float = 0.1,
+                    bias: float = 0.0, seed: int | None = 0):  # fmt: skip
+    """A linear target plus Gaussian noise: ``y = X @ w + bias + noise * N(0, 1)``.
+
+    Returns float32 ``X`` ``(n_samples, n_features)`` and ``y`` ``(n_samples, 1)``; weights
+    and features are standard normal. Deterministic by default (``seed=0``).
+    """
+    if n_samples <= 0 or n_features <= 0:
+        raise ValueError(
+            f"make_regression needs n_samples and n_features > 0, got {n_samples}, {n_features}"
+        )
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_samples, n_features))
+    w = rng.standard_normal((n_features, 1))
+    y = X @ w + bias + noise * rng.standard_normal((n_samples, 1))
+    return X.astype(np.float32), y.astype(np.float32)
+
+
+def make_xor(*, n_samples: int = 400, noise: float = 0.25, seed: int | None = 0):
+    """Points around the four corners ``(±1, ±1)``; the class (int64) is the XOR of the signs,
+    1 when exactly one coordinate of the corner is negative (noise may cross the axes)."""
+    rng = np.random.default_rng(seed)
+    corners = rng.choice([-1.0, 1.0], size=(n_samples, 2))
+    X = corners + noise * rng.standard_normal((n_samples, 2))
+    y = ((corners[:, 0] < 0) ^ (corners[:, 1] < 0)).astype(np.int64)
+    return X.astype(np.float32), y
