@@ -5,7 +5,7 @@ zip holding a JSON manifest and a ``.npz`` of arrays. No pickle anywhere (``allo
 >>> from everyo.serialization import load, save  # also eo.save / eo.load
 >>> model = eo.Sequential(eo.Linear(4, 2, seed=0))
 >>> path = os.path.join(tempfile.mkdtemp(), "model.eo")
->>> save(model, path)
+>>> _ = save(model, path)  # returns the Path written
 >>> clone = load(path, model=eo.Sequential(eo.Linear(4, 2, seed=1)))
 >>> bool((clone[0].weight == model[0].weight).all())
 True
