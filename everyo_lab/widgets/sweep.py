@@ -317,10 +317,10 @@ class SweepWidget(anywidget.AnyWidget):
 
     # -- wiring --------------------------------------------------------------------------------
     def _export_path(self, fmt: str) -> Path:
-        from everyo_lab.widgets.export import trace_file_name
+        from everyo.file_names import file_name_from_label
 
-        stem = trace_file_name(self.label).removesuffix(".trace.json")
-        return Path(self._export_dir or Path.cwd()) / f"{stem}.sweep.{fmt}"
+        name = file_name_from_label(self.label, f".sweep.{fmt}", default="sweep")
+        return Path(self._export_dir or Path.cwd()) / name
 
     def _on_message(self, _widget, content, _buffers) -> None:
         if not isinstance(content, dict):
