@@ -19,12 +19,22 @@ from everyo.errors import EveryODTypeError
 
 __all__ = ["autocast"]
 
-_state = threading.local()
+
+class _State(threading.local):
+    dtype = None  # a class default: no caught AttributeError on threads that never set it
+
+
+_state = _State()
+
+depth = 0
+"""Open autocast blocks on all threads. The ops' fast paths read this one global (a thread-local
+read costs more); when it is not 0 they take the full path, which reads the thread's dtype."""
+_depth_lock = threading.Lock()
 
 
 def active_dtype():
     """The autocast dtype on this thread, or None."""
-    return getattr(_state, "dtype", None)
+    return _state.dtype
 
 
 def cast_inputs(*tensors):
@@ -38,7 +48,7 @@ def cast_inputs(*tensors):
 def widen(t):
     """Under autocast, ``t`` as float32 if it is float16 (softmax, norms and losses need the
     range); otherwise ``t`` itself."""
-    if getattr(_state, "dtype", None) is None or t.dtype.kind != "f" or t.dtype.itemsize >= 4:
+    if _state.dtype is None or t.dtype.kind != "f" or t.dtype.itemsize >= 4:
         return t
     return t.astype(_dt.float32)
 
@@ -67,11 +77,17 @@ class autocast(contextlib.ContextDecorator):
         return type(self)(self.dtype, enabled=self.enabled)
 
     def __enter__(self):
+        global depth
         self._prev = active_dtype()
         if self.enabled:
             _state.dtype = self.dtype
+        with _depth_lock:
+            depth += 1
         return self
 
     def __exit__(self, *exc):
+        global depth
         _state.dtype = self._prev
+        with _depth_lock:
+            depth -= 1
         return False

@@ -18,12 +18,20 @@ from everyo.profiler import hooks as _hooks
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
 
-_mode = threading.local()
+
+class _Mode(threading.local):
+    # a class default, so that reading the mode on a thread that never set it is a plain
+    # attribute read (getattr with a default pays for a caught AttributeError: ~1 µs an op)
+    enabled = True
+
+
+_mode = _Mode()
+_new = object.__new__
 
 
 def is_grad_enabled() -> bool:
     """Whether ops record a graph on this thread."""
-    return getattr(_mode, "enabled", True)
+    return _mode.enabled
 
 
 def _set(enabled: bool) -> None:
@@ -115,16 +123,23 @@ def make_result(data, parents, backward_fn, name: str, device):
     """
     if isinstance(data, np.generic):  # NumPy reductions return scalars; keep 0-d arrays
         data = np.asarray(data)
-    out = Tensor._make(data, device)
-    if getattr(_mode, "enabled", True):
+    out = _new(Tensor)  # Tensor._make, inlined: this runs once per op
+    out.data = data
+    out._device = device
+    out.grad = out._node = None
+    out._retain = False
+    if _mode.enabled:
         for p in parents:
             if p.requires_grad:
                 prof = _hooks.active
-                out._node = Node(
-                    backward_fn, parents, name, prof.scope() if prof is not None else None
-                )
+                node = out._node = _new(Node)  # Node(...) without an __init__ call
+                node.backward_fn = backward_fn
+                node.parents = parents
+                node.name = name
+                node.scope = None if prof is None else prof.scope()
                 out.requires_grad = True
-                break
+                return out
+    out.requires_grad = False
     return out
 
 
@@ -182,7 +197,7 @@ def _accumulate(t, g, given: set) -> None:
 def run_backward(root, grad, retain_graph: bool, prof) -> None:
     """Propagate ``grad`` from ``root`` to every leaf that requires a gradient."""
     order = _topological(root)
-    # a profiler that groups nodes itself (Capture.backward_groups) is told only where the
+    # a profiler that groups nodes itself (Recorder.backward_groups) is told only where the
     # module changes; one without that method gets every node through backward_node
     groups = None if prof is None else getattr(prof, "backward_groups", None)
     switch = None if groups is None else groups()

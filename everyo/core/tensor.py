@@ -1,11 +1,14 @@
 """``Tensor``: one array of its device's namespace (NumPy or CuPy), plus autograd state.
 
-Operators and most methods forward to the op functions in :mod:`everyo.core.ops`, which are bound
-onto the class in :func:`everyo.core.ops._bind_tensor_methods`, so every op goes through the
-single dispatch point.
+Operators and most methods *are* the op functions of :mod:`everyo.core.ops` (``t + u`` runs
+``everyo.add(t, u)``, no wrapper in between), so every op goes through the single dispatch point.
+They are declared, with their op, in the class body below and bound by
+:func:`everyo.core.ops.tensor_methods` once the ops are imported (the ops import ``Tensor``).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +19,15 @@ from everyo.core.device import device as _resolve
 from everyo.errors import EveryOAutogradError, EveryODTypeError, EveryOShapeError
 
 __all__ = ["Tensor", "tensor", "as_tensor"]
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    _Unary = Callable[["Tensor"], "Tensor"]
+    _Binary = Callable[["Tensor", Any], "Tensor"]
+    _Reduce = Callable[..., "Tensor"]
+    _Method = Callable[..., "Tensor"]
 
 
 def _host_array(data, dtype) -> np.ndarray:
@@ -72,6 +84,81 @@ class Tensor:
         t._node = None
         t._retain = False
         return t
+
+    # ---- operators and op methods ---------------------------------------------------------
+    # Each is the op function named in the comment (everyo.core.ops), bound onto the class by
+    # everyo.core.ops.tensor_methods(); a test checks that this list and the binding agree.
+    __add__: _Binary  # add (a fast path for plain tensors, see ops._dispatch)
+    __radd__: _Binary  # elementwise.radd: other + self
+    __sub__: _Binary  # subtract
+    __rsub__: _Binary  # elementwise.rsubtract
+    __mul__: _Binary  # multiply
+    __rmul__: _Binary  # elementwise.rmultiply
+    __truediv__: _Binary  # divide
+    __rtruediv__: _Binary  # elementwise.rdivide
+    __pow__: _Binary  # power
+    __rpow__: _Binary  # elementwise.rpower
+    __matmul__: _Binary  # matmul
+    __rmatmul__: _Binary  # linalg.rmatmul
+    __neg__: _Unary  # negative
+    __abs__: _Unary  # abs
+    __eq__: _Binary  # equal (elementwise; a boolean tensor)
+    __ne__: _Binary  # not_equal
+    __lt__: _Binary  # less
+    __le__: _Binary  # less_equal
+    __gt__: _Binary  # greater
+    __ge__: _Binary  # greater_equal
+    __getitem__: _Method  # getitem (basic and advanced indexing, differentiable)
+    add: _Binary  # add
+    sub: _Binary  # subtract
+    mul: _Binary  # multiply
+    div: _Binary  # divide
+    pow: _Binary  # power
+    maximum: _Binary  # maximum
+    minimum: _Binary  # minimum
+    matmul: _Binary  # matmul
+    dot: _Binary  # dot
+    exp: _Unary  # exp
+    log: _Unary  # log
+    sqrt: _Unary  # sqrt
+    abs: _Unary  # abs
+    relu: _Unary  # relu
+    gelu: _Method  # gelu(approximate="none")
+    sigmoid: _Unary  # sigmoid
+    tanh: _Unary  # tanh
+    softmax: _Method  # softmax(axis=-1)
+    log_softmax: _Method  # log_softmax(axis=-1)
+    clip: _Method  # clip(min=None, max=None)
+    clamp: _Method  # clip
+    sum: _Reduce  # sum(axis=None, keepdims=False, *, dim=None, keepdim=None)
+    mean: _Reduce  # mean
+    max: _Reduce  # max
+    min: _Reduce  # min
+    var: _Reduce  # var(..., ddof=0)
+    std: _Reduce  # std(..., ddof=0)
+    logsumexp: _Reduce  # logsumexp
+    argmax: _Reduce  # argmax (int64)
+    argmin: _Reduce  # argmin (int64)
+    reshape: _Method  # reshape(*shape)
+    view: _Method  # reshape
+    transpose: _Method  # transpose(*dims)
+    permute: _Method  # permute(*dims)
+    flatten: _Method  # flatten(start_dim=0, end_dim=-1)
+    squeeze: _Method  # squeeze(dim=None)
+    unsqueeze: _Method  # unsqueeze(dim)
+    broadcast_to: _Method  # broadcast_to(*shape)
+    expand: _Method  # broadcast_to
+    astype: _Method  # astype(dtype)
+    to: _Method  # to(device=None, dtype=None)
+    cpu: _Unary  # cpu
+    cuda: _Method  # cuda(strict=False)
+    clone: _Unary  # clone
+    float: _Unary  # astype float32
+    double: _Unary  # astype float64
+    half: _Unary  # astype float16
+    long: _Unary  # astype int64
+    int: _Unary  # astype int32
+    bool: _Unary  # astype bool
 
     # ---- properties -----------------------------------------------------------------------
     shape = property(lambda self: self.data.shape, doc="The shape, a tuple of ints.")

@@ -6,12 +6,13 @@ Every op goes through :func:`everyo.core.ops._dispatch.dispatch`.
 
 from __future__ import annotations
 
-from everyo.core.ops import convert, creation, elementwise, linalg, movement, reduce
+from everyo.core.ops import convert, creation, elementwise, linalg, movement, nn_ops, reduce
 from everyo.core.ops.convert import *  # noqa: F403
 from everyo.core.ops.creation import *  # noqa: F403
 from everyo.core.ops.elementwise import *  # noqa: F403
 from everyo.core.ops.linalg import *  # noqa: F403
 from everyo.core.ops.movement import *  # noqa: F403
+from everyo.core.ops.nn_ops import *  # noqa: F403
 from everyo.core.ops.reduce import *  # noqa: F403
 
 __all__ = (
@@ -21,20 +22,8 @@ __all__ = (
     + linalg.__all__
     + movement.__all__
     + reduce.__all__
+    + nn_ops.__all__
 )
-
-try:  # neural ops (conv, pooling, softmax, norms, attention): their own family module
-    from everyo.core.ops import nn_ops
-    from everyo.core.ops.nn_ops import *  # noqa: F403
-
-    __all__ += nn_ops.__all__
-except ImportError as _exc:  # pragma: no cover - only while nn_ops is being written
-    if "nn_ops" not in str(_exc):
-        raise
-
-
-def _swap(fn):
-    return lambda self, other: fn(other, self)
 
 
 def _cast(dtype):
@@ -46,16 +35,17 @@ def _cast(dtype):
     return method
 
 
-def _bind_tensor_methods() -> None:
-    from everyo.core.tensor import Tensor
-
-    e, r, m = elementwise, reduce, movement
-    ops = {
-        "__add__": e.add, "__radd__": _swap(e.add), "__sub__": e.subtract,
-        "__rsub__": _swap(e.subtract), "__mul__": e.multiply, "__rmul__": _swap(e.multiply),
-        "__truediv__": e.divide, "__rtruediv__": _swap(e.divide), "__pow__": e.power,
-        "__rpow__": _swap(e.power), "__neg__": e.negative, "__abs__": e.abs,
-        "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
+def tensor_methods() -> dict:
+    """Tensor's operators and op methods: name -> the op function it is (``t + u`` is
+    ``everyo.add(t, u)``, no wrapper in between). Declared in the class body of
+    :class:`everyo.core.tensor.Tensor`, bound here because the ops import ``Tensor``."""
+    e, r, m, n = elementwise, reduce, movement, nn_ops
+    return {
+        "__add__": e.add, "__radd__": e.radd, "__sub__": e.subtract, "__rsub__": e.rsubtract,
+        "__mul__": e.multiply, "__rmul__": e.rmultiply, "__truediv__": e.divide,
+        "__rtruediv__": e.rdivide, "__pow__": e.power, "__rpow__": e.rpower,
+        "__neg__": e.negative, "__abs__": e.abs,
+        "__matmul__": linalg.matmul, "__rmatmul__": linalg.rmatmul,
         "__eq__": e.equal, "__ne__": e.not_equal, "__lt__": e.less, "__le__": e.less_equal,
         "__gt__": e.greater, "__ge__": e.greater_equal, "__getitem__": m.getitem,
         "add": e.add, "sub": e.subtract, "mul": e.multiply, "div": e.divide, "pow": e.power,
@@ -71,11 +61,15 @@ def _bind_tensor_methods() -> None:
         "clone": convert.clone,
         "float": _cast("float32"), "double": _cast("float64"), "half": _cast("float16"),
         "long": _cast("int64"), "int": _cast("int32"), "bool": _cast("bool"),
+        "relu": n.relu, "gelu": n.gelu, "sigmoid": n.sigmoid, "tanh": n.tanh,
+        "softmax": n.softmax, "log_softmax": n.log_softmax,
     }  # fmt: skip
-    for name in ("relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax"):
-        if name in globals():
-            ops[name] = globals()[name]
-    for name, fn in ops.items():
+
+
+def _bind_tensor_methods() -> None:
+    from everyo.core.tensor import Tensor
+
+    for name, fn in tensor_methods().items():
         setattr(Tensor, name, fn)
 
 

@@ -13,8 +13,11 @@ from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, dense, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
+from everyo.profiler.flops import ATTENTION, declare
 
 __all__ = ["scaled_dot_product_attention"]
+
+SCALED_DOT_PRODUCT_ATTENTION = declare("scaled_dot_product_attention", ATTENTION)
 
 
 def _additive_mask(xp, mask, dtype):
@@ -75,7 +78,7 @@ def _sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
         gk = unbroadcast(xp.swapaxes(gs, -1, -2) @ qa, ka.shape) if k.requires_grad else None
         return gq, gk, gv
 
-    return make_result(out, (q, k, v), backward, "scaled_dot_product_attention", dev)
+    return make_result(out, (q, k, v), backward, SCALED_DOT_PRODUCT_ATTENTION, dev)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
@@ -90,5 +93,5 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     """
     if attn_mask is not None and isinstance(attn_mask, Tensor):
         check_same_device(as_t(query), attn_mask)
-    return dispatch("scaled_dot_product_attention", _sdpa, query, key, value, attn_mask,
+    return dispatch(SCALED_DOT_PRODUCT_ATTENTION, _sdpa, query, key, value, attn_mask,
                     float(dropout_p), bool(is_causal), scale, seed)  # fmt: skip

@@ -11,8 +11,13 @@ from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, weighted_inputs
 from everyo.errors import EveryOShapeError
+from everyo.profiler.flops import CONV, REDUCTION, declare
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
+
+AVG_POOL2D = declare("avg_pool2d", REDUCTION)
+CONV2D = declare("conv2d", CONV)
+MAX_POOL2D = declare("max_pool2d", REDUCTION)
 
 
 def _pair(v, name) -> tuple[int, int]:
@@ -73,8 +78,8 @@ def _conv2d(x, weight, bias, stride, padding, dilation):
     xp = namespace_of(a)
     n, c, h, wd = a.shape
     o, _, kh, kw = w.shape
-    ho = _out_size(h, kh, stride[0], padding[0], dilation[0], "conv2d")
-    wo = _out_size(wd, kw, stride[1], padding[1], dilation[1], "conv2d")
+    ho = _out_size(h, kh, stride[0], padding[0], dilation[0], CONV2D)
+    wo = _out_size(wd, kw, stride[1], padding[1], dilation[1], CONV2D)
     ap = _pad(xp, a, *padding)
     # im2col as (C*kh*kw, N*Ho*Wo): one large matrix product (NumPy's batched matmul with a
     # broadcast operand skips BLAS and is ~25x slower)
@@ -105,7 +110,7 @@ def _conv2d(x, weight, bias, stride, padding, dilation):
             gx = gxp[:, :, ph : ph + h, pw : pw + wd].transpose(1, 0, 2, 3)
         return (gx, gw) if bias is None else (gx, gw, gb)
 
-    return make_result(out, parents, backward, "conv2d", dev)
+    return make_result(out, parents, backward, CONV2D, dev)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1):  # noqa: A002
@@ -114,7 +119,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1):  # noqa: 
     ``stride``, ``padding`` (zeros) and ``dilation`` are ints or ``(h, w)`` pairs. Under
     :func:`everyo.autocast` it computes in the autocast dtype.
     """
-    return dispatch("conv2d", _conv2d, input, weight, bias, _pair(stride, "stride"),
+    return dispatch(CONV2D, _conv2d, input, weight, bias, _pair(stride, "stride"),
                     _pair(padding, "padding"), _pair(dilation, "dilation"))  # fmt: skip
 
 
@@ -135,7 +140,7 @@ def _max_pool2d(x, kernel_size, stride, padding):
     x = as_t(x)
     a = x.data
     xp = namespace_of(a)
-    (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, "max_pool2d")
+    (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, MAX_POOL2D)
     ap = _pad(xp, a, p[0], p[1], value=-xp.inf)
     # a running max over the kh*kw window offsets: no (.., kh*kw) copy, first maximum wins
     best = ap[_region(0, 0, ho, wo, s, (1, 1))].copy()
@@ -152,20 +157,20 @@ def _max_pool2d(x, kernel_size, stride, padding):
             gxp[_region(k // kw, k % kw, ho, wo, s, (1, 1))] += g * (arg == k)
         return (gxp[:, :, p[0] : p[0] + a.shape[2], p[1] : p[1] + a.shape[3]],)
 
-    return make_result(best, (x,), backward, "max_pool2d", x._device)
+    return make_result(best, (x,), backward, MAX_POOL2D, x._device)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0):  # noqa: A002
     """Maximum over ``kernel_size`` windows (``stride`` defaults to the kernel size; padding
     counts as ``-inf``). The gradient goes to the first maximum of each window."""
-    return dispatch("max_pool2d", _max_pool2d, input, kernel_size, stride, padding)
+    return dispatch(MAX_POOL2D, _max_pool2d, input, kernel_size, stride, padding)
 
 
 def _avg_pool2d(x, kernel_size, stride, padding, count_include_pad):
     x = as_t(x)
     a = x.data
     xp = namespace_of(a)
-    (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, "avg_pool2d")
+    (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, AVG_POOL2D)
     ap = _pad(xp, a, p[0], p[1])
     total = xp.zeros(a.shape[:2] + (ho, wo), dtype=a.dtype)
     for k in range(kh * kw):
@@ -185,11 +190,11 @@ def _avg_pool2d(x, kernel_size, stride, padding, count_include_pad):
             gxp[_region(k // kw, k % kw, ho, wo, s, (1, 1))] += gs
         return (gxp[:, :, p[0] : p[0] + a.shape[2], p[1] : p[1] + a.shape[3]],)
 
-    return make_result(out.astype(a.dtype, copy=False), (x,), backward, "avg_pool2d", x._device)
+    return make_result(out.astype(a.dtype, copy=False), (x,), backward, AVG_POOL2D, x._device)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, count_include_pad: bool = True):  # noqa: A002
     """Mean over ``kernel_size`` windows (``stride`` defaults to the kernel size); with
     ``count_include_pad=False`` padded zeros do not count in the divisor."""
-    return dispatch("avg_pool2d", _avg_pool2d, input, kernel_size, stride, padding,
+    return dispatch(AVG_POOL2D, _avg_pool2d, input, kernel_size, stride, padding,
                     count_include_pad)  # fmt: skip

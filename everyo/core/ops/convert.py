@@ -7,14 +7,19 @@ from everyo.core.autograd import make_result
 from everyo.core.device import device as _resolve
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.tensor import Tensor, _transfer
+from everyo.profiler.flops import NO_FLOPS, declare
 
 __all__ = ["astype"]
+
+ASTYPE = declare("astype", NO_FLOPS)
+CLONE = declare("clone", NO_FLOPS)
+TO = declare("to", NO_FLOPS)
 
 
 def _astype(x: Tensor, dt):
     src = x.data.dtype
     out = x.data.astype(dt)
-    return make_result(out, (x,), lambda g: (g.astype(src),), "astype", x._device)
+    return make_result(out, (x,), lambda g: (g.astype(src),), ASTYPE, x._device)
 
 
 def astype(x: Tensor, dtype) -> Tensor:
@@ -22,14 +27,14 @@ def astype(x: Tensor, dtype) -> Tensor:
     dt = _dt.to_dtype(dtype)
     if dt == x.data.dtype:
         return x
-    return dispatch("astype", _astype, x, dt)
+    return dispatch(ASTYPE, _astype, x, dt)
 
 
 def _to_device(x: Tensor, dev):
     out = _transfer(x.data, x._device, dev, copy=False)
     src = x._device
     return make_result(
-        out.data, (x,), lambda g: (_transfer(g, dev, src, copy=False).data,), "to", dev
+        out.data, (x,), lambda g: (_transfer(g, dev, src, copy=False).data,), TO, dev
     )
 
 
@@ -41,7 +46,7 @@ def to(x: Tensor, device=None, dtype=None) -> Tensor:
     if device is not None:
         dev = _resolve(device)
         if dev != out._device:
-            out = dispatch("to", _to_device, out, dev)
+            out = dispatch(TO, _to_device, out, dev)
     return out
 
 
@@ -57,7 +62,7 @@ def cuda(x: Tensor, strict: bool = False) -> Tensor:
 def clone(x: Tensor) -> Tensor:
     """A copy of the data that stays in the graph."""
     return dispatch(
-        "clone",
-        lambda t: make_result(t.data.copy(), (t,), lambda g: (g,), "clone", t._device),
+        CLONE,
+        lambda t: make_result(t.data.copy(), (t,), lambda g: (g,), CLONE, t._device),
         x,
     )

@@ -10,11 +10,27 @@ from everyo.core.device import device as _resolve
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOShapeError
+from everyo.profiler.flops import NO_FLOPS, declare
 
 __all__ = [
     "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "arange",
     "linspace", "eye", "rand", "randn", "uniform", "normal", "randint", "one_hot", "manual_seed",
 ]  # fmt: skip
+
+ARANGE = declare("arange", NO_FLOPS)
+EMPTY = declare("empty", NO_FLOPS)
+EYE = declare("eye", NO_FLOPS)
+FULL = declare("full", NO_FLOPS)
+FULL_LIKE = declare("full_like", NO_FLOPS)
+LINSPACE = declare("linspace", NO_FLOPS)
+NORMAL = declare("normal", NO_FLOPS)
+ONE_HOT = declare("one_hot", NO_FLOPS)
+ONES = declare("ones", NO_FLOPS)
+ONES_LIKE = declare("ones_like", NO_FLOPS)
+RANDINT = declare("randint", NO_FLOPS)
+UNIFORM = declare("uniform", NO_FLOPS)
+ZEROS = declare("zeros", NO_FLOPS)
+ZEROS_LIKE = declare("zeros_like", NO_FLOPS)
 
 _rng: list = []  # the global generator, made on first use: numpy.random costs import time
 
@@ -55,23 +71,23 @@ def _filled(name, shape, value, dtype, device, requires_grad):
 
 def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros (float32 unless ``dtype`` says otherwise)."""
-    return _filled("zeros", _shape(shape), 0, dtype, device, requires_grad)
+    return _filled(ZEROS, _shape(shape), 0, dtype, device, requires_grad)
 
 
 def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones."""
-    return _filled("ones", _shape(shape), 1, dtype, device, requires_grad)
+    return _filled(ONES, _shape(shape), 1, dtype, device, requires_grad)
 
 
 def empty(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     """An uninitialised tensor (zeros here: NumPy's ``empty`` gains little and hides bugs)."""
-    return _filled("empty", _shape(shape), 0, dtype, device, requires_grad)
+    return _filled(EMPTY, _shape(shape), 0, dtype, device, requires_grad)
 
 
 def full(shape, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``fill_value``."""
     shape = _shape((shape,) if isinstance(shape, int) else (shape,))
-    return _filled("full", shape, fill_value, dtype, device, requires_grad)
+    return _filled(FULL, shape, fill_value, dtype, device, requires_grad)
 
 
 def _like(x, value, dtype, device, requires_grad, name):
@@ -80,15 +96,15 @@ def _like(x, value, dtype, device, requires_grad, name):
 
 
 def zeros_like(x, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(x, 0, dtype, device, requires_grad, "zeros_like")
+    return _like(x, 0, dtype, device, requires_grad, ZEROS_LIKE)
 
 
 def ones_like(x, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(x, 1, dtype, device, requires_grad, "ones_like")
+    return _like(x, 1, dtype, device, requires_grad, ONES_LIKE)
 
 
 def full_like(x, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(x, fill_value, dtype, device, requires_grad, "full_like")
+    return _like(x, fill_value, dtype, device, requires_grad, FULL_LIKE)
 
 
 def arange(start, stop=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -99,7 +115,7 @@ def arange(start, stop=None, step=1, *, dtype=None, device=None, requires_grad=F
     ints = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
     dt = _dt.to_dtype(dtype) if dtype is not None else (_dt.int64 if ints else _dt.float32)
     return dispatch(
-        "arange",
+        ARANGE,
         lambda: _finish(dev.xp.arange(start, stop, step, dtype=dt), dev, requires_grad),
     )
 
@@ -109,7 +125,7 @@ def linspace(start, stop, num=50, *, dtype=None, device=None, requires_grad=Fals
     dev = _resolve(device)
     dt = _dt.to_dtype(dtype) if dtype is not None else _dt.float32
     return dispatch(
-        "linspace",
+        LINSPACE,
         lambda: _finish(dev.xp.linspace(start, stop, num, dtype=dt), dev, requires_grad),
     )
 
@@ -118,7 +134,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """The identity matrix (``n`` x ``m``)."""
     dev = _resolve(device)
     dt = _dt.to_dtype(dtype) if dtype is not None else _dt.float32
-    return dispatch("eye", lambda: _finish(dev.xp.eye(n, m, dtype=dt), dev, requires_grad))
+    return dispatch(EYE, lambda: _finish(dev.xp.eye(n, m, dtype=dt), dev, requires_grad))
 
 
 def _random(name, draw, shape, dtype, device, seed, requires_grad):
@@ -150,7 +166,7 @@ def uniform(low=0.0, high=1.0, size=(), *, dtype=None, device=None, seed=None,
             requires_grad=False):  # fmt: skip
     """Uniform samples in ``[low, high)``."""
     shape = _shape((size,) if isinstance(size, int) else (size,))
-    return _random("uniform", lambda r, s: r.uniform(low, high, s), shape, dtype, device,
+    return _random(UNIFORM, lambda r, s: r.uniform(low, high, s), shape, dtype, device,
                    seed, requires_grad)  # fmt: skip
 
 
@@ -158,7 +174,7 @@ def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, seed=None,
            requires_grad=False):  # fmt: skip
     """Normal samples with ``mean`` and ``std``."""
     shape = _shape((size,) if isinstance(size, int) else (size,))
-    return _random("normal", lambda r, s: r.normal(mean, std, s), shape, dtype, device,
+    return _random(NORMAL, lambda r, s: r.normal(mean, std, s), shape, dtype, device,
                    seed, requires_grad)  # fmt: skip
 
 
@@ -167,7 +183,7 @@ def randint(low, high=None, size=(), *, device=None, seed=None):
     if high is None:
         low, high = 0, low
     shape = _shape((size,) if isinstance(size, int) else (size,))
-    return _random("randint", lambda r, s: r.integers(low, high, s), shape, "int64", device,
+    return _random(RANDINT, lambda r, s: r.integers(low, high, s), shape, "int64", device,
                    seed, False)  # fmt: skip
 
 
@@ -186,4 +202,4 @@ def one_hot(indices, num_classes: int = -1, *, dtype=None):
         out = (idx.data[..., None] == xp.arange(n)).astype(dt)
         return Tensor._make(out, idx.device)
 
-    return dispatch("one_hot", make)
+    return dispatch(ONE_HOT, make)

@@ -5,11 +5,16 @@ from __future__ import annotations
 from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
-from everyo.core.ops._dispatch import dispatch
+from everyo.core.ops._dispatch import binary, dispatch, reflected
 from everyo.core.ops._util import as_t, check_same_device, dense, unbroadcast
 from everyo.errors import EveryOShapeError
+from everyo.profiler import flops as _flops
+from everyo.profiler.flops import declare
 
 __all__ = ["matmul", "dot"]
+
+MATMUL = declare("matmul", _flops.MATMUL)
+DOT = declare("dot", _flops.MATMUL)
 
 
 def fold(x, y):
@@ -72,16 +77,25 @@ def _matmul(a, b, name):
     return make_result(out, (a, b), backward, name, dev)
 
 
-def matmul(a, b):
+def _matmul_op(a, b):
+    return _matmul(a, b, MATMUL)
+
+
+matmul = binary(
+    MATMUL,
+    _matmul_op,
+    product,
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading dims broadcast.
 
     >>> import everyo as eo
     >>> eo.matmul(eo.ones(128, 256), eo.ones(256, 64)).shape
     (128, 64)
-    """
-    return dispatch("matmul", _matmul, a, b, "matmul")
+    """,
+    autocast=True,
+)
+rmatmul = reflected(MATMUL, _matmul_op, product, "``other @ self``.")
 
 
 def dot(a, b):
     """Inner product of two 1-D tensors (or ``matmul`` for higher ranks)."""
-    return dispatch("dot", _matmul, a, b, "dot")
+    return dispatch(DOT, _matmul, a, b, DOT)

@@ -13,8 +13,14 @@ from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
+from everyo.profiler.flops import declare, per_element
 
 __all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+
+BINARY_CROSS_ENTROPY = declare("binary_cross_entropy", per_element(7))
+BINARY_CROSS_ENTROPY_WITH_LOGITS = declare("binary_cross_entropy_with_logits", per_element(8))
+L1_LOSS = declare("l1_loss", per_element(3))
+MSE_LOSS = declare("mse_loss", per_element(3))
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -66,14 +72,14 @@ def _pointwise_loss(name, input, target, reduction, value, deriv):  # noqa: A002
 def mse_loss(input, target, reduction: str = "mean"):  # noqa: A002
     """Mean squared error ``(input - target) ** 2``."""
     _check_reduction(reduction)
-    return dispatch("mse_loss", _pointwise_loss, "mse_loss", input, target, reduction,
+    return dispatch(MSE_LOSS, _pointwise_loss, MSE_LOSS, input, target, reduction,
                     lambda xp, d: d * d, lambda xp, d: 2.0 * d)  # fmt: skip
 
 
 def l1_loss(input, target, reduction: str = "mean"):  # noqa: A002
     """Mean absolute error ``|input - target|`` (gradient ``sign``, 0 at 0)."""
     _check_reduction(reduction)
-    return dispatch("l1_loss", _pointwise_loss, "l1_loss", input, target, reduction,
+    return dispatch(L1_LOSS, _pointwise_loss, L1_LOSS, input, target, reduction,
                     lambda xp, d: xp.abs(d), lambda xp, d: xp.sign(d))  # fmt: skip
 
 
@@ -86,7 +92,7 @@ def _weights(weight, xp, dtype):
 
 
 def _bce(x, t, weight, reduction):
-    x, t, dev = _pair("binary_cross_entropy", x, t)
+    x, t, dev = _pair(BINARY_CROSS_ENTROPY, x, t)
     p, y = x.data, t.data
     xp = namespace_of(p)
     # PyTorch clamps the logs at -100 so that p = 0 or 1 gives a finite loss
@@ -114,11 +120,11 @@ def _bce(x, t, weight, reduction):
 def binary_cross_entropy(input, target, weight=None, reduction: str = "mean"):  # noqa: A002
     """Binary cross-entropy of probabilities ``input`` in [0, 1] (logs clamped at -100)."""
     _check_reduction(reduction)
-    return dispatch("binary_cross_entropy", _bce, input, target, weight, reduction)
+    return dispatch(BINARY_CROSS_ENTROPY, _bce, input, target, weight, reduction)
 
 
 def _bce_logits(x, t, weight, reduction, pos_weight):
-    x, t, dev = _pair("binary_cross_entropy_with_logits", x, t)
+    x, t, dev = _pair(BINARY_CROSS_ENTROPY_WITH_LOGITS, x, t)
     z, y = x.data, t.data
     xp = namespace_of(z)
     e = xp.exp(-xp.abs(z))  # never overflows; the backward's sigmoid reuses it
@@ -152,5 +158,5 @@ def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
     """``binary_cross_entropy(sigmoid(input), target)`` computed stably from logits;
     ``pos_weight`` weighs the positive term per class."""
     _check_reduction(reduction)
-    return dispatch("binary_cross_entropy_with_logits", _bce_logits, input, target, weight,
+    return dispatch(BINARY_CROSS_ENTROPY_WITH_LOGITS, _bce_logits, input, target, weight,
                     reduction, pos_weight)  # fmt: skip

@@ -9,11 +9,20 @@ from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, scatter_add, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
+from everyo.profiler.flops import NO_FLOPS, declare
 
 __all__ = [
     "reshape", "transpose", "permute", "flatten", "squeeze", "unsqueeze", "concatenate",
     "stack", "broadcast_to", "getitem",
 ]  # fmt: skip
+
+BROADCAST_TO = declare("broadcast_to", NO_FLOPS)
+CONCATENATE = declare("concatenate", NO_FLOPS)
+GETITEM = declare("getitem", NO_FLOPS)
+PERMUTE = declare("permute", NO_FLOPS)
+RESHAPE = declare("reshape", NO_FLOPS)
+STACK = declare("stack", NO_FLOPS)
+TRANSPOSE = declare("transpose", NO_FLOPS)
 
 
 def _shape_arg(shape) -> tuple:
@@ -29,12 +38,12 @@ def _reshape(x, shape):
     except ValueError as exc:
         raise EveryOShapeError(f"cannot reshape {x.shape} into {shape}: {exc}") from None
     in_shape = x.shape
-    return make_result(out, (x,), lambda g: (g.reshape(in_shape),), "reshape", x._device)
+    return make_result(out, (x,), lambda g: (g.reshape(in_shape),), RESHAPE, x._device)
 
 
 def reshape(x, *shape):
     """``x`` with a new shape of the same size (``-1`` infers one dimension)."""
-    return dispatch("reshape", _reshape, x, _shape_arg(shape))
+    return dispatch(RESHAPE, _reshape, x, _shape_arg(shape))
 
 
 def _permute(x, axes, name):
@@ -61,12 +70,12 @@ def transpose(x, *dims):
         axes = tuple(order)
     else:
         axes = _shape_arg(dims)
-    return dispatch("transpose", _permute, x, axes, "transpose")
+    return dispatch(TRANSPOSE, _permute, x, axes, TRANSPOSE)
 
 
 def permute(x, *dims):
     """Reorder the axes: ``permute(x, 0, 2, 1)`` or ``permute(x, (0, 2, 1))``."""
-    return dispatch("permute", _permute, x, _shape_arg(dims), "permute")
+    return dispatch(PERMUTE, _permute, x, _shape_arg(dims), PERMUTE)
 
 
 def flatten(x, start_dim: int = 0, end_dim: int = -1):
@@ -128,13 +137,13 @@ def _concat(name, xs, axis, stacked):
 def concatenate(tensors, axis: int = 0, *, dim=None):
     """Join tensors along an existing axis."""
     axis = axis if dim is None else dim
-    return dispatch("concatenate", _concat, "concatenate", list(tensors), axis, False)
+    return dispatch(CONCATENATE, _concat, CONCATENATE, list(tensors), axis, False)
 
 
 def stack(tensors, axis: int = 0, *, dim=None):
     """Join tensors along a new axis."""
     axis = axis if dim is None else dim
-    return dispatch("stack", _concat, "stack", list(tensors), axis, True)
+    return dispatch(STACK, _concat, STACK, list(tensors), axis, True)
 
 
 def _broadcast_to(x, shape):
@@ -145,12 +154,12 @@ def _broadcast_to(x, shape):
     except ValueError as exc:
         raise EveryOShapeError(f"cannot broadcast {x.shape} to {shape}") from exc
     in_shape = x.shape
-    return make_result(out, (x,), lambda g: (unbroadcast(g, in_shape),), "broadcast_to", x._device)
+    return make_result(out, (x,), lambda g: (unbroadcast(g, in_shape),), BROADCAST_TO, x._device)
 
 
 def broadcast_to(x, *shape):
     """A read-only view of ``x`` broadcast to ``shape``."""
-    return dispatch("broadcast_to", _broadcast_to, x, _shape_arg(shape))
+    return dispatch(BROADCAST_TO, _broadcast_to, x, _shape_arg(shape))
 
 
 def _is_basic(index) -> bool:
@@ -183,7 +192,7 @@ def _getitem(x, index):
             scatter_add(gx, index, g)
         return (gx,)
 
-    return make_result(out, (x,), backward, "getitem", x._device)
+    return make_result(out, (x,), backward, GETITEM, x._device)
 
 
 def getitem(x, index):
@@ -193,4 +202,4 @@ def getitem(x, index):
     idx_tensors = [i for i in items if isinstance(i, Tensor)]
     if idx_tensors:
         check_same_device(x, *idx_tensors)
-    return dispatch("getitem", _getitem, x, _plain_index(index))
+    return dispatch(GETITEM, _getitem, x, _plain_index(index))

@@ -12,8 +12,12 @@ from everyo.core.ops._util import as_t, check_same_device
 from everyo.core.ops.losses import _check_reduction, _grad_scale, _reduce, _weights
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
+from everyo.profiler.flops import declare, per_element
 
 __all__ = ["cross_entropy", "nll_loss"]
+
+CROSS_ENTROPY = declare("cross_entropy", per_element(6))
+NLL_LOSS = declare("nll_loss", per_element(1))
 
 
 def _class_last(a):
@@ -149,7 +153,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa:
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise EveryOConfigError(f"label_smoothing must lie in [0, 1], got {label_smoothing}")
-    return dispatch("cross_entropy", _nll_core, "cross_entropy", input, target, weight,
+    return dispatch(CROSS_ENTROPY, _nll_core, CROSS_ENTROPY, input, target, weight,
                     ignore_index, reduction, float(label_smoothing), True)  # fmt: skip
 
 
@@ -157,5 +161,5 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
              reduction: str = "mean"):  # fmt: skip
     """Negative log-likelihood of log-probabilities ``(N, C, ...)`` at class indices ``target``."""
     _check_reduction(reduction)
-    return dispatch("nll_loss", _nll_core, "nll_loss", input, target, weight, ignore_index,
+    return dispatch(NLL_LOSS, _nll_core, NLL_LOSS, input, target, weight, ignore_index,
                     reduction, 0.0, False)  # fmt: skip

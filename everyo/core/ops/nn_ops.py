@@ -14,8 +14,9 @@ import numpy as np
 from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
+from everyo.core.device import CPU
 from everyo.core.ops import attention, conv, losses, nll, norm
-from everyo.core.ops._dispatch import dispatch
+from everyo.core.ops._dispatch import dispatch, unary
 from everyo.core.ops._util import (
     as_t,
     check_same_device,
@@ -31,6 +32,8 @@ from everyo.core.ops.losses import *  # noqa: F403
 from everyo.core.ops.nll import *  # noqa: F403
 from everyo.core.ops.norm import *  # noqa: F403
 from everyo.errors import EveryOConfigError, EveryOShapeError
+from everyo.profiler import flops as _flops
+from everyo.profiler.flops import ELEMENTWISE, NO_FLOPS, declare, per_element
 
 __all__ = [
     "relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "linear",
@@ -39,18 +42,36 @@ __all__ = [
 for _family in (attention, conv, losses, nll, norm):
     __all__ += _family.__all__
 
+DROPOUT = declare("dropout", ELEMENTWISE)
+EMBEDDING = declare("embedding", NO_FLOPS)
+GELU = declare("gelu", per_element(8))
+LINEAR = declare("linear", _flops.LINEAR)
+LOG_SOFTMAX = declare("log_softmax", per_element(5))
+RELU = declare("relu", ELEMENTWISE)
+SIGMOID = declare("sigmoid", ELEMENTWISE)
+SOFTMAX = declare("softmax", per_element(5))
+TANH = declare("tanh", ELEMENTWISE)
+
 
 # ---- activations ----------------------------------------------------------------------------
 def _relu(x):
     x = as_t(x)
     arr = x.data
-    out = namespace_of(arr).maximum(arr, 0)
-    return make_result(out, (x,), lambda g: (g * (out > 0),), "relu", x._device)
+    out = _relu_cpu(arr) if x._device is CPU else namespace_of(arr).maximum(arr, 0)
+    return make_result(out, (x,), lambda g: (g * (out > 0),), RELU, x._device)
 
 
-def relu(x):
-    """``max(x, 0)``."""
-    return dispatch("relu", _relu, x)
+_ZEROS = {np.dtype(t): np.zeros((), t) for t in (np.float16, np.float32, np.float64)}
+
+
+def _relu_cpu(a):
+    # a 0-d zero of the array's dtype: NumPy 2 resolves a Python 0 (a "weak" scalar) on every
+    # call, which costs more than the maximum of an 8x8 array itself
+    z = _ZEROS.get(a.dtype)
+    return np.maximum(a, 0 if z is None else z)
+
+
+relu = unary(RELU, _relu, _relu_cpu, "``max(x, 0)``.")
 
 
 def _erf(xp, x):
@@ -89,7 +110,7 @@ def _gelu(x, approximate):
         def backward(g):
             return (g * (cdf + a * (_INV_SQRT_2PI * xp.exp(-0.5 * a * a))),)
 
-    return make_result(out.astype(a.dtype, copy=False), (x,), backward, "gelu", x._device)
+    return make_result(out.astype(a.dtype, copy=False), (x,), backward, GELU, x._device)
 
 
 def gelu(x, approximate: str = "none"):
@@ -101,7 +122,7 @@ def gelu(x, approximate: str = "none"):
     """
     if approximate not in ("none", "tanh"):
         raise EveryOConfigError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
-    return dispatch("gelu", _gelu, x, approximate)
+    return dispatch(GELU, _gelu, x, approximate)
 
 
 def _sigmoid(x):
@@ -110,23 +131,21 @@ def _sigmoid(x):
     xp = namespace_of(a)
     e = xp.exp(-xp.abs(a))  # never overflows
     out = xp.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)
-    return make_result(out, (x,), lambda g: (g * out * (1.0 - out),), "sigmoid", x._device)
+    return make_result(out, (x,), lambda g: (g * out * (1.0 - out),), SIGMOID, x._device)
 
 
 def sigmoid(x):
     """``1 / (1 + exp(-x))``, computed without overflow for large ``|x|``."""
-    return dispatch("sigmoid", _sigmoid, x)
+    return dispatch(SIGMOID, _sigmoid, x)
 
 
 def _tanh(x):
     x = as_t(x)
     out = namespace_of(x.data).tanh(x.data)
-    return make_result(out, (x,), lambda g: (g * (1.0 - out * out),), "tanh", x._device)
+    return make_result(out, (x,), lambda g: (g * (1.0 - out * out),), TANH, x._device)
 
 
-def tanh(x):
-    """Hyperbolic tangent."""
-    return dispatch("tanh", _tanh, x)
+tanh = unary(TANH, _tanh, np.tanh, "Hyperbolic tangent.")
 
 
 def _softmax(x, axis):
@@ -139,13 +158,13 @@ def _softmax(x, axis):
     def backward(g):
         return (out * (g - (g * out).sum(axis=axis, keepdims=True)),)
 
-    return make_result(out, (x,), backward, "softmax", x._device)
+    return make_result(out, (x,), backward, SOFTMAX, x._device)
 
 
 def softmax(x, axis: int | None = None, *, dim: int | None = None):
     """``exp(x) / sum(exp(x))`` along ``axis``/``dim`` (default the last), stably."""
     axis = norm_axis(axis, dim)
-    return dispatch("softmax", _softmax, x, -1 if axis is None else axis)
+    return dispatch(SOFTMAX, _softmax, x, -1 if axis is None else axis)
 
 
 def _log_softmax(x, axis):
@@ -158,13 +177,13 @@ def _log_softmax(x, axis):
     def backward(g):
         return (g - xp.exp(out) * g.sum(axis=axis, keepdims=True),)
 
-    return make_result(out, (x,), backward, "log_softmax", x._device)
+    return make_result(out, (x,), backward, LOG_SOFTMAX, x._device)
 
 
 def log_softmax(x, axis: int | None = None, *, dim: int | None = None):
     """``log(softmax(x))`` along ``axis``/``dim`` (default the last), stably."""
     axis = norm_axis(axis, dim)
-    return dispatch("log_softmax", _log_softmax, x, -1 if axis is None else axis)
+    return dispatch(LOG_SOFTMAX, _log_softmax, x, -1 if axis is None else axis)
 
 
 # ---- dropout ----------------------------------------------------------------------------------
@@ -190,7 +209,7 @@ def _dropout(x, p, seed, rng):
         mask = xp.zeros_like(a)
     else:
         mask = _keep_mask(xp, a.shape, p, a.dtype, seed, rng)
-    return make_result(a * mask, (x,), lambda g: (g * mask,), "dropout", x._device)
+    return make_result(a * mask, (x,), lambda g: (g * mask,), DROPOUT, x._device)
 
 
 def dropout(x, p: float = 0.5, training: bool = True, *, seed: int | None = None, rng=None):
@@ -204,7 +223,7 @@ def dropout(x, p: float = 0.5, training: bool = True, *, seed: int | None = None
         raise EveryOConfigError(f"dropout probability must lie in [0, 1], got {p}")
     if not training or p == 0.0:
         return as_t(x)
-    return dispatch("dropout", _dropout, x, p, seed, rng)
+    return dispatch(DROPOUT, _dropout, x, p, seed, rng)
 
 
 # ---- linear and embedding ----------------------------------------------------------------------
@@ -232,7 +251,7 @@ def _linear(x, weight, bias):
             return gx, gw, (g2.sum(axis=0) if parents[2].requires_grad else None)
         return gx, gw
 
-    return make_result(out, parents, backward, "linear", dev)
+    return make_result(out, parents, backward, LINEAR, dev)
 
 
 def linear(x, weight, bias=None):
@@ -240,7 +259,7 @@ def linear(x, weight, bias=None):
 
     Under :func:`everyo.autocast` it computes in the autocast dtype.
     """
-    return dispatch("linear", _linear, x, weight, bias)
+    return dispatch(LINEAR, _linear, x, weight, bias)
 
 
 def _embedding(indices, weight, padding_idx):
@@ -264,7 +283,7 @@ def _embedding(indices, weight, padding_idx):
             gw[padding_idx] = 0
         return (gw,)
 
-    return make_result(out, (weight,), backward, "embedding", weight._device)
+    return make_result(out, (weight,), backward, EMBEDDING, weight._device)
 
 
 def embedding(input, weight, padding_idx: int | None = None):  # noqa: A002 - PyTorch's name
@@ -274,4 +293,4 @@ def embedding(input, weight, padding_idx: int | None = None):  # noqa: A002 - Py
 
     if isinstance(input, Tensor) and isinstance(weight, Tensor):
         check_same_device(input, weight)
-    return dispatch("embedding", _embedding, input, weight, padding_idx)
+    return dispatch(EMBEDDING, _embedding, input, weight, padding_idx)

@@ -8,8 +8,12 @@ from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, data
 from everyo.errors import EveryOShapeError
+from everyo.profiler.flops import declare, per_element
 
 __all__ = ["layer_norm", "batch_norm"]
+
+BATCH_NORM = declare("batch_norm", per_element(8))
+LAYER_NORM = declare("layer_norm", per_element(8))
 
 
 def _affine_parents(x, weight, bias):
@@ -77,7 +81,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     shape = tuple(normalized_shape)
-    return dispatch("layer_norm", _layer_norm, input, shape, weight, bias, eps)
+    return dispatch(LAYER_NORM, _layer_norm, input, shape, weight, bias, eps)
 
 
 def _update_running(buf, value, momentum):
@@ -138,5 +142,5 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     (Tensors or arrays, updated in place; either may be None) with ``momentum`` (the running
     variance is unbiased, as in PyTorch); in eval mode it uses the running statistics.
     """
-    return dispatch("batch_norm", _batch_norm, input, running_mean, running_var, weight, bias,
+    return dispatch(BATCH_NORM, _batch_norm, input, running_mean, running_var, weight, bias,
                     training, momentum, eps)  # fmt: skip

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
-from everyo.core.ops._dispatch import dispatch
+from everyo.core.ops._dispatch import dispatch, reduction
 from everyo.core.ops._util import as_t, norm_axis
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
+from everyo.profiler.flops import REDUCTION, declare
 
 __all__ = [
     "sum", "mean", "max", "min", "var", "variance", "std", "logsumexp", "argmax", "argmin",
 ]  # fmt: skip
+
+SUM = declare("sum", REDUCTION)
+MEAN = declare("mean", REDUCTION)
+MAX = declare("max", REDUCTION)
+MIN = declare("min", REDUCTION)
+VAR = declare("var", REDUCTION)
+LOGSUMEXP = declare("logsumexp", REDUCTION)
+ARGMAX = declare("argmax", REDUCTION)
+ARGMIN = declare("argmin", REDUCTION)
 
 
 def _axes(axis, ndim) -> tuple:
@@ -45,7 +55,7 @@ def _reduce(name, x, axis, keepdims, fwd, grad):
 
 def _sum(x, axis, keepdims):
     return _reduce(
-        "sum",
+        SUM,
         x,
         axis,
         keepdims,
@@ -61,7 +71,7 @@ def _mean(x, axis, keepdims):
             a.dtype, copy=False
         )
 
-    return _reduce("mean", x, axis, keepdims, lambda a, ax, kd: a.mean(axis=ax, keepdims=kd), grad)
+    return _reduce(MEAN, x, axis, keepdims, lambda a, ax, kd: a.mean(axis=ax, keepdims=kd), grad)
 
 
 def _check_not_empty(name: str, shape: tuple, axis) -> None:
@@ -111,7 +121,7 @@ def _var(x, axis, keepdims, ddof):
         scaled = _expand(g * (2.0 / n), arr.shape, axis, keepdims)
         return ((scaled * centred).astype(arr.dtype, copy=False),)
 
-    return make_result(out, (x,), backward, "var", x._device)
+    return make_result(out, (x,), backward, VAR, x._device)
 
 
 def _logsumexp(x, axis, keepdims):
@@ -132,7 +142,7 @@ def _logsumexp(x, axis, keepdims):
     def backward(g):
         return ((_expand(g, arr.shape, axis, keepdims)) * (e / s),)
 
-    return make_result(out, (x,), backward, "logsumexp", x._device)
+    return make_result(out, (x,), backward, LOGSUMEXP, x._device)
 
 
 def _reduced_shape(shape, axis):
@@ -144,34 +154,31 @@ def _kw(axis, dim, keepdims, keepdim):
     return norm_axis(axis, dim), bool(keepdims if keepdim is None else keepdim)
 
 
-def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=None):  # noqa: A001
-    """Sum over ``axis`` (all axes by default); ``dim``/``keepdim`` are accepted too."""
-    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
-    return dispatch("sum", _sum, x, axis, keepdims)
+def _max(x, axis, keepdims):
+    return _extreme(MAX, x, axis, keepdims)
 
 
-def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """Arithmetic mean over ``axis``."""
-    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
-    return dispatch("mean", _mean, x, axis, keepdims)
+def _min(x, axis, keepdims):
+    return _extreme(MIN, x, axis, keepdims)
 
 
-def max(x, axis=None, keepdims=False, *, dim=None, keepdim=None):  # noqa: A001
-    """Maximum over ``axis`` (values only; use :func:`argmax` for indices)."""
-    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
-    return dispatch("max", _extreme, "max", x, axis, keepdims)
-
-
-def min(x, axis=None, keepdims=False, *, dim=None, keepdim=None):  # noqa: A001
-    """Minimum over ``axis``."""
-    axis, keepdims = _kw(axis, dim, keepdims, keepdim)
-    return dispatch("min", _extreme, "min", x, axis, keepdims)
+sum = reduction(  # noqa: A001
+    SUM,
+    _sum,
+    "sum",
+    "Sum over ``axis`` (all axes by default); ``dim``/``keepdim`` are accepted too.",
+)
+mean = reduction(MEAN, _mean, "mean", "Arithmetic mean over ``axis``.")
+max = reduction(  # noqa: A001
+    MAX, _max, "max", "Maximum over ``axis`` (values only; use :func:`argmax` for indices)."
+)
+min = reduction(MIN, _min, "min", "Minimum over ``axis``.")  # noqa: A001
 
 
 def var(x, axis=None, keepdims=False, *, ddof=0, dim=None, keepdim=None):
     """Variance over ``axis`` with ``ddof`` (NumPy's default 0: the population variance)."""
     axis, keepdims = _kw(axis, dim, keepdims, keepdim)
-    return dispatch("var", _var, x, axis, keepdims, ddof)
+    return dispatch(VAR, _var, x, axis, keepdims, ddof)
 
 
 def variance(a, axis=None, keepdims=False):
@@ -206,7 +213,7 @@ def std(x, axis=None, keepdims=False, *, ddof=0, dim=None, keepdim=None):
 def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """``log(sum(exp(x)))`` computed stably (the maximum is subtracted first)."""
     axis, keepdims = _kw(axis, dim, keepdims, keepdim)
-    return dispatch("logsumexp", _logsumexp, x, axis, keepdims)
+    return dispatch(LOGSUMEXP, _logsumexp, x, axis, keepdims)
 
 
 def _arg(name, x, axis, keepdims):
@@ -222,10 +229,10 @@ def _arg(name, x, axis, keepdims):
 def argmax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """Indices of the maxima (int64, not differentiable)."""
     axis, keepdims = _kw(axis, dim, keepdims, keepdim)
-    return dispatch("argmax", _arg, "argmax", x, axis, keepdims)
+    return dispatch(ARGMAX, _arg, ARGMAX, x, axis, keepdims)
 
 
 def argmin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """Indices of the minima (int64, not differentiable)."""
     axis, keepdims = _kw(axis, dim, keepdims, keepdim)
-    return dispatch("argmin", _arg, "argmin", x, axis, keepdims)
+    return dispatch(ARGMIN, _arg, ARGMIN, x, axis, keepdims)
