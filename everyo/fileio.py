@@ -177,10 +177,16 @@ def finite_json(value):
 
 
 def dumps(value, **kwargs) -> str:
-    """``json.dumps`` that writes NaN and infinities as strings, so ``JSON.parse`` accepts it."""
+    """``json.dumps`` that writes NaN and infinities as strings, so ``JSON.parse`` accepts it.
+
+    What a ``default=`` function returns (say ``float`` of a NumPy scalar) is checked too.
+    """
     try:
         return json.dumps(value, allow_nan=False, **kwargs)
     except ValueError as exc:
         if "Out of range float" not in str(exc):
             raise
+    default = kwargs.pop("default", None)
+    if default is not None:
+        kwargs["default"] = lambda obj: finite_json(default(obj))
     return json.dumps(finite_json(value), allow_nan=False, **kwargs)

@@ -25,6 +25,14 @@ def _profiler():
     return p
 
 
+def _history():
+    from everyo.training.history import History
+
+    history = History()
+    history.append({"epoch": 1, "loss": float("nan"), "lr": np.float32(np.inf)})
+    return history
+
+
 def _to_html(path):
     pytest.importorskip("plotly")
     from everyo_lab.report import to_html
@@ -41,6 +49,8 @@ WRITERS = {
     "eo.save": (lambda p: eo.save(eo.Linear(2, 2, seed=0), p), EveryOSerializationError, "m.eo"),
     "benchmark result": (lambda p: write_json({"a": 1}, p), EveryOExportError, "b.json"),
     "html report": (_to_html, EveryOExportError, "r.html"),
+    "history json": (lambda p: _history().to_json(p), EveryOExportError, "h.json"),
+    "history csv": (lambda p: _history().to_csv(p), EveryOExportError, "h.csv"),
 }
 
 
@@ -149,6 +159,13 @@ def test_non_finite_metadata_is_written_as_strings(kind, tmp_path):
 def test_benchmark_results_write_nan_as_a_string(tmp_path):
     write_json({"std_ms": float("nan"), "times_s": [0.5]}, tmp_path / "b.json")
     assert _strict_json(tmp_path / "b.json") == {"std_ms": "NaN", "times_s": [0.5]}
+
+
+def test_a_diverged_training_history_is_valid_json(tmp_path):
+    _history().to_json(tmp_path / "h.json")
+    assert _strict_json(tmp_path / "h.json") == [{"epoch": 1, "loss": "NaN", "lr": "Infinity"}]
+    _history().to_csv(tmp_path / "h.csv")
+    assert (tmp_path / "h.csv").read_bytes() == b"epoch,loss,lr\r\n1,nan,inf\r\n"
 
 
 def test_long_file_names_still_get_a_temporary_file(tmp_path):

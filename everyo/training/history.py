@@ -5,9 +5,10 @@ time, peak memory)."""
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from pathlib import Path
+
+from everyo.fileio import atomic_open, dumps
 
 __all__ = ["History"]
 
@@ -73,10 +74,15 @@ class History:
         return {k: self[k] for k in self.keys()}
 
     def to_json(self, path) -> Path:
-        """Write the records as a JSON list (indent 2); parent folders are created."""
+        """Write the records as a JSON list (indent 2, atomically); parent folders are created.
+
+        A NaN or infinite value (a diverged loss) is written as the string ``"NaN"``,
+        ``"Infinity"`` or ``"-Infinity"``: JSON has no such numbers.
+        """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.epochs, indent=2, default=float), encoding="utf-8")
+        with atomic_open(path) as f:
+            f.write(dumps(self.epochs, indent=2, default=float))
         return path
 
     def to_csv(self, path) -> Path:
@@ -84,7 +90,7 @@ class History:
         for missing keys; parent folders are created. Returns the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", newline="", encoding="utf-8") as fh:
+        with atomic_open(path) as fh:
             writer = csv.DictWriter(fh, fieldnames=self.keys(), restval="")
             writer.writeheader()
             writer.writerows(self.epochs)
