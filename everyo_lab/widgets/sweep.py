@@ -55,7 +55,8 @@ class SweepWidget(anywidget.AnyWidget):
     Examples
     --------
     >>> w = SweepWidget(model, make_batch, batch_sizes=[1, 8, 64])  # doctest: +SKIP
-    >>> w.show(); w.start()  # doctest: +SKIP
+    >>> w.show()  # doctest: +SKIP
+    >>> w.start()  # doctest: +SKIP
     >>> w.wait().recommended.batch_size  # doctest: +SKIP
     """
 
@@ -135,8 +136,9 @@ class SweepWidget(anywidget.AnyWidget):
         """``ready``, ``running``, ``completed``, ``stopped`` or ``failed``."""
         return self._status
 
-    def start(self) -> SweepWidget:
+    def start(self) -> None:
         """Run the sweep on a background thread (the notebook stays usable); see :meth:`wait`.
+        (It returns nothing, so that a cell ending in ``widget.start()`` shows no second copy.)
 
         Work run in the notebook meanwhile competes with the sweep for the cores and shows in
         its timings and memory peaks.
@@ -151,7 +153,6 @@ class SweepWidget(anywidget.AnyWidget):
                 target=self._sweep, name=f"everyo-sweep-{self.label}", daemon=True
             )
             self._thread.start()
-        return self
 
     def run(self) -> SweepResult:
         """Run the sweep in this thread, painting each point as it is measured.

@@ -76,7 +76,8 @@ def test_background_sweep_stopped_after_two_points_keeps_them():
     assert w.charts["throughput"]["data"][0]["x"] == [1, 2]
     # the widget is usable again: a new sweep starts from nothing
     w.unobserve(stop_after_two, "report")
-    assert len(w.start().wait(timeout=60).rows) == 6 and w.status == "completed"
+    w.start()
+    assert len(w.wait(timeout=60).rows) == 6 and w.status == "completed"
 
 
 def test_an_error_at_one_point_is_shown_on_that_point_and_the_sweep_goes_on():
@@ -86,7 +87,8 @@ def test_an_error_at_one_point_is_shown_on_that_point_and_the_sweep_goes_on():
         return float(x.sum())
 
     w = _widget(step=flaky)
-    result = w.start().wait(timeout=60)
+    w.start()
+    result = w.wait(timeout=60)
     assert [r.status for r in result.rows] == ["ok", "ok", "error", "ok"]
     assert w.status == "completed"
     marks = w.report["marks"]
@@ -111,7 +113,8 @@ def test_a_sweep_that_raises_marks_the_widget_failed_and_keeps_it_usable():
 
     w = _widget()
     w._on_point = on_point_bomb  # an exception outside the points ends that sweep
-    w.start().wait(timeout=60)
+    w.start()
+    w.wait(timeout=60)
     assert w.status == "failed" and "RuntimeError: drawing failed" in w.report["error"]
     assert not w.running and calls
 
