@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:bb25a125391650e8 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:09e05124f46c2c4e | built by js/build.mjs from js/src: do not edit
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -1348,12 +1348,12 @@ const DIFF_COLUMNS = [
   ["label", "name"],
   ["calls_a", "calls A"],
   ["calls_b", "calls B"],
-  ["per_call_ms_a", "per call A (ms)"],
-  ["per_call_ms_b", "per call B (ms)"],
-  ["self_ms_a", "self/call A (ms)"],
-  ["self_ms_b", "self/call B (ms)"],
-  ["ratio", "ratio B/A"],
-  ["delta_ms", "Δ total (ms)"],
+  ["per_call_ms_a", "A ms/call"],
+  ["per_call_ms_b", "B ms/call"],
+  ["self_ms_a", "A self/call"],
+  ["self_ms_b", "B self/call"],
+  ["ratio", "B/A median"],
+  ["delta_ms", "Δ total ms"],
   ["verdict", "verdict"],
 ];
 
@@ -1645,8 +1645,10 @@ function memoryLayout({ memory, x0, x1, width, colors = {} }) {
     dragmode: "zoom",
     showlegend: false,
     annotations: [{
-      x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory.peak), showarrow: true,
-      arrowhead: 0, ax: 0, ay: -14, font: { size: 11, color: colors.font_color }, xanchor: "center",
+      x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory.peak), showarrow: false,
+      xanchor: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? "right" : "left",
+      xshift: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? -8 : 8, yanchor: "bottom",
+      font: { size: 11, color: colors.font_color },
     }],
   };
 }
@@ -2242,6 +2244,7 @@ const CSS = `
 .everyo-compare-only > :not(.everyo-compare):not(style) { display: none !important; }
 .everyo-compare-header { font-weight: 600; padding: 4px 0; }
 .everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
+.everyo-diff-holder { overflow-x: auto; }
 .everyo-diff-table { width: auto; }
 .everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
 .everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }

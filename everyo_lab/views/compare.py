@@ -65,7 +65,8 @@ class Comparison:
     rows : list of dict
         One per group, biggest change of total time first: ``label, name, kind, path`` (or
         ``shapes``), ``calls_a/b``, ``total_ms_a/b``, ``per_call_ms_a/b`` (mean), ``self_ms_a/b``
-        (self time per call), ``ratio`` (per-call time B / A), ``delta_ms`` (total B - A),
+        (self time per call), ``ratio`` (median per-call time B / A, the verdict's statistic),
+        ``delta_ms`` (total B - A),
         ``verdict``, ``speedup``/``ci_low``/``ci_high`` (per call, A / B, when judged), ``why``.
     notes : list of str
     """
@@ -218,7 +219,7 @@ def _row(row: dict, durations_a, durations_b, group_by: str) -> dict:
         "per_call_ms_b": per_b,
         "self_ms_a": row["self_ms_a"] / calls_a if calls_a else None,
         "self_ms_b": row["self_ms_b"] / calls_b if calls_b else None,
-        "ratio": per_b / per_a if per_a and per_b is not None else None,
+        "ratio": _median_ratio(durations_a, durations_b),
         "delta_ms": float(row["delta_ms"]),
     }
     if group_by == "shape":
@@ -227,6 +228,15 @@ def _row(row: dict, durations_a, durations_b, group_by: str) -> dict:
         out["path"] = str(row.get("path") or "")
     out.update(call_verdict(durations_a, durations_b))
     return out
+
+
+def _median_ratio(durations_a, durations_b) -> float | None:
+    """Median per-call time of B over A: the same statistic as the verdict (a mean would let
+    one slow call, a first call say, turn a faster group into a "slower" ratio)."""
+    if durations_a is None or durations_b is None or not len(durations_a) or not len(durations_b):
+        return None
+    med_a = float(np.median(durations_a))
+    return float(np.median(durations_b)) / med_a if med_a > 0 else None
 
 
 def _side(run) -> dict:

@@ -10,12 +10,12 @@ export const DIFF_COLUMNS = [
   ["label", "name"],
   ["calls_a", "calls A"],
   ["calls_b", "calls B"],
-  ["per_call_ms_a", "per call A (ms)"],
-  ["per_call_ms_b", "per call B (ms)"],
-  ["self_ms_a", "self/call A (ms)"],
-  ["self_ms_b", "self/call B (ms)"],
-  ["ratio", "ratio B/A"],
-  ["delta_ms", "Δ total (ms)"],
+  ["per_call_ms_a", "A ms/call"],
+  ["per_call_ms_b", "B ms/call"],
+  ["self_ms_a", "A self/call"],
+  ["self_ms_b", "B self/call"],
+  ["ratio", "B/A median"],
+  ["delta_ms", "Δ total ms"],
   ["verdict", "verdict"],
 ];
 

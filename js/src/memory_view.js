@@ -58,8 +58,11 @@ export function memoryLayout({ memory, x0, x1, width, colors = {} }) {
     dragmode: "zoom",
     showlegend: false,
     annotations: [{
-      x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory.peak), showarrow: true,
-      arrowhead: 0, ax: 0, ay: -14, font: { size: 11, color: colors.font_color }, xanchor: "center",
+      // beside the marker, on the side with room (a peak near the start would cover the ticks)
+      x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory.peak), showarrow: false,
+      xanchor: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? "right" : "left",
+      xshift: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? -8 : 8, yanchor: "bottom",
+      font: { size: 11, color: colors.font_color },
     }],
   };
 }

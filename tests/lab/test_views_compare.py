@@ -178,3 +178,12 @@ def test_comparison_of_batches_and_clock():
     assert c.speedup == pytest.approx(1.0)
     assert all(r["delta_ms"] == 0 for r in c.rows)
     assert FakeClock()() == 1000
+
+
+def test_one_slow_call_does_not_flip_the_ratio_of_a_faster_group():
+    a = planted_run("a", {"relu": [1000] * 20})
+    b = planted_run("b", {"relu": [100] * 19 + [100_000]}, seed=2)  # e.g. a slow first call
+    (row,) = build_comparison(a, b).rows
+    assert row["per_call_ms_b"] > row["per_call_ms_a"]  # the mean says slower...
+    assert row["ratio"] == pytest.approx(0.1, rel=0.1)  # ...the median, as the verdict, faster
+    assert row["verdict"] == "faster"
