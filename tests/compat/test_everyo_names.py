@@ -55,3 +55,19 @@ def test_module_names(module):
 def test_everyo_spelled_layers_sit_beside_the_pytorch_ones():
     assert eo.Conv2D is not eo.Conv2d and eo.MaxPool2D is not eo.MaxPool2d
     assert eo.conv2d is eo.nn.functional.conv2d  # eo.conv2d stays NCHW
+
+
+def test_compat_page_examples_run(monkeypatch, tmp_path, capsys):
+    import re
+    import textwrap
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "everyo-compat.md"
+    blocks = re.findall(r"^```python\n(.*?)^```", page.read_text(), flags=re.S | re.M)
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {}
+    for block in blocks:
+        exec(compile(textwrap.dedent(block), str(page), "exec"), ns)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["(10, 10) True", "(3, 3, 1, 8) (2, 14, 14, 8)", "(2, 8, 28, 28)"]
+    assert (tmp_path / "history.csv").read_text().startswith("epoch,loss,accuracy")

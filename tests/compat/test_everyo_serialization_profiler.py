@@ -97,11 +97,6 @@ def test_profiler_records_regions_modules_and_summaries(tmp_path):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PROFILER-IO: export_json/export_chrome_trace return the path as a str; the "
-    "reference returns a pathlib.Path",
-)
 def test_exports_return_a_path(tmp_path):
     with eo.profile() as prof:
         with eo.record_function("r"):
