@@ -15,6 +15,7 @@ import functools
 import inspect
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -260,7 +261,7 @@ class Profiler(Capture):
             self._require_run(), group_by=group_by, sort_by=sort_by, top=top, descending=descending
         )
 
-    def export_json(self, path, *, format: str = "events") -> str:
+    def export_json(self, path, *, format: str = "events") -> Path:
         """Write the events as JSON (atomically; gzip for ``.gz``); return the path.
 
         ``format="events"`` (default) writes the reference EveryO's JSON array of events (see
@@ -271,7 +272,7 @@ class Profiler(Capture):
 
         return export_json(self._require_run(), path, format=format)
 
-    def export_chrome_trace(self, path) -> str:
+    def export_chrome_trace(self, path) -> Path:
         """Write a Chrome/Perfetto trace (``.json``, or gzip for ``.gz``) atomically; return it."""
         from everyo.profiler.export.chrome import export_chrome_trace
 

@@ -74,7 +74,7 @@ def test_export_json_writes_the_reference_events_array(tmp_path):
     p = _run()
     path = p.export_json(tmp_path / "events.json")
     data = json.loads((tmp_path / "events.json").read_text())
-    assert path == str(tmp_path / "events.json")
+    assert path == tmp_path / "events.json"
     assert isinstance(data, list) and len(data) == 4
     for obj, event in zip(data, p.events):
         assert list(obj)[:6] == REFERENCE_FIELDS

@@ -49,7 +49,7 @@ def assert_children_inside_parents(events):
 
 def test_chrome_trace_is_valid(prof, tmp_path):
     path = tmp_path / "trace.json"
-    assert prof.export_chrome_trace(path) == str(path)
+    assert prof.export_chrome_trace(path) == path  # a Path, as the reference returns
     trace = json.loads(path.read_text())
     xs = _complete_events(trace)
     assert len(xs) == prof.run.num_events == 15

@@ -10,6 +10,7 @@ one after their chunk. Events are therefore not in row order in the file; ``load
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -175,7 +176,7 @@ def _counter_events(run) -> list[str]:
     return out
 
 
-def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
+def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
     """Write ``run`` as a Chrome trace to ``path`` (gzip when it ends in ``.gz``); return it."""
     store = run.store
     check_metadata(store.metadata, path)
@@ -204,4 +205,4 @@ def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
             f.write(",\n" + ",\n".join(counters))
         f.write('\n],\n"displayTimeUnit":"ms",\n"otherData":{"everyo_format":"chrome",')
         f.write(f'"everyo_run":{header}}}}}\n')
-    return str(path)
+    return Path(path)

@@ -17,6 +17,7 @@ as in ``Profiler.events``. The run header, thread names and counters are not in 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from everyo.errors import EveryOConfigError
 from everyo.fileio import atomic_open, dumps
@@ -79,7 +80,7 @@ def _chunk_lines(batch) -> str:
     )
 
 
-def export_events(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
+def export_events(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
     """Write ``run``'s events as a JSON array to ``path`` (gzip when it ends in ``.gz``)."""
     check_metadata(run.store.metadata, path)
     n = run.num_events
@@ -90,10 +91,10 @@ def export_events(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
             batch = run._batch(cols, lo, lo + len(cols["start_ns"]))
             f.write((",\n" if lo else "") + _chunk_lines(batch))
         f.write("\n]\n")
-    return str(path)
+    return Path(path)
 
 
-def export_json(run, path, *, format: str = "events", chunk_rows: int = CHUNK_ROWS) -> str:
+def export_json(run, path, *, format: str = "events", chunk_rows: int = CHUNK_ROWS) -> Path:
     """Write ``run`` as JSON: ``format="events"`` (the default, the reference's array of events)
     or ``format="raw"`` (everyo's richer file with the run header; see ``raw``)."""
     if format == "raw":

@@ -11,6 +11,7 @@ Layout::
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def _chunk_lines(batch) -> str:
     )
 
 
-def export_json(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
+def export_json(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
     """Write ``run``'s header and raw events to ``path`` (gzip when it ends in ``.gz``)."""
     check_metadata(run.store.metadata, path)
     n = run.num_events
@@ -76,7 +77,7 @@ def export_json(run, path, *, chunk_rows: int = CHUNK_ROWS) -> str:
             batch = _head(run, lo, chunk_rows)
             f.write((",\n" if lo else "") + _chunk_lines(batch))
         f.write("\n]}\n")
-    return str(path)
+    return Path(path)
 
 
 def _head(run, lo: int, k: int):
