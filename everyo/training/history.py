@@ -23,11 +23,15 @@ class History:
     ``val_time_s``, ``peak_host_mib`` and, on CUDA, ``peak_device_mib``.
     """
 
-    def __init__(self) -> None:
-        self.epochs: list[dict] = []
+    def __init__(self, records=None) -> None:
+        self.epochs: list[dict] = [dict(r) for r in records or ()]
 
-    def append(self, record: dict) -> None:
-        self.epochs.append(dict(record))
+    def append(self, record: dict | None = None, /, **values) -> dict:
+        """Add one epoch's record, given as a dict or as keywords (reference EveryO's
+        ``append(epoch=1, loss=0.5)``); returns the stored record."""
+        row = {**(record or {}), **values}
+        self.epochs.append(row)
+        return row
 
     def __len__(self) -> int:
         return len(self.epochs)

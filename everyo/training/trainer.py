@@ -262,7 +262,7 @@ class Trainer:
             outputs, targets, loss = self._train_batch(batch, batches, last)
             n = _count(targets)
             loss_value = float(loss.item())
-            sums["loss"] += loss_value * n
+            sums["loss"] += self._loss_total(loss_value, n)
             for name, fn in self.metrics.items():
                 sums[name] += fn(outputs.detach(), targets) * n
             samples += n
@@ -274,6 +274,11 @@ class Trainer:
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
+        if batches == 0:
+            raise EveryOConfigError(
+                f"the training loader yielded no batches in epoch {epoch}; check that its "
+                f"dataset is not empty (and not smaller than batch_size with drop_last=True)"
+            )
         if n_batches is None and batches % self.accumulate_steps:  # flush a partial accumulation
             self._optimizer_step()
         elapsed = time.perf_counter() - start
@@ -306,13 +311,19 @@ class Trainer:
                         raise EveryOConfigError("evaluate() needs batches of (inputs, targets)")
                     outputs, loss = self._forward_loss(inputs, targets)
                     n = _count(targets)
-                    sums["loss"] += float(loss.item()) * n
+                    sums["loss"] += self._loss_total(float(loss.item()), n)
                     for name, fn in self.metrics.items():
                         sums[name] += fn(outputs, targets) * n
                     samples += n
         finally:
             self.model.train(was_training)
-        return {k: v / max(samples, 1) for k, v in sums.items()}
+        if samples == 0:
+            raise EveryOConfigError("evaluate() got a loader that yielded no batches")
+        return {k: v / samples for k, v in sums.items()}
+
+    def _loss_total(self, value: float, n: int) -> float:
+        """The loss summed over a batch of ``n``: a ``reduction="sum"`` loss already is one."""
+        return value if getattr(self.loss_fn, "reduction", "mean") == "sum" else value * n
 
     def predict(self, data, *, batch_size: int | None = None) -> Tensor:
         """Model outputs for a Tensor/array of inputs, or for every batch of a loader

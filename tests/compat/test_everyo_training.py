@@ -242,3 +242,33 @@ def test_accuracy_and_confusion_matrix():
     assert eo.confusion_matrix([2], [0], num_classes=4).shape == (4, 4)
     with pytest.raises(IndexError):
         eo.confusion_matrix([5], [0], num_classes=3)
+
+
+def test_sum_reduction_losses_are_batch_totals():
+    # a model that cannot learn (lr tiny) on fixed data: the epoch loss is the per-sample mean
+    # whatever the reduction, when the batch value of a "sum" loss counts as the batch's total
+    def run(reduction):
+        model = eo.Sequential(eo.Linear(2, 1, seed=0))
+        trainer = eo.Trainer(model, eo.SGD(model.parameters(), lr=1e-12),
+                             eo.MSELoss(reduction=reduction))  # fmt: skip
+        loader = eo.DataLoader(eo.ArrayDataset(XS, YS.reshape(-1, 1).astype(np.float32)), 10)
+        trainer.fit(loader, epochs=1, verbose=False)
+        return trainer.history.last["loss"], trainer.evaluate(loader)["loss"]
+
+    mean, total = run("mean"), run("sum")
+    assert total == pytest.approx(mean, rel=1e-5)
+
+
+def test_empty_loaders_are_errors():
+    empty = eo.DataLoader(eo.ArrayDataset(XS[:3], YS[:3]), batch_size=4, drop_last=True)
+    with pytest.raises(eo.EveryOError, match="no batches"):
+        _trainer().fit(empty, epochs=1, verbose=False)
+    with pytest.raises(eo.EveryOError, match="no batches"):
+        _trainer().evaluate(empty)
+
+
+def test_history_reference_construction_and_append():
+    history = eo.History([{"epoch": 1, "loss": 0.5}])
+    row = history.append(epoch=2, loss=0.25)
+    assert row == {"epoch": 2, "loss": 0.25} and history["loss"] == [0.5, 0.25]
+    assert len(history) == 2 and history.best("loss")["epoch"] == 2
