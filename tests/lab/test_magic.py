@@ -152,7 +152,7 @@ def test_keyboard_interrupt_stops_profiler_cleanly_and_later_run_works(shell):
         ("--top 0", "argument --top: takes a whole number >= 1 (e.g. 10), got '0'"),
         ("--warmup many", "argument --warmup: takes a whole number >= 0 (e.g. 10), got 'many'"),
         ("--refresh fast", "argument --refresh: takes refreshes per second, a number >= 2"),
-        ("--export nodir/x.json", "--export nodir/x.json: directory nodir does not exist"),
+        ("--export nodir/x.json", "--export: cannot write nodir/x.json: folder nodir does not"),
     ],
 )
 def test_bad_options_print_usage_and_do_not_run_the_cell(shell, line, problem):

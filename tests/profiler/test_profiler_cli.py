@@ -115,11 +115,16 @@ def test_export_destination_is_checked_before_the_script_runs(option, tmp_path, 
     missing = tmp_path / "nodir" / "x.json"
     assert main(["profile", str(script), option, str(missing)]) == 2
     err = capsys.readouterr().err
-    assert f"{option} {missing}: directory {missing.parent} does not exist" in err
-    assert "mkdir -p" in err
+    assert f"{option}: cannot write {missing}: folder {missing.parent} does not exist" in err
+    assert "create it first" in err
     assert not ran.exists()  # the script never ran
     assert main(["profile", str(script), option, str(tmp_path)]) == 2
-    assert "is a directory; give a file name" in capsys.readouterr().err
+    assert f"{option}: cannot write {tmp_path}: it is a directory" in capsys.readouterr().err
+    locked = tmp_path / "locked.json"
+    locked.write_text("{}")
+    locked.chmod(0o444)
+    assert main(["profile", str(script), option, str(locked)]) == 2
+    assert "the file exists and is read-only" in capsys.readouterr().err
     assert not ran.exists()
 
 
@@ -130,7 +135,7 @@ def test_export_destination_is_checked_before_the_script_runs(option, tmp_path, 
         (["--steps", "0"], "--steps takes a whole number >= 1"),
         (["--group-by", "colour"], "--group-by 'colour': use one of name, path, shape"),
         (["--top", "0"], "--top takes a whole number >= 1"),
-        (["--out", "nodir/x.json"], "--out nodir/x.json: directory nodir does not exist"),
+        (["--out", "nodir/x.json"], "--out: cannot write nodir/x.json: folder nodir does not"),
     ],
 )
 def test_demo_bad_options_fail_before_the_work(args, message, tmp_path, monkeypatch, capsys):
