@@ -386,8 +386,19 @@ class _Merged:
             ]
             cols[name] = np.concatenate(pieces).astype(dtypes[name]) if pieces else np.empty(0)
         return EventStore.from_columns(
-            cols, list(self.keys), list(self.shapes), list(self.threads), self.metadata
+            cols, list(self.keys), list(self.shapes), self.lane_names(), self.metadata
         )
+
+    def lane_names(self) -> list[tuple[int, str]]:
+        """The lanes, named ``"worker 0"`` where the worker ran everything on one thread (the
+        usual case), ``"worker 0 · <thread name>"`` where it used several."""
+        count: dict[str, int] = {}
+        for worker in self.lane_worker:
+            count[worker] = count.get(worker, 0) + 1
+        return [
+            (lane, name if count[worker] > 1 else f"worker {worker}")
+            for (lane, name), worker in zip(self.threads, self.lane_worker)
+        ]
 
     def processes(self, records: dict[str, WorkerRecord]) -> dict[int, tuple[int, str]]:
         """Lane id -> (process number, process name): one process per worker."""

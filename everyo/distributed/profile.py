@@ -15,7 +15,7 @@ from everyo.errors import EveryOConfigError, EveryOProfilerError
 
 __all__ = ["profile_tasks", "require_distributed"]
 
-NOT_FOR_WORKERS = ("clock", "registry", "label")
+NOT_FOR_WORKERS = ("clock",)
 
 
 def require_distributed():
@@ -39,6 +39,7 @@ def profile_tasks(
     straggler_factor: float = 2.0,
     timeout: float | None = None,
     clock_rounds: int = 5,
+    registry: Any = None,
     **profiler_options: Any,
 ) -> DistributedRun:
     """Run ``fn(x)`` for each ``x`` of ``inputs`` on the cluster's workers under the everyo
@@ -47,8 +48,9 @@ def profile_tasks(
     Each task is one Dask task: ``fn(x)`` inside a region named ``"task <fn name>"`` (metadata
     ``task=<input index>``), profiled on its worker with ``profiler_options``. Its events come
     back to the client and are moved onto the client's clock; each worker thread is a lane of
-    its own (``"worker <name> · <thread>"``), and a process of its own per worker in Chrome
-    traces. The result opens in the dashboard and exports like any run.
+    its own (``"worker <name>"``, or ``"worker <name> · <thread>"`` for a worker whose tasks
+    used several threads), and a process of its own per worker in Chrome traces. The result
+    opens in the dashboard and exports like any run.
 
     Parameters
     ----------
@@ -70,6 +72,9 @@ def profile_tasks(
         ``distributed.scheduler.worker-ttl``, 5 minutes by default, when it hangs).
     clock_rounds : int
         Round trips per worker used to estimate its clock offset, before and after the tasks.
+    registry : RunRegistry, optional
+        Where the merged run is kept (``everyo.profiler.runs`` by default, so that
+        ``%everyo_dashboard`` lists it like any other run).
     **profiler_options
         ``warmup``, ``record_shapes``, ``record_ops``, ``profile_memory``, ``schedule``: as
         :class:`~everyo.profiler.Profiler`.
@@ -114,7 +119,7 @@ def profile_tasks(
     _attach_notes(client, token, outcomes)
     seen = {**known, **_addresses(outcomes)}
     lost = {ident["name"] for address, ident in seen.items() if address not in now}
-    return merge_tasks(
+    run = merge_tasks(
         outcomes,
         combine_offsets(before, after),
         origin_ns=origin,
@@ -125,6 +130,10 @@ def profile_tasks(
         workers={**seen, **now},
         lost=lost,
     )
+    if registry is None:
+        from everyo.profiler.run import runs as registry
+    registry.add(run)
+    return run
 
 
 def _check(client, fn, inputs, straggler_factor, timeout, clock_rounds) -> list:
@@ -165,8 +174,8 @@ def _profiler_options(options: dict) -> dict:
     bad = [k for k in NOT_FOR_WORKERS if k in options]
     if bad:
         raise EveryOProfilerError(
-            f"profile_tasks does not take {', '.join(bad)}=: each worker profiles with its own "
-            "clock and keeps nothing; name the merged run with label="
+            "profile_tasks does not take clock=: each worker profiles with its own clock, "
+            "and the merge moves every event onto the client's"
         )
     try:
         Profiler(**options)
