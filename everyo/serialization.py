@@ -136,7 +136,7 @@ def save(obj, path: str | os.PathLike, *, metadata: dict | None = None,
     return Path(path)
 
 
-def load(path: str | os.PathLike, model=None):
+def load(path: str | os.PathLike, model=None, *, strict: bool = True):
     """Read what :func:`save` wrote.
 
     Parameters
@@ -144,7 +144,9 @@ def load(path: str | os.PathLike, model=None):
     path : str or PathLike
         A file written by :func:`save`.
     model : Module, optional
-        Load the saved state into it (``load_state_dict``, strict) and return it.
+        Load the saved state into it (``load_state_dict``) and return it.
+    strict : bool
+        Passed to ``load_state_dict``: False loads the keys that match and ignores the rest.
 
     Returns
     -------
@@ -183,6 +185,6 @@ def load(path: str | os.PathLike, model=None):
     if model is not None:
         if not isinstance(obj, dict):
             raise EveryOSerializationError(f"{path} does not hold a state dict to load a model")
-        model.load_state_dict(obj)
+        model.load_state_dict(obj, strict=strict)
         return model
     return obj

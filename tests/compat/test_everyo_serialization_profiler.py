@@ -134,3 +134,13 @@ def test_profiler_warmup_and_errors():
         with pytest.raises(RuntimeError, match="cannot be nested"):
             with eo.profile():
                 pass
+
+
+def test_load_strict_false_ignores_extra_keys(tmp_path):
+    big = eo.Sequential(eo.Linear(2, 2, seed=0), eo.Linear(2, 1, seed=0))
+    path = eo.save(big, tmp_path / "big.eo")
+    small = eo.Sequential(eo.Linear(2, 2, seed=3))
+    with pytest.raises(eo.EveryOError):
+        eo.load(path, model=small)
+    loaded = eo.load(path, model=small, strict=False)
+    assert loaded is small and np.array_equal(small[0].weight.numpy(), big[0].weight.numpy())
