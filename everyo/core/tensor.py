@@ -3,7 +3,7 @@
 Operators and most methods *are* the op functions of :mod:`everyo.core.ops` (``t + u`` runs
 ``everyo.add(t, u)``, no wrapper in between), so every op goes through the single dispatch point.
 They are declared, with their op, in the class body below and bound by
-:func:`everyo.core.ops.tensor_methods` once the ops are imported (the ops import ``Tensor``).
+:data:`everyo.core.ops.TENSOR_METHODS` once the ops are imported (the ops import ``Tensor``).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class Tensor:
 
     # ---- operators and op methods ---------------------------------------------------------
     # Each is the op function named in the comment (everyo.core.ops), bound onto the class by
-    # everyo.core.ops.tensor_methods(); a test checks that this list and the binding agree.
+    # everyo.core.ops.TENSOR_METHODS; a test checks that this list and the binding agree.
     __add__: _Binary  # add (a fast path for plain tensors, see ops._dispatch)
     __radd__: _Binary  # elementwise.radd: other + self
     __sub__: _Binary  # subtract

@@ -241,7 +241,7 @@ def _extra_columns(batch, g, G, names, rows, group_by, shape_of, notes) -> None:
         for i, row in enumerate(rows):
             row["flops"] = int(f[i])
             row["bytes"] = int(moved[i])
-            row["gflops"] = f[i] / (row["total_ms"] * 1e6) if row["total_ms"] > 0 else 0.0
+            row["gflops"] = float(f[i]) / (row["total_ms"] * 1e6) if row["total_ms"] > 0 else 0.0
     if batch.mem_bytes is not None:
         # each array is counted once, by the innermost event that returned it
         inner = _inclusive(batch, batch.mem_bytes, ops_fixed=False)

@@ -35,10 +35,7 @@ def _cast(dtype):
     return method
 
 
-def tensor_methods() -> dict:
-    """Tensor's operators and op methods: name -> the op function it is (``t + u`` is
-    ``everyo.add(t, u)``, no wrapper in between). Declared in the class body of
-    :class:`everyo.core.tensor.Tensor`, bound here because the ops import ``Tensor``."""
+def _tensor_methods() -> dict:
     e, r, m, n = elementwise, reduce, movement, nn_ops
     return {
         "__add__": e.add, "__radd__": e.radd, "__sub__": e.subtract, "__rsub__": e.rsubtract,
@@ -66,10 +63,16 @@ def tensor_methods() -> dict:
     }  # fmt: skip
 
 
+TENSOR_METHODS = _tensor_methods()
+"""Tensor's operators and op methods: name -> the op function it is (``t + u`` is
+``everyo.add(t, u)``, no wrapper in between). Declared in the class body of
+:class:`everyo.core.tensor.Tensor`, bound here because the ops import ``Tensor``."""
+
+
 def _bind_tensor_methods() -> None:
     from everyo.core.tensor import Tensor
 
-    for name, fn in tensor_methods().items():
+    for name, fn in TENSOR_METHODS.items():
         setattr(Tensor, name, fn)
 
 
