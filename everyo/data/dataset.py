@@ -86,6 +86,12 @@ class ArrayDataset(Dataset):
         self.targets = None if targets is None else _as_array(targets, "targets")
         if self.features.ndim == 0:
             raise EveryOShapeError("ArrayDataset features need a leading sample dimension")
+        for name, arr in (("features", self.features), ("targets", self.targets)):
+            if arr is not None and arr.dtype.hasobject:
+                raise EveryOShapeError(
+                    f"ArrayDataset {name} hold Python objects (dtype object), not numbers; "
+                    f"convert them to a numeric array first, or write a Dataset subclass"
+                )
         if self.targets is not None and len(self.targets) != len(self.features):
             raise EveryOShapeError(
                 f"ArrayDataset: {len(self.features)} feature rows but {len(self.targets)} "
@@ -133,12 +139,17 @@ class Subset(Dataset):
         return self.dataset[int(self.indices[index])]
 
 
-def random_split(dataset, lengths: Sequence, *, seed: int | None = None) -> list[Subset]:
+def random_split(dataset, lengths: Sequence | None = None, *, seed: int | None = None,
+                 fractions: Sequence | None = None) -> list[Subset]:  # fmt: skip
     """Split ``dataset`` into non-overlapping random :class:`Subset` s.
 
     ``lengths`` are counts summing to ``len(dataset)``, or fractions summing to 1 (remainders go
-    to the first splits, as in PyTorch).
+    to the first splits, as in PyTorch). ``fractions=`` is reference EveryO's keyword for them.
     """
+    if fractions is not None:
+        lengths = fractions
+    if lengths is None:
+        raise TypeError("random_split needs lengths: counts, or fractions summing to 1")
     check_seed(seed, "random_split")
     n = len(dataset)
     lengths = list(lengths)

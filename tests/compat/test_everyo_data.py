@@ -197,3 +197,12 @@ def test_standardize_and_one_hot_encode():
     with pytest.raises(eo.EveryOShapeError):
         eo.one_hot_encode([3], num_classes=3)
     assert isinstance(eo.one_hot(eo.tensor([1]), 3), eo.Tensor)  # the PyTorch-style one
+
+
+def test_reference_keywords_and_non_numeric_data():
+    parts = eo.random_split(eo.ArrayDataset(X), fractions=[0.5, 0.5], seed=1)
+    assert [len(p) for p in parts] == [10, 10]
+    with pytest.raises(eo.EveryOShapeError, match="objects"):
+        eo.ArrayDataset(np.array([{"a": 1}, {"b": 2}], dtype=object))
+    with pytest.raises(eo.EveryOShapeError, match="objects"):
+        eo.ArrayDataset(X[:2], np.array(["x", None], dtype=object))
