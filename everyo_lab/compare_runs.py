@@ -34,8 +34,9 @@ def compare(a, b, *, group_by: str = "name", theme: str = "light"):
 
     Returns
     -------
-    Dashboard
-        The comparison widget; its static rendering stays in a saved notebook, and
+    ComparisonBoard
+        The comparison widget (a ``Dashboard``); its static rendering stays in a saved
+        notebook, and
         ``everyo_lab.to_html(widget, "compare.html")`` writes it as a page.
 
     Raises
@@ -50,10 +51,10 @@ def compare(a, b, *, group_by: str = "name", theme: str = "light"):
     >>> import everyo_lab  # doctest: +SKIP
     >>> everyo_lab.compare("baseline", "fused")  # doctest: +SKIP
     """
-    from everyo_lab.widgets.dashboard import Dashboard
+    from everyo_lab.widgets.compare_board import ComparisonBoard
 
     run_a, run_b = resolve_run(a, "a"), resolve_run(b, "b")
-    return Dashboard(run_b, compare=run_a, compare_only=True, group_by=group_by, theme=theme)
+    return ComparisonBoard(run_b, run_a, group_by=group_by, theme=theme)
 
 
 def resolve_run(source, name: str = "run"):
