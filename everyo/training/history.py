@@ -13,23 +13,40 @@ from everyo.fileio import atomic_open, dumps
 __all__ = ["History"]
 
 
+class _Names(list):
+    """The key names: a list (reference EveryO's ``history.keys`` property) that can also be
+    called (everyo's ``history.keys()``)."""
+
+    def __call__(self) -> list[str]:
+        return list(self)
+
+
+class _Record(dict):
+    """One epoch's record: a dict (everyo's ``history.last`` property) that can also be called
+    (reference EveryO's ``history.last()``)."""
+
+    def __call__(self) -> _Record:
+        return self
+
+
 class History:
     """Per-epoch records from :meth:`Trainer.fit`.
 
     ``history.epochs`` is a list of dicts; ``history["loss"]`` the list of one key across
-    epochs (None where absent); ``history.last`` the latest record.
+    epochs (None where absent); ``history.last`` the latest record. Reference EveryO's
+    spellings ``history.keys`` (without a call) and ``history.last()`` work too.
     Keys: ``epoch``, ``loss``, each metric, ``val_loss`` and ``val_<metric>`` (with a validation
     loader), ``lr``, ``samples``, ``samples_per_s``, ``epoch_time_s``, ``mean_batch_time_ms``,
     ``val_time_s``, ``peak_host_mib`` and, on CUDA, ``peak_device_mib``.
     """
 
     def __init__(self, records=None) -> None:
-        self.epochs: list[dict] = [dict(r) for r in records or ()]
+        self.epochs: list[dict] = [_Record(r) for r in records or ()]
 
     def append(self, record: dict | None = None, /, **values) -> dict:
         """Add one epoch's record, given as a dict or as keywords (reference EveryO's
         ``append(epoch=1, loss=0.5)``); returns the stored record."""
-        row = {**(record or {}), **values}
+        row = _Record({**(record or {}), **values})
         self.epochs.append(row)
         return row
 
@@ -46,14 +63,16 @@ class History:
             raise KeyError(f"no {key!r} in the history; keys: {self.keys()}")
         return [e.get(key) for e in self.epochs]
 
-    def keys(self) -> list[str]:
+    @property
+    def keys(self) -> _Names:
+        """The keys in first-seen order (``history.keys`` or ``history.keys()``)."""
         seen: dict[str, None] = {}
         for e in self.epochs:
             seen.update(dict.fromkeys(e))
-        return list(seen)
+        return _Names(seen)
 
     @property
-    def last(self) -> dict:
+    def last(self) -> _Record:
         if not self.epochs:
             raise IndexError("the history is empty: fit() has not finished an epoch")
         return self.epochs[-1]

@@ -272,3 +272,17 @@ def test_history_reference_construction_and_append():
     row = history.append(epoch=2, loss=0.25)
     assert row == {"epoch": 2, "loss": 0.25} and history["loss"] == [0.5, 0.25]
     assert len(history) == 2 and history.best("loss")["epoch"] == 2
+
+
+def test_history_keys_and_last_in_both_spellings():
+    history = eo.History()
+    with pytest.raises(IndexError):
+        history.last()
+    history.append(epoch=1, loss=0.5)
+    history.append(epoch=2, loss=0.25, val_loss=0.3)
+    assert history.keys == ["epoch", "loss", "val_loss"]  # reference: a property
+    assert history.keys() == ["epoch", "loss", "val_loss"]  # everyo: a method
+    assert "val_loss" in history.keys
+    assert history.last()["loss"] == history.last["loss"] == 0.25
+    assert history.last() is history.last and history.last == {"epoch": 2, "loss": 0.25,
+                                                               "val_loss": 0.3}  # fmt: skip
