@@ -126,6 +126,12 @@ class DistributedRun(Run):
     def lost_workers(self) -> list[str]:
         return [w.name for w in self.workers.values() if w.lost]
 
+    def export_chrome_trace(self, path) -> str:
+        """Write a Chrome/Perfetto trace (one process per worker) atomically; return the path."""
+        from everyo.profiler.export.chrome import export_chrome_trace
+
+        return export_chrome_trace(self, path)
+
     def header(self) -> dict:
         header = super().header()
         header["distributed"] = {

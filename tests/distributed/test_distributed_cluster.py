@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,6 +33,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 FEATURES = 10_000
 PER_SAMPLE = 2 * FEATURES * 8  # the batch, plus the temporary x * 2.0 of the same size
 QUICK = {"warmup": 0, "repeat": 2, "progress": False, "record_environment": False}
+DOC = Path(__file__).resolve().parents[2] / "docs" / "distributed.md"
 WAIT_S = 180  # generous: the 2 cores are shared with everything else running
 
 
@@ -67,8 +71,9 @@ def test_sweep_on_the_cluster_gives_the_points_of_the_sweep_in_process(client):
         (r.batch_size, r.status) for r in here.rows
     ]
     assert [r.status for r in there.rows] == ["ok", "ok", "oom"]
-    for row in there.ok_rows:  # traced on the worker, whose only thread is the point's
-        assert row.peak_memory == pytest.approx(row.batch_size * PER_SAMPLE, rel=0.05)
+    for row in there.ok_rows:  # traced on the worker (its Dask threads allocate a little too)
+        assert 0.95 * row.batch_size * PER_SAMPLE <= row.peak_memory
+        assert row.peak_memory <= row.batch_size * PER_SAMPLE + 2**18
     assert {r.worker for r in there.rows} <= {"0", "1"}
     assert set(there.workers) == {r.worker for r in there.rows}
     assert all(env["python"]["version"] for env in there.workers.values())
@@ -130,6 +135,31 @@ def test_profile_tasks_merges_both_workers_into_one_run(client, tmp_path):
     }
     process_of = {w.name: w.process for w in run.workers.values()}
     assert pids == {t.index: process_of[t.worker] for t in run.tasks}
+
+
+def test_docs_examples_run_on_the_cluster(client, tmp_path, monkeypatch, capsys):
+    """docs/distributed.md's code, after its first block (which starts a cluster like this
+    module's), runs as written and gives what the text says."""
+    found = re.findall(r"^([ \t]*)```python\n(.*?)^\1```", DOC.read_text(), flags=re.S | re.M)
+    blocks = [textwrap.dedent(body) for _, body in found]
+    assert "LocalCluster(" in blocks[0] and len(blocks) == 4
+    monkeypatch.chdir(tmp_path)
+    ns = {"__name__": "__docs__", "client": client}
+    for block in blocks[1:]:
+        exec(compile(block, str(DOC), "exec"), ns)
+    here, there = ns["here"], ns["there"]
+    assert [(r.batch_size, r.status) for r in there.rows] == [
+        (r.batch_size, r.status) for r in here.rows
+    ]
+    assert there.workers and set(there.workers) <= {"0", "1"}
+    assert [r.workload["params"]["width"] for r in ns["results"]] == [128, 512, 128, 512]
+    run = ns["run"]
+    assert run.status == "completed" and {t.worker for t in run.tasks} == {"0", "1"}
+    assert 5 in [t.index for t in run.stragglers]  # 10x the work of the others
+    trace = json.loads((tmp_path / "shards-trace.json").read_text())
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"}
+    assert {n.split(" (")[0] for n in names} == {"worker 0", "worker 1"}
+    assert "on worker" in capsys.readouterr().out
 
 
 def doomed(x):
