@@ -49,10 +49,15 @@ def device_name(request):
 def _no_profiler_left_active():
     from everyo.profiler import hooks
 
-    if hooks.active is not None:  # a previous test leaked; clean up so only that one fails
+    def clean_up():
+        leaked = hooks.holder() or hooks.active
         hooks.set_active(None)
+        if hooks.holder() is not None:
+            hooks.release(hooks.holder())
+        return leaked
+
+    clean_up()  # a previous test leaked; clean up so only that one fails
     yield
-    leaked = hooks.active
+    leaked = clean_up()
     if leaked is not None:
-        hooks.set_active(None)
         pytest.fail(f"test left a profiler active: {leaked!r}")

@@ -64,12 +64,15 @@ def claim(profiler):
         return None
 
 
+def holder():
+    """The profiler holding the slot (starting, running or stopping), or ``None``."""
+    return _claimed
+
+
 def release(profiler) -> None:
-    """Give the slot back (and uninstall ``profiler`` if it is the active one)."""
-    global _claimed, active
+    """Give the slot back (after uninstalling the profiler's hook object)."""
+    global _claimed
     with _claim_lock:
-        if active is profiler:
-            active = None
         if _claimed is profiler:
             _claimed = None
 

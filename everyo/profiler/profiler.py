@@ -10,43 +10,23 @@
 
 from __future__ import annotations
 
-import bisect
 import functools
 import inspect
 import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import hooks
-from everyo.profiler.capture import Capture
 from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.memory import MemoryTracker
+from everyo.profiler.recorder import Recorder
 from everyo.profiler.run import Run, runs
 from everyo.profiler.schedule import Schedule
 from everyo.profiler.store import EventStore
 
 default_clock = time.perf_counter_ns
 """The clock new profilers use (integer nanoseconds); tests pass ``clock=`` instead."""
-
-
-def _row_of(t, index: int, firsts: dict) -> int:
-    """Store row of the ``index``-th event a thread recorded (-1 if it never reached the store).
-
-    ``firsts`` caches each thread's block start indices (ascending: blocks are appended in
-    order), so each lookup is a bisection rather than a scan of every block.
-    """
-    starts = firsts.get(id(t))
-    if starts is None:
-        starts = firsts[id(t)] = [b[0] for b in t.blocks]
-    i = bisect.bisect_right(starts, index) - 1
-    if i >= 0:
-        first_index, first_row, n = t.blocks[i]
-        if index < first_index + n:
-            return first_row + index - first_index
-    return -1
 
 
 def _check_warmup(warmup) -> int:
@@ -58,7 +38,7 @@ def _check_warmup(warmup) -> int:
     return warmup
 
 
-class Profiler(Capture):
+class Profiler:
     """Record module calls, backward passes, optimizer steps, data loading and custom regions.
 
     Parameters
@@ -116,17 +96,20 @@ class Profiler(Capture):
         self.run: Run | None = None
         self.store: EventStore | None = None
         self.steps = 0
-        self._clock_fn = clock or default_clock
+        self._clock = clock or default_clock
         self._stopped = False
-        self._gpu = None
-        self._memory = None
+        self._recorder: Recorder | None = None
+        self._over_budget = False
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> Profiler:
         """Start recording. Raises ``RuntimeError`` if another profiler is active."""
         if self.run is not None:
             raise EveryOProfilerError("this Profiler already recorded a run; create a new one")
-        holder = hooks.claim(self) if hooks.active is None else hooks.active
+        if hooks.active is not None:  # a running profiler, or a hook object a test installed
+            holder = hooks.holder() or hooks.active
+        else:
+            holder = hooks.claim(self)
         if holder is not None:
             raise RuntimeError(
                 f"everyo profilers cannot be nested: {holder!r} is already active; "
@@ -137,23 +120,35 @@ class Profiler(Capture):
         except BaseException:
             hooks.release(self)
             raise
-        hooks.set_active(self)
+        hooks.set_active(self._recorder)
         return self
 
     def _begin(self) -> None:
-        extra = ("shape",) if self.record_shapes else ()
-        extra += ("flops", "bytes") if self.record_ops else ()
-        extra += ("mem_bytes",) if self.profile_memory else ()
-        self._gpu = CudaTimer.create() if self._uses_cuda_now() else None
-        self._memory = MemoryTracker() if self.profile_memory else None
-        optional = extra + (("device_ns",) if self._gpu is not None else ())
+        optional = ("shape",) if self.record_shapes else ()
+        optional += ("flops", "bytes") if self.record_ops else ()
+        optional += ("mem_bytes",) if self.profile_memory else ()
+        gpu = CudaTimer.create() if self._uses_cuda_now() else None
+        if gpu is not None:
+            optional += ("device_ns",)
         self.store = EventStore(optional)
-        plain = self._gpu is None and self._memory is None and not self.record_ops
-        self._init_capture(self._clock_fn, extra, plain)
-        self.run = Run(self.store, label=self.label, options=self.options(), clock=self._clock_fn)
+        self._recorder = Recorder(
+            self.store,
+            clock=self._clock,
+            origin_ns=self._clock(),
+            record_shapes=self.record_shapes,
+            record_ops=self.record_ops,
+            warmup=self.warmup,
+            schedule=self.schedule,
+            gpu=gpu,
+            memory=MemoryTracker() if self.profile_memory else None,
+            on_flush=self._check_budget,
+        )
+        self.run = Run(self.store, label=self.label, options=self.options(), clock=self._clock)
+        self._recorder.set_origin(self.run.t0_ns)
         self.registry.add(self.run)
-        self._skip = self.warmup
-        self._set_recording(self.schedule is None or self.schedule.action(0) == "active")
+        self._recorder.set_recording(
+            self.schedule is None or self.schedule.action(0) == "active"
+        )
 
     @staticmethod
     def _uses_cuda_now() -> bool:
@@ -179,7 +174,7 @@ class Profiler(Capture):
                 "active": sched.active,
                 "repeat": sched.repeat,
             },
-            "cuda_timing": self._gpu is not None,
+            "cuda_timing": self._recorder is not None and self._recorder.cuda_timing,
         }
 
     def stop(self, error: BaseException | str | None = None) -> Run | None:
@@ -187,27 +182,65 @@ class Profiler(Capture):
         if self.run is None or self._stopped:
             return self.run
         self._stopped = True
+        if hooks.active is self._recorder:
+            hooks.set_active(None)
         hooks.release(self)
-        self._set_recording(False)
-        self._flush_all()
-        self._resolve_device_times()
-        if self._memory is not None:
-            for name, (t, v) in self._memory.counters().items():
+        rec = self._recorder
+        rec.stop()
+        if rec.gpu is not None:
+            self.store.add_column("device_ns")  # (present unless CUDA timing began mid-run)
+            self.store.set_values("device_ns", *rec.device_times())
+        if rec.memory is not None:
+            for name, (t, v) in rec.memory.counters().items():
                 self.run.add_counter(name, t, v)
-            self.run.memory = self._memory.peaks()
+            self.run.memory = rec.memory.peaks()
+        self.run.skipped = rec.skipped
+        self.run.options["cuda_timing"] = rec.cuda_timing
         self.run.options["steps"] = self.steps
         self.run.finish(error)
         self.registry.enforce_budget()
         return self.run
 
-    def _resolve_device_times(self) -> None:
-        if self._gpu is None:
+    def flush(self) -> None:
+        """Move the calling thread's buffered events into the run now.
+
+        Events reach the run in bulk (every 2,048 events or 50 ms per thread, and at stop);
+        a reader on the recording thread (a test, a live view) calls this to see every event
+        finished so far.
+        """
+        if self._recorder is not None and not self._stopped:
+            self._recorder.flush()
+
+    def restart_clock(self) -> None:
+        """Count the run's time from now (see :meth:`Run.restart_clock`); before any event."""
+        if self.run is not None and not self._stopped:
+            self.run.restart_clock()
+            self._recorder.set_origin(self.run.t0_ns)
+
+    def _check_budget(self) -> None:
+        """Hold the registry's memory budget while the run grows, not only at start and stop:
+        evict the oldest finished runs, and say once when this run alone is over budget (it
+        keeps recording: nothing recorded is dropped)."""
+        registry = self.registry
+        if registry.nbytes <= registry.budget_bytes:
             return
-        idents, ns = self._gpu.resolve()
-        firsts: dict = {}
-        rows = np.array([_row_of(t, i, firsts) for t, i in idents], np.int64)
-        keep = rows >= 0
-        self.store.set_values("device_ns", rows[keep], ns[keep])
+        registry.enforce_budget()
+        if self._over_budget or registry.nbytes <= registry.budget_bytes:
+            return
+        self._over_budget = True
+        import warnings
+
+        from everyo.errors import EveryOProfilerWarning
+
+        run = self.run
+        warnings.warn(
+            f"everyo profiler: run {run.id} ({run.label!r}) holds {run.nbytes:,} bytes and the "
+            f"runs held total more than runs.budget_bytes={registry.budget_bytes:,} while it "
+            "is still recording (nothing is dropped). Record less (schedule=, "
+            "record_shapes=False, fewer metadata), or raise everyo.profiler.runs.budget_bytes",
+            EveryOProfilerWarning,
+            stacklevel=2,
+        )
 
     def step(self) -> None:
         """Mark the end of one iteration: drives ``schedule``, and while recording appends the
@@ -215,9 +248,9 @@ class Profiler(Capture):
         self.steps += 1
         if self.run is None or self._stopped:
             return
-        self.run.step_ns.append(int(self._clock() - self.run._t0))
+        self.run.step_ns.append(int(self._clock() - self.run.t0_ns))
         if self.schedule is not None:
-            self._set_recording(self.schedule.action(self.steps) == "active")
+            self._recorder.set_recording(self.schedule.action(self.steps) == "active")
 
     def __enter__(self) -> Profiler:
         return self.start()
@@ -233,8 +266,7 @@ class Profiler(Capture):
             raise EveryOProfilerError(
                 "this profiler has not run: profile code inside `with profile() as p:` first"
             )
-        if not self._stopped:
-            self._flush(self._state(), self._clock())  # this thread's buffered events
+        self.flush()  # this thread's buffered events
         return self.run
 
     @property
@@ -282,11 +314,11 @@ class Profiler(Capture):
         """A custom timing region of this (running) profiler: ``with p.record("step"): ...``."""
         if metadata is not None and not isinstance(metadata, dict):
             raise EveryOProfilerError(f"record({name!r}, metadata=...) takes a dict")
-        if hooks.active is not self:
+        if self._recorder is None or hooks.active is not self._recorder:
             raise EveryOProfilerError(
                 f"record({name!r}) needs this profiler running: call it inside `with profiler:`"
             )
-        return self.region(str(name), "user", **(metadata or {}))
+        return self._recorder.region(str(name), "user", **(metadata or {}))
 
     def __repr__(self) -> str:
         state = "idle" if self.run is None else ("stopped" if self._stopped else "running")
@@ -312,8 +344,8 @@ def step() -> None:
     >>> len(p.run.step_ns)
     3
     """
-    p = hooks.active
-    if p is None:
+    p = hooks.holder()
+    if not isinstance(p, Profiler):
         raise EveryOProfilerError(
             "everyo.profiler.step() marks a step of the running profiler, and none is running: "
             "call it inside `with everyo.profiler.profile():` or a %%everyo_profile cell"

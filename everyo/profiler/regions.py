@@ -2,8 +2,8 @@
 events (``record_ops``) and the backward pass grouped per module.
 
 These run less often than module calls. A finished region or backward group goes to its thread's
-buffer through ``Capture._emit_region`` (one append while everything is recorded) or
-``Capture._emit`` (warmup, schedule, extra columns).
+buffer through ``Recorder._emit_region`` (one append while everything is recorded) or
+``Recorder._emit`` (warmup, schedule, extra columns).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class _Backward:
 
 
 class RegionHooks:
-    """The region, op and autograd parts of the hook protocol (mixed into ``Capture``)."""
+    """The region, op and autograd parts of the hook protocol (mixed into ``Recorder``)."""
 
     def region(self, name: str, kind: str = "user", **metadata) -> _Region:
         """A context manager recording one region of ``kind`` (hook protocol)."""
@@ -177,15 +177,15 @@ class RegionHooks:
         if depth >= MAX_DEPTH:
             raise _too_deep(depth)
         t.depth = depth + 1
-        saved = t.bw
-        t.bw = bw = _Backward(self, t, depth + 1)
+        saved = t.backward
+        t.backward = bw = _Backward(self, t, depth + 1)
         start = self._clock()
         try:
             return run()
         finally:
             end = self._clock()
             bw.close(end)
-            t.bw = saved
+            t.backward = saved
             t.depth = depth
             self._emit_region(t, start, end, key, depth, None)
 
@@ -197,7 +197,7 @@ class RegionHooks:
         its name outside any module), instead of ``backward_node`` around every node.
         """
         try:
-            bw = self._tls.s.bw
+            bw = self._tls.s.backward
         except AttributeError:
             return None
         return None if bw is None else bw.switch
@@ -205,7 +205,7 @@ class RegionHooks:
     def backward_node(self, scope, name, fn):
         """Run one autograd node; consecutive nodes of one module become one event."""
         try:
-            bw = self._tls.s.bw
+            bw = self._tls.s.backward
         except AttributeError:
             return fn()
         if bw is not None:

@@ -295,7 +295,7 @@ def test_dashboard_live_refresh_reads_only_new_events():
                 with record_function("step"):
                     with record_function("inner"):
                         pass
-            p._flush(p._state(), p._clock())
+            p.flush()
             board.refresh(live=True)
         assert spy.rows_read == [6, 10, 4]
         assert board._stream.sent == 20
@@ -322,7 +322,7 @@ def test_table_option_change_while_live_reorders_the_live_rows():
             with record_function("step"):
                 with record_function("inner"):
                     pass
-        p._flush(p._state(), p._clock())
+        p.flush()
         board.refresh(live=True)
         assert board.report["rows"][0]["median_ms"] is None  # live rows
         board.sort_by = "self_ms"  # what clicking a header does

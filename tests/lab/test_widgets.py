@@ -75,10 +75,10 @@ def test_live_refresh_sends_only_new_events_and_a_live_report():
     p = Profiler(label="growing").start()
     try:
         work(5)
-        p._flush(p._state(), p._clock())
+        p.flush()
         board = Recording(p.run)
         work(5)
-        p._flush(p._state(), p._clock())
+        p.flush()
         board.refresh(live=True)
         assert board.report["live"] and board.report["status"] == "running"
         assert [m["n"] for m in board.messages("events")] == [10, 10]

@@ -56,7 +56,7 @@ def test_raw_events_round_trip_and_only_new_rows_are_sent(setup):
     p = Profiler(label="wire", registry=RunRegistry()).start()
     stream = EventStream(p.run)
     train(3, *setup)
-    p._flush(p._state(), p._clock())
+    p.flush()
     first = stream.update(stream.read())
     train(2, *setup)
     p.stop()
@@ -177,7 +177,7 @@ def test_step_ends_are_sent_once_with_their_place(setup):
     stream, state = EventStream(p.run, raw_limit=10), LiveState()
 
     def refresh():
-        p._flush(p._state(), p._clock())
+        p.flush()
         batch = stream.read()
         state.feed(batch)
         (msg,) = stream.update(batch, state=state)

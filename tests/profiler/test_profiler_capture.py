@@ -1,4 +1,4 @@
-"""Capture: module paths, nesting, timing with a fake clock, shapes, warmup, errors, threads."""
+"""Recording: module paths, nesting, timing with a fake clock, shapes, warmup, errors, threads."""
 
 from __future__ import annotations
 

@@ -225,7 +225,7 @@ def test_warmup_ending_inside_backward_keeps_the_rest():
 
 @pytest.mark.parametrize("options", [{"record_ops": True}, {"profile_memory": True}])
 def test_training_step_events_with_extra_columns(options):
-    """With extra columns every event takes the general path (``Capture._emit``): the same
+    """With extra columns every event takes the general path (``Recorder._emit``): the same
     module, backward and optimizer events."""
     step = _observer_loop_step()
     with profile(**options) as p:

@@ -79,7 +79,7 @@ def test_cupy_installed_but_unused_keeps_the_plain_path_until_a_cuda_call(monkey
     from profiler_fakes import FakeModule
 
     import everyo.profiler.gpu as gpu
-    from everyo.profiler import Profiler, RunRegistry
+    from everyo.profiler import Profiler, RunRegistry, hooks
 
     monkeypatch.delitem(sys.modules, "cupy", raising=False)
     monkeypatch.setattr(gpu, "_CUPY_INSTALLED", True)  # find_spec("cupy") would find it
@@ -87,10 +87,11 @@ def test_cupy_installed_but_unused_keeps_the_plain_path_until_a_cuda_call(monkey
     p = Profiler(registry=RunRegistry())
     with p:
         model(_Arr("cpu"))
-        assert p.module_call.__func__ is Profiler.module_call  # the inlined recording path
+        rec = hooks.active
+        assert "module_call" not in vars(rec)  # the class's inlined recording path
         monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())  # the engine imports CuPy
         model(_Arr("cuda"))
-        assert p.module_call.__func__ is not Profiler.module_call
+        assert vars(rec)["module_call"] == rec._module_call_full  # the general path
     assert p.run.options["cuda_timing"] is True
     device_ns = p.run.snapshot().device_ns.tolist()
     assert device_ns[:2] == [-1, -1]  # the CPU calls before
@@ -101,7 +102,7 @@ def test_cupy_installed_but_unused_keeps_the_plain_path_until_a_cuda_call(monkey
 def test_device_times_find_their_store_rows_across_flush_blocks():
     from types import SimpleNamespace
 
-    from everyo.profiler.profiler import _row_of
+    from everyo.profiler.recorder import _row_of
 
     # a thread's events 0-2 went to store rows 10-12, events 3-4 to rows 20-21; 5 never flushed
     t = SimpleNamespace(blocks=[(0, 10, 3), (3, 20, 2)])

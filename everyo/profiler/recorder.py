@@ -1,0 +1,490 @@
+"""The recorder: what runs on every module call, region, op and autograd node while profiling.
+
+A :class:`Recorder` is the object installed as ``hooks.active`` while a :class:`Profiler` runs.
+It receives everything it writes to explicitly: the store, the clock, the origin of the run's
+times and the recording options. Each thread keeps its own :class:`ThreadState` (nesting depth,
+module-path map, a flat buffer of finished events). Finishing an event is one extend of its
+thread's buffer; buffers go into the store in bulk (every ``FLUSH_EVENTS`` events or
+``FLUSH_NS`` of time, and at stop), so live readers see events within about 50 ms.
+
+No parent ids are recorded: events finish in post-order on their thread, so an event's parent is
+the next event of that thread one level up (see ``Run``). The only rule that keeps this true is
+that an event whose descendant was recorded is recorded too (``ThreadState.low``).
+
+The module-call path (``module_call``) is the hottest: it comes from the compiled
+``everyo.profiler._crecorder`` where that extension was built, else from the pure-Python
+``_PyModuleCall`` below, which does exactly the same (``IMPLEMENTATION`` says which one runs;
+``EVERYO_PURE_PYTHON=1`` forces the Python one). Everything else is Python.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from everyo.profiler.gpu import CudaTimer
+from everyo.profiler.packing import (
+    BUFFER_FIELDS,
+    DEPTH_BITS,
+    KEY_BITS,
+    SHAPE_SHIFT,
+    pack,
+)
+from everyo.profiler.regions import RegionHooks
+from everyo.profiler.shapes import format_shapes
+
+FLUSH_EVENTS = 2048
+FLUSH_NS = 50_000_000
+_PLAIN, _SHAPES = 1, 2  # Recorder._mode while recording everything, without / with shapes
+
+
+def _entry(key: int, name: str, path: str) -> tuple:
+    """A module's record for one outermost module: (key, scope token, [last shapes]).
+
+    The last item holds one tuple ``((input shape, output shape, depth), packed int)`` of the
+    module's last single-input call, replaced whole (so threads never see half of one).
+    """
+    return key, (name, path), [(None, 0)]
+
+
+class _PyThreadState:
+    """One thread's recording state (the compiled ``ThreadState`` has the same fields)."""
+
+    __slots__ = (
+        "buf",
+        "meta",
+        "depth",
+        "scope",
+        "keymap",
+        "root",
+        "index",
+        "flush_at",
+        "backward",
+        "keep_below",
+        "flushed",
+        "blocks",
+        "open",
+    )
+
+    def __init__(self, index: int, flush_at: int):
+        self.buf: list[int] = []  # finished events, BUFFER_FIELDS (+ extras) each
+        self.meta: list[tuple[int, dict]] = []  # (event index in buf, metadata)
+        self.depth = 0  # open events on this thread
+        self.scope = None  # (class name, path) of the innermost running module
+        self.keymap = None  # id(module) -> (key, token) for the outermost module running
+        self.root = None
+        self.index = index  # this thread's row in the store's thread table
+        self.flush_at = flush_at
+        self.backward = None  # the backward pass running on this thread (regions._Backward)
+        self.keep_below = 0  # events shallower than this must be kept (a descendant was)
+        self.flushed = 0  # events of this thread already in the store
+        self.blocks: list[tuple[int, int, int]] = []  # (thread's event index, store row, count)
+        self.open: list = []  # the open regions (regions._Region), innermost last
+
+
+class _PyModuleCall:
+    """The pure-Python module-call path (the compiled ``_crecorder.ModuleCall`` mirrors it)."""
+
+    def module_call(self, module, forward, args, kwargs):
+        """Run ``forward(*args, **kwargs)`` as one module event (hook protocol)."""
+        try:
+            t = self._tls.s
+        except AttributeError:
+            t = self._state()
+        keymap = t.keymap
+        if keymap is None:
+            return self._root_call(t, module, forward, args, kwargs)
+        entry = keymap.get(id(module)) or self._unlisted(t, module)
+        depth = t.depth
+        t.depth = depth + 1
+        prev = t.scope
+        t.scope = entry[1]
+        one = len(args) == 1 and not kwargs  # the common case: a direct call is cheaper
+        clock = self._clock
+        start = clock()
+        try:
+            out = forward(args[0]) if one else forward(*args, **kwargs)
+        except BaseException:
+            self._failed(t, entry[0], depth, start, prev)
+            raise
+        end = clock()
+        t.depth = depth
+        t.scope = prev
+        mode = self._mode  # recording everything (no warmup, no schedule): append, maybe flush
+        if mode == _SHAPES:
+            if one:
+                # compare the shapes with those of the module's last call: cheaper than hashing
+                # them, and a training loop repeats them call after call
+                a, T = args[0], self._tensor
+                if type(a) is T and type(out) is T:  # a Tensor's shape is a property
+                    cur = (a.data.shape, out.data.shape, depth)
+                else:
+                    cur = (getattr(a, "shape", None), getattr(out, "shape", False), depth)
+                last = entry[2][0]
+                if last[0] == cur:
+                    packed = last[1]
+                else:
+                    packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
+                    entry[2][0] = (cur, packed)
+            else:
+                packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
+            buf = t.buf
+            buf += (start, end, packed)
+            if len(buf) >= self._flush_len or end > t.flush_at:
+                self._flush(t, end)
+        elif mode:
+            buf = t.buf
+            buf += (start, end, entry[0] | depth << KEY_BITS)
+            if len(buf) >= self._flush_len or end > t.flush_at:
+                self._flush(t, end)
+        else:
+            tail = (self._shape_id(args, kwargs, out),) if self.record_shapes else ()
+            self._emit(t, (start, end - start, entry[0], depth), tail, None, end)
+        return out
+
+
+def _compiled():
+    if os.environ.get("EVERYO_PURE_PYTHON"):
+        return None
+    try:
+        from everyo.profiler import _crecorder
+    except ImportError:
+        return None
+    return _crecorder
+
+
+_c = _compiled()
+ThreadState = _c.ThreadState if _c is not None else _PyThreadState
+_ModuleCall = _c.ModuleCall if _c is not None else _PyModuleCall
+IMPLEMENTATION = "c" if _c is not None else "python"
+"""Which module-call path records: ``"c"`` (compiled extension) or ``"python"``."""
+
+
+class Recorder(_ModuleCall, RegionHooks):
+    """Implements the hook protocol of :mod:`everyo.profiler.hooks` for one run.
+
+    Parameters
+    ----------
+    store : EventStore
+        Where finished events go (its optional columns match the options below).
+    clock : callable
+        Integer nanoseconds; the events' times are ``clock() - origin_ns``.
+    origin_ns : int
+        The run's time origin on ``clock`` (``set_origin`` moves it before events exist).
+    record_shapes, record_ops : bool
+        Shape ids for module and op events; op events with FLOPs and bytes.
+    warmup : int
+        First recorded events to skip.
+    schedule : Schedule or None
+        Step windows: ``set_recording`` follows it; every event then goes through ``_emit``.
+    gpu : CudaTimer or None
+        CUDA event timing from the start (else it starts at the first module call on a CUDA
+        tensor when CuPy may be present).
+    memory : MemoryTracker or None
+        ``profile_memory``'s tracker.
+    on_flush : callable or None
+        Called after each flush of a thread's events into the store (the budget check).
+    """
+
+    def __init__(
+        self,
+        store,
+        *,
+        clock,
+        origin_ns: int,
+        record_shapes: bool = True,
+        record_ops: bool = False,
+        warmup: int = 0,
+        schedule=None,
+        gpu=None,
+        memory=None,
+        on_flush=None,
+    ):
+        self.store = store
+        self._clock = clock
+        self.origin_ns = origin_ns
+        self.record_shapes = record_shapes
+        self.record_ops = record_ops
+        self.schedule = schedule
+        self.gpu = gpu
+        self.memory = memory
+        self.on_flush = on_flush
+        self.skipped = 0  # events dropped by warmup
+        extra = ("shape",) if record_shapes else ()
+        extra += ("flops", "bytes") if record_ops else ()
+        extra += ("mem_bytes",) if memory is not None else ()
+        self._fields = BUFFER_FIELDS + tuple(f for f in extra if f != "shape")
+        self._width = len(self._fields)
+        self._flush_len = FLUSH_EVENTS * self._width
+        self._pad = (-1,) * len(extra)  # the tail of an event without tensors
+        if gpu is not None or memory is not None or record_ops:
+            self.module_call = self._module_call_full  # the general path, no per-call check
+        self._cuda_possible = gpu is None and CudaTimer.possible()
+        self._tls = threading.local()
+        self._threads: list = []
+        self._threads_lock = threading.Lock()
+        self._roots: dict[int, dict] = {}
+        self._region_keys: dict[tuple[str, str], int] = {}
+        self._bw_keys: dict = {}
+        self._shape_ids: dict = {}
+        self._stopped = False
+        self._skip = warmup
+        # the inlined path applies: recording, no warmup events left to skip, and no schedule
+        # (with a schedule, every event goes through _emit, which keeps ancestors of kept events)
+        self._recording = self._on = self._fast = False
+        self._mode = 0
+        import sys
+
+        tensor_mod = sys.modules.get("everyo.core.tensor")
+        self._tensor = getattr(tensor_mod, "Tensor", None)
+
+    @property
+    def cuda_timing(self) -> bool:
+        return self.gpu is not None
+
+    def set_origin(self, origin_ns: int) -> None:
+        """Move the time origin (only meaningful before events are recorded)."""
+        self.origin_ns = origin_ns
+
+    def set_recording(self, recording: bool) -> None:
+        """Record events from now on (or stop, keeping the ancestors of kept events)."""
+        self._recording = recording
+        self._on = recording and self._skip == 0 and self.schedule is None
+        self._fast = self._on and self._width == len(BUFFER_FIELDS)
+        # module_call's inlined path: 0 (use _emit), _PLAIN or _SHAPES
+        self._mode = 0 if not self._on else _SHAPES if self.record_shapes else _PLAIN
+
+    def stop(self) -> None:
+        """Stop recording and move every thread's buffered events into the store."""
+        self._stopped = True
+        self.set_recording(False)
+        self.flush(all_threads=True)
+
+    # -- per-thread state ----------------------------------------------------------------------
+    def _state(self):
+        try:
+            return self._tls.s
+        except AttributeError:
+            cur = threading.current_thread()
+            index = self.store.add_thread(threading.get_native_id(), cur.name)
+            t = ThreadState(index, self._clock() + FLUSH_NS)
+            self._tls.s = t
+            with self._threads_lock:
+                self._threads.append(t)
+            return t
+
+    # -- recording -----------------------------------------------------------------------------
+    def _emit(self, t, core: tuple, tail: tuple, meta, end: int) -> None:
+        """Keep one finished event (subject to warmup and the schedule)."""
+        depth = core[3]
+        if not self._recording:
+            if depth >= t.keep_below:
+                return
+        elif self._skip:
+            self._skip -= 1
+            self.skipped += 1
+            self.set_recording(True)  # the inlined path resumes once warmup is over
+            return
+        t.keep_below = depth
+        buf = t.buf
+        if meta:
+            t.meta.append((len(buf) // self._width, meta))
+        if self.record_shapes:
+            packed = pack(core[2], depth, tail[0])
+            tail = tail[1:]
+        else:
+            packed = pack(core[2], depth)
+        # one extend: a flush from another thread never splits a record
+        buf += (core[0], core[0] + core[1], packed) + tail
+        if len(buf) >= self._flush_len or end > t.flush_at:
+            self._flush(t, end)
+
+    def _emit_region(self, t, start: int, end: int, key: int, depth: int, meta):
+        """Keep one finished event without tensors (a region, a backward group)."""
+        if self._fast:  # recording everything, nothing beyond the three buffered fields
+            buf = t.buf
+            if meta:
+                t.meta.append((len(buf) // 3, meta))
+            buf += (start, end, key | depth << KEY_BITS)
+            if len(buf) >= self._flush_len or end > t.flush_at:
+                self._flush(t, end)
+        else:
+            self._emit(t, (start, end - start, key, depth), self._pad, meta, end)
+
+    def flush(self, all_threads: bool = False) -> None:
+        """Move buffered events into the store: the calling thread's (what a live reader or a
+        test on that thread needs), or with ``all_threads`` every thread's (at stop)."""
+        now = self._clock()
+        if not all_threads:
+            self._flush(self._state(), now)
+            return
+        with self._threads_lock:
+            states = list(self._threads)
+        for t in states:
+            self._flush(t, now)
+
+    def _flush(self, t, now: int) -> None:
+        buf, meta = t.buf, t.meta
+        t.buf, t.meta = [], []
+        t.flush_at = now + FLUSH_NS
+        w = self._width
+        n = len(buf) // w
+        if n == 0:
+            return
+        rows = np.fromiter(buf, np.int64, n * w).reshape(n, w)
+        cols = {name: rows[:, i] for i, name in enumerate(self._fields)}
+        packed = cols.pop("packed")
+        cols["key"] = packed & ((1 << KEY_BITS) - 1)
+        cols["depth"] = (packed >> KEY_BITS) & ((1 << DEPTH_BITS) - 1)
+        if self.record_shapes:
+            cols["shape"] = (packed >> SHAPE_SHIFT) - 1
+        cols["dur_ns"] = cols.pop("end_ns") - cols["start_ns"]
+        cols["start_ns"] = cols["start_ns"] - self.origin_ns
+        cols["tid"] = np.full(n, t.index, np.int16)
+        first = self.store.append(cols, dict(meta) if meta else None)
+        t.blocks.append((t.flushed, first, n))
+        t.flushed += n
+        if self.on_flush is not None and not self._stopped:
+            self.on_flush()
+
+    # -- module calls (module_call itself: _PyModuleCall or the compiled one) -------------------
+    def _root_call(self, t, module, forward, args, kwargs):
+        # the outermost module: its named_modules() give the paths of everything inside
+        if self._cuda_possible and self.gpu is None and CudaTimer.wanted(args):
+            self._start_cuda_timing()
+        t.keymap = self._keymap_for(module)
+        t.root = module
+        try:
+            return self.module_call(module, forward, args, kwargs)
+        finally:
+            t.keymap = t.root = None
+
+    def _start_cuda_timing(self) -> None:
+        """The first module call on CUDA tensors: from now on, module events get device times
+        (a CPU-only run never pays for the general path just because CuPy is installed)."""
+        gpu = CudaTimer.create()
+        if gpu is None:
+            self._cuda_possible = False
+            return
+        self.store.add_column("device_ns")
+        self.gpu = gpu
+        self.module_call = self._module_call_full
+
+    def _failed(self, t, key: int, depth: int, start: int, prev) -> None:
+        end = self._clock()
+        t.depth = depth
+        t.scope = prev
+        self._emit(t, (start, end - start, key, depth), self._pad, None, end)
+
+    def _module_call_full(self, module, forward, args, kwargs):
+        """module_call with CUDA timing, memory or op columns on (the general, slower path)."""
+        t = self._state()
+        if t.keymap is None:
+            return self._root_call(t, module, forward, args, kwargs)
+        entry = t.keymap.get(id(module)) or self._unlisted(t, module)
+        depth, prev = t.depth, t.scope
+        t.depth, t.scope = depth + 1, entry[1]
+        gpu = self.gpu
+        marks = gpu.begin(args) if gpu is not None else None
+        start = self._clock()
+        try:
+            out = forward(*args, **kwargs)
+        except BaseException:
+            self._failed(t, entry[0], depth, start, prev)
+            raise
+        end = self._clock()
+        t.depth, t.scope = depth, prev
+        before = t.flushed + len(t.buf) // self._width
+        self._emit(
+            t,
+            (start, end - start, entry[0], depth),
+            self._tail(args, kwargs, out, end, (-1, -1)),  # a module's FLOPs: its ops' sum
+            None,
+            end,
+        )
+        after = t.flushed + len(t.buf) // self._width
+        if marks is not None and after > before:
+            gpu.end(marks, (t, after - 1))
+        return out
+
+    def _tail(self, args, kwargs, out, end, counts: tuple) -> tuple:
+        """The optional columns of a module or op event: shape id, (FLOPs, bytes), memory."""
+        tail = (self._shape_id(args, kwargs, out),) if self.record_shapes else ()
+        if self.record_ops:
+            tail += counts
+        if self.memory is not None:
+            tail += (self.memory.on_output(out, end - self.origin_ns),)
+        return tail
+
+    def _keymap_for(self, module) -> dict:
+        keymap = self._roots.get(id(module))
+        if keymap is None:
+            keymap = {}
+            named = getattr(module, "named_modules", None)
+            pairs = named() if named is not None else [("", module)]
+            for path, m in pairs:
+                name = type(m).__name__
+                keymap[id(m)] = _entry(self.store.intern_key("module", name, path), name, path)
+            if id(module) not in keymap:
+                name = type(module).__name__
+                keymap[id(module)] = _entry(self.store.intern_key("module", name, ""), name, "")
+            self._roots[id(module)] = keymap
+        return keymap
+
+    def _unlisted(self, t, module):
+        # A module called inside the outermost one but not among its named_modules(): the
+        # tree may have changed since we cached it, so look again before inventing a path.
+        self._roots.pop(id(t.root), None)
+        t.keymap = self._keymap_for(t.root)
+        entry = t.keymap.get(id(module))
+        if entry is None:
+            name = type(module).__name__
+            parent_path = t.scope[1] if t.scope else ""
+            path = f"{parent_path}.{name}" if parent_path else name
+            entry = _entry(self.store.intern_key("module", name, path), name, path)
+            t.keymap[id(module)] = entry
+        return entry
+
+    def _shape_id(self, args, kwargs, out) -> int:
+        T = self._tensor  # a Tensor's shape is a Python property; its array's is C
+        sk = (
+            tuple([a.data.shape if type(a) is T else getattr(a, "shape", None) for a in args]),
+            tuple([(k, getattr(v, "shape", None)) for k, v in kwargs.items()]) if kwargs else None,
+            out.data.shape if type(out) is T else getattr(out, "shape", False),
+        )
+        sid = self._shape_ids.get(sk)
+        if sid is None:
+            sid = self._shape_ids[sk] = self.store.intern_shape(format_shapes(args, kwargs, out))
+        return sid
+
+    # -- CUDA device times ---------------------------------------------------------------------
+    def device_times(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(store rows, device ns)`` of the module events timed on a GPU (at stop)."""
+        if self.gpu is None:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        idents, ns = self.gpu.resolve()
+        firsts: dict = {}
+        rows = np.array([_row_of(t, i, firsts) for t, i in idents], np.int64)
+        keep = rows >= 0
+        return rows[keep], ns[keep]
+
+
+def _row_of(t, index: int, firsts: dict) -> int:
+    """Store row of the ``index``-th event a thread recorded (-1 if it never reached the store).
+
+    ``firsts`` caches each thread's block start indices (ascending: blocks are appended in
+    order), so each lookup is a bisection rather than a scan of every block.
+    """
+    import bisect
+
+    starts = firsts.get(id(t))
+    if starts is None:
+        starts = firsts[id(t)] = [b[0] for b in t.blocks]
+    i = bisect.bisect_right(starts, index) - 1
+    if i >= 0:
+        first_index, first_row, n = t.blocks[i]
+        if index < first_index + n:
+            return first_row + index - first_index
+    return -1
