@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:9fa48eec8a4f1bbc | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:cb16fcfa91cccc35 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -155,6 +155,7 @@ const CSS = `
 .everyo-compare-only > :not(.everyo-compare):not(style) { display: none !important; }
 .everyo-compare-header { font-weight: 600; padding: 4px 0; }
 .everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
+.everyo-diff-holder { overflow-x: auto; }
 .everyo-diff-table { width: auto; }
 .everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
 .everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
@@ -331,7 +332,7 @@ const CSS = `
 .everyo-sweep-progress { color: var(--jp-ui-font-color2, #555); }
 .everyo-sweep-rec { border-left: 3px solid #2ca02c; padding: 2px 8px; margin: 4px 0; }
 .everyo-sweep-charts { display: flex; flex-wrap: wrap; gap: 8px; }
-.everyo-sweep-chart { flex: 1 1 300px; min-width: 280px; min-height: 260px; }
+.everyo-sweep-chart { flex: 1 1 300px; min-width: 280px; min-height: 260px; overflow: hidden; }
 .everyo-sweep-failed td { color: var(--jp-error-color1, #d62728); }
 .everyo-sweep-recommended td { font-weight: 600; }
 .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -443,13 +444,26 @@ function render({ model, el }) {
     const figures = model.get("charts") || {};
     for (const key of CHARTS) {
       const fig = figures[key];
-      if (fig) plotly.react(divs[key], fig.data, fig.layout, CONFIG);
+      if (!fig) continue;
+      const width = divs[key].clientWidth;
+      const layout = width > 0 ? { ...fig.layout, width } : fig.layout;
+      plotly.react(divs[key], fig.data, layout, CONFIG);
     }
     const first = (figures.throughput || { data: [] }).data[0];
     el.dataset.points = String(first && first.x ? first.x.length : 0);
     redraws += 1;
     el.dataset.redraws = String(redraws);
   };
+
+  let widths = "";
+  const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
+    const now = CHARTS.map((key) => divs[key].clientWidth).join(",");
+    if (now !== widths) {
+      widths = now;
+      draw();
+    }
+  });
+  if (resized) resized.observe(charts);
 
   const bindings = [["report", onReport], ["running", onRunning], ["export_status", onExport], ["charts", draw]];
   for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
@@ -475,6 +489,7 @@ function render({ model, el }) {
   return () => {
     closed = true;
     if (ticker) clearInterval(ticker);
+    if (resized) resized.disconnect();
     stopTheme();
     for (const [name, fn] of bindings) model.off(`change:${name}`, fn);
     if (plotly) for (const key of CHARTS) plotly.purge(divs[key]);

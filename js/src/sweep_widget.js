@@ -18,7 +18,7 @@ const CSS = `
 .everyo-sweep-progress { color: var(--jp-ui-font-color2, #555); }
 .everyo-sweep-rec { border-left: 3px solid #2ca02c; padding: 2px 8px; margin: 4px 0; }
 .everyo-sweep-charts { display: flex; flex-wrap: wrap; gap: 8px; }
-.everyo-sweep-chart { flex: 1 1 300px; min-width: 280px; min-height: 260px; }
+.everyo-sweep-chart { flex: 1 1 300px; min-width: 280px; min-height: 260px; overflow: hidden; }
 .everyo-sweep-failed td { color: var(--jp-error-color1, #d62728); }
 .everyo-sweep-recommended td { font-weight: 600; }
 .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -130,13 +130,29 @@ function render({ model, el }) {
     const figures = model.get("charts") || {};
     for (const key of CHARTS) {
       const fig = figures[key];
-      if (fig) plotly.react(divs[key], fig.data, fig.layout, CONFIG);
+      if (!fig) continue;
+      // the width of the chart's box: a view is rendered before it is in the page, where
+      // plotly would fall back to 700 px and overflow its neighbour
+      const width = divs[key].clientWidth;
+      const layout = width > 0 ? { ...fig.layout, width } : fig.layout;
+      plotly.react(divs[key], fig.data, layout, CONFIG);
     }
     const first = (figures.throughput || { data: [] }).data[0];
     el.dataset.points = String(first && first.x ? first.x.length : 0);
     redraws += 1;
     el.dataset.redraws = String(redraws);
   };
+
+  // redraw at the boxes' width when they get one (attached to the page) or it changes
+  let widths = "";
+  const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
+    const now = CHARTS.map((key) => divs[key].clientWidth).join(",");
+    if (now !== widths) {
+      widths = now;
+      draw();
+    }
+  });
+  if (resized) resized.observe(charts);
 
   const bindings = [["report", onReport], ["running", onRunning], ["export_status", onExport], ["charts", draw]];
   for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
@@ -162,6 +178,7 @@ function render({ model, el }) {
   return () => {
     closed = true;
     if (ticker) clearInterval(ticker);
+    if (resized) resized.disconnect();
     stopTheme();
     for (const [name, fn] of bindings) model.off(`change:${name}`, fn);
     if (plotly) for (const key of CHARTS) plotly.purge(divs[key]);

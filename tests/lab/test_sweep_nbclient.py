@@ -63,6 +63,12 @@ def test_saved_notebook_keeps_the_final_static_sweep(tmp_path):
     recommended = saved.cells[3].outputs[0]["text"].strip()
     assert f"Batch size {recommended} is recommended" in html
 
+    # nbconvert's HTML (what a reader without Jupyter gets) holds the same static rendering
+    from nbconvert import HTMLExporter
+
+    page, _ = HTMLExporter().from_notebook_node(saved)
+    assert page.count('class="everyo-sweep-static"') == 1 and "is recommended" in page
+
     state = saved.metadata["widgets"][STATE]["state"]
     sweep_models = [m for m in state.values() if "charts" in m.get("state", {})]
     assert len(sweep_models) == 1

@@ -226,3 +226,12 @@ def test_theme_from_the_front_end_recolours_the_charts():
     assert w.charts["throughput"]["layout"]["paper_bgcolor"] != light
     w.theme = "neon"
     assert w.theme == "dark"
+
+
+def test_device_moves_the_model_and_is_checked_at_once():
+    model = eo.Sequential(eo.Linear(8, 2, seed=0))
+    w = SweepWidget(model, lambda n: eo.ones(n, 8), batch_sizes=[1, 2], device="cpu", **QUICK)
+    w.send = Sent()
+    assert [r.status for r in w.run().rows] == ["ok", "ok"]
+    with pytest.raises(Exception, match="device"):
+        SweepWidget(model, make_batch, device="tpu")
