@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from everyo.errors import EveryOSerializationError
+from everyo.errors import EveryOFileNotFoundError, EveryOSerializationError
 
 __all__ = ["describe", "inspect_archive"]
 
@@ -86,7 +86,7 @@ def inspect_archive(path: str | os.PathLike) -> dict[str, Any]:
     """
     path = Path(path)
     if not path.is_file():
-        raise EveryOSerializationError(f"no saved file at {path}")
+        raise EveryOFileNotFoundError(f"no saved file at {path}")
     try:
         with zipfile.ZipFile(path) as zf:
             manifest = json.loads(zf.read(_MANIFEST))

@@ -22,6 +22,7 @@ __all__ = [
     "EveryOProfilerError",
     "EveryOExportError",
     "EveryOSerializationError",
+    "EveryOFileNotFoundError",
     "EveryOBenchmarkError",
     "EveryOConfigError",
     "EveryOBackendError",
@@ -66,6 +67,11 @@ class EveryOExportError(EveryOError, OSError):
 
 class EveryOSerializationError(EveryOError):
     """A saved model or state file is corrupt, foreign, or does not fit the model."""
+
+
+class EveryOFileNotFoundError(EveryOSerializationError, FileNotFoundError):
+    """A saved file to read does not exist (caught by ``except FileNotFoundError`` and, as in
+    reference EveryO, by ``except EveryOSerializationError``)."""
 
 
 class EveryOBenchmarkError(EveryOError, ValueError):

@@ -25,7 +25,7 @@ import numpy as np
 from everyo.archive import describe, inspect_archive
 from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor, as_tensor
-from everyo.errors import EveryOSerializationError
+from everyo.errors import EveryOFileNotFoundError, EveryOSerializationError
 from everyo.fileio import atomic_open
 
 __all__ = ["save", "load", "inspect_archive"]
@@ -160,7 +160,7 @@ def load(path: str | os.PathLike, model=None, *, strict: bool = True):
     """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"no saved file at {path}")
+        raise EveryOFileNotFoundError(f"no saved file at {path}")
     try:
         with zipfile.ZipFile(path) as zf:
             manifest = json.loads(zf.read(_MANIFEST))

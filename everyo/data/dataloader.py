@@ -113,6 +113,11 @@ class DataLoader:
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
 
+    @property
+    def num_samples(self) -> int:
+        """The number of samples in the dataset (reference EveryO's attribute)."""
+        return len(self.dataset)
+
     def _batch_sizes(self) -> list[int]:
         n, b = len(self.dataset), self.batch_size
         return [min(b, n - i * b) for i in range(len(self))]

@@ -115,6 +115,11 @@ class Trainer:
         self.global_step = 0
         self._steps_taken = 0  # train_step() calls, for gradient accumulation outside fit()
 
+    @property
+    def gradient_clip(self) -> float | None:
+        """Reference EveryO's name for :attr:`grad_clip`."""
+        return self.grad_clip
+
     def _make_scaler(self):
         if self.autocast_dtype != _dt.float16:
             return None

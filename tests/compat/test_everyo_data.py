@@ -94,6 +94,7 @@ def test_dataloader_batches_seeded_shuffles_and_errors():
         return eo.DataLoader(eo.ArrayDataset(X, Y), batch_size=6, shuffle=True, seed=3)
 
     assert len(loader()) == 4 and [len(b[0]) for b in loader()] == [6, 6, 6, 2]
+    assert loader().num_samples == 20
     assert len(eo.DataLoader(eo.ArrayDataset(X), batch_size=6, drop_last=True)) == 3
     first = loader()
     epochs = [np.concatenate([b[0][:, 0].numpy() for b in first]).tolist() for _ in range(2)]

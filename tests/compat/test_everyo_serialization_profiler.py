@@ -144,3 +144,11 @@ def test_load_strict_false_ignores_extra_keys(tmp_path):
         eo.load(path, model=small)
     loaded = eo.load(path, model=small, strict=False)
     assert loaded is small and np.array_equal(small[0].weight.numpy(), big[0].weight.numpy())
+
+
+def test_missing_files_are_serialization_and_file_not_found_errors(tmp_path):
+    for call in (eo.load, eo.inspect_archive):
+        with pytest.raises(eo.EveryOSerializationError):
+            call(tmp_path / "nope.eo")
+        with pytest.raises(FileNotFoundError):
+            call(tmp_path / "nope.eo")

@@ -26,7 +26,7 @@ def _loader(shuffle=True):
 
 def test_fit_with_reference_keywords(capsys):
     trainer = _trainer(metrics=["Accuracy"], gradient_clip=1.0)
-    assert trainer.grad_clip == 1.0
+    assert trainer.grad_clip == trainer.gradient_clip == 1.0
     history = trainer.fit(_loader(), epochs=4, validation_loader=_loader(False), verbose=True,
                           log_every=2)  # fmt: skip
     assert history is trainer.history and len(history) == 4
