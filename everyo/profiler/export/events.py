@@ -45,7 +45,7 @@ def _metadata_texts(batch) -> list[str]:
     else:
         texts = ["{}"] * len(batch)
     for off, _ in batch.metadata_items():  # the few rows with metadata of their own
-        texts[off] = dumps(batch.event(off).metadata, separators=(",", ":"))
+        texts[off] = dumps(batch.metadata_of(off), separators=(",", ":"))
     return texts
 
 
