@@ -191,3 +191,21 @@ def test_magic_compare_with_an_unknown_label_is_a_usage_message_and_runs_nothing
     assert "ran" not in shell.user_ns and len(runs) == 0
     result, cap = run_magic(shell, "--compare", "ran = True")
     assert "expected one argument" in cap.stdout and "ran" not in shell.user_ns
+
+
+def test_a_large_baseline_goes_as_bars_and_answers_detail_requests(monkeypatch):
+    import functools
+
+    import everyo_lab.widgets.compare_link as link
+    from everyo_lab.widgets.stream import EventStream
+
+    monkeypatch.setattr(link, "EventStream", functools.partial(EventStream, raw_limit=10))
+    a, b = profiled("before"), profiled("after", n=3)
+    board = Recording(b, compare=a)
+    (bars,) = board.messages("bars", run=a.id)  # 40 events > raw_limit: merged bars
+    assert bars["window"] is None
+    board._on_message(board, {"type": "detail", "run": a.id, "x0": 0.0, "x1": 0.5}, [])
+    (whole, zoomed) = board.messages("bars", run=a.id)
+    assert zoomed["window"] == [0.0, 0.5]
+    board._on_message(board, {"type": "detail", "run": a.id, "x0": "?"}, [])  # ignored
+    assert len(board.messages("bars", run=a.id)) == 2
