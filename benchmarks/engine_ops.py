@@ -1,53 +1,87 @@
-"""Engine overhead against plain NumPy, measured in one run with interleaved repeats.
+"""Engine per-op overhead against NumPy and PyTorch CPU, and large ops against NumPy.
 
-Run: ``python benchmarks/engine_ops.py [--repeats N]``. Prints a markdown table of median times
-and ratios (engine / NumPy; TARGETS.md: matmul <= 1.02x, MLP step <= 1.1x, import <= 0.3 s).
+    python benchmarks/engine_ops.py [--quick]      (the same as: run.py --only ops)
 
-Workloads:
-- a 1024x1024 float32 matmul (``eo.matmul`` vs ``a @ b``);
-- an elementwise chain ``((x * 2 + 1).exp() / y).sum()``, forward and backward, vs the same NumPy
-  calls with the gradient written by hand;
-- an MLP training step (linear-relu-linear, cross-entropy, backward, SGD) through the engine's
-  ops vs a hand-written NumPy forward/backward, at a realistic size and at a tiny one where the
-  engine's constant per-op cost (dispatch, graph node) is visible;
-- ``import everyo`` in a fresh interpreter (absolute seconds).
+- The per-op table of issue 14: 8x8 float32 operands, one thread, ``a + b``, ``a @ b``,
+  ``relu(a)``, ``a.sum()`` and ``a + b`` building a graph, each timed as a statement in
+  ``timeit``'s loop, NumPy / everyo / torch interleaved in every repeat. Targets (TARGETS.md,
+  Engine): everyo at most torch's time for every op; ``a + b`` at most 3x NumPy's.
+- A 1024x1024 float32 matmul (target <= 1.02x NumPy) and an elementwise chain forward and
+  backward (512x512) against the same NumPy calls with the gradient written by hand.
+- ``import everyo`` in a fresh interpreter (target <= 0.3 s).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
+from suite import (
+    Section,
+    interleaved,
+    interleaved_stmts,
+    median,
+    one_thread,
+    optional,
+    paired_ratio,
+    spread,
+    us,
+    verdict,
+)
 
 import everyo as eo
 
+# (label, NumPy statement, everyo statement, torch statement)
+PER_OP = [
+    ("`a + b`", "a + b", "ea + eb", "ta + tb"),
+    ("`a @ b`", "a @ b", "ea @ eb", "ta @ tb"),
+    ("`relu(a)`", "np.maximum(a, 0)", "relu(ea)", "trelu(ta)"),
+    ("`a.sum()`", "a.sum()", "ea.sum()", "ta.sum()"),
+    ("`a + b` building a graph", None, "ga + eb", "tga + tb"),
+]
 
-def _time(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
-
-def interleaved(pairs: dict, repeats: int, warmup: int = 3) -> dict:
-    """Median seconds per callable; the callables of each workload alternate every repeat so that
-    machine noise hits both sides alike."""
-    for _ in range(warmup):
-        for fns in pairs.values():
-            for fn in fns:
-                fn()
-    times = {name: ([], []) for name in pairs}
-    for _ in range(repeats):
-        for name, (engine, numpy_fn) in pairs.items():
-            times[name][0].append(_time(engine))
-            times[name][1].append(_time(numpy_fn))
-    return {
-        n: {"median": (statistics.median(a), statistics.median(b)), "min": (min(a), min(b))}
-        for n, (a, b) in times.items()
-    }
+def per_op(section: Section, quick: bool) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8, 8), dtype=np.float32)
+    b = rng.standard_normal((8, 8), dtype=np.float32)
+    ns = {"np": np, "a": a, "b": b, "ea": eo.tensor(a), "eb": eo.tensor(b), "relu": eo.relu}
+    ns["ga"] = eo.tensor(a, requires_grad=True)
+    torch = optional("torch")
+    if torch is not None:
+        ns.update(ta=torch.from_numpy(a.copy()), tb=torch.from_numpy(b.copy()), trelu=torch.relu)
+        ns["tga"] = torch.from_numpy(a.copy()).requires_grad_(True)
+    else:
+        section.notes.append("torch is not installed: the torch column and its targets skipped")
+    np.testing.assert_allclose((ns["ea"] @ ns["eb"]).numpy(), a @ b, rtol=1e-5)
+    repeats, number = (3, 2_000) if quick else (15, 20_000)
+    for label, np_stmt, eo_stmt, t_stmt in PER_OP:
+        stmts = {"everyo": eo_stmt}
+        if np_stmt:
+            stmts["numpy"] = np_stmt
+        if torch is not None:
+            stmts["torch"] = t_stmt
+        with one_thread():
+            t = interleaved_stmts(stmts, ns, repeats, number)
+        e = t["everyo"]
+        cells = [label, us(median(t["numpy"])) if np_stmt else "–", us(median(e))]
+        if torch is not None:
+            r = paired_ratio(e, t["torch"])
+            cells += [us(median(t["torch"])), f"{r:.2f}× ({spread(e, t['torch'])})"]
+            target = f"≤ torch: {verdict(r, 1.0)}"
+        else:
+            cells += ["–", "–"]
+            target = "≤ torch: not measured"
+        if np_stmt:
+            rn = paired_ratio(e, t["numpy"])
+            cells.append(f"{rn:.2f}×")
+            if label == "`a + b`":
+                target += f"; ≤ 3× NumPy: {verdict(rn, 3.0)}"
+        else:
+            cells.append("–")
+        section.row(*cells, target)
 
 
 def matmul_pair(n=1024):
@@ -70,9 +104,7 @@ def chain_pair(shape=(512, 512)):
         ((tx * 2 + 1).exp() / ty).sum().backward()
 
     def numpy_fn():  # the same forward calls, and the gradient by the chain rule
-        h = x * 2
-        u = h + 1
-        e = np.exp(u)
+        e = np.exp(x * 2 + 1)
         q = e / y
         out = q.sum()
         g = np.ones_like(q)
@@ -84,87 +116,52 @@ def chain_pair(shape=(512, 512)):
     return engine, numpy_fn
 
 
-def mlp_pair(batch=128, d_in=784, hidden=256, classes=10, lr=0.01):
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((batch, d_in), dtype=np.float32)
-    t = rng.integers(0, classes, batch)
-    w1 = (rng.standard_normal((hidden, d_in)) * 0.05).astype(np.float32)
-    b1 = np.zeros(hidden, np.float32)
-    w2 = (rng.standard_normal((classes, hidden)) * 0.05).astype(np.float32)
-    b2 = np.zeros(classes, np.float32)
-    params_np = [w1.copy(), b1.copy(), w2.copy(), b2.copy()]
-    params = [eo.tensor(p, requires_grad=True) for p in (w1, b1, w2, b2)]
-    tx, tt = eo.as_tensor(x), eo.as_tensor(t)
-
-    def engine():
-        W1, B1, W2, B2 = params
-        loss = eo.cross_entropy(eo.linear(eo.relu(eo.linear(tx, W1, B1)), W2, B2), tt)
-        loss.backward()
-        with eo.no_grad():
-            for p in params:
-                p.data -= lr * p.grad.data
-                p.grad = None
-
-    def numpy_fn():
-        W1, B1, W2, B2 = params_np
-        h = x @ W1.T
-        h += B1
-        a = np.maximum(h, 0)
-        z = a @ W2.T
-        z += B2
-        z -= z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        p = e / e.sum(axis=1, keepdims=True)
-        loss = -np.log(p[np.arange(batch), t]).mean()
-        p[np.arange(batch), t] -= 1
-        gz = p / batch
-        gW2, gB2 = gz.T @ a, gz.sum(0)
-        ga = gz @ W2
-        gh = ga * (h > 0)
-        gW1, gB1 = gh.T @ x, gh.sum(0)
-        for prm, g in zip(params_np, (gW1, gB1, gW2, gB2)):
-            prm -= lr * g
-        return loss
-
-    return engine, numpy_fn
-
-
-def import_seconds(runs: int = 5) -> float:
-    """Median wall time of ``import everyo`` in a fresh interpreter."""
-    code = "import time; t = time.perf_counter(); import everyo; print(time.perf_counter() - t)"
+def import_seconds(runs: int = 5, module: str = "everyo") -> float:
+    """Median wall time of ``import <module>`` in a fresh interpreter."""
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
     out = []
     for _ in range(runs):
-        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True)  # fmt: skip
+        res = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
         out.append(float(res.stdout.strip()))
-    return statistics.median(out)
+    return median(out)
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=30)
-    args = parser.parse_args(argv)
-    results = interleaved(
-        {
-            "matmul 1024x1024 float32": matmul_pair(),
-            "elementwise chain fwd+bwd (512x512)": chain_pair(),
-            "MLP step 128x784-256-10 (ops + SGD)": mlp_pair(),
-            "MLP step 32x64-64-10 (per-op overhead shows)": mlp_pair(32, 64, 64),
-        },
-        args.repeats,
+def section(quick: bool = False) -> Section:
+    s = Section(
+        "ops",
+        "Engine: per-op overhead and large ops",
+        "8×8 float32 operands, one thread (BLAS and torch), each op a statement in `timeit`'s "
+        "loop; NumPy, everyo and torch 2.13 CPU interleaved in every repeat. Times are medians "
+        "of the repeats; ratios are medians of the per-repeat ratios, with their inter-quartile "
+        "range in brackets (the machine's noise). Large ops: everyo / NumPy.",
+        ["op", "NumPy µs", "everyo µs", "torch µs", "everyo / torch", "everyo / NumPy", "target"],
     )
-    targets = {"matmul": "<= 1.02x", "elementwise": "-", "MLP": "<= 1.1x"}
-    print("| workload | everyo ms (median) | NumPy ms (median) | ratio (median) | ratio (best) "
-          "| target |")  # fmt: skip
-    print("| --- | ---: | ---: | ---: | ---: | --- |")
-    for name, r in results.items():
-        (eng, ref), (eng_min, ref_min) = r["median"], r["min"]
-        target = next(v for k, v in targets.items() if name.startswith(k))
-        print(f"| {name} | {eng * 1e3:.3f} | {ref * 1e3:.3f} | {eng / ref:.3f}x | "
-              f"{eng_min / ref_min:.3f}x | {target} |")  # fmt: skip
-    imp = import_seconds()
-    print(f"| import everyo (fresh interpreter, s) | {imp:.3f} | - | - | - | <= 0.3 s |")
-    return {"results": results, "import_s": imp}
+    per_op(s, quick)
+    repeats = 3 if quick else 15
+    pairs = {"1024×1024 float32 matmul": matmul_pair(256 if quick else 1024)}
+    pairs["elementwise chain forward + backward, 512×512"] = chain_pair()
+    for name, (engine, numpy_fn) in pairs.items():
+        with one_thread():
+            t = interleaved({"e": engine, "n": numpy_fn}, repeats, 1 if not quick else 2)
+        r = paired_ratio(t["e"], t["n"])
+        target = f"≤ 1.02×: {verdict(r, 1.02)}" if "matmul" in name else "–"
+        label = name if not quick else f"{name} (quick: smaller)"
+        s.row(label, f"{median(t['n']) * 1e3:.3f} ms", f"{median(t['e']) * 1e3:.3f} ms", "–", "–",
+              f"{r:.3f}× ({spread(t['e'], t['n'])})", target)  # fmt: skip
+    imp = import_seconds(1 if quick else 5)
+    imp_np = import_seconds(1 if quick else 5, "numpy")
+    label = "`import everyo`, fresh interpreter (NumPy column: `import numpy` alone)"
+    target = f"≤ 0.3 s: {verdict(imp, 0.3)}"
+    s.row(label, f"{imp_np:.3f} s", f"{imp:.3f} s", "–", "–", "–", target)
+    return s
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    print(section(ap.parse_args(argv).quick).markdown("printed, not saved"))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """Profiler cost (TARGETS.md "Profiler cost"), as differences and ratios measured in one run.
 
-    python benchmarks/profiler_overhead.py [--events 1000000] [--quick]
+    python benchmarks/profiler_overhead.py [--quick]     (the same as: run.py --only profiler)
 
-Prints a markdown table: hook cost with no profiler per module call, cost per recorded event,
+A markdown table: hook cost with no profiler per module call, cost per recorded event,
 end-to-end slowdown of MLP and CNN training steps with module-level profiling, the observer effect
 on the notebook benchmark's fixed-time training loop (``training_observer.py``), bytes per event
-at 1,000,000 events, summary and Chrome-export time at 1,000,000 events (synthetic events written
-straight into a store).
+at 1,000,000 events (synthetic events written straight into a store; ``growth.py`` times the
+summary and the exports of such runs).
 """
 
 from __future__ import annotations
@@ -14,15 +14,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import time
 
 import numpy as np
+from suite import Section, recorder_implementation, verdict
 from training_observer import observer_effect
 
 import everyo as eo
-from everyo.profiler import Profiler, RunRegistry, analysis
-from everyo.profiler.export.chrome import export_chrome_trace
+from everyo.profiler import Profiler, RunRegistry
 from everyo.profiler.run import Run
 from everyo.profiler.store import EventStore
 
@@ -182,92 +181,73 @@ def _one_blas_thread():
     return threadpool_limits(1)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--events", type=int, default=1_000_000)
-    ap.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
-    args = ap.parse_args()
-    n_calls = 20_000 if args.quick else 200_000
+def section(quick: bool = False) -> Section:
+    n_calls = 20_000 if quick else 200_000
     hook = hook_cost(n_calls)
     ev = event_cost(n_calls // 4)
     with _one_blas_thread():
-        steps, rounds = (10, 5) if args.quick else (20, 15)
+        steps, rounds = (5, 2) if quick else (20, 15)
         slowdowns = {
             name: step_slowdown(build, steps, rounds)
             for name, build in (("MLP", mlp_model), ("CNN", cnn_model))
         }
-    observer = observer_effect(*((0.2, 3) if args.quick else (0.3, 15)))
-    run = synthetic_run(args.events)
+    observer = observer_effect(*((0.1, 1) if quick else (0.3, 15)))
+    run = synthetic_run(10_000 if quick else 1_000_000)
     n = run.num_events
-    t_summary = timed_s(lambda: analysis.summarize(run), 5)
-    with tempfile.TemporaryDirectory() as d:
-        t_export = timed_s(lambda: export_chrome_trace(run, os.path.join(d, "t.json")))
-        size = os.path.getsize(os.path.join(d, "t.json"))
-        t_gz = timed_s(lambda: export_chrome_trace(run, os.path.join(d, "t.json.gz")))
-    ref = per_call_ns(lambda: None, n_calls)
-    rows = [
-        (
-            "reference: an empty Python function call",
-            f"{ref:.0f} ns",
-            "-",
-            "about 25-35 ns on an idle modern CPU; scale the rows below by it on a busy machine",
-        ),
-        (
-            "module dispatch, no profiler: module(x) - module.forward(x)",
-            f"{hook['dispatch']:.0f} ns",
-            "<= 250 ns",
-            f"module(x) {hook['module(x)']:.0f} ns, forward {hook['module.forward(x)']:.0f} ns",
-        ),
-        ("hook share: `hooks.active is None`", f"{hook['flag']:.0f} ns", "<= 50 ns", ""),
-        (
-            "cost per recorded event (module call, record_shapes=True)",
-            f"{ev[True]:.0f} ns",
-            "<= 500 ns",
-            f"record_shapes=False: {ev[False]:.0f} ns",
-        ),
-    ]
-    rows += [
-        (
+    s = Section(
+        "profiler",
+        "Profiler: cost of the hooks and of recording",
+        f"Engine modules under `everyo.profiler` (recorder: {recorder_implementation()}). "
+        "Per-call costs are best-of-repeats of tight loops; step slowdowns are medians of "
+        "paired (interleaved) ratios. How the cost compares with the other profilers on the same "
+        "workloads is the next table; summary and export times by run size are in the one after.",
+        ["what", "measured", "target", "notes"],
+    )
+    s.row(
+        "module dispatch, no profiler: module(x) - module.forward(x)",
+        f"{hook['dispatch']:.0f} ns",
+        f"≤ 250 ns: {verdict(hook['dispatch'], 250)}",
+        f"module(x) {hook['module(x)']:.0f} ns, forward {hook['module.forward(x)']:.0f} ns",
+    )
+    s.row("hook share: `hooks.active is None`", f"{hook['flag']:.0f} ns",
+          f"≤ 50 ns: {verdict(hook['flag'], 50)}", "")  # fmt: skip
+    s.row(
+        "cost per recorded event (module call, record_shapes=True)",
+        f"{ev[True]:.0f} ns",
+        f"≤ 500 ns: {verdict(ev[True], 500)}",
+        f"record_shapes=False: {ev[False]:.0f} ns",
+    )
+    for name, (off, on, slow, per_step) in slowdowns.items():
+        s.row(
             f"{name} training step slowdown, module-level profiling",
             f"{slow * 100:.1f} %",
-            "<= 5 %",
-            f"median of paired ratios; best step {off / 1e6:.3f} ms off, {on / 1e6:.3f} ms on "
-            f"({(on / off - 1) * 100:.1f} % best to best); {per_step:.0f} events per step, which "
-            f"at the cost per event above predict {per_step * ev[True] / off * 100:.1f} %",
+            f"≤ 5 %: {verdict(slow, 0.05)}",
+            f"best step {off / 1e6:.3f} ms off, {on / 1e6:.3f} ms on; {per_step:.0f} events per "
+            f"step, which at the cost per event above predict "
+            f"{per_step * ev[True] / off * 100:.1f} %",
         )
-        for name, (off, on, slow, per_step) in slowdowns.items()
-    ]
     shapes, plain = observer["shapes"], observer["no shapes"]
-    rows.append(
-        (
-            "observer effect: steps of a fixed-time training loop, profiled / unprofiled",
-            f"{shapes['cpu_ratio']:.2f}x",
-            ">= 0.9x",
-            f"the notebook benchmark's 32-64-8 MLP loop, {shapes['events_per_step']:.0f} events "
-            f"per step, {observer['off']['cpu_rate']:.0f} steps per CPU second unprofiled; "
-            f"median of paired ratios per training-thread CPU second (wall: "
-            f"{shapes['wall_ratio']:.2f}x); record_shapes=False: {plain['cpu_ratio']:.2f}x "
-            f"(wall {plain['wall_ratio']:.2f}x)",
-        )
+    s.row(
+        "observer effect: steps of a fixed-time training loop, profiled / unprofiled",
+        f"{shapes['cpu_ratio']:.2f}×",
+        f"≥ 0.9×: {verdict(shapes['cpu_ratio'], 0.9, at_most=False)}",
+        f"32-64-8 MLP loop, {shapes['events_per_step']:.0f} events per step; per training-thread "
+        f"CPU second (wall {shapes['wall_ratio']:.2f}×); record_shapes=False: "
+        f"{plain['cpu_ratio']:.2f}×",
     )
-    rows += [
-        (
-            f"store bytes per event (core columns) at {n:,} events",
-            f"{(run.store.nbytes - 4 * n) / n:.1f} B",
-            "<= 32 B",
-            f"with the shape column: {run.store.nbytes / n:.1f} B",
-        ),
-        (f"summary of {n:,} events", f"{t_summary:.3f} s", "<= 0.5 s", ""),
-        (
-            f"Chrome trace export of {n:,} events",
-            f"{t_export:.3f} s",
-            "<= 2 s",
-            f"{size / 1e6:.0f} MB; gzip {t_gz:.3f} s",
-        ),
-    ]
-    print("| what | measured | target | notes |\n| --- | --- | --- | --- |")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    s.row(
+        f"store bytes per event (core columns) at {n:,} events",
+        f"{(run.store.nbytes - 4 * n) / n:.1f} B",
+        f"≤ 32 B: {verdict((run.store.nbytes - 4 * n) / n, 32)}",
+        f"with the shape column: {run.store.nbytes / n:.1f} B",
+    )
+    return s
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
+    print(section(ap.parse_args(argv).quick).markdown("printed, not saved"))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from everyo.core.ops.linalg import product
 from everyo.core.ops.losses import *  # noqa: F403
 from everyo.core.ops.nll import *  # noqa: F403
 from everyo.core.ops.norm import *  # noqa: F403
+from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
 from everyo.profiler import flops as _flops
 from everyo.profiler.flops import ELEMENTWISE, NO_FLOPS, declare, per_element
@@ -228,7 +229,17 @@ def dropout(x, p: float = 0.5, training: bool = True, *, seed: int | None = None
 
 # ---- linear and embedding ----------------------------------------------------------------------
 def _linear(x, weight, bias):
-    parents, dev = weighted_inputs(x, weight, bias)
+    dev = getattr(x, "_device", None)
+    if (  # the training-loop case: tensors on one device, no autocast; else the general path
+        isinstance(x, Tensor)
+        and isinstance(weight, Tensor)
+        and weight._device is dev
+        and not _autocast.depth
+        and (bias is None or (isinstance(bias, Tensor) and bias._device is dev))
+    ):
+        parents = (x, weight) if bias is None else (x, weight, bias)
+    else:
+        parents, dev = weighted_inputs(x, weight, bias)
     a, w = parents[0].data, parents[1].data
     if a.shape[-1] != w.shape[-1]:
         raise EveryOShapeError(
