@@ -11,7 +11,7 @@ after each exercise and ``lab.record(...)`` in its last cell.
 - The size comes from one setting, the ``EVERYO_LAB_SIZE`` environment variable: ``full``
   (the default, for class) or ``small`` (what CI runs).
 - A check that passes prints one line. One that does not raises :class:`LabCheckError`, which
-  a notebook shows as a single "Not yet" line (no traceback): *Run All* stops at the first
+  IPython shows as a single "Not yet" line (no traceback): *Run All* stops at the first
   exercise still to do, and an instructor runs a student's notebook to grade it.
 - ``record`` writes ``results/<lab>.json`` next to the notebook: the figures, the checks passed
   and the environment record of ``everyo.bench.environment()``.
@@ -26,14 +26,29 @@ from typing import Any
 
 from everyo.errors import EveryOConfigError
 
-__all__ = ["Lab", "LabCheckError", "lab_size", "start_lab", "SIZES", "SIZE_VARIABLE"]
+__all__ = [
+    "Lab",
+    "LabCheckError",
+    "interleaved",
+    "lab_size",
+    "start_lab",
+    "SIZES",
+    "SIZE_VARIABLE",
+]
 
 SIZE_VARIABLE = "EVERYO_LAB_SIZE"
 SIZES = ("small", "full")
 
 
 class LabCheckError(AssertionError):
-    """A lab's self-check is not met yet; the message says what to change."""
+    """A lab's self-check is not met yet; the message says what to change.
+
+    IPython shows it as one red line, without a traceback: the frames say nothing a student
+    needs, the message says what to change.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[31m\u2717 {self}\x1b[0m"]
 
 
 def lab_size() -> str:
@@ -97,26 +112,37 @@ class Lab:
         return f"Lab({self.name!r}, size={self.size!r}, checks passed={len(self.passed)})"
 
 
+def interleaved(before, after, *args, warmup: int = 1, repeat: int = 10, clock=None, **kwargs):
+    """Time ``before(*args, **kwargs)`` and ``after(*args, **kwargs)`` in turns and compare them.
+
+    Alternating the calls (before, after, before, ...) exposes both versions to the same
+    machine conditions, so a busy neighbour slows both rather than one: on a shared machine
+    the ratio is far steadier than two benchmarks run one after the other. Returns
+    :func:`everyo.bench.compare`'s result (``speedup`` with its confidence interval,
+    ``verdict``) for the medians of ``repeat`` calls each, after ``warmup`` untimed calls each.
+    """
+    from everyo.bench import BenchmarkResult, compare
+
+    clock = clock or time.perf_counter
+    for _ in range(warmup):
+        before(*args, **kwargs)
+        after(*args, **kwargs)
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for fn, out in ((before, times[0]), (after, times[1])):
+            start = clock()
+            fn(*args, **kwargs)
+            out.append(clock() - start)
+    name = getattr(before, "__name__", "before"), getattr(after, "__name__", "after")
+    return compare(
+        BenchmarkResult(times[0], name=name[0], warmup=warmup, repeat=repeat),
+        BenchmarkResult(times[1], name=name[1], warmup=warmup, repeat=repeat),
+    )
+
+
 def start_lab(name: str, goal: str, *, size: str | None = None) -> Lab:
-    """Start a lab: print its goal and size and, inside IPython, show a failed self-check as
-    one "Not yet" line instead of a traceback."""
+    """Start a lab: print its goal and its size, and return its :class:`Lab`."""
     lab = Lab(name, goal, size)
-    _show_checks_briefly()
     print(f"Lab {name}: {goal}")
     print(f"size: {lab.size} (set {SIZE_VARIABLE}=small or full before starting Jupyter)")
     return lab
-
-
-def _show_checks_briefly() -> None:
-    try:
-        from IPython import get_ipython
-    except ImportError:  # plain Python: an ordinary AssertionError traceback
-        return
-    shell = get_ipython()
-    if shell is None:
-        return
-
-    def brief(shell, etype, value, tb, tb_offset=None):
-        return [f"\x1b[31m\u2717 {value}\x1b[0m"]
-
-    shell.set_custom_exc((LabCheckError,), brief)

@@ -21,9 +21,8 @@ from pathlib import Path
 import numpy as np
 
 import everyo as eo
-from everyo.bench import benchmark, compare
 from everyo.profiler import analysis, load, profile, record_function, runs, schedule, step
-from everyo_lab.labs import start_lab
+from everyo_lab.labs import interleaved, start_lab
 
 %load_ext everyo_lab
 
@@ -223,9 +222,7 @@ def postprocess_fast(logits):
 # %%
 with eo.no_grad():
     logits = model(preprocess(requests[0]))
-before = benchmark(postprocess, logits, warmup=2, repeat=10, name="postprocess")
-after = benchmark(postprocess_fast, logits, warmup=2, repeat=10, name="postprocess_fast")
-stage_speedup = compare(before, after)
+stage_speedup = interleaved(postprocess, postprocess_fast, logits, warmup=2, repeat=10)
 print(stage_speedup)
 labels_ref, conf_ref = postprocess(logits)
 labels_new, conf_new = postprocess_fast(logits)

@@ -22,7 +22,7 @@ import everyo as eo
 from everyo.bench import benchmark, compare
 from everyo.core.device import device
 from everyo.profiler import analysis, runs
-from everyo_lab.labs import start_lab
+from everyo_lab.labs import interleaved, start_lab
 
 %load_ext everyo_lab
 
@@ -104,8 +104,7 @@ def score_all(X):
     return eo.softmax(eo.relu(X @ W1 + b1) @ W2, axis=-1)
 
 # %%
-vectorised = benchmark(score_all, X, warmup=2, repeat=10, samples=rows, name="vectorised")
-speedup = compare(baseline, vectorised)
+speedup = interleaved(score_rows, score_all, X, warmup=1, repeat=5)
 print(speedup)
 reference, candidate = score_rows(X).numpy(), score_all(X).numpy()
 
@@ -175,9 +174,7 @@ def pairwise_fast(A, B):
     return (diff * diff).sum(axis=-1)
 
 # %%
-loop_pairs = benchmark(pairwise_loop, A, B, warmup=1, repeat=3, name="pairwise loop")
-fast_pairs = benchmark(pairwise_fast, A, B, warmup=2, repeat=10, name="pairwise fast")
-pair_speedup = compare(loop_pairs, fast_pairs)
+pair_speedup = interleaved(pairwise_loop, pairwise_fast, A, B, warmup=1, repeat=3)
 print(pair_speedup)
 d_ref, d_new = pairwise_loop(A, B).numpy(), pairwise_fast(A, B).numpy()
 

@@ -26,9 +26,9 @@ import warnings
 import numpy as np
 
 import everyo as eo
-from everyo.bench import benchmark, compare
+from everyo.bench import benchmark
 from everyo.core.device import device
-from everyo_lab.labs import start_lab
+from everyo_lab.labs import interleaved, start_lab
 
 lab = start_lab("07_cpu_vs_cuda", "devices, transfers, and timing asynchronous work")
 GPU = eo.cuda.is_available()
@@ -95,9 +95,7 @@ def score_once(features):
         return eo.concatenate(outputs).numpy()
 
 # %%
-naive = benchmark(score_naive, features, warmup=1, repeat=5, name="convert every batch")
-once = benchmark(score_once, features, warmup=1, repeat=5, name="convert once")
-transfer_speedup = compare(naive, once)
+transfer_speedup = interleaved(score_naive, score_once, features, warmup=1, repeat=7)
 print(transfer_speedup)
 same = np.allclose(score_once(features), score_naive(features), rtol=1e-5, atol=1e-7)
 

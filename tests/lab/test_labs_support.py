@@ -1,0 +1,89 @@
+"""everyo_lab.labs: the lab size setting, self-checks, the results file, and how a failed
+check looks in a real IPython shell (one "Not yet" line, no traceback)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from everyo.errors import EveryOConfigError
+from everyo_lab.labs import Lab, LabCheckError, lab_size, start_lab
+
+
+def test_size_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv("EVERYO_LAB_SIZE", raising=False)
+    assert lab_size() == "full"
+    monkeypatch.setenv("EVERYO_LAB_SIZE", " Small ")
+    assert lab_size() == "small"
+    assert Lab("x", "goal").pick(small=1, full=2) == 1
+    monkeypatch.setenv("EVERYO_LAB_SIZE", "huge")
+    with pytest.raises(EveryOConfigError, match="'small'.*'full'"):
+        lab_size()
+    with pytest.raises(EveryOConfigError, match="size must be one of"):
+        Lab("x", "goal", size="medium")
+
+
+def test_checks_count_and_say_what_to_change(capsys):
+    lab = Lab("03_demo", "goal", size="small")
+    lab.check(True, "make it faster", passed="3x faster")
+    assert "\u2713 check 1 passed: 3x faster" in capsys.readouterr().out
+    with pytest.raises(LabCheckError, match=r"Not yet \(check 2 of 03_demo\): vectorise it"):
+        lab.check(0, "vectorise it")
+    assert lab.passed == ["3x faster"]
+    assert isinstance(LabCheckError("x"), AssertionError)
+
+
+def test_record_writes_figures_checks_and_environment(tmp_path):
+    lab = Lab("05_demo", "goal", size="full")
+    lab.check(True, "ok")
+    path = lab.record(tmp_path / "results", speedup=12.5, batch=64)
+    data = json.loads(path.read_text())
+    assert path.name == "05_demo.json"
+    assert data["lab"] == "05_demo" and data["size"] == "full"
+    assert data["results"] == {"speedup": 12.5, "batch": 64}
+    assert data["checks_passed"] == ["ok"]
+    assert data["environment"]["everyo"]["version"]
+
+
+def test_a_failed_check_shows_one_line_in_ipython(monkeypatch, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("EVERYO_LAB_SIZE", "small")
+    shell = InteractiveShell.instance()
+    try:
+        shell.user_ns["start_lab"] = start_lab
+        shell.run_cell("lab = start_lab('01_demo', 'a goal')")
+        result = shell.run_cell("lab.check(1 > 2, 'make the left side bigger')")
+        out = capsys.readouterr()
+        assert isinstance(result.error_in_exec, LabCheckError)
+        shown = (out.out + out.err).strip().splitlines()
+        assert shown[-1].endswith("Not yet (check 1 of 01_demo): make the left side bigger\x1b[0m")
+        assert not any("Traceback" in line for line in shown)
+        assert shell.run_cell("1 / 0").error_in_exec is not None  # other errors unchanged
+        assert "ZeroDivisionError" in capsys.readouterr().out
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_interleaved_alternates_the_calls_and_compares_medians():
+    calls = []
+    now = [0.0]
+
+    def clock():
+        return now[0]
+
+    def slow():
+        calls.append("slow")
+        now[0] += 0.004
+
+    def fast():
+        calls.append("fast")
+        now[0] += 0.001
+
+    from everyo_lab.labs import interleaved
+
+    result = interleaved(slow, fast, warmup=1, repeat=5, clock=clock)
+    assert calls == ["slow", "fast"] * 6
+    assert result.speedup == pytest.approx(4.0)
+    assert result.verdict == "faster"
