@@ -128,3 +128,21 @@ def test_profile_tasks_checks_its_arguments_before_running_anything(inputs, kwar
 
     with pytest.raises(error, match=message):
         profile_tasks(FakeClient(), print, inputs, **kwargs)
+
+
+class Dying(Executor):
+    """An executor whose tasks all fail the way a dead Dask worker's do."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = Future()
+        future.set_exception(RuntimeError("KilledWorker: the worker died"))
+        return future
+
+
+def test_a_sweep_point_whose_task_failed_is_an_error_row():
+    from everyo.bench import sweep_batch_sizes
+
+    result = sweep_batch_sizes(np.tanh, np.ones, [1, 2], executor=Dying(), repeat=1, progress=False)
+    assert [(r.batch_size, r.status) for r in result.rows] == [(1, "error"), (2, "error")]
+    assert result.rows[0].message == "RuntimeError: KilledWorker: the worker died"
+    assert result.workers is None

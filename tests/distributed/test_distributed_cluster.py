@@ -2,7 +2,8 @@
 grids one point per task, profile_tasks merging both workers, and a worker killed mid-run.
 
 One cluster for the module (workers are processes: they take seconds to start on 2 cores). The
-worker-death test runs last: its worker comes back under a new address.
+worker-death and timeout tests run last: the dead worker comes back under a new address, and the
+task given up on keeps its worker busy.
 """
 
 from __future__ import annotations
@@ -188,3 +189,22 @@ def test_a_worker_killed_mid_run_is_reported_and_the_other_events_kept(client):
             assert task.error.startswith("KilledWorker") and task.worker == killed.worker
     survivor = ({"0", "1"} - {killed.worker}).pop()
     assert any(t.ok and t.worker == survivor for t in run.tasks)
+
+
+def sleepy(x):
+    with ep.record_function("outer", shard=x):
+        time.sleep(20 if x == 0 else 0.05)
+
+
+def test_tasks_past_the_timeout_are_cancelled_and_marked(client):
+    # runs last: the sleeping task keeps its worker busy after it is given up on
+    client.wait_for_workers(2, timeout=WAIT_S)
+    run = profile_tasks(client, sleepy, range(4), timeout=3)
+    late = run.tasks[0]
+    assert late.status == "failed" and late.error.startswith("TimeoutError: no result within")
+    # no events came back, but its start note places it on its worker's lane, until given up
+    assert run.store.metadata[late.row]["error"] == late.error
+    assert dict(run.store.threads)[run.snapshot().tid[late.row]] == f"worker {late.worker}"
+    for task in run.tasks[1:]:
+        assert task.ok or task.error.startswith("TimeoutError")
+    assert any(t.ok and t.row is not None for t in run.tasks)
