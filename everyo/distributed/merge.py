@@ -210,7 +210,6 @@ def merge_tasks(
     run.processes = merged.processes(records)
     for name, (t, v) in merged.counters.items():
         run.add_counter(name, t, v)
-    run._wall_ns = max(int(end_ns - origin_ns), merged.last_end)
     failed = [t for t in tasks if not t.ok]
     run.finish(None if not failed else _failure_summary(failed, len(tasks)))
     run._wall_ns = max(int(end_ns - origin_ns), merged.last_end)  # finish() reads the clock

@@ -118,7 +118,8 @@ def profile_tasks(
     now = _workers(client, quiet=True)
     _attach_notes(client, token, outcomes)
     seen = {**known, **_addresses(outcomes)}
-    lost = {ident["name"] for address, ident in seen.items() if address not in now}
+    # a worker is lost when its address left the cluster (unknown if the scheduler did not answer)
+    lost = set() if now is None else {i["name"] for a, i in seen.items() if a not in now}
     run = merge_tasks(
         outcomes,
         combine_offsets(before, after),
@@ -127,7 +128,7 @@ def profile_tasks(
         task_name=task_name(fn),
         label=label or f"{task_name(fn)} on {len(seen)} workers",
         straggler_factor=float(straggler_factor),
-        workers={**seen, **now},
+        workers={**seen, **(now or {})},
         lost=lost,
     )
     if registry is None:
@@ -187,8 +188,9 @@ def _profiler_options(options: dict) -> dict:
     return dict(options)
 
 
-def _workers(client, quiet: bool = False) -> dict[str, dict]:
-    """Address -> identity of the workers the scheduler knows now."""
+def _workers(client, quiet: bool = False) -> dict[str, dict] | None:
+    """Address -> identity of the workers the scheduler knows now (``None``: no answer, with
+    ``quiet``)."""
     try:
         info = client.scheduler_info(n_workers=-1)["workers"]
     except TypeError:  # older distributed: no n_workers
@@ -196,7 +198,7 @@ def _workers(client, quiet: bool = False) -> dict[str, dict]:
     except Exception:
         if not quiet:
             raise
-        return {}
+        return None
     return {
         a: {"name": str(w.get("name", a)), "address": a, "host": w.get("host"), "pid": w.get("pid")}
         for a, w in info.items()
