@@ -56,7 +56,7 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
     """
     cuda, gpus = _cuda()
     return {
-        "everyo": {"version": __version__},
+        "everyo": {"version": __version__, "profiler_recorder": _profiler_recorder()},
         "python": _python(),
         "numpy": _numpy(),
         "os": {
@@ -70,6 +70,13 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
         "gpus": gpus,
         "git": git_record(Path.cwd(), status=git_status),
     }
+
+
+def _profiler_recorder() -> str:
+    """``"c"`` where the profiler's compiled module-call path is in use, else ``"python"``."""
+    from everyo.profiler.recorder import IMPLEMENTATION
+
+    return IMPLEMENTATION
 
 
 def _python() -> dict[str, Any]:
@@ -265,7 +272,7 @@ def _run(
 def format_environment(env: dict[str, Any]) -> str:
     """Render an :func:`environment` record as aligned ``label  value`` lines for people."""
     rows = [
-        ("everyo", env["everyo"]["version"]),
+        ("everyo", _format_everyo(env["everyo"])),
         ("python", _format_python(env["python"])),
         ("numpy", env["numpy"]["version"] or env["numpy"].get("error")),
         ("blas", _format_blas(env["numpy"]["blas"])),
@@ -278,6 +285,13 @@ def format_environment(env: dict[str, Any]) -> str:
     rows.append(("git", _format_git(env["git"])))
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
+
+
+def _format_everyo(record: dict[str, Any]) -> str:
+    impl = record.get("profiler_recorder")
+    if impl == "python":
+        impl = "python (no compiled extension: pip install -e . with a C compiler)"
+    return f"{record['version']}, profiler_recorder: {impl}"
 
 
 def _format_python(py: dict[str, Any]) -> str:

@@ -155,15 +155,11 @@ def _compiled():
     return _crecorder
 
 
-_c = _compiled()
-ThreadState = _c.ThreadState if _c is not None else _PyThreadState
-_ModuleCall = _c.ModuleCall if _c is not None else _PyModuleCall
-IMPLEMENTATION = "c" if _c is not None else "python"
-"""Which module-call path records: ``"c"`` (compiled extension) or ``"python"``."""
-
-
-class Recorder(_ModuleCall, RegionHooks):
+class _RecorderBody(RegionHooks):
     """Implements the hook protocol of :mod:`everyo.profiler.hooks` for one run.
+
+    ``Recorder`` is this plus the fastest module-call path available (``CRecorder`` where the
+    extension was built, else ``PythonRecorder``); both record the same events.
 
     Parameters
     ----------
@@ -263,13 +259,15 @@ class Recorder(_ModuleCall, RegionHooks):
         self.flush(all_threads=True)
 
     # -- per-thread state ----------------------------------------------------------------------
+    _thread_state = _PyThreadState  # the class of per-thread records module_call expects
+
     def _state(self):
         try:
             return self._tls.s
         except AttributeError:
             cur = threading.current_thread()
             index = self.store.add_thread(threading.get_native_id(), cur.name)
-            t = ThreadState(index, self._clock() + FLUSH_NS)
+            t = self._thread_state(index, self._clock() + FLUSH_NS)
             self._tls.s = t
             with self._threads_lock:
                 self._threads.append(t)
@@ -469,6 +467,27 @@ class Recorder(_ModuleCall, RegionHooks):
         rows = np.array([_row_of(t, i, firsts) for t, i in idents], np.int64)
         keep = rows >= 0
         return rows[keep], ns[keep]
+
+
+class PythonRecorder(_PyModuleCall, _RecorderBody):
+    """The recorder with the pure-Python module-call path."""
+
+
+_c = _compiled()
+if _c is not None:
+
+    class CRecorder(_c.ModuleCall, _RecorderBody):
+        """The recorder with the compiled module-call path (``_crecorder.ModuleCall``)."""
+
+        _thread_state = _c.ThreadState
+
+    Recorder = CRecorder
+else:
+    CRecorder = None
+    Recorder = PythonRecorder
+
+IMPLEMENTATION = "c" if _c is not None else "python"
+"""Which module-call path ``Recorder`` uses: ``"c"`` (compiled extension) or ``"python"``."""
 
 
 def _row_of(t, index: int, firsts: dict) -> int:

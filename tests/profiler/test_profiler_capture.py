@@ -11,6 +11,9 @@ from profiler_fakes import Boom, FakeClock, Linear, Sequential, mlp
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import Profiler, hooks, profile, record_function, schedule
 
+# every test runs with the compiled and the pure-Python recorder (see conftest.py)
+pytestmark = pytest.mark.usefixtures("recorder_impl")
+
 
 def by_path(p):
     return {e.path: e for e in p.events if e.kind == "module"}

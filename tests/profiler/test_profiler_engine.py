@@ -29,6 +29,9 @@ for row in profiler.summary():
 GUIDE_RECORD_FUNCTION = """
 import everyo as eo
 from everyo.profiler import (
+
+# every test runs with the compiled and the pure-Python recorder (see conftest.py)
+pytestmark = pytest.mark.usefixtures("recorder_impl")
     profile,
     record_function,
 )

@@ -14,6 +14,9 @@ from profiler_fakes import FakeClock
 from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler import Profiler, hooks, record_function
 
+# every test runs with the compiled and the pure-Python recorder (see conftest.py)
+pytestmark = pytest.mark.usefixtures("recorder_impl")
+
 
 def _names(p):
     return [e.name for e in p.events]

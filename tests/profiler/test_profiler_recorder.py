@@ -1,0 +1,76 @@
+"""The two module-call paths of the recorder: compiled (``_crecorder``) and pure Python."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+from profiler_fakes import FakeClock, mlp
+
+import everyo as eo
+from everyo.profiler import Profiler, RunRegistry, recorder
+
+
+def _events(cls, monkeypatch, work):
+    monkeypatch.setattr(recorder, "Recorder", cls)
+    clock = FakeClock(tick=7)
+    p = Profiler(clock=clock, registry=RunRegistry())
+    with p:
+        work(clock)
+    return [
+        (e.kind, e.name, e.path, e.depth, e.parent, e.start_ns, e.duration_ns, e.shapes)
+        for e in p.events
+    ]
+
+
+def _workload(clock):
+    model = mlp(clock)
+    for n in (2, 2, 3, 2):  # repeated shapes reuse the last call's packed int; 3 is a new shape
+        model(np.zeros((n, 4)))
+    real = eo.Sequential(eo.Linear(4, 3, seed=0), eo.ReLU())
+    real(eo.zeros(2, 4))
+    real(eo.zeros(2, 4))
+    real(eo.zeros(5, 4))
+
+
+@pytest.mark.skipif(recorder.CRecorder is None, reason="the C extension was not built here")
+def test_compiled_and_python_paths_record_the_same_events(monkeypatch):
+    compiled = _events(recorder.CRecorder, monkeypatch, _workload)
+    python = _events(recorder.PythonRecorder, monkeypatch, _workload)
+    assert compiled == python
+    assert len(compiled) == 4 * 4 + 2 * 3 + 3
+
+
+@pytest.mark.skipif(recorder.CRecorder is None, reason="the C extension was not built here")
+def test_compiled_path_reads_the_same_clock_as_perf_counter_ns(monkeypatch):
+    monkeypatch.setattr(recorder, "Recorder", recorder.CRecorder)
+    model = eo.Sequential(eo.Linear(4, 3, seed=0))
+    p = Profiler(registry=RunRegistry())
+    with p:
+        model(eo.zeros(2, 4))  # the outermost call: thread set-up
+        before = time.perf_counter_ns()
+        model(eo.zeros(2, 4))
+        after = time.perf_counter_ns()
+    inner = [e for e in p.events if e.path == "0"][-1]
+    start = p.run.t0_ns + inner.start_ns
+    assert before <= start and start + inner.duration_ns <= after
+
+
+def test_ci_runs_the_compiled_path():
+    """CI sets EVERYO_REQUIRE_COMPILED=1: there the extension must be built and in use."""
+    if not os.environ.get("EVERYO_REQUIRE_COMPILED"):
+        pytest.skip("EVERYO_REQUIRE_COMPILED is not set (only CI requires the extension)")
+    assert recorder.IMPLEMENTATION == "c", "the _crecorder extension was not built or not loaded"
+    assert recorder.Recorder is recorder.CRecorder
+
+
+def test_pure_python_can_be_forced(tmp_path):
+    import subprocess
+    import sys
+
+    code = "import everyo.profiler.recorder as r; print(r.IMPLEMENTATION)"
+    env = {**os.environ, "EVERYO_PURE_PYTHON": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "python", out.stderr
