@@ -63,7 +63,8 @@ class Trainer:
     loss_fn : callable
         E.g. ``eo.CrossEntropyLoss()``; returns a scalar tensor.
     metrics : iterable of names or callables
-        ``"accuracy"``, ``"binary_accuracy"``, ``"mae"`` or ``fn(outputs, targets) -> float``.
+        ``"accuracy"``, ``"binary_accuracy"``, ``"mae"``, ``"mse"``, ``"r2"`` or
+        ``fn(outputs, targets) -> float``, called with arrays (NumPy on the CPU, CuPy on a GPU).
     device : str or Device
         Where the model runs; batches are moved there.
     grad_clip : float, optional
@@ -269,7 +270,7 @@ class Trainer:
             loss_value = float(loss.item())
             sums["loss"] += self._loss_total(loss_value, n)
             for name, fn in self.metrics.items():
-                sums[name] += fn(outputs.detach(), targets) * n
+                sums[name] += fn(_array(outputs), _array(targets)) * n
             samples += n
             batches += 1
             memory.sample()
@@ -318,7 +319,7 @@ class Trainer:
                     n = _count(targets)
                     sums["loss"] += self._loss_total(float(loss.item()), n)
                     for name, fn in self.metrics.items():
-                        sums[name] += fn(outputs, targets) * n
+                        sums[name] += fn(_array(outputs), _array(targets)) * n
                     samples += n
         finally:
             self.model.train(was_training)
@@ -364,6 +365,12 @@ class Trainer:
 
 
 _END = object()
+
+
+def _array(x):
+    """A metric's argument: the tensor's array (NumPy on the CPU, CuPy on a GPU), so that metric
+    functions written with NumPy work; other values pass through."""
+    return x.data if isinstance(x, Tensor) else x
 
 
 def _progress_bar(loader, epoch: int, epochs: int):

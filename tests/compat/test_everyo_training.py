@@ -286,3 +286,16 @@ def test_history_keys_and_last_in_both_spellings():
     assert history.last()["loss"] == history.last["loss"] == 0.25
     assert history.last() is history.last and history.last == {"epoch": 2, "loss": 0.25,
                                                                "val_loss": 0.3}  # fmt: skip
+
+
+def test_metric_functions_written_with_numpy():
+    def mean_abs(pred, target):
+        return float(np.mean(np.abs(pred - target.reshape(pred.shape))))
+
+    model = eo.Sequential(eo.Linear(2, 1, seed=0))
+    trainer = eo.Trainer(model, eo.SGD(model.parameters(), lr=1e-12), eo.MSELoss(),
+                         metrics=[mean_abs, "mae"])  # fmt: skip
+    loader = eo.DataLoader(eo.ArrayDataset(XS, YS.reshape(-1, 1).astype(np.float32)), 16)
+    trainer.fit(loader, epochs=1, verbose=False)
+    assert trainer.history.last["mean_abs"] == pytest.approx(trainer.history.last["mae"])
+    assert trainer.evaluate(loader)["mean_abs"] == pytest.approx(trainer.history.last["mae"])
