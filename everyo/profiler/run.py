@@ -140,9 +140,15 @@ class Run:
         if self._wall_ns is None:
             self._t0 = self._clock()
 
-    def finish(self, error: BaseException | str | None = None) -> None:
-        """Freeze the duration and set the status (``failed`` when ``error`` is given)."""
-        self._wall_ns = int(self._clock() - self._t0)
+    def finish(
+        self, error: BaseException | str | None = None, *, wall_ns: int | None = None
+    ) -> None:
+        """Freeze the duration and set the status (``failed`` when ``error`` is given).
+
+        ``wall_ns`` gives the duration instead of reading the clock (a run built from a file,
+        or merged from several processes).
+        """
+        self._wall_ns = int(self._clock() - self._t0) if wall_ns is None else int(wall_ns)
         if error is None:
             self.status = "completed"
             return
@@ -194,6 +200,15 @@ class Run:
         first = min(cursor, len(self.store))
         n = first + len(cols["start_ns"])
         return self._batch(cols, first, n), n
+
+    def rows(self, start: int, stop: int | None = None) -> EventBatch:
+        """Rows ``[start, stop)`` as an :class:`EventBatch` (exporters read a run in chunks).
+
+        Parents outside the rows read show as -1, as in :meth:`events_since`.
+        """
+        cols = self.store.read(start, stop)
+        first = min(start, len(self.store))
+        return self._batch(cols, first, first + len(cols["start_ns"]))
 
     def snapshot(self) -> EventBatch:
         """Every row recorded so far."""
