@@ -22,9 +22,23 @@ import numpy as np
 
 from everyo.errors import EveryOFileNotFoundError, EveryOSerializationError
 
-__all__ = ["describe", "inspect_archive"]
+__all__ = ["describe", "inspect_archive", "with_suffix", "resolve_saved"]
 
 _MANIFEST, _ARRAYS = "manifest.json", "arrays.npz"
+
+
+def with_suffix(path: str | os.PathLike) -> str | os.PathLike:
+    """``path`` with ``.evo`` appended when it has no suffix (reference EveryO's rule)."""
+    return path if Path(path).suffix else Path(path).with_suffix(".evo")
+
+
+def resolve_saved(path: str | os.PathLike) -> Path:
+    """The file to read for ``path``: itself, or ``path.evo`` when ``path`` has no suffix and
+    only that file exists."""
+    path = Path(path)
+    if not path.exists() and not path.suffix and path.with_suffix(".evo").exists():
+        return path.with_suffix(".evo")
+    return path
 
 
 def describe(obj, metadata: dict | None) -> dict[str, Any]:
@@ -84,7 +98,7 @@ def inspect_archive(path: str | os.PathLike) -> dict[str, Any]:
     EveryOSerializationError
         The file is missing, not a zip, has no manifest, or the manifest is corrupt.
     """
-    path = Path(path)
+    path = resolve_saved(path)
     if not path.is_file():
         raise EveryOFileNotFoundError(f"no saved file at {path}")
     try:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from everyo.archive import describe, inspect_archive
+from everyo.archive import describe, inspect_archive, resolve_saved, with_suffix
 from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOFileNotFoundError, EveryOSerializationError
@@ -101,14 +101,19 @@ def save(obj, path: str | os.PathLike, *, metadata: dict | None = None,
         arrays, numbers, strings, booleans and None (e.g. ``{"model": ..., "optimizer": ...,
         "epoch": 3}``).
     path : str or PathLike
-        Returned as a ``Path``.
+        The file to write; its folder must exist. A path without a suffix gets ``.evo``
+        (reference EveryO's rule). The new file gets the permissions any new file of this
+        process gets (``0o666`` less the umask).
     metadata : dict, optional
         JSON-serialisable notes kept in the manifest (see :func:`inspect_archive`), with the
         everyo version, the UTC time, the class name and each parameter's shape and dtype.
     overwrite : bool
         False refuses to replace an existing file.
-        The file to write; its folder must exist. The new file gets the permissions any new
-        file of this process gets (``0o666`` less the umask).
+
+    Returns
+    -------
+    Path
+        The path written.
 
     Raises
     ------
@@ -119,6 +124,7 @@ def save(obj, path: str | os.PathLike, *, metadata: dict | None = None,
     from everyo.nn.module import Module
 
     kind = "module" if isinstance(obj, Module) else "object"
+    path = with_suffix(path)
     if not overwrite and Path(path).exists():
         raise EveryOSerializationError(f"{path} exists and overwrite=False; pick another path")
     fields = describe(obj, metadata)
@@ -158,7 +164,7 @@ def load(path: str | os.PathLike, model=None, *, strict: bool = True):
     EveryOSerializationError
         The file is corrupt, truncated, not an everyo file, or from a newer format version.
     """
-    path = Path(path)
+    path = resolve_saved(path)
     if not path.exists():
         raise EveryOFileNotFoundError(f"no saved file at {path}")
     try:

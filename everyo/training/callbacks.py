@@ -164,8 +164,8 @@ class ModelCheckpoint(_Monitor):
         from everyo.serialization import save
 
         target = self.path.format(epoch=epoch, **{k: v for k, v in logs.items() if k != "epoch"})
-        save(trainer.model, Path(target), metadata=_json_safe({**logs, "epoch": epoch}))
-        self.saved.append(target)
+        written = save(trainer.model, Path(target), metadata=_json_safe({**logs, "epoch": epoch}))
+        self.saved.append(str(written))
         self.saved_epochs.append(epoch)
 
 

@@ -173,3 +173,15 @@ def test_fractional_warmup_is_truncated():
             with eo.record_function(name):
                 pass
     assert [e.name for e in prof.events] == ["y", "z"]
+
+
+def test_a_path_without_suffix_gets_evo(tmp_path):
+    model = eo.Linear(2, 2, seed=0)
+    written = eo.save(model, tmp_path / "weights")
+    assert written == tmp_path / "weights.evo" and written.is_file()
+    assert not (tmp_path / "weights").exists()
+    for name in ("weights", "weights.evo"):
+        assert eo.inspect_archive(tmp_path / name)["class_name"] == "Linear"
+        clone = eo.load(tmp_path / name, model=eo.Linear(2, 2, seed=1))
+        assert np.array_equal(clone.weight.numpy(), model.weight.numpy())
+    assert eo.save(model, tmp_path / "weights.eo") == tmp_path / "weights.eo"  # suffix kept

@@ -147,6 +147,9 @@ def test_model_checkpoint_records_epochs_and_metadata(tmp_path):
     assert ckpt.saved_epochs == [1, 2, 4]
     info = eo.inspect_archive(path)
     assert info["metadata"]["epoch"] == 4 and info["metadata"]["val_loss"] == 0.4
+    plain = eo.ModelCheckpoint(tmp_path / "last", save_best_only=False)
+    _trainer().fit(_loader(), epochs=1, callbacks=[plain], verbose=False)
+    assert plain.saved == [str(tmp_path / "last.evo")] and plain.saved_epochs == [1]
     with pytest.raises(ValueError):
         eo.ModelCheckpoint(path, mode="up")
 
