@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:09e05124f46c2c4e | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:cfb99fed24dbf1b1 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -1368,7 +1368,7 @@ function diffCell(row, key) {
   if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
   if (value === null || value === undefined) return "–";
   if (key === "calls_a" || key === "calls_b") return value.toLocaleString("en-US");
-  if (key === "ratio") return `${value.toFixed(2)}×`;
+  if (key === "ratio") return `${value >= 0.1 ? value.toFixed(2) : value.toPrecision(2)}×`;
   if (key === "delta_ms") return `${value > 0 ? "+" : value < 0 ? "−" : ""}${formatMs(Math.abs(value))}`;
   if (typeof value === "number") return formatMs(value);
   return String(value);
@@ -2006,7 +2006,7 @@ function commit(model, values) {
 
 function mountPicker(doc, model) {
   const box = doc.createElement("div");
-  box.className = "everyo-controls everyo-picker-row";
+  box.className = "everyo-picker-row";
   const label = doc.createElement("label");
   label.className = "everyo-picker-box";
   label.textContent = "run ";
@@ -2240,6 +2240,7 @@ const CSS = `
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
 .everyo-memory { margin-top: 0; }
+.everyo-picker-row:not([hidden]) { display: flex; gap: 12px; align-items: center; margin-bottom: 4px; }
 .everyo-compare { margin-top: 10px; }
 .everyo-compare-only > :not(.everyo-compare):not(style) { display: none !important; }
 .everyo-compare-header { font-weight: 600; padding: 4px 0; }

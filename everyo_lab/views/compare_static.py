@@ -42,8 +42,8 @@ def format_diff_cell(row: dict, key: str) -> str:
         return "–"
     if key in ("calls_a", "calls_b"):
         return f"{value:,d}"
-    if key == "ratio":
-        return f"{value:.2f}×"
+    if key == "ratio":  # a 700-fold speed-up is not "0.00×"
+        return f"{value:.2f}×" if value >= 0.1 else f"{value:.2g}×"
     if key == "delta_ms":
         return f"{value:+.3f}"
     if isinstance(value, float):

@@ -32,7 +32,7 @@ export function diffCell(row, key) {
   if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
   if (value === null || value === undefined) return "–";
   if (key === "calls_a" || key === "calls_b") return value.toLocaleString("en-US");
-  if (key === "ratio") return `${value.toFixed(2)}×`;
+  if (key === "ratio") return `${value >= 0.1 ? value.toFixed(2) : value.toPrecision(2)}×`;
   if (key === "delta_ms") return `${value > 0 ? "+" : value < 0 ? "−" : ""}${formatMs(Math.abs(value))}`;
   if (typeof value === "number") return formatMs(value);
   return String(value);

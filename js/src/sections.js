@@ -15,7 +15,7 @@ function commit(model, values) {
  */
 export function mountPicker(doc, model) {
   const box = doc.createElement("div");
-  box.className = "everyo-controls everyo-picker-row";
+  box.className = "everyo-picker-row";
   const label = doc.createElement("label");
   label.className = "everyo-picker-box";
   label.textContent = "run ";

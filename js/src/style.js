@@ -32,6 +32,7 @@ export const CSS = `
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
 .everyo-memory { margin-top: 0; }
+.everyo-picker-row:not([hidden]) { display: flex; gap: 12px; align-items: center; margin-bottom: 4px; }
 .everyo-compare { margin-top: 10px; }
 .everyo-compare-only > :not(.everyo-compare):not(style) { display: none !important; }
 .everyo-compare-header { font-weight: 600; padding: 4px 0; }

@@ -19,6 +19,7 @@ test("diffCell formats counts, ratios, signed changes and missing values", () =>
   assert.equal(diffCell(row, "per_call_ms_a"), "0.0123");
   assert.equal(diffCell(row, "per_call_ms_b"), "–");
   assert.equal(diffCell(row, "ratio"), "0.50×");
+  assert.equal(diffCell({ ...row, ratio: 0.00141 }, "ratio"), "0.0014×"); // not "0.00×"
   assert.equal(diffCell(row, "delta_ms"), "−12.50");
   assert.equal(diffCell({ ...row, delta_ms: 3 }, "delta_ms"), "+3.00");
   assert.equal(diffCell(row, "verdict"), "faster");

@@ -166,6 +166,7 @@ def test_memory_chart_names_the_peak_and_zooms_with_the_flame_chart(lab, page_on
         "ths => ths.map(th => th.textContent)"
     )
     assert any("allocated" in h for h in heads), heads
+    assert not s.cell(BEFORE).locator(".everyo-picker-row").is_visible()  # no picker here
     s.screenshot(s.cell(BEFORE).locator(".everyo-dashboard"), "memory-view")
     # zoom the flame chart: the memory chart follows
     s.drag(s.cell(BEFORE).locator(".everyo-dashboard > .everyo-flame-box .everyo-flame"), 0.2, 0.5)
