@@ -1,0 +1,76 @@
+"""Lab 01 in JupyterLab (Chromium): the solved notebook runs all the way with every check
+passing and its dashboards drawn; the student notebook stops at its first check with one red
+"Not yet" line. Screenshots go to test-artifacts/ (lab-01-dashboard, lab-01-not-yet)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+nbformat = pytest.importorskip("nbformat")
+
+from harness import BrowserSession, missing  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = "01_first_profile.ipynb"
+ENV = {"EVERYO_LAB_SIZE": "small", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _code_index(path: Path, predicate) -> int:
+    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    return next(i for i, c in enumerate(code) if predicate(c))
+
+
+def test_lab_01_in_jupyterlab(tmp_path):
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    solved, student = tmp_path / "solved", tmp_path / "student"
+    solved.mkdir()
+    student.mkdir()
+    shutil.copy(ROOT / "examples" / "solutions" / LAB, solved / LAB)
+    shutil.copy(ROOT / "examples" / LAB, student / LAB)
+    profiled = _code_index(solved / LAB, lambda c: c.source.startswith("%%everyo_profile"))
+    first_check = _code_index(student / LAB, lambda c: "check" in c.metadata.get("tags", []))
+
+    with BrowserSession(tmp_path, app="lab", env=ENV) as s:
+        try:
+            s.open(f"solved/{LAB}")
+            s.run_all()
+            s.wait_all_done(timeout_ms=180000)
+            s.page.wait_for_function(
+                "i => { const b = window.__everyoBoard(i);"
+                " return b && b.plotly === 'loaded' && b.bars > 0; }",
+                arg=profiled,
+                timeout=60000,
+            )
+            text = s.page.inner_text(".jp-Notebook")
+            assert "\u2713 check 4 passed" in text and "Not yet" not in text
+            assert "Error displaying widget" not in text
+            s.screenshot(s.cell(profiled).locator(".everyo-dashboard"), "lab-01-dashboard")
+
+            s.open(f"student/{LAB}")
+            s.run_all()
+            s.page.wait_for_function(
+                "i => { const c = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i];"
+                " return c && /Not yet/.test(c.querySelector('.jp-OutputArea').innerText); }",
+                arg=first_check,
+                timeout=180000,
+            )
+            output = s.cell(first_check).locator(".jp-OutputArea")
+            shown = output.inner_text()
+            assert "\u2717 Not yet (check 1 of 01_first_profile)" in shown
+            assert "Traceback" not in shown and len(shown.strip().splitlines()) == 1
+            s.screenshot(output, "lab-01-not-yet")
+        except BaseException:
+            s.page_screenshot("lab-01-failure")
+            raise
+
+    record = json.loads((solved / "results" / "01_first_profile.json").read_text())
+    assert record["size"] == "small" and len(record["checks_passed"]) == 4
