@@ -23,6 +23,7 @@ from everyo.data.dataset import to_batch
 from everyo.errors import EveryOConfigError
 from everyo.nn.module import Module
 from everyo.nn.utils import clip_grad_norm_
+from everyo.optim.optimizer import Optimizer
 from everyo.profiler import hooks as _hooks
 from everyo.training.callbacks import Callback
 from everyo.training.history import History
@@ -95,6 +96,11 @@ class Trainer:
             grad_clip = gradient_clip
         if not isinstance(model, Module):
             raise TypeError(f"Trainer needs an everyo Module, got {type(model).__name__}")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"Trainer needs an everyo optimizer (eo.SGD, eo.Adam, ... or an eo.Optimizer "
+                f"subclass), got {type(optimizer).__name__}"
+            )
         if not callable(loss_fn):
             raise TypeError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
         if int(accumulate_steps) < 1:

@@ -69,6 +69,8 @@ def test_trainer_rejects_bad_models_losses_epochs_and_callbacks():
         eo.Trainer(object(), eo.SGD(model.parameters()), eo.MSELoss())
     with pytest.raises(TypeError):
         eo.Trainer(model, eo.SGD(model.parameters()), "mse")
+    with pytest.raises(TypeError, match="optimizer"):
+        eo.Trainer(model, object(), eo.MSELoss())
     with pytest.raises(ValueError):
         _trainer().fit(_loader(), epochs=0)
     with pytest.raises(TypeError):
