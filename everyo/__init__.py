@@ -21,9 +21,10 @@ from everyo.serialization import inspect_archive, load, save  # noqa: E402
 
 # reference EveryO's top-level names (docs/everyo-compat.md)
 from everyo.optim import SGD, Adam, Optimizer  # noqa: E402
-from everyo.profiler import Profiler, profile, record_function  # noqa: E402
 
 _LAZY = {"bench", "datasets"}
+# eo.Profiler, eo.profile, eo.record_function: the profiler loads its parts on first use
+_PROFILER_NAMES = {"Profiler", "profile", "record_function"}
 
 
 def __getattr__(name: str):
@@ -36,4 +37,6 @@ def __getattr__(name: str):
         from everyo.bench.environment import environment
 
         return environment
+    if name in _PROFILER_NAMES:
+        return getattr(profiler, name)
     raise AttributeError(f"module 'everyo' has no attribute {name!r}")

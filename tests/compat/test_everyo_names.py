@@ -71,3 +71,18 @@ def test_compat_page_examples_run(monkeypatch, tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["(10, 10) True", "(3, 3, 1, 8) (2, 14, 14, 8)", "(2, 8, 28, 28)"]
     assert (tmp_path / "history.csv").read_text().startswith("epoch,loss,accuracy")
+
+
+def test_reference_names_keep_import_everyo_light():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, everyo as eo\n"
+        "early = sorted(m for m in sys.modules if m.startswith(('everyo.profiler.profiler',"
+        " 'everyo.datasets', 'everyo.bench', 'cupy', 'pandas', 'IPython')))\n"
+        "assert eo.Profiler is eo.profiler.Profiler and callable(eo.record_function)\n"
+        "print(early)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
