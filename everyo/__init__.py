@@ -40,3 +40,7 @@ def __getattr__(name: str):
     if name in _PROFILER_NAMES:
         return getattr(profiler, name)
     raise AttributeError(f"module 'everyo' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY | _PROFILER_NAMES | {"environment"})
