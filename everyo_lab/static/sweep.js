@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:cb16fcfa91cccc35 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:f7e4f7d7881cb007 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -151,6 +151,7 @@ const CSS = `
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
 .everyo-memory { margin-top: 0; }
+.everyo-picker-row:not([hidden]) { display: flex; gap: 12px; align-items: center; margin-bottom: 4px; }
 .everyo-compare { margin-top: 10px; }
 .everyo-compare-only > :not(.everyo-compare):not(style) { display: none !important; }
 .everyo-compare-header { font-weight: 600; padding: 4px 0; }
@@ -336,6 +337,7 @@ const CSS = `
 .everyo-sweep-failed td { color: var(--jp-error-color1, #d62728); }
 .everyo-sweep-recommended td { font-weight: 600; }
 .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-sweep-table td:last-child { white-space: normal; min-width: 16em; }
 `;
 
 function initialize({ model }) {

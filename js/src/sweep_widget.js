@@ -22,6 +22,7 @@ const CSS = `
 .everyo-sweep-failed td { color: var(--jp-error-color1, #d62728); }
 .everyo-sweep-recommended td { font-weight: 600; }
 .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-sweep-table td:last-child { white-space: normal; min-width: 16em; }
 `;
 
 function initialize({ model }) {
