@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("playwright")
 nbformat = pytest.importorskip("nbformat")
 
-from harness import BrowserSession, missing  # noqa: E402
+from harness import PROMPTS_JS, BrowserSession, missing  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "01_first_profile.ipynb"
@@ -25,6 +25,21 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def _code_index(path: Path, predicate) -> int:
     code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     return next(i for i, c in enumerate(code) if predicate(c))
+
+
+def _run_all(s: BrowserSession) -> None:
+    """Run All, answering Lab's "Select Kernel" dialog, which a busy machine can show after
+    the notebook looked ready; retried until some cell runs."""
+    started = f"() => ({PROMPTS_JS})().some(p => /^\\[(\\*|\\d+)\\]/.test(p))"
+    for _ in range(4):
+        s.accept_dialog()
+        s.run_all()
+        try:
+            s.page.wait_for_function(started, timeout=15000)
+            return
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try again
+            continue
+    raise AssertionError("Run All did not start any cell")
 
 
 def test_lab_01_in_jupyterlab(tmp_path):
@@ -42,7 +57,7 @@ def test_lab_01_in_jupyterlab(tmp_path):
     with BrowserSession(tmp_path, app="lab", env=ENV) as s:
         try:
             s.open(f"solved/{LAB}")
-            s.run_all()
+            _run_all(s)
             s.wait_all_done(timeout_ms=180000)
             s.page.wait_for_function(
                 "i => { const b = window.__everyoBoard(i);"
@@ -55,8 +70,11 @@ def test_lab_01_in_jupyterlab(tmp_path):
             assert "Error displaying widget" not in text
             s.screenshot(s.cell(profiled).locator(".everyo-dashboard"), "lab-01-dashboard")
 
-            s.open(f"student/{LAB}")
-            s.run_all()
+            # a fresh workspace (?reset): only the student notebook is open, so cell indices
+            # are its own
+            s.page.goto(s.server.url(f"student/{LAB}") + "?reset")
+            s.wait_ready()
+            _run_all(s)
             s.page.wait_for_function(
                 "i => { const c = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i];"
                 " return c && /Not yet/.test(c.querySelector('.jp-OutputArea').innerText); }",
