@@ -33,10 +33,11 @@ _NUMERIC = (
 class _Threads:
     """``(pid, tid)`` pairs as thread ids of the store, with names from ``"M"`` events."""
 
-    def __init__(self, events: list):
+    def __init__(self, events: list, meta_idx: list[int]):
         self.process_names, self.thread_names = {}, {}
-        for e in events:
-            if e.get("ph") == "M" and isinstance(e.get("args"), dict):
+        for i in meta_idx:
+            e = events[i]
+            if isinstance(e.get("args"), dict):
                 name = e["args"].get("name")
                 where = (_hashable(e.get("pid")), _hashable(e.get("tid")))
                 if e.get("name") == "process_name":
@@ -46,8 +47,18 @@ class _Threads:
         self.idents: dict[tuple, int] = {}
         self.pids: set = set()
 
-    def ident(self, event: dict) -> int:
-        where = (_hashable(event.get("pid")), _hashable(event.get("tid")))
+    def idents_of(self, evs: list[dict]) -> list[int]:
+        """The thread id of each event: one lookup per distinct raw ``(pid, tid)``."""
+        raws = [(e.get("pid"), e.get("tid")) for e in evs]
+        try:
+            memo = {raw: None for raw in raws}
+        except TypeError:  # a list or dict as pid/tid: the slow way
+            return [self._ident((_hashable(p), _hashable(t))) for p, t in raws]
+        for raw in memo:
+            memo[raw] = self._ident((_hashable(raw[0]), _hashable(raw[1])))
+        return [memo[raw] for raw in raws]
+
+    def _ident(self, where: tuple) -> int:
         if where not in self.idents:
             tid = where[1]
             taken = set(self.idents.values())
@@ -64,9 +75,8 @@ class _Threads:
         for (pid, tid), ident in self.idents.items():
             name = self.thread_names.get((pid, tid)) or _label("thread", tid)
             if several:
-                name = ": ".join(
-                    x for x in (self.process_names.get(pid) or _label("process", pid), name) if x
-                )
+                process = self.process_names.get(pid) or _label("process", pid)
+                name = ": ".join(x for x in (process, name) if x)
             out.append((ident, name or "trace"))
         return out
 
@@ -82,55 +92,107 @@ def _hashable(value):
     return value if isinstance(value, (int, float, str, type(None))) else str(value)
 
 
-def _intervals(events: list):
-    """``(event, start_us, dur_us, args)`` of every timed region, in file order."""
-    out, open_b = [], {}
-    last_us = None
-    for i, e in enumerate(events):
-        if not isinstance(e, dict):
-            raise Malformed(f"traceEvents[{i}] is {str(e)[:40]!r}, not an event object")
-        ph = e.get("ph")
-        if ph not in ("X", "B", "E", "i", "I"):
-            continue
-        where = f"traceEvents[{i}] (ph {ph!r}, name {str(e.get('name', ''))[:60]!r})"
-        ts = number(e, "ts", where)
-        last_us = ts if last_us is None else max(last_us, ts)
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
-        if ph == "X":
-            dur = number(e, "dur", where, default=0, minimum=0)
-            last_us = max(last_us, ts + dur)
-            out.append((e, ts, dur, args))
-        elif ph in ("i", "I"):
-            out.append((e, ts, 0, args))
-        elif ph == "B":
-            open_b.setdefault((_hashable(e.get("pid")), _hashable(e.get("tid"))), []).append(
-                (len(out), e)
-            )
-            out.append(None)  # filled when its "E" arrives, so file order is kept
-        else:
-            stack = open_b.get((_hashable(e.get("pid")), _hashable(e.get("tid"))))
-            if not stack:
-                continue  # an end without a begin: the trace started inside the region
-            slot, b = stack.pop()
-            begin = b["ts"]
-            if ts < begin:
-                raise Malformed(f"{where} ends at ts={ts}, before its 'B' began at {begin}")
-            b_args = b.get("args") if isinstance(b.get("args"), dict) else {}
-            out[slot] = (b, begin, ts - begin, {**b_args, **args})
-    for stack in open_b.values():  # never closed: as chrome://tracing draws them, to the end
-        for slot, b in stack:
-            b_args = b.get("args") if isinstance(b.get("args"), dict) else {}
-            out[slot] = (b, b["ts"], max(last_us - b["ts"], 0), b_args)
-    return [x for x in out if x is not None]
+def _where(events: list, i: int) -> str:
+    e = events[i]
+    return f"traceEvents[{i}] (ph {e.get('ph')!r}, name {str(e.get('name', ''))[:60]!r})"
 
 
-def _counters(events: list, origin_us: float) -> dict:
+def _by_phase(events: list) -> dict[str, list[int]]:
+    """Indices of the events of each phase; a non-object is :class:`Malformed`."""
+    try:
+        phs = [e.get("ph") for e in events]
+    except AttributeError:
+        i, e = next((i, e) for i, e in enumerate(events) if type(e) is not dict)
+        raise Malformed(f"traceEvents[{i}] is {str(e)[:40]!r}, not an event object") from None
+    phs = np.array([p if type(p) is str else "" for p in phs], dtype=object)
+    return {
+        ph: np.flatnonzero(phs == ph).tolist()
+        for ph in ("X", "B", "E", "i", "I", "C", "M")
+        if len(phs)
+    }
+
+
+def _column(events: list, idx: list[int], field: str, *, default=None, minimum=None):
+    """``field`` of the indexed events as float64, checked at NumPy speed; the first event
+    with a missing, non-number, non-finite or too small value is :class:`Malformed`."""
+    values = [events[i].get(field, default) for i in idx]
+    arr = np.array(values) if values else np.zeros(0)
+    if arr.dtype.kind in "iuf":
+        arr = arr.astype(np.float64)
+        if np.isfinite(arr).all() and (minimum is None or not (arr < minimum).any()):
+            return arr
+    for i in idx:  # slow path: name the offender
+        number(events[i], field, _where(events, i), default=default, minimum=minimum)
+    return np.array(values, np.float64)
+
+
+def _args(e: dict) -> dict:
+    args = e.get("args")
+    return args if type(args) is dict else {}
+
+
+def _all_args(evs: list[dict]) -> list[dict]:
+    args = [e.get("args") for e in evs]
+    return [a if type(a) is dict else {} for a in args]
+
+
+def _intervals(events: list, phases: dict):
+    """Every timed region as parallel columns: event index, start and duration (µs), args."""
+    xs = phases.get("X", [])
+    instants = phases.get("i", []) + phases.get("I", [])
+    idx = xs + instants
+    x_ts = _column(events, xs, "ts")
+    x_dur = _column(events, xs, "dur", default=0, minimum=0)
+    i_ts = _column(events, instants, "ts")
+    start, dur = [x_ts, i_ts], [x_dur, np.zeros(len(instants))]
+    args = _all_args([events[i] for i in idx])
+    ends = [x_ts + x_dur, i_ts]
+    paired = sorted(phases.get("B", []) + phases.get("E", []))
+    if paired:
+        b_idx, b_start, b_dur, b_args, last = _begin_end(events, paired)
+        ends.append(np.array([last]))
+        last_us = max(float(e.max()) for e in ends if len(e))
+        b_dur = [last_us - s if d is None else d for s, d in zip(b_start, b_dur)]
+        idx += b_idx
+        args += b_args
+        start.append(np.array(b_start, np.float64))
+        dur.append(np.maximum(np.array(b_dur, np.float64), 0))
+    return idx, np.concatenate(start), np.concatenate(dur), args
+
+
+def _begin_end(events: list, paired: list[int]):
+    """``B``/``E`` pairs matched per (pid, tid) as a stack; an unclosed ``B`` gets ``None``
+    as its duration (it runs to the end of the trace), a lone ``E`` is skipped."""
+    idx, start, dur, args, stacks = [], [], [], [], {}
+    last = -np.inf
+    for i in paired:
+        e = events[i]
+        ts = number(e, "ts", _where(events, i))
+        last = max(last, ts)
+        where = (_hashable(e.get("pid")), _hashable(e.get("tid")))
+        if e["ph"] == "B":
+            stacks.setdefault(where, []).append(len(idx))
+            idx.append(i)
+            start.append(ts)
+            dur.append(None)
+            args.append(_args(e))
+        elif stacks.get(where):
+            slot = stacks[where].pop()
+            if ts < start[slot]:
+                raise Malformed(
+                    f"{_where(events, i)} ends at ts={ts}, before its 'B' began at {start[slot]}"
+                )
+            dur[slot] = ts - start[slot]
+            args[slot] = {**args[slot], **_args(e)}
+    return idx, start, dur, args, last
+
+
+def _counters(events: list, idx: list[int], origin_us: float) -> dict:
     counters: dict[str, tuple[list, list]] = {}
-    for i, e in enumerate(events):
-        if not isinstance(e, dict) or e.get("ph") != "C":
-            continue
-        ts = number(e, "ts", f"traceEvents[{i}] (ph 'C', name {str(e.get('name'))[:60]!r})")
-        values = [v for v in (e.get("args") or {}).values() if isinstance(v, (int, float))]
+    for i in idx:
+        e = events[i]
+        ts = number(e, "ts", _where(events, i))
+        values = [v for v in _args(e).values() if isinstance(v, (int, float))]
         if values:
             t, v = counters.setdefault(str(e.get("name", "counter")), ([], []))
             t.append(round((ts - origin_us) * 1000))
@@ -143,29 +205,24 @@ def from_chrome(data: dict):
     events = data.get("traceEvents")
     if not isinstance(events, list):
         raise Malformed(f"'traceEvents' is a {type(events).__name__}, not a list of events")
-    header = (data.get("otherData") or {}).get("everyo_run") if isinstance(data, dict) else None
+    header = (data.get("otherData") or {}).get("everyo_run")
     ours = isinstance(header, dict)
-    regions = _intervals(events)
-    threads = _Threads(events)
-    origin = 0.0 if ours or not regions else min(r[1] for r in regions)
+    phases = _by_phase(events)
+    idx, start_us, dur_us, args = _intervals(events, phases)
+    origin = 0.0 if ours or not len(start_us) else float(start_us.min())
+    threads = _Threads(events, phases.get("M", []))
+    evs = [events[i] for i in idx]
+    idents = threads.idents_of(evs)
     b = Builder()
-    start = np.array([r[1] - origin for r in regions], np.float64)
-    cols = {
-        "start_ns": np.round(start * 1000).astype(np.int64),
-        "dur_ns": np.round(np.array([r[2] for r in regions], np.float64) * 1000).astype(np.int64),
-    }
-    idents = [threads.ident(e) for e, *_ in regions]
     for ident, name in threads.named(prefix=not ours):
         b.tid(ident, name)
-    args = [r[3] for r in regions]
-    cols["key"] = np.array(
-        [
-            b.key(e.get("cat", "user"), e.get("name", ""), a.get("path", "") if ours else "")
-            for (e, *_), a in zip(regions, args)
-        ],
-        np.int32,
-    )
-    cols["tid"] = np.array([b.tid(i) for i in idents], np.int16)
+    key_ids = _keys(evs, args if ours else None, b)
+    cols = {
+        "start_ns": np.round((start_us - origin) * 1000).astype(np.int64),
+        "dur_ns": np.round(dur_us * 1000).astype(np.int64),
+        "key": key_ids,
+        "tid": np.array([b.tid(i) for i in idents], np.int16),
+    }
     cols["depth"], _ = nesting(
         cols["tid"].astype(np.int64), cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
     )
@@ -174,14 +231,31 @@ def from_chrome(data: dict):
         meta = {i: a["metadata"] for i, a in enumerate(args) if a.get("metadata")}
     else:
         meta = {i: dict(a) for i, a in enumerate(args) if a}
-    if not ours:
         header = {"label": "chrome trace"}
         if len(threads.pids) == 1:
             pid = next(iter(threads.pids))
             if isinstance(pid, int) and not isinstance(pid, bool):
                 header["process_id"] = pid
     # file order is not row order: the store puts rows back in post-order (from_columns)
-    return run_from(header, b.store(cols, meta), _counters(events, origin))
+    counters = _counters(events, phases.get("C", []), origin)
+    return run_from(header, b.store(cols, meta), counters)
+
+
+def _keys(evs: list[dict], args: list[dict] | None, b: Builder) -> np.ndarray:
+    """The interned (category, name, path) of each event; paths only in everyo's traces."""
+    if args is None:
+        raws = [(e.get("cat", "user"), e.get("name", ""), "") for e in evs]
+    else:
+        raws = [
+            (e.get("cat", "user"), e.get("name", ""), a.get("path", "")) for e, a in zip(evs, args)
+        ]
+    try:
+        memo = {raw: None for raw in raws}
+    except TypeError:  # an unhashable name or category: the slow way
+        return np.array([b.key(*raw) for raw in raws], np.int32)
+    for raw in memo:
+        memo[raw] = b.key(*raw)
+    return np.array([memo[raw] for raw in raws], np.int32)
 
 
 def _everyo_columns(cols: dict, args: list, b: Builder) -> None:
