@@ -18,7 +18,7 @@ from everyo_lab.views.header import header_info
 from everyo_lab.views.icicle import icicle_figure
 from everyo_lab.views.report import Report, build_report, display_label, live_report
 from everyo_lab.views.static import render_html
-from everyo_lab.views.sweep import sweep_figure
+from everyo_lab.views.sweep import sweep_charts, sweep_figure
 from everyo_lab.views.table import table_rows
 from everyo_lab.views.text import render_text
 
@@ -35,6 +35,28 @@ __all__ = [
     "live_report",
     "render_html",
     "render_text",
+    "sweep_charts",
     "sweep_figure",
     "table_rows",
+    "SweepReport",
+    "build_sweep_report",
+    "render_sweep_html",
+    "render_sweep_text",
 ]
+
+# The sweep report needs everyo.bench (a few hundred milliseconds of imports): loaded on first
+# use, so that `%load_ext everyo_lab` stays quick.
+_LAZY = {
+    "SweepReport": "everyo_lab.views.sweep_report",
+    "build_sweep_report": "everyo_lab.views.sweep_report",
+    "render_sweep_html": "everyo_lab.views.sweep_static",
+    "render_sweep_text": "everyo_lab.views.sweep_static",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'everyo_lab.views' has no attribute {name!r}")

@@ -224,3 +224,16 @@ def test_text_rendering_lists_every_point_and_the_recommendation():
     assert any(line.split()[:2] == ["32", "ok"] and "recommended" in line for line in lines)
     assert any(line.split()[:2] == ["128", "oom"] for line in lines)
     assert lines[-1].startswith("Batch size 32 is recommended")
+
+
+def test_sweep_views_are_exported_and_loaded_on_first_use():
+    import subprocess
+    import sys
+
+    import everyo_lab.views as views
+
+    assert views.build_sweep_report is build_sweep_report and views.sweep_charts is sweep_charts
+    assert views.render_sweep_html is render_sweep_html
+    code = "import sys, everyo_lab.views; print('everyo.bench' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # %load_ext imports the views: keep it quick
