@@ -95,6 +95,8 @@ def page_on_failure(request, lab):
 
 
 def _wait_compare(s: BrowserSession, index: int, timeout_ms: int = 60000) -> dict:
+    # Lab may skip laying out cells far off screen: bring the comparison into view first
+    s.cell(index).locator(".everyo-compare").scroll_into_view_if_needed()
     s.page.wait_for_function(
         f"i => {{ const c = ({COMPARE_JS})(i);"
         " return c && c.a.bars > 0 && c.b.bars > 0 && c.rows.length > 0 && c.a.xrange; }",
@@ -153,6 +155,7 @@ def test_magic_compare_shows_the_comparison_under_the_dashboard(lab, page_on_fai
 
 def test_memory_chart_names_the_peak_and_zooms_with_the_flame_chart(lab, page_on_failure):
     s = lab
+    s.cell(BEFORE).locator(".everyo-memory").scroll_into_view_if_needed()
     s.page.wait_for_function(
         f"i => {{ const m = ({MEMORY_JS})(i); return m && m.points > 0 && m.window; }}",
         arg=BEFORE,
