@@ -22,6 +22,8 @@ from pathlib import Path
 from everyo.errors import EveryOConfigError
 from everyo.fileio import atomic_open, dumps
 from everyo.profiler.export._checks import check_metadata
+from everyo.profiler.export.raw import batches, optional_fields
+from everyo.profiler.export.raw import export_json as export_raw
 
 CHUNK_ROWS = 100_000
 FORMATS = ("events", "raw")
@@ -55,13 +57,7 @@ def _chunk_lines(batch) -> str:
         f',"kind":{json.dumps(kind)},"path":{json.dumps(path)},' for kind, _, path in batch.keys
     ]
     pid = batch.process_id
-    extra = [""] * len(batch)
-    if batch.shape_id is not None:
-        extra = [f',"shapes":{json.dumps(s)}' for s in batch.shapes]
-    for name in _OPTIONAL:
-        col = getattr(batch, name)
-        if col is not None:
-            extra = [f'{e},"{name}":{v}' for e, v in zip(extra, col.tolist())]
+    extra = optional_fields(batch, _OPTIONAL)
     return ",\n".join(
         f'{{"name":{names[k]},"duration_ns":{dur},"start_ns":{start},"process_id":{pid},'
         f'"thread_id":{tid},"metadata":{meta}{tails[k]}"depth":{depth},"parent":{parent},'
@@ -83,12 +79,9 @@ def _chunk_lines(batch) -> str:
 def export_events(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
     """Write ``run``'s events as a JSON array to ``path`` (gzip when it ends in ``.gz``)."""
     check_metadata(run.store.metadata, path)
-    n = run.num_events
     with atomic_open(path, compress=None) as f:
         f.write("[\n")
-        for lo in range(0, n, chunk_rows):
-            cols = run.store.read(lo, lo + chunk_rows)
-            batch = run._batch(cols, lo, lo + len(cols["start_ns"]))
+        for lo, batch in batches(run, chunk_rows):
             f.write((",\n" if lo else "") + _chunk_lines(batch))
         f.write("\n]\n")
     return Path(path)
@@ -98,8 +91,6 @@ def export_json(run, path, *, format: str = "events", chunk_rows: int = CHUNK_RO
     """Write ``run`` as JSON: ``format="events"`` (the default, the reference's array of events)
     or ``format="raw"`` (everyo's richer file with the run header; see ``raw``)."""
     if format == "raw":
-        from everyo.profiler.export.raw import export_json as export_raw
-
         return export_raw(run, path, chunk_rows=chunk_rows)
     if format != "events":
         raise EveryOConfigError(

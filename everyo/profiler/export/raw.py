@@ -30,18 +30,31 @@ def _json_fields(**fields) -> str:
     return text.replace("%", "%%")
 
 
-def _chunk_lines(batch) -> str:
-    keys = ['{"row":%d,' + _json_fields(name=n, kind=k, path=p) for k, n, p in batch.keys]
-    head = np.array(keys or [""], dtype=object)[batch.key].tolist()
-    fmt = '%s"start_ns":%d,"dur_ns":%d,"depth":%d,"parent":%d,"tid":%d%s}'.__mod__
+def batches(run, chunk_rows: int):
+    """``(first row, EventBatch)`` of at most ``chunk_rows`` rows each: memory stays bounded."""
+    for lo in range(0, run.num_events, chunk_rows):
+        cols = run.store.read(lo, lo + chunk_rows)
+        yield lo, run._batch(cols, lo, lo + len(cols["start_ns"]))
+
+
+def optional_fields(batch, names=_OPTIONAL) -> list[str]:
+    """Each row's ``,"shapes":...`` and ``,"flops":...`` (etc.) text, for the columns recorded."""
     extra = [""] * len(batch)
     shapes = batch.shapes
     if shapes is not None:
         extra = [f',"shapes":{json.dumps(s)}' for s in shapes]
-    for name in _OPTIONAL:
+    for name in names:
         col = getattr(batch, name)
         if col is not None:
             extra = [f'{e},"{name}":{v}' for e, v in zip(extra, col.tolist())]
+    return extra
+
+
+def _chunk_lines(batch) -> str:
+    keys = ['{"row":%d,' + _json_fields(name=n, kind=k, path=p) for k, n, p in batch.keys]
+    head = np.array(keys or [""], dtype=object)[batch.key].tolist()
+    fmt = '%s"start_ns":%d,"dur_ns":%d,"depth":%d,"parent":%d,"tid":%d%s}'.__mod__
+    extra = optional_fields(batch)
     for off, meta in batch.metadata_items():
         extra[off] += ',"metadata":' + dumps(meta)
     rows = batch.row.tolist()
@@ -64,7 +77,6 @@ def _chunk_lines(batch) -> str:
 def export_json(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
     """Write ``run``'s header and raw events to ``path`` (gzip when it ends in ``.gz``)."""
     check_metadata(run.store.metadata, path)
-    n = run.num_events
     counters = {
         name: {"t_ns": t.tolist(), "values": v.tolist()} for name, (t, v) in run.counters.items()
     }
@@ -73,13 +85,7 @@ def export_json(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
         f.write(f'"run":{dumps(run.header(), default=str)},\n')
         f.write(f'"threads":{json.dumps(run.store.threads)},\n')
         f.write(f'"counters":{json.dumps(counters)},\n"events":[\n')
-        for lo in range(0, n, chunk_rows):
-            batch = _head(run, lo, chunk_rows)
+        for lo, batch in batches(run, chunk_rows):
             f.write((",\n" if lo else "") + _chunk_lines(batch))
         f.write("\n]}\n")
     return Path(path)
-
-
-def _head(run, lo: int, k: int):
-    cols = run.store.read(lo, lo + k)
-    return run._batch(cols, lo, lo + len(cols["start_ns"]))
