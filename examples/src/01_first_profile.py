@@ -244,17 +244,17 @@ lab.check(
 )
 
 # %% [markdown]
-# Profile the new model too. Its flame chart is no longer dominated by the normalisation, and
-# `analysis.diff` compares the two runs group by group, biggest change first.
+# Profile the new model too, and compare it with the baseline: `--compare baseline` shows,
+# under the new run's dashboard, both flame charts on one time axis (zooming together) and a
+# diff table, biggest change first, with a verdict per row ("faster", "slower" or "within
+# noise", from the per-call durations). `everyo_lab.compare("baseline", "vectorised")` shows
+# the same view on its own; `analysis.diff` gives the numbers as a table.
 
 # %%
-%%everyo_profile --label vectorised --top 8
+%%everyo_profile --label vectorised --compare baseline --top 8
 with eo.no_grad():
     for _ in range(5):
         out = fast_model(x)
-
-# %%
-print(analysis.diff(runs["baseline"], runs["vectorised"]))
 
 # %% [markdown]
 # ## 7. Record the result
