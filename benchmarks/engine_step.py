@@ -269,7 +269,9 @@ def check_same(impls, steps=3):
     for name, (impl, _) in impls.items():
         np.testing.assert_allclose(losses[name], losses["numpy"], rtol=2e-4, err_msg=f"{name} loss")
         for a, b in zip(ref_w, impl.params):
-            np.testing.assert_allclose(b, a, rtol=2e-3, atol=2e-5, err_msg=f"{name} weights")
+            # Adam moves each weight by about LR a step whatever its gradient, so elements with a
+            # gradient near zero differ in float32 rounding by up to a fraction of LR
+            np.testing.assert_allclose(b, a, rtol=2e-3, atol=LR / 10, err_msg=f"{name} weights")
 
 
 def measure(section, label, kind, sizes, batch, opt, rounds, steps, np_target, torch_target):
@@ -280,11 +282,12 @@ def measure(section, label, kind, sizes, batch, opt, rounds, steps, np_target, t
     e, n = t["everyo"], t["numpy"]
     r_np = paired_ratio(e, n)
     cells = [label, f"{median(n) * 1e3:.3f}", f"{median(e) * 1e3:.3f}"]
-    cells.append(f"{r_np:.2f}× ({spread(e, n)})")
+    cells.append(f"{r_np:.2f}× ({spread(e, n)}; best {min(e) / min(n):.2f}×)")
     targets = [f"≤ {np_target}× NumPy: {verdict(r_np, np_target)}"] if np_target else []
     if "torch" in t:
         r_t = paired_ratio(e, t["torch"])
         cells += [f"{median(t['torch']) * 1e3:.3f}", f"{r_t:.2f}× ({spread(e, t['torch'])})"]
+        cells[-1] = cells[-1][:-1] + f"; best {min(e) / min(t['torch']):.2f}×)"
         if torch_target:
             targets.append(f"≤ {torch_target}× torch: {verdict(r_t, torch_target)}")
     else:
@@ -299,7 +302,8 @@ def section(quick: bool = False) -> Section:
         "Forward, cross-entropy, backward and the optimizer step; everyo and torch through "
         "their `nn` and `optim`, NumPy written by hand; the same initial weights, one thread. "
         "The three agree (losses and weights after 3 steps) before timing. Times per step are "
-        "medians of the rounds; ratios are medians of per-round ratios (inter-quartile range).",
+        "medians of the rounds; ratios are medians of per-round ratios (inter-quartile range; "
+        "best: the fastest round of each side, the least disturbed).",
         ["step", "NumPy ms", "everyo ms", "everyo / NumPy", "torch ms", "everyo / torch", "target"],
     )
     rounds, steps = (2, 2) if quick else (15, 10)
@@ -308,7 +312,9 @@ def section(quick: bool = False) -> Section:
         for opt in ("sgd", "adam") if i == 0 else ("adam",):
             label = f"MLP {name}, {'SGD' if opt == 'sgd' else 'Adam'}"
             np_target = 1.3 if i == 0 else None
-            measure(s, label, "mlp", sizes, batch, opt, rounds, steps, np_target, 1.2)
+            # the small step is short: more rounds, so that the median outlasts load spikes
+            r, k = (rounds * 3, steps * 2) if i == 0 else (rounds, steps)
+            measure(s, label, "mlp", sizes, batch, opt, r, k, np_target, 1.2)
     measure(s, "CNN 32×3×32×32, conv-relu-pool ×2 + linear, SGD", "cnn", None, 32 if not quick
             else 4, "sgd", rounds, max(1, steps // 3), None, 1.2)  # fmt: skip
     if optional("torch") is None:

@@ -246,9 +246,10 @@ def section(quick: bool = False) -> Section:
         "Profiler cost against torch.profiler, viztracer, pyinstrument and cProfile",
         "Same workloads for every tool (see `peers.py`); torch.profiler measures the PyTorch "
         "twin of the everyo model. Slowdown: median of paired ratios profiled / unprofiled over "
-        "interleaved rounds. Per event: the extra time per step divided by the events the tool "
-        "recorded per step (its own unit: everyo a module call, torch.profiler an ATen op or "
-        "module, viztracer and cProfile a Python or C function call, pyinstrument a sample).",
+        "interleaved rounds. Per event: that slowdown, as time per step, divided by the events "
+        "the tool recorded per step (its own unit: everyo a module call, torch.profiler an ATen "
+        "op or module, viztracer and cProfile a Python or C function call, pyinstrument a "
+        "sample).",
         [
             "workload",
             "tool",
@@ -259,7 +260,7 @@ def section(quick: bool = False) -> Section:
             "ns per event",
         ],  # fmt: skip
     )
-    rounds, steps = (1, 2) if quick else (9, 20)
+    rounds, steps = (1, 2) if quick else (7, 10)
     all_tools = tools(s.notes)
     with one_thread():
         for wname, make in WORKLOADS.items():
@@ -279,12 +280,12 @@ def section(quick: bool = False) -> Section:
                     evs.append(ev / steps)
                 slow = paired_ratio(ons, offs) - 1
                 per_step = median(evs)
-                extra = (median(ons) - median(offs)) / steps
+                extra = slow * median(offs) / steps  # the paired slowdown, in seconds a step
                 per_event = f"{extra / per_step * 1e9:.0f}" if per_step else "–"
                 s.row(wname, tool.name, f"{median(offs) / steps * 1e3:.3f}",
                       f"{median(ons) / steps * 1e3:.3f}", f"{slow * 100:+.0f} %",
                       f"{per_step:.0f}", per_event)  # fmt: skip
-    s.notes += sessions(all_tools, 1_000 if quick else 100_000, 0.3 if quick else 5.0)
+    s.notes += sessions(all_tools, 1_000 if quick else 50_000, 0.3 if quick else 3.0)
     s.notes += off_costs(1_000 if quick else 100_000)
     return s
 
@@ -301,7 +302,8 @@ def sessions(all_tools, target_events: int, max_seconds: float) -> list[str]:
                 continue
             probe, ev = profiled(tool, fn, 2)
             steps = max(1, int(target_events / max(ev / 2, 1)))
-            steps = min(steps, max(1, int(max_seconds / max(probe / 2, 1e-9))))
+            if isinstance(tool, PyinstrumentTool):  # a sampler: its events are time, not calls
+                steps = min(steps, max(1, int(max_seconds / max(probe / 2, 1e-9))))
             before = rss_bytes()
             tool.start()
             loop(fn, steps)
