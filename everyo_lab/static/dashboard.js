@@ -1,4 +1,4 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:cfb99fed24dbf1b1 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:bd1e3d0cb5592f19 | built by js/build.mjs from js/src: do not edit
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -38,7 +38,6 @@ function formatCell(key, value) {
   if (typeof value === "string") return value;
   if (MS_KEYS.has(key)) return formatMs(value);
   if (key === "share") return formatShare(value);
-  if (key === "pct") return `${value.toFixed(1)} %`;
   if (key === "mem_bytes") return formatCount(value).replace(/ ?([kMGT]?)$/, (_, p) => ` ${p}B`);
   if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
@@ -47,7 +46,6 @@ function formatCell(key, value) {
 
 function columnLabel(key) {
   if (key.endsWith("_ms")) return `${key.slice(0, -3).replace(/_/g, " ")} (ms)`;
-  if (key === "pct") return "% of run";
   if (key === "mem_bytes") return "allocated"; // profile_memory: bytes of the arrays returned
   return key.replace(/_/g, " ");
 }
@@ -1447,12 +1445,18 @@ function mountCompare(doc, model, state) {
     const c = comparison();
     return { wall_ms: sharedExtent(c), live: false, events: (c[side] && c[side].events) || 0 };
   };
-  const flameA = new FlameView(doc, model, { get store() { return state.compareStore; } }, a.box, { report: sideReport("a") });
-  const flameB = new FlameView(doc, model, { get store() { return state.store; } }, b.box, { report: sideReport("b") });
-  a.box.appendChild(flameA.el);
-  b.box.appendChild(flameB.el);
-  flameA.windowListeners.add((w) => flameB.setZoom(w));
-  flameB.windowListeners.add((w) => flameA.setZoom(w));
+  let flames = null;
+  let plotly = null;
+  const makeFlames = () => {
+    const flameA = new FlameView(doc, model, { get store() { return state.compareStore; } }, a.box, { report: sideReport("a") });
+    const flameB = new FlameView(doc, model, { get store() { return state.store; } }, b.box, { report: sideReport("b") });
+    a.box.appendChild(flameA.el);
+    b.box.appendChild(flameB.el);
+    flameA.windowListeners.add((w) => flameB.setZoom(w));
+    flameB.windowListeners.add((w) => flameA.setZoom(w));
+    if (plotly) for (const f of [flameA, flameB]) f.setPlotly(plotly);
+    return [flameA, flameB];
+  };
 
   let shown = null;
   const update = () => {
@@ -1460,6 +1464,7 @@ function mountCompare(doc, model, state) {
     el.hidden = !c.a || !c.b;
     if (el.hidden || c === shown) return;
     shown = c;
+    if (!flames) flames = makeFlames();
     header.textContent = compareHeadline(c);
     steps.textContent = stepsVerdictText(c.steps);
     steps.hidden = !c.steps;
@@ -1475,20 +1480,18 @@ function mountCompare(doc, model, state) {
     schedule();
   };
   const schedule = () => {
-    if (el.hidden) return;
-    flameA.schedule();
-    flameB.schedule();
+    if (el.hidden || !flames) return;
+    for (const f of flames) f.schedule();
   };
-  const setPlotly = (plotly) => {
-    flameA.setPlotly(plotly);
-    flameB.setPlotly(plotly);
+  const setPlotly = (p) => {
+    plotly = p;
+    if (flames) for (const f of flames) f.setPlotly(p);
   };
   const destroy = () => {
-    flameA.destroy();
-    flameB.destroy();
+    if (flames) for (const f of flames) f.destroy();
   };
   update();
-  return { el, update, schedule, setPlotly, destroy, flames: [flameA, flameB], traits: ["comparison", "compare_id"] };
+  return { el, update, schedule, setPlotly, destroy, traits: ["comparison", "compare_id"] };
 }
 return { DIFF_COLUMNS, speedupText, diffCell, compareHeadline, stepsVerdictText, sharedExtent, renderDiffTable, mountCompare };
 })();
@@ -1870,16 +1873,20 @@ function renderComparePicker(doc, runs, selected, compareId, onPick) {
 return { groupRunsByLabel, runOptionText, renderPicker, renderComparePicker };
 })();
 
+// ---- src/schema.js
+const __everyo_src_schema_js = (() => {
+const GROUP_HEADERS = {"name": "name", "path": "module [path]", "shape": "input shapes"};
+const COLUMN_ORDER = ["label", "name", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "median_ms", "min_ms", "max_ms", "std_ms", "flops", "gflops", "device_ms", "mem_bytes", "shapes", "path"];
+const SORT_KEYS = ["total_ms", "self_ms", "mean_ms", "max_ms", "min_ms", "median_ms", "std_ms", "calls", "share", "name", "kind", "flops", "gflops", "device_ms", "mem_bytes"];
+return { GROUP_HEADERS, COLUMN_ORDER, SORT_KEYS };
+})();
+
 // ---- src/table.js
 const __everyo_src_table_js = (() => {
 const { columnLabel, formatCell } = __everyo_src_format_js;
+const { COLUMN_ORDER } = __everyo_src_schema_js;
 
-const GROUP_HEADERS = { name: "name", path: "module path", shape: "input shapes" };
-
-const PREFERRED = [
-  "label", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "median_ms", "min_ms",
-  "max_ms", "std_ms", "gflops", "device_ms", "mem_bytes", "shapes",
-];
+const PREFERRED = COLUMN_ORDER;
 
 function summaryColumns(rows, groupBy) {
   const hidden = new Set(["name", "path", "module"]);
@@ -1990,14 +1997,15 @@ function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
   patchBody(doc, table.createTBody(), bodyCells(rows, columns, sort));
   return table;
 }
-return { GROUP_HEADERS, summaryColumns, sortRows, nextSort, tableColumns, shareWidth, bodyCells, headKey, patchBody, renderTable };
+return { summaryColumns, sortRows, nextSort, tableColumns, shareWidth, bodyCells, headKey, patchBody, renderTable };
 })();
 
 // ---- src/sections.js
 const __everyo_src_sections_js = (() => {
 const { whenIdle } = __everyo_src_idle_js;
 const { renderComparePicker, renderPicker } = __everyo_src_picker_js;
-const { GROUP_HEADERS, bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } = __everyo_src_table_js;
+const { GROUP_HEADERS } = __everyo_src_schema_js;
+const { bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } = __everyo_src_table_js;
 
 function commit(model, values) {
   for (const [name, value] of Object.entries(values)) model.set(name, value);

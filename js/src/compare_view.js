@@ -119,13 +119,21 @@ export function mountCompare(doc, model, state) {
     const c = comparison();
     return { wall_ms: sharedExtent(c), live: false, events: (c[side] && c[side].events) || 0 };
   };
-  const flameA = new FlameView(doc, model, { get store() { return state.compareStore; } }, a.box, { report: sideReport("a") });
-  const flameB = new FlameView(doc, model, { get store() { return state.store; } }, b.box, { report: sideReport("b") });
-  a.box.appendChild(flameA.el);
-  b.box.appendChild(flameB.el);
-  // one time axis: the window either chart shows, the other shows too
-  flameA.windowListeners.add((w) => flameB.setZoom(w));
-  flameB.windowListeners.add((w) => flameA.setZoom(w));
+  // The two charts exist only once there is a comparison: a dashboard of one run pays nothing
+  // (no hidden plotly figures drawn when plotly.js arrives).
+  let flames = null;
+  let plotly = null;
+  const makeFlames = () => {
+    const flameA = new FlameView(doc, model, { get store() { return state.compareStore; } }, a.box, { report: sideReport("a") });
+    const flameB = new FlameView(doc, model, { get store() { return state.store; } }, b.box, { report: sideReport("b") });
+    a.box.appendChild(flameA.el);
+    b.box.appendChild(flameB.el);
+    // one time axis: the window either chart shows, the other shows too
+    flameA.windowListeners.add((w) => flameB.setZoom(w));
+    flameB.windowListeners.add((w) => flameA.setZoom(w));
+    if (plotly) for (const f of [flameA, flameB]) f.setPlotly(plotly);
+    return [flameA, flameB];
+  };
 
   let shown = null;
   const update = () => {
@@ -133,6 +141,7 @@ export function mountCompare(doc, model, state) {
     el.hidden = !c.a || !c.b;
     if (el.hidden || c === shown) return;
     shown = c;
+    if (!flames) flames = makeFlames();
     header.textContent = compareHeadline(c);
     steps.textContent = stepsVerdictText(c.steps);
     steps.hidden = !c.steps;
@@ -148,18 +157,16 @@ export function mountCompare(doc, model, state) {
     schedule();
   };
   const schedule = () => {
-    if (el.hidden) return;
-    flameA.schedule();
-    flameB.schedule();
+    if (el.hidden || !flames) return;
+    for (const f of flames) f.schedule();
   };
-  const setPlotly = (plotly) => {
-    flameA.setPlotly(plotly);
-    flameB.setPlotly(plotly);
+  const setPlotly = (p) => {
+    plotly = p;
+    if (flames) for (const f of flames) f.setPlotly(p);
   };
   const destroy = () => {
-    flameA.destroy();
-    flameB.destroy();
+    if (flames) for (const f of flames) f.destroy();
   };
   update();
-  return { el, update, schedule, setPlotly, destroy, flames: [flameA, flameB], traits: ["comparison", "compare_id"] };
+  return { el, update, schedule, setPlotly, destroy, traits: ["comparison", "compare_id"] };
 }
