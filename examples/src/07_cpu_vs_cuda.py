@@ -153,8 +153,9 @@ if GPU:
             eo.matmul(a, b)
 
     synchronize = eo.cuda.synchronize
-    start_event, end_event = cupy.cuda.Event(), cupy.cuda.Event()
+    run()  # warm up: the first product also creates cuBLAS's handle and loads its kernels
     synchronize()
+    start_event, end_event = cupy.cuda.Event(), cupy.cuda.Event()
     start_event.record()
     run()
     end_event.record()
