@@ -65,7 +65,7 @@ def memory_view(run, *, max_points: int = MAX_POINTS):
     return {
         "track": track,
         "tracks": list(counters),
-        "t_ms": (t[keep] / 1e6).tolist(),
+        "t_ms": np.round(t[keep] / 1e6, 4).tolist(),  # 0.1 µs: a third less widget state
         "bytes": v[keep].tolist(),
         "peak": {"t_ms": int(t[i]) / 1e6, "bytes": int(v[i]), **owner},
         "top": top_allocators(batch),
