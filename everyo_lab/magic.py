@@ -70,11 +70,22 @@ def _refresh_hz(text: str) -> float:
 
 
 def _sort_key(text: str) -> str:
-    from everyo.profiler.analysis import SORT_KEYS
+    from everyo.profiler.schema import SORT_KEYS
 
-    keys = (*SORT_KEYS, "share")
-    if text not in keys:
-        raise argparse.ArgumentTypeError(f"unknown column {text!r}; use one of {', '.join(keys)}")
+    if text not in SORT_KEYS:
+        keys = ", ".join(SORT_KEYS)
+        raise argparse.ArgumentTypeError(f"unknown column {text!r}; use one of {keys}")
+    return text
+
+
+def _group_by(text: str) -> str:
+    from everyo.errors import EveryOError
+    from everyo.profiler.schema import check_group_by
+
+    try:
+        check_group_by(text)
+    except EveryOError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 
@@ -96,8 +107,13 @@ def _schedule(text: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The option parser; names match ``everyo.profiler.Profiler``'s keyword arguments."""
-    from everyo.profiler.analysis import GROUP_BY
+    """The option parser; names match ``everyo.profiler.Profiler``'s keyword arguments.
+
+    The options shared with ``python -m everyo profile`` come from
+    :data:`everyo.profiler.options.OPTIONS`; ``--schedule``, ``--compare``, ``--no-live`` and
+    ``--refresh`` are the magic's own.
+    """
+    from everyo.profiler.options import add_options
 
     p = _Parser(
         prog="%%everyo_profile",
@@ -105,19 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
         description="Profile this cell with everyo and show the live dashboard.",
     )
-    p.add_argument(
-        "--warmup",
-        type=_non_negative_int,
-        default=0,
-        metavar="N",
-        help="events to skip before recording (Profiler(warmup=N))",
-    )
-    p.add_argument(
-        "--no-shapes",
-        dest="record_shapes",
-        action="store_false",
-        help="do not record input/output shapes",
-    )
+    types = {
+        "count": _non_negative_int,
+        "positive": _positive_int,
+        "sort": _sort_key,
+        "group_by": _group_by,
+    }
+    add_options(p, types)
     p.add_argument(
         "--schedule",
         type=_schedule,
@@ -126,14 +136,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="record by steps: wait,warmup,active[,repeat] steps per cycle; mark each step "
         "with everyo.profiler.step() (Profiler(schedule=schedule(...)))",
     )
-    p.add_argument("--record-ops", action="store_true", help="record every tensor op too")
-    p.add_argument("--profile-memory", action="store_true", help="record memory use")
-    p.add_argument(
-        "--label", default=None, metavar="NAME", help="name of the run in everyo.profiler.runs"
-    )
-    p.add_argument(
-        "--export", default=None, metavar="PATH", help="also write a Chrome trace (JSON) to PATH"
-    )
     p.add_argument(
         "--compare",
         default=None,
@@ -141,17 +143,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare with the earlier run LABEL in everyo.profiler.runs (or an exported file): "
         "both flame charts on one time axis and a diff table with verdicts",
     )
-    p.add_argument(
-        "--top", type=_positive_int, default=None, metavar="K", help="show the K largest table rows"
-    )
-    p.add_argument(
-        "--sort",
-        type=_sort_key,
-        default="total_ms",
-        metavar="KEY",
-        help="table sort column (total_ms, self_ms, calls, mean_ms, ...)",
-    )
-    p.add_argument("--group-by", choices=GROUP_BY, default="name", help="table grouping")
     p.add_argument(
         "--no-live",
         dest="live",
@@ -177,12 +168,13 @@ def parse_options(line: str) -> argparse.Namespace:
     opts = build_parser().parse_args(words)
     if opts.group_by == "shape" and not opts.record_shapes:  # else the first draw would raise
         raise UsageProblem("--group-by shape needs shapes: drop --no-shapes")
-    if opts.export is not None:  # before the cell runs, so a typo in the path costs no run
+    if opts.chrome_trace is not None:  # before the cell runs: a typo in the path costs no run
         from everyo.cli.destination import check_destination
         from everyo.errors import EveryOConfigError
+        from everyo.profiler.options import flag_used
 
         try:
-            check_destination(opts.export, "--export")
+            check_destination(opts.chrome_trace, flag_used(words, "chrome_trace"))
         except EveryOConfigError as exc:
             raise UsageProblem(str(exc)) from None
     return opts
@@ -208,15 +200,9 @@ def _baseline(label):
 
 def _make_profiler(opts: argparse.Namespace):
     from everyo.profiler import Profiler
+    from everyo.profiler.options import profiler_kwargs
 
-    return Profiler(
-        warmup=opts.warmup,
-        record_shapes=opts.record_shapes,
-        record_ops=opts.record_ops,
-        profile_memory=opts.profile_memory,
-        schedule=opts.schedule,
-        label=opts.label,
-    )
+    return Profiler(**profiler_kwargs(opts), schedule=opts.schedule)
 
 
 class CellFailed(Exception):
@@ -384,8 +370,8 @@ def _finish(board, handle, static, run, opts) -> None:
             handle.update(board.widget_bundle(), raw=True)
         if static is not None:
             static.update(board.static_bundle(hide_when_live=True), raw=True)
-    if opts.export:
+    if opts.chrome_trace:
         from everyo_lab.widgets.export import export_chrome_trace
 
-        path = export_chrome_trace(run, opts.export)
+        path = export_chrome_trace(run, opts.chrome_trace)
         print(f"everyo: wrote Chrome trace {path}")

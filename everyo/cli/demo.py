@@ -12,6 +12,7 @@ import numpy as np
 
 from everyo.cli.destination import check_destination
 from everyo.errors import EveryOConfigError
+from everyo.profiler import schema
 
 DEFAULT_OUT = "everyo-demo.trace.json"
 
@@ -25,12 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--steps", type=int, default=5, help="training steps per model")
     parser.add_argument("--top", type=int, default=None, metavar="N", help="rows to show")
-    parser.add_argument("--group-by", default="name", metavar="KEY", help="name | path | shape")
+    parser.add_argument(
+        "--group-by", default="name", metavar="KEY", help=" | ".join(schema.GROUP_BY)
+    )
 
 
 def _check(args: argparse.Namespace) -> None:
     """Every option, before any work (the export path too)."""
-    from everyo.profiler.analysis import GROUP_BY
+    from everyo.profiler.schema import check_group_by
 
     if args.steps < 1:
         raise EveryOConfigError(
@@ -38,8 +41,7 @@ def _check(args: argparse.Namespace) -> None:
         )
     if args.top is not None and args.top < 1:
         raise EveryOConfigError(f"--top takes a whole number >= 1, got {args.top}")
-    if args.group_by not in GROUP_BY:
-        raise EveryOConfigError(f"--group-by {args.group_by!r}: use one of {', '.join(GROUP_BY)}")
+    check_group_by(args.group_by, "--group-by")
     check_destination(args.out, "--out")
 
 

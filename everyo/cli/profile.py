@@ -17,57 +17,27 @@ import traceback
 from everyo.cli.destination import check_destination
 from everyo.errors import EveryOConfigError, EveryOExportError
 
-# option -> takes a value
-OPTIONS = {
-    "--chrome-trace": True,
-    "--json": True,
-    "--top": True,
-    "--sort": True,
-    "--group-by": True,
-    "--warmup": True,
-    "--label": True,
-    "--record-ops": False,
-    "--profile-memory": False,
-    "--no-shapes": False,
-}
+# options only the CLI has; the rest are everyo.profiler.options.OPTIONS, shared with the magic
+CLI_OPTIONS = {"--json": True}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from everyo.profiler.options import add_options
+
     parser.add_argument("script", help="the Python script to run under the profiler")
     parser.add_argument(
         "script_args",
         nargs=argparse.REMAINDER,
         help="arguments for the script (profile options are picked out)",
     )
-    parser.add_argument(
-        "--chrome-trace", metavar="PATH", help="write a Chrome/Perfetto trace (.json or .json.gz)"
-    )
+    add_options(parser, types={"count": int, "positive": int})
     parser.add_argument("--json", metavar="PATH", help="write the raw events as JSON")
-    parser.add_argument("--top", type=int, default=None, metavar="N", help="show the N top rows")
-    parser.add_argument(
-        "--sort",
-        default="total_ms",
-        metavar="KEY",
-        help="column to sort by (total_ms, self_ms, mean_ms, calls, ...)",
-    )
-    parser.add_argument("--group-by", default="name", metavar="KEY", help="name | path | shape")
-    parser.add_argument(
-        "--warmup", type=int, default=0, metavar="N", help="skip the first N recorded events"
-    )
-    parser.add_argument("--label", default=None, help="a name for the run")
-    parser.add_argument(
-        "--record-ops", action="store_true", help="also record every op with FLOPs and bytes"
-    )
-    parser.add_argument(
-        "--profile-memory",
-        action="store_true",
-        help="bytes allocated per event, live tensor bytes and peak",
-    )
-    parser.add_argument("--no-shapes", action="store_true", help="do not record shapes")
 
 
 def split_script_args(args: argparse.Namespace) -> list[str]:
     """Move profile options found after the script into ``args``; return the script's argv."""
+    from everyo.profiler.options import option_for
+
     rest, script_args = list(args.script_args), []
     while rest:
         token = rest.pop(0)
@@ -75,18 +45,20 @@ def split_script_args(args: argparse.Namespace) -> list[str]:
             script_args += rest
             break
         name, eq, value = token.partition("=")
-        if name not in OPTIONS:
+        opt = option_for(name)
+        if opt is None and name not in CLI_OPTIONS:
             script_args.append(token)
             continue
-        dest = name[2:].replace("-", "_")
-        if not OPTIONS[name]:
-            setattr(args, dest, True)
+        dest = opt.dest if opt else name[2:].replace("-", "_")
+        if opt is not None and opt.kind in ("flag", "no"):
+            setattr(args, dest, opt.kind == "flag")
             continue
         if not eq:
             if not rest:
                 raise EveryOConfigError(f"{name} needs a value")
             value = rest.pop(0)
-        setattr(args, dest, _int(name, value) if dest in ("top", "warmup") else value)
+        number = opt is not None and opt.kind in ("count", "positive")
+        setattr(args, dest, _int(name, value) if number else value)
     return script_args
 
 
@@ -98,14 +70,12 @@ def _int(name: str, value: str) -> int:
 
 
 def _check(args) -> None:
-    from everyo.profiler.analysis import GROUP_BY, SORT_KEYS
+    from everyo.profiler.schema import check_group_by, check_sort_by
 
     if not os.path.isfile(args.script):
         raise EveryOConfigError(f"no such script: {args.script}")
-    if args.group_by not in GROUP_BY:
-        raise EveryOConfigError(f"--group-by {args.group_by!r}: use one of {', '.join(GROUP_BY)}")
-    if args.sort not in SORT_KEYS:
-        raise EveryOConfigError(f"--sort {args.sort!r}: use one of {', '.join(SORT_KEYS)}")
+    check_group_by(args.group_by, "--group-by")
+    check_sort_by(args.sort, "--sort")
     if args.warmup < 0:
         raise EveryOConfigError("--warmup takes a whole number >= 0")
     if args.top is not None and args.top < 1:
@@ -144,16 +114,12 @@ def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseExceptio
 
 def run(args: argparse.Namespace) -> int:
     from everyo.profiler import Profiler
+    from everyo.profiler.options import profiler_kwargs
 
     script_argv = split_script_args(args)
     _check(args)
-    profiler = Profiler(
-        warmup=args.warmup,
-        record_shapes=not args.no_shapes,
-        record_ops=args.record_ops,
-        profile_memory=args.profile_memory,
-        label=args.label or os.path.basename(args.script),
-    )
+    args.label = args.label or os.path.basename(args.script)
+    profiler = Profiler(**profiler_kwargs(args))
     code, error = _run_script(args.script, script_argv, profiler)
     run = profiler.stop(error)
     sys.stdout.flush()

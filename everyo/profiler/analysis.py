@@ -8,28 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from everyo.errors import EveryOProfilerError
+from everyo.profiler import schema
 from everyo.profiler.batch import EventBatch
 from everyo.profiler.table import SummaryTable
 
-GROUP_BY = ("name", "path", "shape")
-SORT_KEYS = (
-    "total_ms",
-    "self_ms",
-    "mean_ms",
-    "max_ms",
-    "min_ms",
-    "median_ms",
-    "std_ms",
-    "calls",
-    "pct",
-    "name",
-    "kind",
-    "flops",
-    "gflops",
-    "device_ms",
-    "mem_bytes",
-)
-TREE_BY = ("path", "name")
+GROUP_BY, SORT_KEYS, TREE_BY = schema.GROUP_BY, schema.SORT_KEYS, schema.TREE_BY  # re-exported
 
 
 def _resolve(source) -> tuple[EventBatch, int, object]:
@@ -131,9 +114,7 @@ def _order_stats(g: np.ndarray, dur: np.ndarray, calls: np.ndarray):
     return sd[starts], sd[ends - 1], (sd[lo] + sd[hi]) / 2.0
 
 
-def _check(value, valid, what):
-    if value not in valid:
-        raise EveryOProfilerError(f"unknown {what} {value!r}; use one of {', '.join(valid)}")
+_check = schema.check_choice
 
 
 def summarize(
@@ -146,7 +127,8 @@ def summarize(
     """Aggregate events into rows: one per (kind, name), (kind, path) or (kind, name, shapes).
 
     Rows hold ``name, kind, calls, total_ms, mean_ms, max_ms, min_ms, median_ms, std_ms,
-    self_ms, pct`` (share of the run's wall time), plus ``path`` (name grouping, when one path),
+    self_ms, share`` (``total_ms`` / the run's wall time, in [0, 1]; see
+    :mod:`everyo.profiler.schema`), plus ``path`` (name grouping, when one path),
     ``shapes`` (shape grouping), ``flops``/``gflops`` (``record_ops``), ``mem_bytes``
     (``profile_memory``) and ``device_ms``/``host_only`` (CUDA timing).
     """
@@ -181,7 +163,7 @@ def _stats_rows(batch, g, G, names, wall) -> list[dict]:
     mean = total / np.maximum(calls, 1)
     std = np.sqrt(np.bincount(g, weights=(dur - mean[g]) ** 2, minlength=G) / np.maximum(calls, 1))
     mn, mx, med = _order_stats(g, dur, calls)
-    pct = total / wall * 100.0 if wall > 0 else np.zeros(G)
+    share = np.clip(total / wall, 0.0, 1.0) if wall > 0 else np.zeros(G)
     cols = [
         a.tolist()
         for a in (
@@ -193,7 +175,7 @@ def _stats_rows(batch, g, G, names, wall) -> list[dict]:
             med / 1e6,
             std / 1e6,
             selfs / 1e6,
-            pct,
+            share,
         )
     ]
     return [
@@ -208,7 +190,7 @@ def _stats_rows(batch, g, G, names, wall) -> list[dict]:
             "median_ms": cols[5][i],
             "std_ms": cols[6][i],
             "self_ms": cols[7][i],
-            "pct": cols[8][i],
+            "share": cols[8][i],
         }
         for i in range(G)
     ]

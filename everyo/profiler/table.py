@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-_PREFERRED = (
-    "name",
-    "kind",
-    "calls",
-    "total_ms",
-    "self_ms",
-    "mean_ms",
-    "min_ms",
-    "median_ms",
-    "max_ms",
-    "std_ms",
-    "pct",
-    "device_ms",
-    "flops",
-    "gflops",
-    "mem_bytes",
-    "shapes",
-    "path",
-)
+from everyo.profiler.schema import COLUMN_ORDER, TEXT_COLUMNS
+
+_PREFERRED = tuple(k for k in COLUMN_ORDER if k != "label")  # rows here have no label
 _HIDDEN = {"module", "host_only", "bytes"}
 
 
@@ -30,8 +14,8 @@ def _fmt(value, column: str) -> str:
     if isinstance(value, bool):
         return "yes" if value else ""
     if isinstance(value, float):
-        if column == "pct":
-            return f"{value:.1f}"
+        if column == "share":
+            return f"{value:.1%}"
         if column == "gflops":
             return f"{value:.2f}"
         return f"{value:.3f}"
@@ -54,7 +38,7 @@ class SummaryTable(list):
     ----------
     group_by : str
     wall_ms : float
-        Wall time of the run (what ``pct`` is a share of).
+        Wall time of the run (what ``share`` is a fraction of).
     notes : list of str
         Printed under the table (host-only timings, skipped warmup events...).
     """
@@ -98,7 +82,7 @@ class SummaryTable(list):
                 if row.get("host_only"):
                     line[0] += " *"
         widths = [max(len(c), *(len(line[i]) for line in cells)) for i, c in enumerate(cols)]
-        numeric = [c not in ("name", "kind", "shapes", "path") for c in cols]
+        numeric = [c not in TEXT_COLUMNS for c in cols]
 
         def render(values):
             parts = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from everyo.profiler import schema
+
 __all__ = [
     "OVERLAP_WARNING",
     "TEXT_COLUMNS",
@@ -17,22 +19,31 @@ OVERLAP_WARNING = (
     "and read the sum as wall-clock time."
 )
 
-TEXT_COLUMNS = ("label", "shapes", "name", "module", "kind")
+TEXT_COLUMNS = schema.TEXT_COLUMNS
 """Columns aligned left like the group column; every other column is a number."""
 
-_BASE = (
-    ("calls", "calls", "{:,d}"),
-    ("total_ms", "total ms", "{:.3f}"),
-    ("self_ms", "self ms", "{:.3f}"),
-    ("mean_ms", "mean ms", "{:.3f}"),
-    ("max_ms", "max ms", "{:.3f}"),
+# the numbers the rendered tables show, and how; order and headers come from the schema
+_BASE_FORMATS = {
+    "calls": "{:,d}",
+    "total_ms": "{:.3f}",
+    "self_ms": "{:.3f}",
+    "mean_ms": "{:.3f}",
+    "max_ms": "{:.3f}",
+}
+_OPTIONAL_FORMATS = {
+    "gflops": "{:.2f}",
+    "device_ms": "{:.3f}",
+    "mem_bytes": "bytes",  # profile_memory only: bytes of the arrays returned
+}
+_BASE = tuple(
+    (c.key, c.header, _BASE_FORMATS[c.key]) for c in schema.COLUMNS if c.key in _BASE_FORMATS
 )
-_OPTIONAL = (
-    ("gflops", "GFLOP/s", "{:.2f}"),
-    ("device_ms", "device ms", "{:.3f}"),
-    ("mem_bytes", "allocated", "bytes"),  # profile_memory only: bytes of the arrays returned
+_OPTIONAL = tuple(
+    (c.key, c.header, _OPTIONAL_FORMATS[c.key])
+    for c in schema.COLUMNS
+    if c.key in _OPTIONAL_FORMATS
 )
-_GROUP_HEADER = {"name": "name", "path": "module [path]", "shape": "input shapes"}
+_GROUP_HEADER = schema.GROUP_HEADERS
 
 
 def display_label(name: str, path: str) -> str:

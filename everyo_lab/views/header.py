@@ -18,8 +18,8 @@ def header_info(run=None, *, report: Report | None = None) -> dict:
         ``id``, ``label``, ``status``, ``error`` (``None`` unless failed), ``wall_ms``,
         ``events``, ``start_time`` (unix seconds), ``start_iso`` (local time, seconds),
         ``steps`` (the report's step summary or ``None``) and ``hot_spots``: the report's, up
-        to three dicts ``name``, ``path``, ``kind``, ``label``, ``self_ms``, ``share`` (self
-        time / wall time, in [0, 1]) and ``pct`` (the same in percent), most self time first.
+        to three dicts ``name``, ``path``, ``kind``, ``label``, ``self_ms`` and ``share`` (self
+        time / wall time, in [0, 1]), most self time first.
     """
     r = as_report(run, report)
     return {
@@ -32,5 +32,5 @@ def header_info(run=None, *, report: Report | None = None) -> dict:
         "start_time": r.start_time,
         "start_iso": r.start_iso,
         "steps": r.steps,
-        "hot_spots": [{**h, "pct": 100.0 * h["share"]} for h in r.hot_spots],
+        "hot_spots": [dict(h) for h in r.hot_spots],
     }

@@ -166,7 +166,7 @@ class LiveTable:
                 "median_ms": None,
                 "std_ms": None,
                 "self_ms": agg["self_ns"] / 1e6,
-                "pct": total / wall_ns * 100.0 if wall_ns > 0 else 0.0,
+                "share": min(1.0, total / wall_ns) if wall_ns > 0 else 0.0,
             }
             if group_by == "shape":
                 row["shapes"] = shape_table[label[1]] if label[1] >= 0 else ""

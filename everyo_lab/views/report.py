@@ -126,10 +126,9 @@ def build_report(
 
     Raises
     ------
-    EveryOConfigError
-        For an unknown ``group_by``, or a ``sort_by`` column the rows lack.
     EveryOProfilerError
-        For ``group_by="shape"`` on a run recorded without shapes.
+        For an unknown ``group_by``, a ``sort_by`` column the rows lack, or
+        ``group_by="shape"`` on a run recorded without shapes.
     """
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 

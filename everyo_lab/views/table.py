@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from everyo.errors import EveryOConfigError
+from everyo.errors import EveryOProfilerError
+from everyo.profiler.schema import GROUP_BY, check_group_by
 from everyo_lab.views._batch import as_run
 from everyo_lab.views.columns import event_label
 
@@ -20,8 +21,6 @@ __all__ = [
     "table_rows",
     "wall_ns",
 ]
-
-GROUP_BY = ("name", "path", "shape")
 
 
 def wall_ns(run_or_batch) -> int:
@@ -64,20 +63,15 @@ def table_rows(
 
     Raises
     ------
-    EveryOConfigError
-        For an unknown ``group_by`` or ``sort_by`` column.
+    EveryOProfilerError
+        For an unknown ``group_by`` or ``sort_by`` column (a ``ValueError``; the check is
+        :func:`everyo.profiler.schema.check_group_by`, shared with the profiler and the CLI).
     """
     check_group_by(group_by)
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
     rows = [dict(r) for r in analysis.summarize(run_or_batch, group_by=group_by)]
     return finish_rows(rows, wall_ns(run_or_batch), sort_by=sort_by, descending=descending, top=top)
-
-
-def check_group_by(group_by: str) -> None:
-    """Raise :class:`EveryOConfigError` unless ``group_by`` is one of :data:`GROUP_BY`."""
-    if group_by not in GROUP_BY:
-        raise EveryOConfigError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
 
 
 def finish_rows(
@@ -114,7 +108,7 @@ def sort_rows(rows: list[dict], sort_by: str, *, descending: bool = True) -> lis
     """Sort rows by one column; ``None``/NaN sort last, numbers before text."""
     if rows and not any(sort_by in r for r in rows):
         columns = ", ".join(sorted({k for r in rows for k in r}))
-        raise EveryOConfigError(f"cannot sort by {sort_by!r}; columns are: {columns}")
+        raise EveryOProfilerError(f"cannot sort by {sort_by!r}; columns are: {columns}")
 
     def missing(v) -> bool:
         return v is None or (isinstance(v, float) and math.isnan(v))

@@ -16,14 +16,15 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from everyo.errors import EveryOConfigError, EveryOProfilerError
+from everyo.errors import EveryOProfilerError
+from everyo.profiler.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
 from everyo_lab.widgets.stream import EventStream
 
 STATIC = Path(__file__).parent.parent / "static"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-GROUPS = ("name", "path", "shape")
+GROUPS = GROUP_BY  # from everyo.profiler.schema, like the front end's select
 # JupyterLab renders a widget-view output whose model is gone (a reopened notebook, no kernel)
 # as "Error displaying widget: model not found" and never falls back to the same bundle's
 # text/html. So the magic shows the static rendering as an output of its own, right after the
@@ -448,10 +449,11 @@ def _with_fallback_sort(build, run, options: dict):
     median while live) falls back to ``total_ms``, grouping by shape a run recorded without
     shapes to grouping by name."""
     try:
-        try:
-            return build(run, **options)
-        except EveryOConfigError:
-            return build(run, **{**options, "sort_by": "total_ms"})
+        return build(run, **options)
+    except EveryOProfilerError:
+        pass
+    try:
+        return build(run, **{**options, "sort_by": "total_ms"})
     except EveryOProfilerError:
         return build(run, **{**options, "sort_by": "total_ms", "group_by": "name"})
 

@@ -40,7 +40,6 @@ export function formatCell(key, value) {
   if (typeof value === "string") return value;
   if (MS_KEYS.has(key)) return formatMs(value);
   if (key === "share") return formatShare(value);
-  if (key === "pct") return `${value.toFixed(1)} %`;
   if (key === "mem_bytes") return formatCount(value).replace(/ ?([kMGT]?)$/, (_, p) => ` ${p}B`);
   if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
   if (typeof value === "number") return formatCount(value);
@@ -50,7 +49,6 @@ export function formatCell(key, value) {
 /** A column key as a header label: "total_ms" -> "total (ms)". */
 export function columnLabel(key) {
   if (key.endsWith("_ms")) return `${key.slice(0, -3).replace(/_/g, " ")} (ms)`;
-  if (key === "pct") return "% of run";
   if (key === "mem_bytes") return "allocated"; // profile_memory: bytes of the arrays returned
   return key.replace(/_/g, " ");
 }

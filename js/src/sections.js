@@ -2,7 +2,8 @@
 // with its group-by select, and the icicle. Each `mount*` returns `{el, update, ...}`.
 import { whenIdle } from "./idle.js";
 import { renderComparePicker, renderPicker } from "./picker.js";
-import { GROUP_HEADERS, bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } from "./table.js";
+import { GROUP_HEADERS } from "./schema.js";
+import { bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } from "./table.js";
 
 function commit(model, values) {
   for (const [name, value] of Object.entries(values)) model.set(name, value);

@@ -1,13 +1,9 @@
 // The summary table: sortable columns, group-by select, share bars.
 import { columnLabel, formatCell } from "./format.js";
+import { COLUMN_ORDER } from "./schema.js";
 
-/** How a grouping is named, as the first column's header and in the group-by select. */
-export const GROUP_HEADERS = { name: "name", path: "module path", shape: "input shapes" };
-
-const PREFERRED = [
-  "label", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "median_ms", "min_ms",
-  "max_ms", "std_ms", "gflops", "device_ms", "mem_bytes", "shapes",
-];
+// the column order is generated from everyo/profiler/schema.py
+const PREFERRED = COLUMN_ORDER;
 
 /**
  * The columns of report rows: the label first (it holds the name and the module path), then

@@ -25,7 +25,6 @@ test("formatCell formats by column key", () => {
   assert.equal(formatCell("name", "Linear"), "Linear");
   assert.equal(formatCell("total_ms", 3.14159), "3.14");
   assert.equal(formatCell("share", 0.25), "25.0 %");
-  assert.equal(formatCell("pct", 12.345), "12.3 %");
   assert.equal(formatCell("calls", 20), "20");
   assert.equal(formatCell("calls", 1024), "1,024");
   assert.equal(formatCell("flops", 2048), "2.0 k");

@@ -36,7 +36,7 @@ def test_summary_rows_hold_guide_columns_sorted_by_total(run20):
             "median_ms",
             "std_ms",
             "self_ms",
-            "pct",
+            "share",
             "kind",
             "path",
         } <= set(r)
@@ -53,7 +53,7 @@ def test_summary_rows_hold_guide_columns_sorted_by_total(run20):
     assert lin["path"] == ""  # two paths, "0" and "2"
     assert relu["path"] == "1"
     wall = run20.run.wall_ns
-    assert seq["pct"] == pytest.approx(seq["total_ms"] * 1e6 / wall * 100)
+    assert seq["share"] == pytest.approx(seq["total_ms"] * 1e6 / wall)
 
 
 def test_group_by_path_and_shape(run20):

@@ -1,0 +1,125 @@
+"""The profiler's command-line options, declared once for ``python -m everyo profile`` and the
+``%%everyo_profile`` magic.
+
+Each option's ``dest`` is the Python API's keyword (``Profiler(warmup=..., record_shapes=...)``,
+``summary(group_by=..., top=...)``; ``sort`` is ``sort_by``, ``chrome_trace`` the path given
+to ``export_chrome_trace``). The first flag is the canonical name; later ones are aliases kept
+for old command lines (``--export`` for ``--chrome-trace``). Each front end turns a
+:attr:`Option.kind` into its own argparse ``type`` (the magic reports a bad value as a usage
+message, the CLI as an ``EveryOConfigError``), so the checks differ in wording only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import NamedTuple
+
+from everyo.profiler import schema
+
+__all__ = [
+    "OPTIONS",
+    "Option",
+    "add_options",
+    "flag_used",
+    "option_for",
+    "profiler_kwargs",
+    "takes_value",
+]
+
+
+class Option(NamedTuple):
+    """One option: ``flags`` (canonical first), ``dest``, ``kind``, ``default``, ``help``.
+
+    ``kind`` is ``"flag"`` (sets ``True``), ``"no"`` (sets ``False``: ``--no-shapes`` clears
+    ``record_shapes``), ``"count"`` (whole number >= 0), ``"positive"`` (whole number >= 1),
+    ``"group_by"``, ``"sort"``, ``"path"`` or ``"text"``.
+    """
+
+    flags: tuple[str, ...]
+    dest: str
+    kind: str
+    default: object
+    help: str
+    metavar: str | None = None
+
+
+OPTIONS = (
+    Option(("--warmup",), "warmup", "count", 0, "skip the first N recorded events", "N"),
+    Option(("--no-shapes",), "record_shapes", "no", True, "do not record input/output shapes"),
+    Option(("--record-ops",), "record_ops", "flag", False, "also record every op (FLOPs, bytes)"),
+    Option(
+        ("--profile-memory",),
+        "profile_memory",
+        "flag",
+        False,
+        "bytes allocated per event, live tensor bytes and peak",
+    ),
+    Option(("--label",), "label", "text", None, "name of the run in everyo.profiler.runs", "NAME"),
+    Option(("--top",), "top", "positive", None, "show the N largest table rows", "N"),
+    Option(
+        ("--sort",),
+        "sort",
+        "sort",
+        "total_ms",
+        "table sort column (total_ms, self_ms, calls, mean_ms, ...)",
+        "KEY",
+    ),
+    Option(("--group-by",), "group_by", "group_by", "name", " | ".join(schema.GROUP_BY), "KEY"),
+    Option(
+        ("--chrome-trace", "--export"),
+        "chrome_trace",
+        "path",
+        None,
+        "also write a Chrome/Perfetto trace to PATH (.json or .json.gz)",
+        "PATH",
+    ),
+)
+"""The options the CLI and the magic share, in the order ``--help`` lists them."""
+
+
+def add_options(
+    parser: argparse.ArgumentParser, types: dict[str, Callable[[str], object]] | None = None
+) -> None:
+    """Add :data:`OPTIONS` to ``parser``; ``types`` maps a kind to an argparse ``type``."""
+    types = types or {}
+    for opt in OPTIONS:
+        if opt.kind in ("flag", "no"):
+            action = "store_true" if opt.kind == "flag" else "store_false"
+            parser.add_argument(*opt.flags, dest=opt.dest, action=action, help=opt.help)
+            continue
+        kwargs = {"type": types[opt.kind]} if opt.kind in types else {}
+        parser.add_argument(
+            *opt.flags,
+            dest=opt.dest,
+            default=opt.default,
+            metavar=opt.metavar,
+            help=opt.help,
+            **kwargs,
+        )
+
+
+def takes_value(flag: str) -> bool | None:
+    """Whether ``flag`` (any alias) takes a value; ``None`` for a flag that is not ours."""
+    for opt in OPTIONS:
+        if flag in opt.flags:
+            return opt.kind not in ("flag", "no")
+    return None
+
+
+def option_for(flag: str) -> Option | None:
+    """The :class:`Option` a flag (or alias) names."""
+    return next((opt for opt in OPTIONS if flag in opt.flags), None)
+
+
+def flag_used(words: list[str], dest: str) -> str:
+    """The flag the user typed for ``dest`` (an alias stays an alias in messages)."""
+    opt = next(opt for opt in OPTIONS if opt.dest == dest)
+    typed = [w.partition("=")[0] for w in words]
+    return next((f for f in reversed(typed) if f in opt.flags), opt.flags[0])
+
+
+def profiler_kwargs(ns: argparse.Namespace) -> dict:
+    """The ``Profiler(...)`` keywords the parsed options set."""
+    keys = ("warmup", "record_shapes", "record_ops", "profile_memory", "label")
+    return {key: getattr(ns, key) for key in keys}
