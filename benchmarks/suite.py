@@ -169,7 +169,7 @@ def rss_bytes() -> int:
 
 def environment_markdown(only: list[str] | None) -> str:
     """The environment record of this run, as a short list."""
-    from everyo.bench.environment import environment
+    from everyo.environment_record import environment
 
     env = environment()
     blas = (env.get("numpy") or {}).get("blas") or {}

@@ -34,7 +34,7 @@ def __getattr__(name: str):
 
         return importlib.import_module(f"everyo.{name}")
     if name == "environment":
-        from everyo.bench.environment import environment
+        from everyo.environment_record import environment
 
         return environment
     if name in _PROFILER_NAMES:

@@ -15,11 +15,11 @@ import pytest
 
 import everyo
 from everyo.__main__ import main
-from everyo.bench.environment import blas_info, environment, format_environment
+from everyo.environment_record import blas_info, environment, format_environment
 
 ROOT = Path(__file__).resolve().parents[1]
-# The module, not the function of the same name that everyo.bench re-exports over it.
-env_mod = sys.modules["everyo.bench.environment"]
+# The module that holds the probes (everyo.bench.environment re-exports its public names).
+env_mod = sys.modules["everyo.environment_record"]
 KEYS = {"everyo", "python", "numpy", "os", "cpu", "memory", "cuda", "gpus", "git"}
 
 

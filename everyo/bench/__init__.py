@@ -1,6 +1,6 @@
 """Benchmarking: timing, sweeps, regression gates, and the environment record they all store."""
 
-from everyo.bench.environment import environment, format_environment
+from everyo.bench.environment import environment, format_environment  # loads the submodule first
 from everyo.bench.grid import benchmark_grid
 from everyo.bench.precision import PrecisionResult, PrecisionRow, compare_precisions
 from everyo.bench.regression import (

@@ -2,7 +2,7 @@
 
 Executors (a Dask cluster's ``client.get_executor()``, a process pool) run sweep points and
 benchmark grid points in other processes, often on other machines; each result says which
-worker measured it and carries that worker's :func:`~everyo.bench.environment.environment`.
+worker measured it and carries that worker's :func:`~everyo.environment_record.environment`.
 ``distributed`` is never imported here: inside a Dask worker it is already loaded.
 """
 
@@ -38,9 +38,9 @@ def worker_name() -> str:
 
 @functools.lru_cache(maxsize=1)
 def worker_environment() -> dict[str, Any]:
-    """:func:`~everyo.bench.environment.environment` of this process, computed once per process
+    """:func:`~everyo.environment_record.environment` of this process, computed once per process
     (it runs ``git``, a few milliseconds that each point of a sweep need not pay again)."""
-    from everyo.bench.environment import environment
+    from everyo.environment_record import environment
 
     return environment()
 

@@ -150,7 +150,7 @@ def sweep_batch_sizes(
         restore()
     env = None
     if record_environment:
-        from everyo.bench.environment import environment
+        from everyo.environment_record import environment
 
         env = environment()
     return run.result(mode, stopped=run.stopped, environment=env)

@@ -84,7 +84,7 @@ def benchmark(
     times = timer.run(lambda: fn(*args, **kwargs), warmup, repeat, min_time, inputs=inputs)
     env = None
     if record_environment:
-        from everyo.bench.environment import environment
+        from everyo.environment_record import environment
 
         env = environment()
     return BenchmarkResult(

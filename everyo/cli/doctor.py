@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from everyo.bench.environment import blas_info
+from everyo.environment_record import blas_info
 
 # Looked up at call time so tests can make an import fail without touching sys.modules.
 import_module = importlib.import_module

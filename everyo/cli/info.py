@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from everyo.bench.environment import environment, format_environment
+from everyo.environment_record import environment, format_environment
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,7 +24,7 @@ _ids = itertools.count(1)
 
 def _environment() -> dict:
     try:
-        from everyo.bench.environment import environment
+        from everyo.environment_record import environment
 
         return environment()
     except Exception:  # a descriptive field must never break a run
