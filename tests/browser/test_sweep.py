@@ -2,7 +2,8 @@
 
 One page, in order (they share the kernel):
 
-1. a small warm-up sweep (the page's first widget loads plotly.js);
+1. a profiled cell (the page's first widget, a dashboard, loads plotly.js) and a small warm-up
+   sweep, which finds plotly.js in the page;
 2. ``%everyo_sweep`` over eight sizes of a slow fake step, sampled every 100 ms in the page: the
    throughput chart gains points at least twice while the cell shows ``[*]``, and the progress
    line names the point being measured;
@@ -44,9 +45,16 @@ def slower_step(x):
 def make_batch(n):
     return np.ones((n, 64))
 """
+PROFILE = """%%everyo_profile --label first
+import everyo as eo
+net = eo.Sequential(eo.Linear(8, 8, seed=0), eo.ReLU())
+for _ in range(10):
+    net(eo.ones(4, 8))
+"""
 CELLS = [
     "%load_ext everyo_lab",
     SETUP,
+    PROFILE,  # the page's first widget is a dashboard: it loads plotly.js, the sweeps reuse it
     "%everyo_sweep slow_step make_batch --batch-sizes 1,2 --warmup 0 --repeat 1 --label warm",
     "%everyo_sweep slow_step make_batch --batch-sizes 1,2,4,8,16,32,64,128 --warmup 1 --repeat 5"
     " --memory-limit 48000 --label live",  # 128 x 64 float64 = 64 KiB: out of memory
@@ -54,7 +62,7 @@ CELLS = [
     "                           warmup=1, repeat=4, label='background')\nw.show()",
     "print('POINTS', len(w.result.rows), w.result.stopped, w.status)",
 ]
-WARM, LIVE, BACKGROUND, CHECK = 2, 3, 4, 5
+WARM, LIVE, BACKGROUND, CHECK = 3, 4, 5, 6
 MAX_LIVE_BYTES = 500_000  # eight points: reports and charts of a few kilobytes each
 
 # The sweep widget of code cell `i`: prompt, points drawn, rows in the table, status, progress.
@@ -123,7 +131,7 @@ def lab(tmp_path_factory):
         try:
             s.open(NOTEBOOK)
             s.page.evaluate(SWEEP_JS)
-            for index in (0, 1, WARM):
+            for index in (0, 1, 2, WARM):
                 s.run_cell(index)
                 s.wait_prompt(index)
             _wait_sweep(s, WARM, "w.plotly === 'loaded' && w.drawn === 2")
@@ -161,6 +169,7 @@ def test_magic_paints_points_while_the_cell_runs(lab):
     assert any(re.match(r"point \d of 8, batch \d+, \d+\.\d s", x["progress"]) for x in running)
     assert final["rows"] == 8 and final["marks"] == "error,OOM", final
     assert 0 < sent <= MAX_LIVE_BYTES, f"{sent:,} B for an eight-point sweep"
+    # once for the page: the dashboard asked, the sweeps found it in the page-wide cache
     assert len(s.bytes.big_frames()) == 1, "plotly.js crossed the websocket more than once"
     rec = s.cell(LIVE).locator(".everyo-sweep-rec").inner_text()
     assert re.match(r"Batch size \d+ is recommended: ", rec), rec
