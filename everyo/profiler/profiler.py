@@ -16,6 +16,8 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import hooks
 from everyo.profiler import recorder as _recorder
@@ -31,12 +33,14 @@ default_clock = time.perf_counter_ns
 
 
 def _check_warmup(warmup) -> int:
-    if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
+    """A whole number of events >= 0; a fractional one is truncated (as EveryO does)."""
+    ok = isinstance(warmup, (int, float)) and not isinstance(warmup, bool)
+    if not ok or warmup != warmup or warmup in (float("inf"), float("-inf")) or warmup < 0:
         raise EveryOProfilerError(
             f"warmup={warmup!r}: use a whole number >= 0 (the number of first recorded events "
             "to skip); for iteration-based windows use schedule=schedule(wait=, warmup=, active=)"
         )
-    return warmup
+    return int(warmup)
 
 
 class Profiler:
@@ -104,9 +108,13 @@ class Profiler:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> Profiler:
-        """Start recording. Raises ``RuntimeError`` if another profiler is active."""
-        if self.run is not None:
-            raise EveryOProfilerError("this Profiler already recorded a run; create a new one")
+        """Start recording. Raises ``RuntimeError`` if another profiler is active.
+
+        A profiler started again after it stopped resumes its run: new events are added to the
+        same run (on the same time axis), as EveryO's profiler does when re-entered.
+        """
+        if self.run is not None and not self._stopped:
+            raise EveryOProfilerError("this Profiler is already running; stop it first")
         if hooks.active is not None:  # a running profiler, or a hook object a test installed
             holder = hooks.holder() or hooks.active
         else:
@@ -117,7 +125,10 @@ class Profiler:
                 "stop it first, or use record_function() for a sub-region"
             )
         try:
-            self._begin()
+            if self.run is None:
+                self._begin()
+            else:
+                self._resume()
         except BaseException:
             hooks.release(self)
             raise
@@ -147,8 +158,32 @@ class Profiler:
         self.run = Run(self.store, label=self.label, options=self.options(), clock=self._clock)
         self._recorder.set_origin(self.run.t0_ns)
         self.registry.add(self.run)
+        self._recorder.set_recording(self.schedule is None or self.schedule.action(0) == "active")
+
+    def _resume(self) -> None:
+        """Record into the stopped run again (its store, time origin, steps and warmup left)."""
+        prev = self._recorder
+        gpu = CudaTimer.create() if self._uses_cuda_now() else None
+        if gpu is not None:
+            self.store.add_column("device_ns")
+        self._recorder = _recorder.Recorder(
+            self.store,
+            clock=self._clock,
+            origin_ns=self.run.t0_ns,
+            record_shapes=self.record_shapes,
+            record_ops=self.record_ops,
+            warmup=prev._skip,
+            schedule=self.schedule,
+            gpu=gpu,
+            memory=MemoryTracker() if self.profile_memory else None,
+            on_flush=self._check_budget,
+        )
+        self.run.resume()
+        if all(r is not self.run for r in self.registry):  # evicted meanwhile
+            self.registry.add(self.run)
+        self._stopped = False
         self._recorder.set_recording(
-            self.schedule is None or self.schedule.action(0) == "active"
+            self.schedule is None or self.schedule.action(self.steps) == "active"
         )
 
     @staticmethod
@@ -193,9 +228,16 @@ class Profiler:
             self.store.set_values("device_ns", *rec.device_times())
         if rec.memory is not None:
             for name, (t, v) in rec.memory.counters().items():
+                if name in self.run.counters:  # a resumed run: after the earlier samples
+                    t0, v0 = self.run.counters[name]
+                    t, v = np.concatenate([t0, t]), np.concatenate([v0, v])
                 self.run.add_counter(name, t, v)
-            self.run.memory = rec.memory.peaks()
-        self.run.skipped = rec.skipped
+            peaks, before = rec.memory.peaks(), self.run.memory or {}
+            self.run.memory = {  # a resumed run: the peak over every session
+                k: max(v, before[k]) if isinstance(v, (int, float)) and k in before else v
+                for k, v in peaks.items()
+            }
+        self.run.skipped += rec.skipped
         self.run.options["cuda_timing"] = rec.cuda_timing
         self.run.options["steps"] = self.steps
         self.run.finish(error)

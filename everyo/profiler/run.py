@@ -160,6 +160,12 @@ class Run:
         else:
             self.error = f"{type(error).__name__}: {error}"
 
+    def resume(self) -> None:
+        """Running again after ``finish`` (a profiler started again adds to its run)."""
+        self._wall_ns = None
+        self.status = "running"
+        self.error = None
+
     def header(self) -> dict:
         """The run's fields as a JSON-ready dict (what exports store)."""
         return {

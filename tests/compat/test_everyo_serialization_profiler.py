@@ -154,8 +154,6 @@ def test_missing_files_are_serialization_and_file_not_found_errors(tmp_path):
             call(tmp_path / "nope.eo")
 
 
-@pytest.mark.xfail(strict=True, reason="LEAD (profiler core): a Profiler records one run; "
-                   "re-entering it raises instead of accumulating events")  # fmt: skip
 def test_a_profiler_entered_twice_keeps_accumulating():
     prof = eo.Profiler()
     for name in ("a", "b"):
@@ -165,8 +163,6 @@ def test_a_profiler_entered_twice_keeps_accumulating():
     assert [e.name for e in prof.events] == ["a", "b"]
 
 
-@pytest.mark.xfail(strict=True, reason="LEAD (profiler core): warmup=1.5 is refused with a "
-                   "clear error; the reference truncates it to 1")  # fmt: skip
 def test_fractional_warmup_is_truncated():
     with eo.profile(warmup=1.5) as prof:
         for name in "xyz":

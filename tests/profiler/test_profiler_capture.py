@@ -96,7 +96,7 @@ def test_warmup_skipping_everything_explains_the_empty_summary(clock, registry):
     assert "no events recorded" in text and "skipped by warmup=100" in text
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
+@pytest.mark.parametrize("bad", [-1, float("nan"), "3", True])
 def test_bad_warmup_is_a_clear_error(bad):
     with pytest.raises(EveryOProfilerError, match="warmup"):
         Profiler(warmup=bad)
@@ -130,14 +130,6 @@ def test_nested_profilers_raise_runtime_error(registry):
         with pytest.raises(RuntimeError, match="cannot be nested"):
             Profiler(registry=registry).start()
     assert hooks.active is None
-
-
-def test_profiler_runs_once(registry):
-    p = Profiler(registry=registry)
-    with p:
-        pass
-    with pytest.raises(EveryOProfilerError, match="create a new one"):
-        p.start()
 
 
 @pytest.mark.parametrize("exc", [ValueError("bad input"), KeyboardInterrupt()])

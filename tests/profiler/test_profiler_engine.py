@@ -10,6 +10,9 @@ import pytest
 import everyo as eo
 from everyo.profiler import analysis, hooks, profile, runs
 
+# every test runs with the compiled and the pure-Python recorder (see conftest.py)
+pytestmark = pytest.mark.usefixtures("recorder_impl")
+
 GUIDE_PROFILE = """
 import everyo as eo
 from everyo.profiler import profile
@@ -29,9 +32,6 @@ for row in profiler.summary():
 GUIDE_RECORD_FUNCTION = """
 import everyo as eo
 from everyo.profiler import (
-
-# every test runs with the compiled and the pure-Python recorder (see conftest.py)
-pytestmark = pytest.mark.usefixtures("recorder_impl")
     profile,
     record_function,
 )

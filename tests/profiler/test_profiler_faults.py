@@ -267,3 +267,36 @@ def test_budget_is_checked_while_a_run_grows(registry):
     over = [w for w in caught if issubclass(w.category, EveryOProfilerWarning)]
     assert any("growing" in str(w.message) and "budget" in str(w.message) for w in over)
     assert len(p.events) == 12_000  # nothing recorded was dropped
+
+
+# -- a profiler started again resumes its run -----------------------------------------------------
+def test_a_restarted_profiler_adds_to_its_run_on_one_time_axis(registry):
+    clock = FakeClock(tick=10)
+    p = Profiler(clock=clock, registry=registry, warmup=1)
+    with p:
+        with record_function("skipped"):
+            pass
+        with record_function("a"):
+            pass
+        p.step()
+    first_wall = p.run.wall_ns
+    clock.advance(1_000)
+    with p:
+        with pytest.raises(EveryOProfilerError, match="already running"):
+            p.start()
+        with record_function("b"):
+            pass
+        p.step()
+    assert [e.name for e in p.events] == ["a", "b"]
+    a, b = p.events
+    assert b.start_ns > a.start_ns + 1_000  # the same origin: b comes after the pause
+    assert p.run.status == "completed" and p.run.wall_ns > first_wall + 1_000
+    assert p.run.skipped == 1 and len(p.run.step_ns) == 2
+    assert [r for r in registry] == [p.run]
+
+
+def test_fractional_warmup_is_truncated_and_bad_ones_are_refused(registry):
+    assert Profiler(warmup=2.9, registry=registry).warmup == 2
+    for bad in (-1, -0.5, float("nan"), float("inf"), "3", True):
+        with pytest.raises(ValueError, match="warmup"):
+            Profiler(warmup=bad, registry=registry)
