@@ -26,12 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"everyo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        try:
-            module = importlib.import_module(f"everyo.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"everyo.cli.{name}":
-                raise
-            continue
+        module = importlib.import_module(f"everyo.cli.{name}")
         p = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)

@@ -42,10 +42,7 @@ def test_import_everyo_loads_no_jupyter_plotting_pandas_or_cupy(record_property)
 
 
 def test_python_version_matches_js_package_version():
-    package_json = ROOT / "js" / "package.json"
-    if not package_json.exists():
-        pytest.skip("js/package.json does not exist yet (the lab front end creates it)")
-    js_version = json.loads(package_json.read_text())["version"]
+    js_version = json.loads((ROOT / "js" / "package.json").read_text())["version"]
     assert everyo.__version__ == js_version, (
         f"everyo/_version.py says {everyo.__version__} but js/package.json says {js_version}; "
         "bump both together"

@@ -46,7 +46,7 @@ def self_times(batch: EventBatch) -> np.ndarray:
     return batch.dur_ns - np.rint(child).astype(np.int64)
 
 
-def _inclusive(batch: EventBatch, values: np.ndarray | None, ops_fixed: bool = True):
+def inclusive(batch: EventBatch, values: np.ndarray | None, ops_fixed: bool = True):
     """Sum values up the tree (inclusive totals per row).
 
     With ``ops_fixed`` an op with a known value keeps it and does not add its sub-ops (an op
@@ -216,17 +216,17 @@ def _extra_columns(batch, g, G, names, rows, group_by, shape_of, notes) -> None:
         table = batch.shape_table + [""]
         for row, sid in zip(rows, shape_of.tolist()):
             row["shapes"] = table[sid]
-    flops = _inclusive(batch, batch.flops)
+    flops = inclusive(batch, batch.flops)
     if flops is not None:
         f = np.bincount(g, weights=flops, minlength=G)
-        moved = np.bincount(g, weights=_inclusive(batch, batch.bytes), minlength=G)
+        moved = np.bincount(g, weights=inclusive(batch, batch.bytes), minlength=G)
         for i, row in enumerate(rows):
             row["flops"] = int(f[i])
             row["bytes"] = int(moved[i])
             row["gflops"] = float(f[i]) / (row["total_ms"] * 1e6) if row["total_ms"] > 0 else 0.0
     if batch.mem_bytes is not None:
         # each array is counted once, by the innermost event that returned it
-        inner = _inclusive(batch, batch.mem_bytes, ops_fixed=False)
+        inner = inclusive(batch, batch.mem_bytes, ops_fixed=False)
         mem = np.bincount(g, weights=inner, minlength=G)
         for i, row in enumerate(rows):
             row["mem_bytes"] = int(mem[i])

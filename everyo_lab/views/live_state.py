@@ -22,7 +22,12 @@ import numpy as np
 
 from everyo_lab.views._batch import band_offsets, thread_name
 from everyo_lab.views.colors import color_key, theme_colors
-from everyo_lab.views.flame import _event_traces, _layout, _merged_traces, _one_legend_entry_per_key
+from everyo_lab.views.flame_traces import (
+    event_traces,
+    flame_layout,
+    merged_traces,
+    one_legend_entry_per_key,
+)
 from everyo_lab.views.live_flame import LiveFlame
 from everyo_lab.views.live_table import LiveTable
 from everyo_lab.views.table import check_group_by, finish_rows
@@ -108,15 +113,15 @@ class LiveState:
         """The flame chart as :func:`~everyo_lab.views.flame_figure` draws it (whole run)."""
         colors = theme_colors(theme)
         if self.events == 0:
-            return {"data": [], "layout": _layout(colors, None, [], 1, message="no events")}
+            return {"data": [], "layout": flame_layout(colors, None, [], 1, message="no events")}
         bars, singles = self.flame.bars(max_shapes)
         display, bands = self._display_lanes()
         bars = dataclasses.replace(bars, lane=display[bars.lane])
         keys = list(self._colors)
-        data = _event_traces(_Rows(singles, self), bars, keys) + _merged_traces(bars, keys)
-        _one_legend_entry_per_key(data)
+        data = event_traces(_Rows(singles, self), bars, keys) + merged_traces(bars, keys)
+        one_legend_entry_per_key(data)
         n_lanes = int(bars.lane.max()) + 1 if len(bars) else 1
-        layout = _layout(colors, None, bands, n_lanes)
+        layout = flame_layout(colors, None, bands, n_lanes)
         layout["meta"] = {
             "events": self.events,
             "bars": len(bars),

@@ -4,20 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-
-class FakeClock:
-    """Advances by ``durations`` (cycled) between successive work calls; logs every read."""
-
-    def __init__(self, log: list | None = None, start: float = 100.0) -> None:
-        self.now = start
-        self.log = log if log is not None else []
-
-    def __call__(self) -> float:
-        self.log.append("clock")
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+from fakes import FakeClock
 
 
 class FakeCudaTensor:

@@ -15,7 +15,7 @@ from everyo.errors import EveryOBenchmarkError, EveryOSerializationError
 
 def run(durations, *args, warmup=0, repeat=None, sync="auto", **options):
     log: list = []
-    clock = FakeClock(log)
+    clock = FakeClock(log=log)
     work = timed_work(clock, durations)
     repeat = len(durations) - warmup if repeat is None else repeat
     result = benchmark(
@@ -84,7 +84,7 @@ def test_gpu_argument_synchronises_both_edges_of_each_timed_call():
 
 def test_gpu_result_without_warmup_is_detected_on_the_first_call():
     log: list = []
-    clock = FakeClock(log)
+    clock = FakeClock(log=log)
     durations = iter([0.01, 0.01])
 
     def make_gpu_tensor():

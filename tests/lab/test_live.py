@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from fakes import FakeClock
 
 from everyo.profiler import Profiler, record_function
 from everyo_lab.live import LiveRefresher
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
 
 
 class CostlyTarget:

@@ -177,7 +177,7 @@ def test_comparison_of_batches_and_clock():
     c = build_comparison(a.snapshot(), a.snapshot())
     assert c.speedup == pytest.approx(1.0)
     assert all(r["delta_ms"] == 0 for r in c.rows)
-    assert FakeClock()() == 1000
+    assert FakeClock(1000)() == 1000
 
 
 def test_one_slow_call_does_not_flip_the_ratio_of_a_faster_group():

@@ -4,23 +4,12 @@ registry (so tests neither depend on timing nor fill ``everyo.profiler.runs``)."
 from __future__ import annotations
 
 import numpy as np
+from fakes import FakeClock
 
 import everyo as eo
 from everyo.profiler import profile, record_function
 from everyo.profiler.run import Run, RunRegistry
 from everyo.profiler.store import EventStore
-
-
-class FakeClock:
-    """Integer nanoseconds that advance by ``step`` on every read."""
-
-    def __init__(self, step: int = 1000):
-        self.now = 0
-        self.step = step
-
-    def __call__(self) -> int:
-        self.now += self.step
-        return self.now
 
 
 def model_run(*, label="mlp", iterations=3, fail=None, record_ops=False, clock_step=1000):
@@ -56,7 +45,7 @@ def train_run(*, label="train", iterations=3, mark_steps=False):
     opt = eo.optim.SGD(model.parameters(), lr=0.1)
     loss_fn = eo.MSELoss()
     x, y = eo.zeros(16, 4), eo.zeros(16, 1)
-    prof = profile(label=label, clock=FakeClock(), registry=RunRegistry())
+    prof = profile(label=label, clock=FakeClock(1000), registry=RunRegistry())
     with prof:
         for _ in range(iterations):
             loss = loss_fn(model(x), y)
@@ -70,7 +59,7 @@ def train_run(*, label="train", iterations=3, mark_steps=False):
 
 def empty_run(*, label="empty"):
     """A completed run that recorded nothing."""
-    prof = profile(label=label, clock=FakeClock(), registry=RunRegistry())
+    prof = profile(label=label, clock=FakeClock(1000), registry=RunRegistry())
     with prof:
         pass
     return prof.run
@@ -110,7 +99,7 @@ def synthetic_run(iterations: int, *, step_ns: int = 10_000) -> Run:
 
 def regions_run(*, label="regions", iterations=3, fail=None):
     """A run of nested ``record_function`` regions (no engine needed): step > forward, backward."""
-    prof = profile(label=label, clock=FakeClock(), registry=RunRegistry())
+    prof = profile(label=label, clock=FakeClock(1000), registry=RunRegistry())
     try:
         with prof:
             for _ in range(iterations):

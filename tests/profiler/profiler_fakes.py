@@ -3,23 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from fakes import FakeClock
 
 from everyo.profiler import hooks
-
-
-class FakeClock:
-    """Integer nanoseconds that move only when told (``advance``) or by ``tick`` per call."""
-
-    def __init__(self, start: int = 1_000_000, tick: int = 0):
-        self.now = start
-        self.tick = tick
-
-    def __call__(self) -> int:
-        self.now += self.tick
-        return self.now
-
-    def advance(self, ns: int) -> None:
-        self.now += ns
 
 
 class FakeModule:
