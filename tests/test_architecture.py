@@ -1,0 +1,123 @@
+"""The dependency rules of ARCHITECTURE.md, checked on the source: every ``import`` statement of
+``everyo`` and ``everyo_lab``, lazy ones inside functions included (a lazy import is still a
+dependency), parsed with ``ast``."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ENGINE = ("everyo.core", "everyo.nn", "everyo.optim", "everyo.data", "everyo.training")
+JUPYTER = ("IPython", "ipywidgets", "anywidget", "traitlets", "plotly", "jupyter", "nbformat")
+
+# (who, what it must not import, the exceptions) — the table of ARCHITECTURE.md
+RULES = [
+    ("everyo", ("everyo_lab", *JUPYTER, "matplotlib"), ()),
+    # the engine reaches the profiler through the hook flag and the op table only
+    (ENGINE, ("everyo.profiler",), ("everyo.profiler.hooks", "everyo.profiler.flops")),
+    # the profiler records and analyses; it knows nothing of the engine, benchmarks or the CLI
+    ("everyo.profiler", (*ENGINE, "everyo.bench", "everyo.cli", "everyo.distributed"), ()),
+    ("everyo.profiler.hooks", ("everyo",), ()),
+    ("everyo.profiler.schema", ("everyo",), ("everyo.errors",)),
+    ("everyo.bench", ("everyo.profiler", "everyo.cli", "everyo.distributed"), ()),
+    ("everyo.environment_record", ("everyo.bench", "everyo.cli"), ()),
+    ("everyo.git_record", ("everyo",), ()),
+    ("everyo.errors", ("everyo",), ()),
+    # views are pure: run -> data; no widgets, no Jupyter, no plotting library
+    ("everyo_lab.views", (*JUPYTER, "everyo_lab"), ("everyo_lab.views",)),
+    ("everyo_lab.widgets", ("everyo_lab.magic", "everyo_lab.sweep_magic"), ()),
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, as absolute dotted names (``from a import b`` gives
+    ``a.b``: ``b`` may be a submodule, and a name of ``a`` is ``a``'s dependency anyway)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            # ``from a import b`` depends on ``a.b`` (a submodule or a name of ``a``)
+            found.update(base if a.name == "*" else f"{base}.{a.name}" for a in node.names)
+    return found
+
+
+def _within(name: str, prefixes) -> bool:
+    prefixes = (prefixes,) if isinstance(prefixes, str) else prefixes
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _graph() -> dict[str, set[str]]:
+    files = [*ROOT.joinpath("everyo").rglob("*.py"), *ROOT.joinpath("everyo_lab").rglob("*.py")]
+    return {_module_name(p): _imports(p) for p in files}
+
+
+GRAPH = _graph()
+
+
+def violations(graph: dict[str, set[str]], rules=RULES) -> list[str]:
+    out = []
+    for who, banned, allowed in rules:
+        for module, targets in graph.items():
+            if not _within(module, who):
+                continue
+            for target in sorted(targets):
+                if _within(target, banned) and not _within(target, allowed):
+                    if _within(target, module) or target == "__future__":
+                        continue
+                    out.append(f"{module} imports {target} (rule: {who} must not import {banned})")
+    return out
+
+
+def test_the_source_keeps_the_dependency_rules():
+    assert violations(GRAPH) == []
+
+
+def test_a_broken_rule_is_reported():
+    graph = {
+        "everyo.nn.linear": {"everyo.profiler.hooks", "everyo.profiler.analysis"},
+        "everyo_lab.views.table": {"everyo.profiler.schema", "everyo_lab.widgets.dashboard"},
+        "everyo.profiler.run": {"everyo.bench.environment"},
+    }
+    found = violations(graph)
+    assert len(found) == 3
+    assert found[0].startswith("everyo.nn.linear imports everyo.profiler.analysis")
+    assert any("views.table imports everyo_lab.widgets" in v for v in found)
+    assert any("profiler.run imports everyo.bench" in v for v in found)
+
+
+def test_relative_imports_resolve_to_absolute_names(tmp_path, monkeypatch):
+    pkg = tmp_path / "everyo" / "profiler"
+    pkg.mkdir(parents=True)
+    (pkg / "x.py").write_text("from .hooks import active\nfrom .. import bench\n")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    assert _imports(pkg / "x.py") == {"everyo.profiler.hooks.active", "everyo.bench"}
+
+
+@pytest.mark.parametrize("module", ["everyo.profiler.run", "everyo_lab.views.flame"])
+def test_the_graph_covers_the_modules_the_rules_name(module):
+    assert module in GRAPH and GRAPH[module]
+
+
+def test_every_module_architecture_md_names_in_its_rules_exists():
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    rules = text.split("## Dependency rules")[1].split("## Glossary")[0]
+    named = {m for m in re.findall(r"`(everyo(?:_lab)?(?:\.\w+)*)`", rules)}
+    assert "everyo.profiler.schema" in named
+    assert sorted(m for m in named if m not in GRAPH) == []
