@@ -66,7 +66,8 @@ class EveryOExportError(EveryOError, OSError):
 
 
 class EveryOSerializationError(EveryOError):
-    """A saved model or state file is corrupt, foreign, or does not fit the model."""
+    """A saved model or state file is corrupt, foreign, or does not fit the model, or
+    ``eo.save`` could not write it (the message names the path and what to do)."""
 
 
 class EveryOFileNotFoundError(EveryOSerializationError, FileNotFoundError):
