@@ -104,7 +104,7 @@ class _Recording:
                 "start_ns": (base[:, None] + offs).ravel(),
                 "dur_ns": np.tile(durs, n),
                 "key": np.tile(np.arange(5, dtype=np.int32), n),
-                "tid": np.zeros(5 * n, np.int16),
+                "thread": np.zeros(5 * n, np.int16),
                 "depth": np.tile(np.array([1, 1, 1, 0, 0], np.int16), n),
             }
         )

@@ -149,7 +149,7 @@ def synthetic_run(n: int) -> Run:
         "start_ns": np.where(is_root, c * 1000, c * 1000 + 100 + 250 * pos),
         "dur_ns": np.where(is_root, 900, 200 + (c % 7)),
         "key": np.where(is_root, keys[0], np.array(keys)[np.minimum(pos + 1, 3)]),
-        "tid": np.zeros(len(c), np.int16),
+        "thread": np.zeros(len(c), np.int16),
         "depth": np.where(is_root, 0, 1),
         "shape": np.zeros(len(c), np.int32),
     }

@@ -318,7 +318,7 @@ class _Merged:
         part = {name: np.asarray(col) for name, col in cols.items()}
         part["start_ns"] = part["start_ns"] + shift
         part["key"] = keymap[part["key"]] if n else part["key"]
-        part["tid"] = lanes[part["tid"]].astype(np.int16) if n else part["tid"]
+        part["thread"] = lanes[part["thread"]].astype(np.int16) if n else part["thread"]
         if "shape" in part and n:
             part["shape"] = shapemap[part["shape"]]  # -1 (no shapes) picks the appended -1
         root = self._root(payload, part)
@@ -342,7 +342,7 @@ class _Merged:
             "start_ns": np.array([start], np.int64),
             "dur_ns": np.array([max(dur, 0)], np.int64),
             "key": np.array([self._key(("user", self.task_name, ""))], np.int32),
-            "tid": np.array([self.lane(worker, thread, thread_name)], np.int16),
+            "thread": np.array([self.lane(worker, thread, thread_name)], np.int16),
             "depth": np.array([0], np.int16),
         }
         self.metadata[self.n] = meta
@@ -355,7 +355,7 @@ class _Merged:
         lane = self.lanes.get((payload["worker"]["name"], int(payload["thread"])))
         if key is None or lane is None or not len(part["key"]):
             return -1
-        hit = np.nonzero((part["key"] == key) & (part["depth"] == 0) & (part["tid"] == lane))[0]
+        hit = np.nonzero((part["key"] == key) & (part["depth"] == 0) & (part["thread"] == lane))[0]
         return int(hit[-1]) if len(hit) else -1
 
     def _append(self, part: dict, n: int) -> None:
@@ -380,9 +380,9 @@ class _Merged:
 
     def store(self) -> EventStore:
         optional = [c for c in OPTIONAL_COLUMNS if any(c in p for p in self.parts)]
-        names = ["start_ns", "dur_ns", "key", "tid", "depth", *optional]
+        names = ["start_ns", "dur_ns", "key", "thread", "depth", *optional]
         dtypes = {"start_ns": np.int64, "dur_ns": np.int64, "key": np.int32}
-        dtypes.update({"tid": np.int16, "depth": np.int16, **OPTIONAL_COLUMNS})
+        dtypes.update({"thread": np.int16, "depth": np.int16, **OPTIONAL_COLUMNS})
         cols = {}
         for name in names:
             pieces = [

@@ -107,7 +107,10 @@ class EventBatch:
     ----------
     start_ns, dur_ns, depth, parent, tid, row : numpy.ndarray
         Core columns (``parent`` is a row index into the run, -1 for roots and for parents
-        that had not finished when the batch was read).
+        that had not finished when the batch was read). ``tid`` is the OS thread id
+        (``threading.get_ident()``), as in the exports.
+    thread : numpy.ndarray
+        The thread index: each row's index into the run's thread table (the store's column).
     kind, name, path : numpy.ndarray of str
         Decoded lazily from interned ids.
     shapes, flops, bytes, mem_bytes, device_ns, metadata
@@ -138,8 +141,8 @@ class EventBatch:
         self.parent = parent
         self.row = np.arange(first_row, first_row + n, dtype=np.int64)
         tid_table = np.array([t for t, _ in threads] or [0], dtype=np.int64)
-        self.tid_index = cols["tid"]
-        self.tid = tid_table[cols["tid"]] if n else np.empty(0, np.int64)
+        self.thread = cols["thread"]
+        self.tid = tid_table[cols["thread"]] if n else np.empty(0, np.int64)
         self.keys = keys
         self.shape_table = shapes
         self.thread_names = {t: name for t, name in threads}

@@ -340,7 +340,7 @@ class _RecorderBody(RegionHooks):
             cols["shape"] = (packed >> SHAPE_SHIFT) - 1
         cols["dur_ns"] = cols.pop("end_ns") - cols["start_ns"]
         cols["start_ns"] = cols["start_ns"] - self.origin_ns
-        cols["tid"] = np.full(n, t.index, np.int16)
+        cols["thread"] = np.full(n, t.index, np.int16)
         first = self.store.append(cols, dict(meta) if meta else None)
         t.blocks.append((t.flushed, first, n))
         t.flushed += n

@@ -33,8 +33,10 @@ def _environment() -> dict:
         return {"python": {"version": platform.python_version()}, "numpy": np.__version__}
 
 
-def postorder_parents(tid: np.ndarray, depth: np.ndarray, first_row: int = 0) -> np.ndarray:
+def postorder_parents(thread: np.ndarray, depth: np.ndarray, first_row: int = 0) -> np.ndarray:
     """Parent row of each row: the next row of the same thread one level up (-1: none yet).
+
+    ``thread`` is each row's thread index (any per-thread label works).
 
     Rows of one thread finish in post-order, so after an event the next one to finish at a
     shallower depth is its parent. Vectorised per thread and depth level.
@@ -44,9 +46,9 @@ def postorder_parents(tid: np.ndarray, depth: np.ndarray, first_row: int = 0) ->
     if n == 0:
         return parent
     depth = depth.astype(np.int64)
-    tids = np.unique(tid)
-    for t in tids.tolist():
-        idx = np.arange(n) if len(tids) == 1 else np.nonzero(tid == t)[0]
+    threads = np.unique(thread)
+    for t in threads.tolist():
+        idx = np.arange(n) if len(threads) == 1 else np.nonzero(thread == t)[0]
         d = depth[idx]
         for level in range(1, int(d.max()) + 1):
             kids, ups = idx[d == level], idx[d == level - 1]
@@ -222,7 +224,7 @@ class Run:
         return batch
 
     def _batch(self, cols: dict, first: int, n: int) -> EventBatch:
-        parent = postorder_parents(cols["tid"], cols["depth"], first)
+        parent = postorder_parents(cols["thread"], cols["depth"], first)
         s = self.store
         return EventBatch(
             cols,

@@ -10,11 +10,11 @@ Core columns (24 bytes per event)::
     start_ns   int64   start, relative to the run start
     dur_ns     int64   duration
     key        int32   interned (kind, name, path)
-    tid        int16   index into the thread table
+    thread     int16   thread index: row of the thread table (``threads``), not a thread id
     depth      int16   nesting depth on its thread
 
 Rows are in completion order, per thread a post-order of the call tree, which is what makes a
-parent column unnecessary (``Run`` derives parents from ``tid`` and ``depth``).
+parent column unnecessary (``Run`` derives parents from ``thread`` and ``depth``).
 
 Optional columns exist only when their option is on: ``shape`` (int32 interned shape string),
 ``flops``/``bytes`` (int64, ``record_ops``), ``mem_bytes`` (int64, ``profile_memory``),
@@ -34,7 +34,7 @@ CORE_COLUMNS = (
     ("start_ns", np.int64),
     ("dur_ns", np.int64),
     ("key", np.int32),
-    ("tid", np.int16),
+    ("thread", np.int16),
     ("depth", np.int16),
 )
 OPTIONAL_COLUMNS = {
@@ -91,7 +91,7 @@ class EventStore:
         self._key_ids: dict[tuple[str, str, str], int] = {}
         self.shapes: list[str] = []  # shape id -> "[(32, 4)] -> (32, 16)"
         self._shape_ids: dict[str, int] = {}
-        self.threads: list[tuple[int, str]] = []  # tid index -> (thread id, thread name)
+        self.threads: list[tuple[int, str]] = []  # thread index -> (thread id, thread name)
         self.metadata: dict[int, dict] = {}
         self.metadata_nbytes = 0  # what the metadata dicts hold (see metadata_bytes)
         self._chunks: list[_Chunk] = []

@@ -34,7 +34,7 @@ def payload(index, address, start_ns, dur_ns, *, error=None, thread=77):
         "start_ns": np.array([r[2] for r in rows], np.int64),
         "dur_ns": np.array([r[3] for r in rows], np.int64),
         "key": np.array([r[0] for r in rows], np.int32),
-        "tid": np.zeros(3, np.int16),
+        "thread": np.zeros(3, np.int16),
         "depth": np.array([r[1] for r in rows], np.int16),
     }
     return {

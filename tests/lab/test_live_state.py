@@ -44,7 +44,7 @@ def fed(run, cuts, **kwargs) -> LiveState:
 def random_run(seed: int, *, threads: int = 2, roots: int = 40) -> Run:
     """Random call trees on several threads, stored in post-order as the profiler writes them."""
     rng = np.random.default_rng(seed)
-    cols = {k: [] for k in ("start_ns", "dur_ns", "key", "tid", "depth")}
+    cols = {k: [] for k in ("start_ns", "dur_ns", "key", "thread", "depth")}
 
     def tree(t0, t1, depth, tid):
         if depth < 5 and t1 - t0 > 4:
@@ -59,7 +59,7 @@ def random_run(seed: int, *, threads: int = 2, roots: int = 40) -> Run:
         cols["start_ns"].append(t0)
         cols["dur_ns"].append(t1 - t0)
         cols["key"].append(int(rng.integers(0, 5)))
-        cols["tid"].append(tid)
+        cols["thread"].append(tid)
         cols["depth"].append(depth)
 
     for tid in range(threads):
@@ -74,7 +74,7 @@ def random_run(seed: int, *, threads: int = 2, roots: int = 40) -> Run:
         "start_ns": np.array(cols["start_ns"], np.int64),
         "dur_ns": np.array(cols["dur_ns"], np.int64),
         "key": np.array(cols["key"], np.int32),
-        "tid": np.array(cols["tid"], np.int16),
+        "thread": np.array(cols["thread"], np.int16),
         "depth": np.array(cols["depth"], np.int16),
     }
     threads_table = [(100 + i, f"worker-{i}") for i in range(threads)]

@@ -81,7 +81,7 @@ def synthetic_run(iterations: int, *, step_ns: int = 10_000) -> Run:
         "key": np.tile(np.array([0, 1, 2, 3], np.int32), n),
         "seq": seq,
         "parent_seq": parent,
-        "tid": np.zeros(4 * n, np.int16),
+        "thread": np.zeros(4 * n, np.int16),
         "depth": np.tile(np.array([0, 1, 1, 1], np.int16), n),
     }
     keys = [

@@ -20,7 +20,7 @@ def _rows(k: int, start: int = 0) -> dict:
         "start_ns": r * 10,
         "dur_ns": r % 7,
         "key": (r % 3).astype(np.int32),
-        "tid": np.zeros(k, np.int16),
+        "thread": np.zeros(k, np.int16),
         "depth": np.zeros(k, np.int16),
     }
 
@@ -159,7 +159,7 @@ def test_from_columns_accepts_rows_in_any_order():
         "start_ns": np.array([0, 10, 60, 100, 110]),
         "dur_ns": np.array([90, 40, 20, 90, 40]),
         "key": np.array([0, 1, 1, 0, 1], np.int32),
-        "tid": np.zeros(5, np.int16),
+        "thread": np.zeros(5, np.int16),
         "depth": np.array([0, 1, 1, 0, 1], np.int16),
     }
     store = EventStore.from_columns(

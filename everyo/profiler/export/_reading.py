@@ -33,7 +33,7 @@ class Builder:
         self.keys: dict[tuple, int] = {}
         self.shapes: dict[str, int] = {}
         self.threads = [(int(t), str(n)) for t, n in threads]
-        self.tid_index = {t: i for i, (t, _) in enumerate(self.threads)}
+        self._index_of = {t: i for i, (t, _) in enumerate(self.threads)}  # thread id -> index
 
     def key(self, kind, name, path) -> int:
         return self.keys.setdefault((str(kind), str(name), str(path)), len(self.keys))
@@ -41,12 +41,13 @@ class Builder:
     def shape(self, text) -> int:
         return -1 if text is None else self.shapes.setdefault(str(text), len(self.shapes))
 
-    def tid(self, ident, name: str | None = None) -> int:
+    def thread_index(self, ident, name: str | None = None) -> int:
+        """The thread index (row of the thread table) of thread id ``ident``."""
         ident = int(ident)
-        if ident not in self.tid_index:
-            self.tid_index[ident] = len(self.threads)
+        if ident not in self._index_of:
+            self._index_of[ident] = len(self.threads)
             self.threads.append((ident, name or f"thread {ident}"))
-        return self.tid_index[ident]
+        return self._index_of[ident]
 
     def store(self, cols: dict, metadata: dict) -> EventStore:
         return EventStore.from_columns(

@@ -33,7 +33,7 @@ def _combo_tables(cols: dict, keys, shapes, threads, pids):
 
     ``pids`` holds each thread's process id in the trace."""
     key = cols["key"].astype(np.int64)
-    tid = cols["tid"].astype(np.int64)
+    tid = cols["thread"].astype(np.int64)
     shape = cols["shape"].astype(np.int64) + 1 if "shape" in cols else np.zeros_like(key)
     combo = (key * (len(threads) + 1) + tid) * (len(shapes) + 2) + shape
     uniq, inv = np.unique(combo, return_inverse=True)
@@ -117,8 +117,8 @@ def format_rows(
             "ph": "X",
             "cat": kind,
             "name": name,
-            "pid": PID if pids is None else pids[int(cols["tid"][i])],
-            "tid": threads[int(cols["tid"][i])][0],
+            "pid": PID if pids is None else pids[int(cols["thread"][i])],
+            "tid": threads[int(cols["thread"][i])][0],
         }
         head = json.dumps(event, separators=(",", ":"))[:-1]
         out.append(

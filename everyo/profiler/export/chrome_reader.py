@@ -215,16 +215,16 @@ def from_chrome(data: dict):
     idents = threads.idents_of(evs)
     b = Builder()
     for ident, name in threads.named(prefix=not ours):
-        b.tid(ident, name)
+        b.thread_index(ident, name)
     key_ids = _keys(evs, args if ours else None, b)
     cols = {
         "start_ns": np.round((start_us - origin) * 1000).astype(np.int64),
         "dur_ns": np.round(dur_us * 1000).astype(np.int64),
         "key": key_ids,
-        "tid": np.array([b.tid(i) for i in idents], np.int16),
+        "thread": np.array([b.thread_index(i) for i in idents], np.int16),
     }
     cols["depth"], _ = nesting(
-        cols["tid"].astype(np.int64), cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
+        cols["thread"].astype(np.int64), cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
     )
     if ours:
         _everyo_columns(cols, args, b)

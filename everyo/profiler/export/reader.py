@@ -48,7 +48,7 @@ def _from_raw(data: dict) -> Run:
         "start_ns": np.array([e["start_ns"] for e in ev], np.int64),
         "dur_ns": np.array([e["dur_ns"] for e in ev], np.int64),
         "key": np.array([b.key(e["kind"], e["name"], e.get("path", "")) for e in ev], np.int32),
-        "tid": np.array([b.tid(e.get("tid", 0)) for e in ev], np.int16),
+        "thread": np.array([b.thread_index(e.get("tid", 0)) for e in ev], np.int16),
         "depth": np.array([e.get("depth", 0) for e in ev], np.int16),
     }
     if n and "shapes" in ev[0]:
@@ -91,12 +91,12 @@ def _from_events(events: list, label: str) -> Run:
         "key": np.array(
             [b.key(e.get("kind", "user"), e["name"], e.get("path", "")) for e in ev], np.int32
         ),
-        "tid": np.array([b.tid(e.get("thread_id", 0)) for e in ev], np.int16),
+        "thread": np.array([b.thread_index(e.get("thread_id", 0)) for e in ev], np.int16),
     }
     if ours:
         cols["depth"] = np.array([e.get("depth", 0) for e in ev], np.int16)
     else:
-        tids = cols["tid"].astype(np.int64)
+        tids = cols["thread"].astype(np.int64)
         cols["depth"], _ = nesting(tids, cols["start_ns"], cols["start_ns"] + cols["dur_ns"])
     if any("shapes" in e for e in ev):
         cols["shape"] = np.array([b.shape(e.get("shapes") or None) for e in ev], np.int32)
