@@ -165,8 +165,10 @@ def test_memory_chart_names_the_peak_and_zooms_with_the_flame_chart(lab, page_on
     assert memory["peak"].startswith("peak ") and "[" in memory["peak"], memory
     assert _same(_window(memory["window"]), _window(memory["flameWindow"]))
     # the 'allocated' column is in the table of this run (recorded with --profile-memory)
-    heads = s.cell(BEFORE).locator(".everyo-table-section th").evaluate_all(
-        "ths => ths.map(th => th.textContent)"
+    heads = (
+        s.cell(BEFORE)
+        .locator(".everyo-table-section th")
+        .evaluate_all("ths => ths.map(th => th.textContent)")
     )
     assert any("allocated" in h for h in heads), heads
     assert not s.cell(BEFORE).locator(".everyo-picker-row").is_visible()  # no picker here
