@@ -14,12 +14,12 @@ from everyo_lab.views._batch import as_batch
 from everyo_lab.views.compare import Comparison
 from everyo_lab.views.compare_static import render_compare_header_html, render_diff_table_html
 
-__all__ = ["comparison_html", "comparison_of"]
+__all__ = ["comparison_html", "comparison_of", "link_script"]
 
-# After the figures are drawn: a zoom or pan of either flame chart moves the other one too.
+# After the figures are drawn: a zoom or pan of one chart moves the others too.
 _LINK = """<script type="text/javascript">
 window.addEventListener("load", function () {
-  var ids = ["flame_a", "flame_b"].filter(function (id) { return document.getElementById(id); });
+  var ids = IDS.filter(function (id) { return document.getElementById(id); });
   var busy = false;
   ids.forEach(function (id) {
     document.getElementById(id).on("plotly_relayout", function (ev) {
@@ -39,6 +39,11 @@ window.addEventListener("load", function () {
   });
 });
 </script>"""
+
+
+def link_script(ids: list[str]) -> str:
+    """A ``<script>`` that makes the plotly charts with these element ids zoom together."""
+    return _LINK.replace("IDS", json.dumps(list(ids)))
 
 
 def comparison_of(value) -> Comparison | None:
@@ -74,7 +79,7 @@ def comparison_html(c: Comparison) -> str:
         body.append("<h2>Per-group change, biggest first</h2>")
         body.append(render_diff_table_html(c, top=None))
     body += [f'<p style="color:#59636e">{html.escape(n)}</p>' for n in c.notes]
-    body.append(_LINK)
+    body.append(link_script(["flame_a", "flame_b"]))
     return _DOCUMENT.format(
         title=html.escape(f"everyo comparison · {c.a['label']} → {c.b['label']}"),
         plotly=get_plotlyjs(),

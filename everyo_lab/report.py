@@ -86,8 +86,19 @@ def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | 
     if report.rows and not isinstance(run, Report):
         batch = as_batch(run)
         body.append('<h2>Flame chart</h2><div id="flame" class="chart"></div>')
+        if not report.memory:
+            figures = {"flame": flame_figure(batch)}
+        else:  # profile_memory: live bytes on the flame chart's time axis, zooming with it
+            from everyo_lab.compare_html import link_script
+            from everyo_lab.views.memory import memory_figure
+
+            span = (0.0, max(report.wall_ms, report.memory["t_ms"][-1]))
+            figures = {"flame": flame_figure(batch, x_range=span)}
+            figures["memory"] = memory_figure(report.memory, x_range=span)
+            body.append('<h2>Memory</h2><div id="memory" class="chart"></div>')
+            body.append(link_script(["flame", "memory"]))
         body.append('<h2>Call tree by module path</h2><div id="icicle" class="chart"></div>')
-        figures = {"flame": flame_figure(batch), "icicle": icicle_figure(batch)}
+        figures["icicle"] = icicle_figure(batch)
     return _DOCUMENT.format(
         title=html.escape(title),
         plotly=get_plotlyjs(),

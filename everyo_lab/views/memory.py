@@ -27,6 +27,7 @@ __all__ = [
     "MAX_POINTS",
     "TOP_ALLOCATORS",
     "format_bytes",
+    "memory_figure",
     "memory_svg",
     "memory_text",
     "memory_view",
@@ -140,6 +141,61 @@ def memory_text(memory: dict | None) -> str:
         top = ", ".join(f"{t['label']} {format_bytes(t['bytes'])}" for t in memory["top"])
         text += f"; most allocated by: {top}"
     return text
+
+
+def memory_figure(memory: dict, *, x_range: tuple[float, float] | None = None) -> dict:
+    """The memory chart as a plotly figure dict (``to_html``'s page), with the flame chart's
+    margins so the two time axes line up; ``x_range`` in ms (default: the whole track)."""
+    peak = memory["peak"]
+    label = f"peak {format_bytes(peak['bytes'])} at {peak['t_ms']:.3f} ms"
+    label += f" · {peak['label']}" if peak.get("label") else ""
+    end = x_range[1] if x_range else max(memory["t_ms"][-1], 1e-9)
+    right = peak["t_ms"] > 0.6 * end
+    xaxis = {"title": {"text": "time (ms)"}, "showgrid": False, "zeroline": False}
+    if x_range is not None:
+        xaxis.update(range=[float(x_range[0]), float(x_range[1])], autorange=False)
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": memory["t_ms"],
+                "y": memory["bytes"],
+                "name": memory["track"],
+                "line": {"shape": "hv", "width": 1.5, "color": "#4c78a8"},
+                "fill": "tozeroy",
+                "fillcolor": "rgba(76,120,168,0.2)",
+                "hovertemplate": "%{y:.4s}B at %{x:.3f} ms<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": [peak["t_ms"]],
+                "y": [peak["bytes"]],
+                "name": "peak",
+                "marker": {"color": "#e45756", "size": 9},
+                "hovertemplate": f"{html.escape(label)}<extra></extra>",
+            },
+        ],
+        "layout": {
+            "height": 220,
+            "showlegend": False,
+            "margin": {"l": 60, "r": 20, "t": 24, "b": 45},  # the flame chart's left and right
+            "xaxis": xaxis,
+            "yaxis": {"title": {"text": "live bytes"}, "tickformat": "~s", "ticksuffix": "B"},
+            "annotations": [
+                {
+                    "x": peak["t_ms"],
+                    "y": peak["bytes"],
+                    "text": html.escape(label),
+                    "showarrow": False,
+                    "xanchor": "right" if right else "left",
+                    "xshift": -8 if right else 8,
+                    "yanchor": "bottom",
+                }
+            ],
+        },
+    }
 
 
 def memory_svg(memory: dict | None, *, span_ns: float, text_color: str = "#555") -> str:

@@ -115,3 +115,23 @@ def test_static_html_draws_memory_under_the_flame_chart_on_its_scale():
     svg = memory_svg(view, span_ns=view["t_ms"][-1] * 2e6)
     assert "peak" in svg and "<polygon" in svg
     assert memory_svg(None, span_ns=1) == ""
+
+
+def test_to_html_page_has_the_memory_chart_zooming_with_the_flame_chart(tmp_path):
+    import json
+
+    import everyo_lab
+
+    page = everyo_lab.to_html(memory_run(), tmp_path / "mem.html").read_text()
+    figures = json.loads(page.split('id="everyo-figures">')[1].split("</script>")[0])
+    assert set(figures) == {"flame", "memory", "icicle"}
+    flame, memory = figures["flame"]["layout"], figures["memory"]["layout"]
+    assert flame["xaxis"]["range"] == memory["xaxis"]["range"]
+    assert (flame["margin"]["l"], flame["margin"]["r"]) == (
+        memory["margin"]["l"],
+        memory["margin"]["r"],
+    )
+    assert '["flame", "memory"]' in page and "plotly_relayout" in page
+    assert "peak" in memory["annotations"][0]["text"]
+    plain = everyo_lab.to_html(model_run(), tmp_path / "plain.html").read_text()
+    assert '"memory"' not in plain.split('id="everyo-figures">')[1]
