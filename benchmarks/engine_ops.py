@@ -133,9 +133,10 @@ def section(quick: bool = False) -> Section:
         "ops",
         "Engine: per-op overhead and large ops",
         "8×8 float32 operands, one thread (BLAS and torch), each op a statement in `timeit`'s "
-        "loop; NumPy, everyo and torch 2.13 CPU interleaved in every repeat. Times are medians "
-        "of the repeats; ratios are medians of the per-repeat ratios, with their inter-quartile "
-        "range in brackets (the machine's noise). Large ops: everyo / NumPy.",
+        "loop, timed in CPU time of the thread; NumPy, everyo and torch 2.13 CPU interleaved in "
+        "every repeat. Times are medians of the repeats; ratios are medians of the per-repeat "
+        "ratios, with their inter-quartile range in brackets (the machine's noise). Large ops: "
+        "everyo / NumPy.",
         ["op", "NumPy µs", "everyo µs", "torch µs", "everyo / torch", "everyo / NumPy", "target"],
     )
     per_op(s, quick)

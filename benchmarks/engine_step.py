@@ -301,7 +301,7 @@ def section(quick: bool = False) -> Section:
         "Engine: training steps vs hand-written NumPy and PyTorch CPU",
         "Forward, cross-entropy, backward and the optimizer step; everyo and torch through "
         "their `nn` and `optim`, NumPy written by hand; the same initial weights, one thread. "
-        "The three agree (losses and weights after 3 steps) before timing. Times per step are "
+        "The three agree (losses and weights after 3 steps) before timing. CPU times per step are "
         "medians of the rounds; ratios are medians of per-round ratios (inter-quartile range; "
         "best: the fastest round of each side, the least disturbed).",
         ["step", "NumPy ms", "everyo ms", "everyo / NumPy", "torch ms", "everyo / torch", "target"],

@@ -52,15 +52,21 @@ def verdict(value: float, limit: float, *, at_most: bool = True) -> str:
     return "met" if ok else "**missed**"
 
 
+CLOCK = time.thread_time
+"""The suite's clock: CPU time of the measuring thread. Everything measured runs on that one
+thread (BLAS and torch are pinned to one thread), and on a shared machine wall time also counts
+the time other processes hold the core, which swamps the differences measured here."""
+
+
 def interleaved(fns: dict, repeats: int, number: int, warmup: int = 1) -> dict[str, list[float]]:
-    """Seconds per call of each callable, one list entry per repeat; within a repeat the
+    """CPU seconds per call of each callable, one list entry per repeat; within a repeat the
     callables run back to back (``number`` calls each), so machine noise hits all alike."""
     for _ in range(warmup):
         for fn in fns.values():
             for _ in range(number):
                 fn()
     out: dict[str, list[float]] = {k: [] for k in fns}
-    pc = time.perf_counter
+    pc = CLOCK
     for _ in range(repeats):
         for name, fn in fns.items():
             t0 = pc()
@@ -73,7 +79,7 @@ def interleaved(fns: dict, repeats: int, number: int, warmup: int = 1) -> dict[s
 def interleaved_stmts(stmts: dict, ns: dict, repeats: int, number: int) -> dict[str, list[float]]:
     """Like :func:`interleaved` for statements (``timeit`` compiles them into its loop, so no
     Python call wraps the measured expression: what a NumPy one-liner costs is not diluted)."""
-    timers = {k: timeit.Timer(s, globals=ns) for k, s in stmts.items()}
+    timers = {k: timeit.Timer(s, timer=CLOCK, globals=ns) for k, s in stmts.items()}
     for t in timers.values():
         t.timeit(max(1, number // 10))
     out: dict[str, list[float]] = {k: [] for k in stmts}
