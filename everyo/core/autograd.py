@@ -159,21 +159,24 @@ def zero_grads(params, set_to_none: bool = True) -> None:
 
 def _topological(root) -> list:
     """Tensors reachable from ``root`` that need gradients, inputs before outputs."""
+    # Tensors hash by identity (Tensor.__hash__ is object.__hash__; set lookups compare
+    # identity first, so the elementwise __eq__ never runs): no id() call per visit
     order, seen, stack = [], set(), [(root, False)]
+    push, pop, add = stack.append, stack.pop, seen.add
     while stack:
-        t, done = stack.pop()
+        t, done = pop()
         if done:
             order.append(t)
             continue
-        if id(t) in seen:
+        if t in seen:
             continue
-        seen.add(id(t))
-        stack.append((t, True))
+        add(t)
+        push((t, True))
         node = t._node
         if node is not None:
             for p in node.parents:
-                if p.requires_grad and id(p) not in seen:
-                    stack.append((p, False))
+                if p.requires_grad and p not in seen:
+                    push((p, False))
     return order
 
 
@@ -202,13 +205,13 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
     groups = None if prof is None else getattr(prof, "backward_groups", None)
     switch = None if groups is None else groups()
     current = None
-    grads = {id(root): grad}
+    grads = {root: grad}  # keyed by the tensor itself (identity hash, as in _topological)
     given: set = {id(grad)}  # the root gradient may be the caller's array: never alias it
     while order:
         # popping (outputs first) drops each intermediate as soon as its node has run, so the
         # allocator can reuse its memory for the gradients still to come
         t = order.pop()
-        g = grads.pop(id(t), None)
+        g = grads.pop(t, None)
         if g is None:
             continue
         node = t._node
@@ -237,9 +240,8 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
         for p, pg in zip(node.parents, in_grads):
             if pg is None or not p.requires_grad:
                 continue
-            key = id(p)
-            prev = grads.get(key)
-            grads[key] = pg if prev is None else prev + pg
+            prev = grads.get(p)
+            grads[p] = pg if prev is None else prev + pg
         if not retain_graph:  # free the saved arrays and the links to the inputs
             node.backward_fn = None
             node.parents = ()
