@@ -58,7 +58,7 @@ PyErr_SetRaisedException(PyObject *exc)
 #define MODE_PLAIN 1
 #define MODE_SHAPES 2
 
-static PyObject *str_s, *str_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
+static PyObject *str_new_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
     *str_shape, *str_record_shapes;
 static PyObject *perf_counter_ns; /* time.perf_counter_ns: read as clock_gettime below */
 
@@ -184,18 +184,76 @@ typedef struct {
     PyObject_HEAD
     PyObject *clock;
     PyObject *tensor;
-    PyObject *tls;
+    Py_tss_t *tss; /* this thread's ThreadState (borrowed: the recorder's _threads holds it) */
     Py_ssize_t flush_len;
     int mode;
     int clock_is_default;
 } ModuleCall;
+
+static PyObject *
+mc_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    ModuleCall *self = (ModuleCall *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->tss = PyThread_tss_alloc();
+    if (self->tss == NULL || PyThread_tss_create(self->tss) != 0) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_RuntimeError, "could not create a thread-specific storage key");
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* this thread's state, a new reference, made by the Python recorder on first use */
+static PyObject *
+mc_state_ref(ModuleCall *self, int create)
+{
+    PyObject *t = self->tss ? (PyObject *)PyThread_tss_get(self->tss) : NULL;
+    if (t != NULL)
+        return Py_NewRef(t);
+    if (!create)
+        return Py_NewRef(Py_None);
+    return PyObject_CallMethodNoArgs((PyObject *)self, str_new_state);
+}
+
+static PyObject *
+mc_state(ModuleCall *self, PyObject *unused)
+{
+    return mc_state_ref(self, 1);
+}
+
+static PyObject *
+mc_peek_state(ModuleCall *self, PyObject *unused)
+{
+    return mc_state_ref(self, 0);
+}
+
+static PyObject *
+mc_remember_state(ModuleCall *self, PyObject *t)
+{
+    if (!PyObject_TypeCheck(t, &ThreadStateType)) {
+        PyErr_SetString(PyExc_TypeError, "_remember_state takes a _crecorder.ThreadState");
+        return NULL;
+    }
+    if (PyThread_tss_set(self->tss, t) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "could not set thread-specific storage");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+mc_init_thread_storage(ModuleCall *self, PyObject *unused)
+{
+    Py_RETURN_NONE; /* the key is made with the object */
+}
 
 static int
 mc_traverse(ModuleCall *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->clock);
     Py_VISIT(self->tensor);
-    Py_VISIT(self->tls);
     return 0;
 }
 
@@ -204,7 +262,6 @@ mc_clear(ModuleCall *self)
 {
     Py_CLEAR(self->clock);
     Py_CLEAR(self->tensor);
-    Py_CLEAR(self->tls);
     return 0;
 }
 
@@ -214,6 +271,11 @@ mc_dealloc(ModuleCall *self)
     /* a Python subclass's dealloc untracks, and drops the reference to its type after this */
     PyObject_GC_UnTrack(self);
     mc_clear(self);
+    if (self->tss != NULL) {
+        PyThread_tss_delete(self->tss);
+        PyThread_tss_free(self->tss);
+        self->tss = NULL;
+    }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -337,19 +399,10 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
         kwargs = NULL;
     PyObject *self_obj = (PyObject *)self;
 
-    /* t = self._tls.s, or self._state() on this thread's first event */
-    PyObject *t_obj;
-    if (self->tls == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "recorder has no _tls");
+    /* this thread's state (made by self._new_state() on the thread's first event) */
+    PyObject *t_obj = mc_state_ref(self, 1);
+    if (t_obj == NULL)
         return NULL;
-    }
-    if (PyObject_GetOptionalAttr(self->tls, str_s, &t_obj) < 0)
-        return NULL;
-    if (t_obj == NULL) {
-        t_obj = PyObject_CallMethodNoArgs(self_obj, str_state);
-        if (t_obj == NULL)
-            return NULL;
-    }
     if (!PyObject_TypeCheck(t_obj, &ThreadStateType)) {
         Py_DECREF(t_obj);
         PyErr_SetString(PyExc_TypeError, "recorder thread state is not a _crecorder.ThreadState");
@@ -451,27 +504,48 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
                 Py_XDECREF(ashape);
                 goto fail_out;
             }
-            PyObject *cur = Py_BuildValue("(NNn)", ashape, oshape, depth);
-            if (cur == NULL)
-                goto fail_out;
-            PyObject *slot = PyTuple_GET_ITEM(entry, 2); /* [(last cur, last packed)] */
-            PyObject *last = NULL;
+            PyObject *slot = PyTuple_GET_ITEM(entry, 2); /* [((a, o, depth), packed)] */
+            PyObject *last = NULL, *lastcur = NULL;
             if (PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
                 last = PyList_GET_ITEM(slot, 0);
+                if (PyTuple_Check(last) && PyTuple_GET_SIZE(last) == 2) {
+                    lastcur = PyTuple_GET_ITEM(last, 0);
+                    if (!PyTuple_Check(lastcur) || PyTuple_GET_SIZE(lastcur) != 3)
+                        lastcur = NULL;
+                }
             }
             int same = 0;
-            if (last != NULL && PyTuple_Check(last) && PyTuple_GET_SIZE(last) == 2) {
-                Py_INCREF(last);
-                same = PyObject_RichCompareBool(PyTuple_GET_ITEM(last, 0), cur, Py_EQ);
+            if (lastcur != NULL) {
+                Py_INCREF(last); /* a comparison may run Python code that replaces the slot */
+                PyObject *d = PyTuple_GET_ITEM(lastcur, 2);
+                same = PyLong_CheckExact(d) && PyLong_AsSsize_t(d) == depth;
+                if (same == 1)
+                    same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 0), ashape, Py_EQ);
+                if (same == 1)
+                    same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 1), oshape, Py_EQ);
                 if (same == 1)
                     packed = Py_NewRef(PyTuple_GET_ITEM(last, 1));
                 Py_DECREF(last);
                 if (same < 0) {
-                    Py_DECREF(cur);
+                    Py_DECREF(ashape);
+                    Py_DECREF(oshape);
                     goto fail_out;
                 }
             }
             if (!same) {
+                PyObject *cur = PyTuple_New(3);
+                PyObject *dobj = PyLong_FromSsize_t(depth);
+                if (cur == NULL || dobj == NULL) {
+                    Py_XDECREF(cur);
+                    Py_XDECREF(dobj);
+                    Py_DECREF(ashape);
+                    Py_DECREF(oshape);
+                    goto fail_out;
+                }
+                PyTuple_SET_ITEM(cur, 0, ashape); /* steals */
+                PyTuple_SET_ITEM(cur, 1, oshape);
+                PyTuple_SET_ITEM(cur, 2, dobj);
+                ashape = oshape = NULL;
                 PyObject *sid = PyObject_CallMethodObjArgs(self_obj, str_shape_id, args,
                                                            kwargs_in, out, NULL);
                 packed = sid ? packed_with_shape(key, depth, sid) : NULL;
@@ -481,14 +555,21 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
                     goto fail_out;
                 }
                 PyObject *pair = PyTuple_Pack(2, cur, packed);
-                if (pair == NULL || !PyList_Check(slot) || PyList_SetItem(slot, 0, pair) < 0) {
-                    if (pair != NULL && !PyList_Check(slot))
-                        Py_DECREF(pair);
-                    Py_DECREF(cur);
+                Py_DECREF(cur);
+                if (pair == NULL)
                     goto fail_packed;
+                if (PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
+                    if (PyList_SetItem(slot, 0, pair) < 0) /* steals pair, drops the old one */
+                        goto fail_packed;
+                }
+                else {
+                    Py_DECREF(pair);
                 }
             }
-            Py_DECREF(cur);
+            else {
+                Py_DECREF(ashape);
+                Py_DECREF(oshape);
+            }
         }
         else {
             PyObject *sid = PyObject_CallMethodObjArgs(self_obj, str_shape_id, args,
@@ -565,6 +646,12 @@ fail_entry:
 }
 
 static PyMethodDef mc_methods[] = {
+    {"_state", (PyCFunction)mc_state, METH_NOARGS, "This thread's record, made on first use."},
+    {"_peek_state", (PyCFunction)mc_peek_state, METH_NOARGS,
+     "This thread's record, or None before its first event."},
+    {"_remember_state", (PyCFunction)mc_remember_state, METH_O,
+     "Remember t as this thread's record (the recorder's _threads keeps it alive)."},
+    {"_init_thread_storage", (PyCFunction)mc_init_thread_storage, METH_NOARGS, "(no-op)"},
     {"module_call", (PyCFunction)(void (*)(void))mc_module_call, METH_FASTCALL,
      "module_call(module, forward, args, kwargs): run forward(*args, **kwargs) as one module "
      "event (hook protocol)."},
@@ -572,7 +659,6 @@ static PyMethodDef mc_methods[] = {
 
 static PyMemberDef mc_members[] = {
     {"_tensor", T_OBJECT, offsetof(ModuleCall, tensor), 0, "everyo's Tensor class"},
-    {"_tls", T_OBJECT, offsetof(ModuleCall, tls), 0, "threading.local holding .s"},
     {"_flush_len", T_PYSSIZET, offsetof(ModuleCall, flush_len), 0, "flush at this buffer size"},
     {"_mode", T_INT, offsetof(ModuleCall, mode), 0, "0: general path, 1: plain, 2: shapes"},
     {NULL}};
@@ -586,7 +672,7 @@ static PyTypeObject ModuleCallType = {
     .tp_basicsize = sizeof(ModuleCall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "The compiled module-call path (base class of recorder.Recorder).",
-    .tp_new = PyType_GenericNew,
+    .tp_new = mc_new,
     .tp_traverse = (traverseproc)mc_traverse,
     .tp_clear = (inquiry)mc_clear,
     .tp_dealloc = (destructor)mc_dealloc,
@@ -611,8 +697,7 @@ static struct PyModuleDef moduledef = {
 PyMODINIT_FUNC
 PyInit__crecorder(void)
 {
-    INTERN(str_s, "s");
-    INTERN(str_state, "_state");
+    INTERN(str_new_state, "_new_state");
     INTERN(str_root_call, "_root_call");
     INTERN(str_unlisted, "_unlisted");
     INTERN(str_shape_id, "_shape_id");

@@ -87,12 +87,31 @@ class _PyThreadState:
 class _PyModuleCall:
     """The pure-Python module-call path (the compiled ``_crecorder.ModuleCall`` mirrors it)."""
 
+    _thread_state = _PyThreadState  # the class of per-thread records module_call expects
+
+    def _init_thread_storage(self) -> None:
+        self._tls = threading.local()
+
+    def _state(self):
+        """This thread's record, made on its first event."""
+        try:
+            return self._tls.s
+        except AttributeError:
+            return self._new_state()
+
+    def _peek_state(self):
+        """This thread's record, or ``None`` before its first event."""
+        return getattr(self._tls, "s", None)
+
+    def _remember_state(self, t) -> None:
+        self._tls.s = t
+
     def module_call(self, module, forward, args, kwargs):
         """Run ``forward(*args, **kwargs)`` as one module event (hook protocol)."""
         try:
             t = self._tls.s
         except AttributeError:
-            t = self._state()
+            t = self._new_state()
         keymap = t.keymap
         if keymap is None:
             return self._root_call(t, module, forward, args, kwargs)
@@ -198,6 +217,7 @@ class _RecorderBody(RegionHooks):
         memory=None,
         on_flush=None,
     ):
+        self._init_thread_storage()
         self.store = store
         self._clock = clock
         self.origin_ns = origin_ns
@@ -218,7 +238,6 @@ class _RecorderBody(RegionHooks):
         if gpu is not None or memory is not None or record_ops:
             self.module_call = self._module_call_full  # the general path, no per-call check
         self._cuda_possible = gpu is None and CudaTimer.possible()
-        self._tls = threading.local()
         self._threads: list = []
         self._threads_lock = threading.Lock()
         self._roots: dict[int, dict] = {}
@@ -259,19 +278,18 @@ class _RecorderBody(RegionHooks):
         self.flush(all_threads=True)
 
     # -- per-thread state ----------------------------------------------------------------------
-    _thread_state = _PyThreadState  # the class of per-thread records module_call expects
+    # _state() (this thread's record, made on first use) and _peek_state() (or None) come from
+    # _PyModuleCall (a threading.local) or the compiled ModuleCall (a thread-specific key)
 
-    def _state(self):
-        try:
-            return self._tls.s
-        except AttributeError:
-            cur = threading.current_thread()
-            index = self.store.add_thread(threading.get_native_id(), cur.name)
-            t = self._thread_state(index, self._clock() + FLUSH_NS)
-            self._tls.s = t
-            with self._threads_lock:
-                self._threads.append(t)
-            return t
+    def _new_state(self):
+        """Make this thread's record (its first event) and remember it for this thread."""
+        cur = threading.current_thread()
+        index = self.store.add_thread(threading.get_native_id(), cur.name)
+        t = self._thread_state(index, self._clock() + FLUSH_NS)
+        with self._threads_lock:
+            self._threads.append(t)  # (this list keeps the records alive)
+        self._remember_state(t)
+        return t
 
     # -- recording -----------------------------------------------------------------------------
     def _emit(self, t, core: tuple, tail: tuple, meta, end: int) -> None:

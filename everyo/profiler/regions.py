@@ -40,11 +40,7 @@ class _Region:
 
     def __enter__(self):
         p = self.p
-        try:
-            t = p._tls.s
-        except AttributeError:
-            t = p._state()
-        self.t = t
+        self.t = t = p._state()
         self.depth = depth = t.depth
         if depth >= MAX_DEPTH:
             raise _too_deep(depth)
@@ -157,17 +153,12 @@ class RegionHooks:
 
     def scope(self):
         """The token autograd nodes store: (class name, path) of the innermost module, or None."""
-        try:
-            return self._tls.s.scope
-        except AttributeError:
-            return None
+        t = self._peek_state()
+        return None if t is None else t.scope
 
     def backward_call(self, run):
         """Run a whole backward pass as one ``backward`` event with per-module children."""
-        try:
-            t = self._tls.s
-        except AttributeError:
-            t = self._state()
+        t = self._state()
         key = self._region_keys.get(("backward", "backward"))
         if key is None:
             key = self._region_keys[("backward", "backward")] = self.store.intern_key(
@@ -196,18 +187,14 @@ class RegionHooks:
         ``switch`` only where consecutive nodes change module (``token``: the node's scope, or
         its name outside any module), instead of ``backward_node`` around every node.
         """
-        try:
-            bw = self._tls.s.backward
-        except AttributeError:
-            return None
+        t = self._peek_state()
+        bw = None if t is None else t.backward
         return None if bw is None else bw.switch
 
     def backward_node(self, scope, name, fn):
         """Run one autograd node; consecutive nodes of one module become one event."""
-        try:
-            bw = self._tls.s.backward
-        except AttributeError:
-            return fn()
+        t = self._peek_state()
+        bw = None if t is None else t.backward
         if bw is not None:
             token = scope if scope is not None else name
             if token is not bw.token:
