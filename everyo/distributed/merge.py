@@ -211,8 +211,10 @@ def merge_tasks(
     for name, (t, v) in merged.counters.items():
         run.add_counter(name, t, v)
     failed = [t for t in tasks if not t.ok]
-    run.finish(None if not failed else _failure_summary(failed, len(tasks)))
-    run._wall_ns = max(int(end_ns - origin_ns), merged.last_end)  # finish() reads the clock
+    run.finish(
+        None if not failed else _failure_summary(failed, len(tasks)),
+        wall_ns=max(int(end_ns - origin_ns), merged.last_end),
+    )
     return run
 
 

@@ -92,8 +92,7 @@ def synthetic_run(iterations: int, *, step_ns: int = 10_000) -> Run:
     ]
     store = EventStore.from_columns(columns, keys, threads=[(1, "MainThread")])
     run = Run(store, label="synthetic", clock=lambda: 0, environment={})
-    run.finish()
-    run._wall_ns = int(start[-1] + durs[3])
+    run.finish(wall_ns=int(start[-1] + durs[3]))
     return run
 
 

@@ -88,13 +88,13 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
         start_time=header.get("start_time"),
         environment=header.get("environment") or {},
     )
-    run.status = header.get("status", "completed")
-    run.error = header.get("error")
     wall = header.get("wall_ns")
     if wall is None and len(store):
         cols = store.read(0)
         wall = int((cols["start_ns"] + cols["dur_ns"]).max() - min(0, cols["start_ns"].min()))
-    run._wall_ns = int(wall or 0)
+    run.finish(wall_ns=int(wall or 0))
+    run.status = header.get("status", "completed")  # as recorded (a file may hold a failed run)
+    run.error = header.get("error")
     run.skipped = int(header.get("skipped_events") or 0)
     run.memory = header.get("memory")
     run.step_ns = [int(t) for t in header.get("step_ns") or []]

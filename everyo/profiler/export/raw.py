@@ -33,8 +33,7 @@ def _json_fields(**fields) -> str:
 def batches(run, chunk_rows: int):
     """``(first row, EventBatch)`` of at most ``chunk_rows`` rows each: memory stays bounded."""
     for lo in range(0, run.num_events, chunk_rows):
-        cols = run.store.read(lo, lo + chunk_rows)
-        yield lo, run._batch(cols, lo, lo + len(cols["start_ns"]))
+        yield lo, run.rows(lo, lo + chunk_rows)
 
 
 def optional_fields(batch, names=_OPTIONAL) -> list[str]:
