@@ -224,10 +224,11 @@ def tools(notes: list) -> list:
 
 
 def loop(fn, steps: int) -> float:
-    t0 = time.perf_counter()
+    """CPU seconds of the process (all its threads: a tool's own threads count) for ``steps``."""
+    t0 = time.process_time()
     for _ in range(steps):
         fn()
-    return time.perf_counter() - t0
+    return time.process_time() - t0
 
 
 def profiled(tool, fn, steps: int) -> tuple[float, int]:
@@ -245,7 +246,8 @@ def section(quick: bool = False) -> Section:
         "peers",
         "Profiler cost against torch.profiler, viztracer, pyinstrument and cProfile",
         "Same workloads for every tool (see `peers.py`); torch.profiler measures the PyTorch "
-        "twin of the everyo model. Slowdown: median of paired ratios profiled / unprofiled over "
+        "twin of the everyo model. Times are CPU time of the process (every thread, so a tool's "
+        "own threads count). Slowdown: median of paired ratios profiled / unprofiled over "
         "interleaved rounds. Per event: that slowdown, as time per step, divided by the events "
         "the tool recorded per step (its own unit: everyo a module call, torch.profiler an ATen "
         "op or module, viztracer and cProfile a Python or C function call, pyinstrument a "
@@ -285,6 +287,12 @@ def section(quick: bool = False) -> Section:
                 s.row(wname, tool.name, f"{median(offs) / steps * 1e3:.3f}",
                       f"{median(ons) / steps * 1e3:.3f}", f"{slow * 100:+.0f} %",
                       f"{per_step:.0f}", per_event)  # fmt: skip
+    s.notes.append(
+        "Per-event figures are the difference of two step times divided by the events: where "
+        "that difference is below the machine's noise they come out negative or outsized (e.g. "
+        "a CNN forward with 9 events a step); the profiler table's tight-loop cost per event is "
+        "the reliable per-event figure for everyo."
+    )
     s.notes += sessions(all_tools, 1_000 if quick else 50_000, 0.3 if quick else 3.0)
     s.notes += off_costs(1_000 if quick else 100_000)
     return s
