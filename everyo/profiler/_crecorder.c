@@ -243,6 +243,16 @@ mc_remember_state(ModuleCall *self, PyObject *t)
     Py_RETURN_NONE;
 }
 
+/* hook protocol: the token autograd nodes store (the innermost module's (class, path)) */
+static PyObject *
+mc_scope(ModuleCall *self, PyObject *unused)
+{
+    ThreadState *t = self->tss ? (ThreadState *)PyThread_tss_get(self->tss) : NULL;
+    if (t == NULL || t->scope == NULL)
+        Py_RETURN_NONE;
+    return Py_NewRef(t->scope);
+}
+
 static PyObject *
 mc_init_thread_storage(ModuleCall *self, PyObject *unused)
 {
@@ -652,6 +662,8 @@ static PyMethodDef mc_methods[] = {
     {"_remember_state", (PyCFunction)mc_remember_state, METH_O,
      "Remember t as this thread's record (the recorder's _threads keeps it alive)."},
     {"_init_thread_storage", (PyCFunction)mc_init_thread_storage, METH_NOARGS, "(no-op)"},
+    {"scope", (PyCFunction)mc_scope, METH_NOARGS,
+     "The token autograd nodes store: (class name, path) of the innermost module, or None."},
     {"module_call", (PyCFunction)(void (*)(void))mc_module_call, METH_FASTCALL,
      "module_call(module, forward, args, kwargs): run forward(*args, **kwargs) as one module "
      "event (hook protocol)."},

@@ -103,6 +103,14 @@ class _PyModuleCall:
         """This thread's record, or ``None`` before its first event."""
         return getattr(self._tls, "s", None)
 
+    def scope(self):
+        """The token autograd nodes store: (class name, path) of the innermost module, or None
+        (hook protocol; called for every graph node made while profiling)."""
+        try:
+            return self._tls.s.scope
+        except AttributeError:
+            return None
+
     def _remember_state(self, t) -> None:
         self._tls.s = t
 

@@ -151,11 +151,6 @@ class RegionHooks:
         )
         return out
 
-    def scope(self):
-        """The token autograd nodes store: (class name, path) of the innermost module, or None."""
-        t = self._peek_state()
-        return None if t is None else t.scope
-
     def backward_call(self, run):
         """Run a whole backward pass as one ``backward`` event with per-module children."""
         t = self._state()
