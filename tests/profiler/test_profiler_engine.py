@@ -134,7 +134,7 @@ def test_record_ops_gives_module_flops_on_the_engine():
         assert hooks.active.record_ops
         model(x)
     ops = [e for e in p.events if e.kind == "op"]
-    assert ops and all(e.flops is not None for e in ops)
+    assert ops and all(e.flops >= 0 for e in ops)  # every op here is classified (-1: unknown)
     rows = {r["name"]: r for r in p.summary(group_by="path")}
     # Linear(4, 16) on 32 rows: 2*32*4*16 multiply-adds plus the bias
     assert rows["0"]["flops"] >= 2 * 32 * 4 * 16
