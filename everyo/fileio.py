@@ -151,11 +151,22 @@ def atomic_open(
         raise
 
 
-def write_text(path, text: str, *, error: type[Exception] = EveryOExportError) -> Path:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_open`); return the path."""
+def write_text(
+    path, text: str, *, error: type[Exception] = EveryOExportError, parents: bool = False
+) -> Path:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_open`); return the path.
+
+    ``parents=True`` creates missing parent folders first (benchmark and sweep results).
+    """
+    path = Path(path)
+    if parents:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise error(f"could not write {path}: {exc.strerror or exc}") from exc
     with atomic_open(path, error=error) as f:
         f.write(text)
-    return Path(path)
+    return path
 
 
 def finite_json(value):

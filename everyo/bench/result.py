@@ -13,7 +13,7 @@ import numpy as np
 
 from everyo.bench.stats import summarize
 from everyo.errors import EveryOExportError, EveryOSerializationError
-from everyo.fileio import atomic_open, dumps
+from everyo.fileio import dumps, write_text
 
 __all__ = ["BenchmarkResult", "load", "describe"]
 
@@ -167,14 +167,7 @@ def load(path: str | os.PathLike) -> BenchmarkResult:
 
 def write_json(data: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write ``data`` as JSON atomically (temporary file, then rename); NaN as ``"NaN"``."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise EveryOExportError(f"could not write {path}: {exc.strerror or exc}") from exc
-    with atomic_open(path) as f:
-        f.write(dumps(data, indent=1))
-    return path
+    return write_text(path, dumps(data, indent=1), parents=True)
 
 
 def read_json(path: str | os.PathLike) -> Any:

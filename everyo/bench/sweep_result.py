@@ -11,7 +11,6 @@ from typing import Any
 
 from everyo.bench.result import write_json
 from everyo.bench.sweep_point import SweepRow
-from everyo.errors import EveryOExportError
 
 __all__ = ["SweepResult", "WITHIN", "CSV_COLUMNS"]
 
@@ -146,16 +145,9 @@ class SweepResult:
 
 def write_text(text: str, path: str | os.PathLike) -> Path:
     """Write ``text`` to ``path`` atomically (temporary file, then rename), as ``write_json``."""
-    from everyo.fileio import atomic_open  # the one atomic writer; removes the temp file on failure
+    from everyo import fileio  # the one atomic writer; removes the temp file on failure
 
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise EveryOExportError(f"could not write {path}: {exc.strerror or exc}") from exc
-    with atomic_open(path) as f:
-        f.write(text)
-    return path
+    return fileio.write_text(path, text, parents=True)
 
 
 def _num(value: float | None, digits: int) -> str:
