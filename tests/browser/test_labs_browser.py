@@ -28,18 +28,18 @@ def _code_index(path: Path, predicate) -> int:
 
 
 def _run_all(s: BrowserSession) -> None:
-    """Run All, answering Lab's "Select Kernel" dialog, which a busy machine can show after
-    the notebook looked ready; retried until some cell runs."""
-    started = f"() => ({PROMPTS_JS})().some(p => /^\\[(\\*|\\d+)\\]/.test(p))"
-    for _ in range(4):
-        s.accept_dialog()
-        s.run_all()
-        try:
-            s.page.wait_for_function(started, timeout=15000)
-            return
-        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try again
-            continue
-    raise AssertionError("Run All did not start any cell")
+    """Run All. On a fresh HOME Lab may ask "Select Kernel" a few seconds after the notebook
+    looks ready, and then ignores Run All: wait for that dialog (up to 20 s) and accept it."""
+    accept = s.page.locator(".jp-Dialog .jp-mod-accept")
+    for _ in range(40):
+        if accept.count():
+            accept.first.click()
+            break
+        s.page.wait_for_timeout(500)
+    s.run_all()
+    s.page.wait_for_function(
+        f"() => ({PROMPTS_JS})().some(p => /^\\[(\\*|\\d+)\\]/.test(p))", timeout=60000
+    )
 
 
 def test_lab_01_in_jupyterlab(tmp_path):
@@ -58,7 +58,17 @@ def test_lab_01_in_jupyterlab(tmp_path):
         try:
             s.open(f"solved/{LAB}")
             _run_all(s)
-            s.wait_all_done(timeout_ms=180000)
+            # done when every prompt shows [n]; an error output ends the wait at once
+            s.page.wait_for_function(
+                f"() => ({PROMPTS_JS})().every(p => /^\\[\\d+\\]/.test(p)) || !!document"
+                ".querySelector('.jp-RenderedText[data-mime-type=\"application/vnd.jupyter.error\"]')",
+                timeout=180000,
+            )
+            errors = s.page.locator(
+                '.jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]'
+            )
+            assert errors.count() == 0, errors.first.inner_text()[-2000:]
+            s.wait_all_done(timeout_ms=60000)
             s.page.wait_for_function(
                 "i => { const b = window.__everyoBoard(i);"
                 " return b && b.plotly === 'loaded' && b.bars > 0; }",
