@@ -13,8 +13,12 @@ after each exercise and ``lab.record(...)`` in its last cell.
 - A check that passes prints one line. One that does not raises :class:`LabCheckError`, which
   IPython shows as a single "Not yet" line (no traceback): *Run All* stops at the first
   exercise still to do, and an instructor runs a student's notebook to grade it.
+- ``EVERYO_LAB_CHECKS`` says what an unmet check does: ``stop`` (the default, as above) or
+  ``report``, which prints the same "Not yet" line and goes on, so the whole notebook runs
+  (CI runs the student notebooks so, and an instructor sees every exercise's state at once).
 - ``record`` writes ``results/<lab>.json`` next to the notebook: the figures, the checks passed
-  and the environment record of ``everyo.bench.environment()``.
+  (and, in ``report`` mode, those not yet met) and the environment record of
+  ``everyo.bench.environment()``.
 """
 
 from __future__ import annotations
@@ -32,12 +36,17 @@ __all__ = [
     "interleaved",
     "lab_size",
     "start_lab",
+    "CHECK_MODES",
+    "CHECKS_VARIABLE",
     "SIZES",
     "SIZE_VARIABLE",
+    "check_mode",
 ]
 
 SIZE_VARIABLE = "EVERYO_LAB_SIZE"
 SIZES = ("small", "full")
+CHECKS_VARIABLE = "EVERYO_LAB_CHECKS"
+CHECK_MODES = ("stop", "report")
 
 
 class LabCheckError(AssertionError):
@@ -62,16 +71,35 @@ def lab_size() -> str:
     return value
 
 
+def check_mode() -> str:
+    """``EVERYO_LAB_CHECKS``: ``"stop"`` (default: an unmet check raises) or ``"report"`` (it
+    prints its "Not yet" line and the notebook goes on)."""
+    value = os.environ.get(CHECKS_VARIABLE, "stop").strip().lower() or "stop"
+    if value not in CHECK_MODES:
+        raise EveryOConfigError(
+            f"{CHECKS_VARIABLE}={value!r} is not a check mode; use 'stop' (Run All stops at the "
+            f"first unmet check) or 'report' (unmet checks print a line and the notebook goes "
+            f"on), or unset it for 'stop'"
+        )
+    return value
+
+
 class Lab:
     """One lab's state: its name, size, the checks passed so far and when it started."""
 
-    def __init__(self, name: str, goal: str, size: str | None = None) -> None:
+    def __init__(
+        self, name: str, goal: str, size: str | None = None, checks: str | None = None
+    ) -> None:
         self.name = name
         self.goal = goal
         self.size = lab_size() if size is None else size
         if self.size not in SIZES:
             raise EveryOConfigError(f"size must be one of {SIZES}, got {self.size!r}")
+        self.checks = check_mode() if checks is None else checks
+        if self.checks not in CHECK_MODES:
+            raise EveryOConfigError(f"checks must be one of {CHECK_MODES}, got {self.checks!r}")
         self.passed: list[str] = []
+        self.not_yet: list[str] = []
         self.started = time.time()
 
     def pick(self, *, small: Any, full: Any) -> Any:
@@ -80,11 +108,17 @@ class Lab:
 
     def check(self, condition: Any, hint: str, *, passed: str | None = None) -> None:
         """A self-check: print ``passed`` (or the hint) when ``condition`` holds, else raise
-        :class:`LabCheckError` with ``hint``, which should say what to change."""
+        :class:`LabCheckError` with ``hint``, which should say what to change. In the
+        ``report`` check mode an unmet check prints that message as one line and returns."""
         __tracebackhide__ = True  # pytest and IPython: the check's frame is not the story
-        number = len(self.passed) + 1
+        number = len(self.passed) + len(self.not_yet) + 1
         if not condition:
-            raise LabCheckError(f"Not yet (check {number} of {self.name}): {hint}")
+            message = f"Not yet (check {number} of {self.name}): {hint}"
+            if self.checks == "stop":
+                raise LabCheckError(message)
+            self.not_yet.append(hint)
+            print(f"\u2717 {message}")
+            return
         self.passed.append(passed or hint)
         print(f"\u2713 check {number} passed: {passed or hint}")
 
@@ -100,16 +134,20 @@ class Lab:
             "goal": self.goal,
             "size": self.size,
             "checks_passed": list(self.passed),
+            "checks_not_yet": list(self.not_yet),
             "results": figures,
             "elapsed_s": round(time.time() - self.started, 3),
             "environment": environment(),
         }
         path = write_json(data, Path(folder) / f"{self.name}.json")
-        print(f"wrote {path}: {len(self.passed)} checks passed")
+        not_yet = f", {len(self.not_yet)} not yet" if self.not_yet else ""
+        print(f"wrote {path}: {len(self.passed)} checks passed{not_yet}")
         return path
 
     def __repr__(self) -> str:
-        return f"Lab({self.name!r}, size={self.size!r}, checks passed={len(self.passed)})"
+        return f"Lab({self.name!r}, size={self.size!r}, checks passed={len(self.passed)}" + (
+            f", not yet={len(self.not_yet)})" if self.not_yet else ")"
+        )
 
 
 def interleaved(before, after, *args, warmup: int = 1, repeat: int = 10, clock=None, **kwargs):
@@ -140,9 +178,12 @@ def interleaved(before, after, *args, warmup: int = 1, repeat: int = 10, clock=N
     )
 
 
-def start_lab(name: str, goal: str, *, size: str | None = None) -> Lab:
-    """Start a lab: print its goal and its size, and return its :class:`Lab`."""
-    lab = Lab(name, goal, size)
+def start_lab(name: str, goal: str, *, size: str | None = None, checks: str | None = None) -> Lab:
+    """Start a lab: print its goal, its size (and the check mode when it is ``report``), and
+    return its :class:`Lab`."""
+    lab = Lab(name, goal, size, checks)
     print(f"Lab {name}: {goal}")
     print(f"size: {lab.size} (set {SIZE_VARIABLE}=small or full before starting Jupyter)")
+    if lab.checks == "report":
+        print(f"checks: report ({CHECKS_VARIABLE}=report: an unmet check prints and goes on)")
     return lab

@@ -87,8 +87,12 @@ lab.check(
 
 # %%
 memory_limit = 3_000_000
-predicted = int((memory_limit - result[256].peak_memory) / bytes_per_sample) + 256
-print(f"predicted largest batch under {memory_limit / 2**20:.2f} MiB: about {predicted}")
+if bytes_per_sample > 0:
+    predicted = int((memory_limit - result[256].peak_memory) / bytes_per_sample) + 256
+    print(f"predicted largest batch under {memory_limit / 2**20:.2f} MiB: about {predicted}")
+else:
+    predicted = None
+    print("no prediction yet: compute bytes_per_sample (exercise 1) first")
 
 # %%
 %everyo_sweep model make_batch --batch-sizes auto --warmup 1 --repeat 2 --memory-limit $memory_limit --label limited

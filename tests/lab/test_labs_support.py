@@ -8,7 +8,7 @@ import json
 import pytest
 
 from everyo.errors import EveryOConfigError
-from everyo_lab.labs import Lab, LabCheckError, lab_size, start_lab
+from everyo_lab.labs import Lab, LabCheckError, check_mode, lab_size, start_lab
 
 
 def test_size_comes_from_the_environment(monkeypatch):
@@ -34,6 +34,37 @@ def test_checks_count_and_say_what_to_change(capsys):
     assert isinstance(LabCheckError("x"), AssertionError)
 
 
+def test_check_mode_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv("EVERYO_LAB_CHECKS", raising=False)
+    assert check_mode() == "stop" and Lab("x", "goal").checks == "stop"
+    monkeypatch.setenv("EVERYO_LAB_CHECKS", " Report ")
+    assert check_mode() == "report" and Lab("x", "goal").checks == "report"
+    monkeypatch.setenv("EVERYO_LAB_CHECKS", "skip")
+    with pytest.raises(EveryOConfigError, match="EVERYO_LAB_CHECKS='skip'.*'stop'.*'report'"):
+        check_mode()
+    with pytest.raises(EveryOConfigError, match="checks must be one of"):
+        Lab("x", "goal", checks="ignore")
+
+
+def test_report_mode_prints_an_unmet_check_and_goes_on(tmp_path, capsys):
+    lab = Lab("04_demo", "goal", size="small", checks="report")
+    lab.check(False, "overlap the loading")
+    lab.check(True, "bigger batch", passed="batch 64")
+    lab.check([], "cache the decoded images")
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "\u2717 Not yet (check 1 of 04_demo): overlap the loading",
+        "\u2713 check 2 passed: batch 64",
+        "\u2717 Not yet (check 3 of 04_demo): cache the decoded images",
+    ]
+    assert lab.passed == ["batch 64"]
+    assert lab.not_yet == ["overlap the loading", "cache the decoded images"]
+    data = json.loads(lab.record(tmp_path).read_text())
+    assert data["checks_passed"] == ["batch 64"]
+    assert data["checks_not_yet"] == ["overlap the loading", "cache the decoded images"]
+    assert "1 checks passed, 2 not yet" in capsys.readouterr().out
+
+
 def test_record_writes_figures_checks_and_environment(tmp_path):
     lab = Lab("05_demo", "goal", size="full")
     lab.check(True, "ok")
@@ -42,7 +73,7 @@ def test_record_writes_figures_checks_and_environment(tmp_path):
     assert path.name == "05_demo.json"
     assert data["lab"] == "05_demo" and data["size"] == "full"
     assert data["results"] == {"speedup": 12.5, "batch": 64}
-    assert data["checks_passed"] == ["ok"]
+    assert data["checks_passed"] == ["ok"] and data["checks_not_yet"] == []
     assert data["environment"]["everyo"]["version"]
 
 
@@ -50,6 +81,7 @@ def test_a_failed_check_shows_one_line_in_ipython(monkeypatch, capsys):
     from IPython.core.interactiveshell import InteractiveShell
 
     monkeypatch.setenv("EVERYO_LAB_SIZE", "small")
+    monkeypatch.delenv("EVERYO_LAB_CHECKS", raising=False)
     shell = InteractiveShell.instance()
     try:
         shell.user_ns["start_lab"] = start_lab

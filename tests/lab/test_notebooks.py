@@ -1,6 +1,8 @@
-"""The teaching labs in examples/: built from their sources, committed without outputs, every
-solution notebook runs top to bottom under nbclient with all its self-checks passing, and every
-student notebook runs up to its first exercise's check and stops there with a one-line hint.
+"""The teaching labs in examples/: built from their sources, committed without outputs; every
+solution notebook runs top to bottom under nbclient with all its self-checks passing; every
+student notebook, with ``EVERYO_LAB_CHECKS=report``, runs top to bottom too, printing a "Not
+yet" line for each unmet check; in the default mode a student notebook (lab 01) stops at its
+first check with a one-line hint.
 
 CI runs them at ``EVERYO_LAB_SIZE=small``. An executed lab stays small (<= 1 MB with outputs
 and widget state) and every profiled cell keeps its static rendering.
@@ -80,6 +82,11 @@ def _errors(cells) -> list[str]:
     ]
 
 
+def _printed(cells) -> str:
+    """What the cells printed (their stream outputs)."""
+    return "".join(o.get("text", "") for c in cells for o in c.get("outputs", []) if o.get("name"))
+
+
 # -- the sequence as committed ----------------------------------------------------------------
 
 
@@ -147,9 +154,7 @@ def test_solution_runs_with_every_check_passing(path, tmp_path, monkeypatch):
     record = json.loads((tmp_path / "results" / f"{path.stem}.json").read_text())
     assert record["lab"] == path.stem and record["size"] == "small"
     assert len(record["checks_passed"]) == expected, record["checks_passed"]
-    printed = "".join(
-        o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("name")
-    )
+    printed = _printed(nb.cells)
     assert printed.count("\u2713 check") == expected
     assert record["environment"]["python"]["version"]
 
@@ -174,7 +179,39 @@ def test_solution_runs_with_every_check_passing(path, tmp_path, monkeypatch):
 @pytest.mark.slow
 @needs_kernel
 @pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
-def test_student_version_stops_at_its_first_check_with_a_hint(path, tmp_path, monkeypatch):
+def test_student_version_runs_to_the_end_reporting_what_is_not_yet_done(
+    path, tmp_path, monkeypatch
+):
+    # EVERYO_LAB_CHECKS=report: an unmet check prints its "Not yet" line and the notebook goes
+    # on, so CI runs every cell of the exercises as given, not only those before the first check
+    monkeypatch.setenv("EVERYO_LAB_CHECKS", "report")
+    nb, error = _execute(path, tmp_path, monkeypatch)
+    assert error is None, f"{path.name} failed: {str(error)[-1500:]}"
+    assert _errors(nb.cells) == []
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code)
+
+    printed = _printed(nb.cells)
+    not_yet = [line for line in printed.splitlines() if line.startswith("\u2717 Not yet (check ")]
+    assert not_yet, "the exercises as given passed every check"
+    assert all(f" of {path.stem}): " in line and len(line) > 60 for line in not_yet), not_yet
+
+    # the last cell, "record your results", ran and wrote the results file
+    assert "lab.record(" in code[-1].source
+    record = json.loads((tmp_path / "results" / f"{path.stem}.json").read_text())
+    assert record["lab"] == path.stem and record["size"] == "small"
+    assert len(record["checks_not_yet"]) == len(not_yet)
+    expected = len(re.findall(r"\blab\.check\(", _code(nb)))
+    assert len(record["checks_passed"]) + len(not_yet) == expected
+
+
+@pytest.mark.slow
+@needs_kernel
+def test_student_version_stops_at_its_first_check_with_a_hint(tmp_path, monkeypatch):
+    # the default check mode (stop), as a student gets it: one lab is enough, the mechanism is
+    # the same in all of them
+    path = LABS[0]
+    monkeypatch.delenv("EVERYO_LAB_CHECKS", raising=False)
     nb, error = _execute(path, tmp_path, monkeypatch)
     assert error is not None, "the exercises as given passed every check"
     assert error.ename == "LabCheckError", f"{error.ename}: {error.evalue}"
