@@ -2,7 +2,7 @@
 
 Everything else about the package is in pyproject.toml. The extension is optional: where no C
 compiler is found the install still succeeds, and ``everyo.profiler.recorder`` records through
-its pure-Python path (the same events, about 3x the cost per event; ``python -m everyo info``
+its pure-Python path (the same events, about twice the cost per event; ``python -m everyo info``
 says which one runs).
 """
 
