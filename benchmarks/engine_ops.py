@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 
@@ -26,6 +25,7 @@ from suite import (
     one_thread,
     optional,
     paired_ratio,
+    script_main,
     spread,
     us,
     verdict,
@@ -160,9 +160,7 @@ def section(quick: bool = False) -> Section:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    print(section(ap.parse_args(argv).quick).markdown("printed, not saved"))
+    script_main(section, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,21 @@ per-round ratios. Targets (TARGETS.md, Engine): the 32x64-64-10 step at most 1.3
 
 from __future__ import annotations
 
-import argparse
 import math
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from suite import Section, interleaved, median, one_thread, optional, paired_ratio, spread, verdict
+from suite import (
+    Section,
+    interleaved,
+    median,
+    one_thread,
+    optional,
+    paired_ratio,
+    script_main,
+    spread,
+    verdict,
+)
 
 import everyo as eo
 
@@ -327,9 +336,7 @@ def section(quick: bool = False) -> Section:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    print(section(ap.parse_args(argv).quick).markdown("printed, not saved"))
+    script_main(section, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,11 @@ written straight into a store), so every size has the same shape. Times are the 
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 
 from profiler_overhead import synthetic_run, timed_s
-from suite import Section, optional, verdict
+from suite import Section, optional, script_main, verdict
 
 from everyo.profiler import analysis
 from everyo.profiler.export.chrome import export_chrome_trace
@@ -82,9 +81,7 @@ def _count(bars) -> int:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    print(section(ap.parse_args(argv).quick).markdown("printed, not saved"))
+    script_main(section, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ with a note; nothing is estimated in its place.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import cProfile
 import os
@@ -27,7 +26,7 @@ import tempfile
 import time
 
 import numpy as np
-from suite import Section, median, one_thread, optional, paired_ratio, rss_bytes
+from suite import Section, median, one_thread, optional, paired_ratio, rss_bytes, script_main
 
 import everyo as eo
 from everyo.profiler import Profiler, RunRegistry, record_function
@@ -371,9 +370,7 @@ def off_costs(n: int) -> list[str]:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    print(section(ap.parse_args(argv).quick).markdown("printed, not saved"))
+    script_main(section, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,15 @@ class Section:
         return "\n".join(lines)
 
 
+def script_main(section, doc: str, argv=None) -> None:
+    """``python benchmarks/<part>.py [--quick]``: print the part's table (the suite saves it)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    print(section(ap.parse_args(argv).quick).markdown("printed, not saved"))
+
+
 def verdict(value: float, limit: float, *, at_most: bool = True) -> str:
     """``met`` or ``missed`` for a figure against its target (``at_most``: value <= limit)."""
     ok = value <= limit if at_most else value >= limit

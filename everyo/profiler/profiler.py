@@ -143,22 +143,25 @@ class Profiler:
         if gpu is not None:
             optional += ("device_ns",)
         self.store = EventStore(optional)
-        self._recorder = _recorder.Recorder(  # (a module attribute: tests swap the class)
+        self._recorder = self._new_recorder(self._clock(), self.warmup, gpu)
+        self.run = Run(self.store, label=self.label, options=self.options(), clock=self._clock)
+        self._recorder.set_origin(self.run.t0_ns)
+        self.registry.add(self.run)
+        self._recorder.set_recording(self.schedule is None or self.schedule.action(0) == "active")
+
+    def _new_recorder(self, origin_ns: int, warmup: int, gpu):
+        return _recorder.Recorder(  # (a module attribute: tests swap the class)
             self.store,
             clock=self._clock,
-            origin_ns=self._clock(),
+            origin_ns=origin_ns,
             record_shapes=self.record_shapes,
             record_ops=self.record_ops,
-            warmup=self.warmup,
+            warmup=warmup,
             schedule=self.schedule,
             gpu=gpu,
             memory=MemoryTracker() if self.profile_memory else None,
             on_flush=self._check_budget,
         )
-        self.run = Run(self.store, label=self.label, options=self.options(), clock=self._clock)
-        self._recorder.set_origin(self.run.t0_ns)
-        self.registry.add(self.run)
-        self._recorder.set_recording(self.schedule is None or self.schedule.action(0) == "active")
 
     def _resume(self) -> None:
         """Record into the stopped run again (its store, time origin, steps and warmup left)."""
@@ -166,18 +169,7 @@ class Profiler:
         gpu = CudaTimer.create() if self._uses_cuda_now() else None
         if gpu is not None:
             self.store.add_column("device_ns")
-        self._recorder = _recorder.Recorder(
-            self.store,
-            clock=self._clock,
-            origin_ns=self.run.t0_ns,
-            record_shapes=self.record_shapes,
-            record_ops=self.record_ops,
-            warmup=prev._skip,
-            schedule=self.schedule,
-            gpu=gpu,
-            memory=MemoryTracker() if self.profile_memory else None,
-            on_flush=self._check_budget,
-        )
+        self._recorder = self._new_recorder(self.run.t0_ns, prev._skip, gpu)
         self.run.resume()
         if all(r is not self.run for r in self.registry):  # evicted meanwhile
             self.registry.add(self.run)

@@ -20,7 +20,7 @@ def test_the_front_end_constants_are_generated_from_the_schema():
 def test_no_other_module_declares_its_own_group_by_list():
     sources = [*ROOT.joinpath("everyo").rglob("*.py"), *ROOT.joinpath("everyo_lab").rglob("*.py")]
     sources += list(ROOT.joinpath("js", "src").glob("*.js"))
-    literal = ('"name", "path", "shape"', "name: \"name\", path:")
+    literal = ('"name", "path", "shape"', 'name: "name", path:')
     copies = [
         p.relative_to(ROOT).as_posix()
         for p in sources
