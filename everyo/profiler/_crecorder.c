@@ -236,6 +236,8 @@ mc_remember_state(ModuleCall *self, PyObject *t)
         PyErr_SetString(PyExc_TypeError, "_remember_state takes a _crecorder.ThreadState");
         return NULL;
     }
+    if (self->tss == NULL) /* stopped: its key is given back; a late event keeps no state */
+        Py_RETURN_NONE;
     if (PyThread_tss_set(self->tss, t) != 0) {
         PyErr_SetString(PyExc_RuntimeError, "could not set thread-specific storage");
         return NULL;
@@ -251,6 +253,19 @@ mc_scope(ModuleCall *self, PyObject *unused)
     if (t == NULL || t->scope == NULL)
         Py_RETURN_NONE;
     return Py_NewRef(t->scope);
+}
+
+/* give the thread-specific key back when recording stops (keys are a bounded OS resource,
+   and a stopped recorder may be kept alive by its Profiler for a long time) */
+static PyObject *
+mc_release_thread_storage(ModuleCall *self, PyObject *unused)
+{
+    if (self->tss != NULL) {
+        PyThread_tss_delete(self->tss);
+        PyThread_tss_free(self->tss);
+        self->tss = NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -662,6 +677,8 @@ static PyMethodDef mc_methods[] = {
     {"_remember_state", (PyCFunction)mc_remember_state, METH_O,
      "Remember t as this thread's record (the recorder's _threads keeps it alive)."},
     {"_init_thread_storage", (PyCFunction)mc_init_thread_storage, METH_NOARGS, "(no-op)"},
+    {"_release_thread_storage", (PyCFunction)mc_release_thread_storage, METH_NOARGS,
+     "Give the thread-specific key back (at stop)."},
     {"scope", (PyCFunction)mc_scope, METH_NOARGS,
      "The token autograd nodes store: (class name, path) of the innermost module, or None."},
     {"module_call", (PyCFunction)(void (*)(void))mc_module_call, METH_FASTCALL,

@@ -114,6 +114,9 @@ class _PyModuleCall:
     def _remember_state(self, t) -> None:
         self._tls.s = t
 
+    def _release_thread_storage(self) -> None:
+        """(The compiled recorder gives its thread-specific key back at stop.)"""
+
     def module_call(self, module, forward, args, kwargs):
         """Run ``forward(*args, **kwargs)`` as one module event (hook protocol)."""
         try:
@@ -284,6 +287,7 @@ class _RecorderBody(RegionHooks):
         self._stopped = True
         self.set_recording(False)
         self.flush(all_threads=True)
+        self._release_thread_storage()
 
     # -- per-thread state ----------------------------------------------------------------------
     # _state() (this thread's record, made on first use) and _peek_state() (or None) come from

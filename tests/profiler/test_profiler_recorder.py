@@ -74,3 +74,21 @@ def test_pure_python_can_be_forced(tmp_path):
     env = {**os.environ, "EVERYO_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "python", out.stderr
+
+
+def test_stopped_recorders_give_their_thread_keys_back():
+    """The compiled recorder holds an OS thread-specific key while it records; profilers kept
+    alive after they stop (a list of them, a sweep) must not run the process out of keys
+    (PTHREAD_KEYS_MAX is 1024 on Linux)."""
+    model = eo.Sequential(eo.Linear(2, 2, seed=0))
+    kept = []
+    for _ in range(1100):
+        p = Profiler(registry=RunRegistry())
+        with p:
+            model(eo.zeros(1, 2))
+        kept.append(p)
+    assert all(len(p.events) == 2 for p in kept[-3:])
+    kept[0].start()  # a resumed profiler records through a new key
+    model(eo.zeros(1, 2))
+    kept[0].stop()
+    assert len(kept[0].events) == 4
