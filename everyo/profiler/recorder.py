@@ -259,7 +259,7 @@ class _RecorderBody(RegionHooks):
         self._skip = warmup
         # the inlined path applies: recording, no warmup events left to skip, and no schedule
         # (with a schedule, every event goes through _emit, which keeps ancestors of kept events)
-        self._recording = self._on = self._fast = False
+        self._recording = self._fast = False
         self._mode = 0
         import sys
 
@@ -277,10 +277,10 @@ class _RecorderBody(RegionHooks):
     def set_recording(self, recording: bool) -> None:
         """Record events from now on (or stop, keeping the ancestors of kept events)."""
         self._recording = recording
-        self._on = recording and self._skip == 0 and self.schedule is None
-        self._fast = self._on and self._width == len(BUFFER_FIELDS)
+        on = recording and self._skip == 0 and self.schedule is None
+        self._fast = on and self._width == len(BUFFER_FIELDS)
         # module_call's inlined path: 0 (use _emit), _PLAIN or _SHAPES
-        self._mode = 0 if not self._on else _SHAPES if self.record_shapes else _PLAIN
+        self._mode = 0 if not on else _SHAPES if self.record_shapes else _PLAIN
 
     def stop(self) -> None:
         """Stop recording and move every thread's buffered events into the store."""
