@@ -70,8 +70,9 @@ def test_guide_profiling_a_network(capsys):
     exec(GUIDE_PROFILE, ns)
     out = capsys.readouterr().out.splitlines()
     rows = ns["profiler"].summary()
-    assert [r["name"] for r in rows] == ["Sequential", "Linear", "ReLU"]
-    assert [r["calls"] for r in rows] == [20, 40, 20]
+    # the container encloses its layers, so it comes first; Linear vs ReLU is up to the clock
+    assert rows[0]["name"] == "Sequential"
+    assert {r["name"]: r["calls"] for r in rows} == {"Sequential": 20, "Linear": 40, "ReLU": 20}
     assert len(out) == 3 and all("total_ms" in line and "mean_ms" in line for line in out)
     assert rows[0]["total_ms"] >= rows[1]["total_ms"] / 2  # the container encloses its layers
     paths = analysis.summarize(ns["profiler"].run, group_by="path")
