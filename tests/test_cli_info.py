@@ -281,3 +281,17 @@ def test_info_prints_human_text(capsys):
     assert f"\nnumpy   {np.__version__}\n" in out
     with pytest.raises(json.JSONDecodeError):
         json.loads(out)
+
+
+def test_info_piped_into_a_reader_that_stops_early_prints_no_traceback():
+    """`python -m everyo info | head -1`: the closed pipe is not an error worth a traceback
+    (``true`` exits without reading, so the pipe is closed before anything is written)."""
+    done = subprocess.run(
+        f"{sys.executable} -m everyo info | true",
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr
