@@ -138,15 +138,21 @@ def _moment_update(xp, m, v, g, lr, b1, b2, eps, t):
     return upd
 
 
-def _adam_update(p, st, lr, b1, b2, eps, wd, decoupled) -> None:
-    """One parameter's Adam step (large parameters, or parameters that stepped apart)."""
-    g, data = p.grad.data, p.data
-    st["step"] = t = st["step"] + 1
+def _apply_weight_decay(g, data, lr, wd, decoupled):
+    """AdamW's decoupled decay shrinks ``data`` in place; Adam's adds ``wd * data`` to ``g``."""
     if wd:
         if decoupled:
             data *= 1 - lr * wd
         else:
             g = g + wd * data
+    return g
+
+
+def _adam_update(p, st, lr, b1, b2, eps, wd, decoupled) -> None:
+    """One parameter's Adam step (large parameters, or parameters that stepped apart)."""
+    g, data = p.grad.data, p.data
+    st["step"] = t = st["step"] + 1
+    g = _apply_weight_decay(g, data, lr, wd, decoupled)
     data -= _moment_update(p.xp, st["exp_avg"], st["exp_avg_sq"], g, lr, b1, b2, eps, t)
 
 
@@ -159,11 +165,7 @@ def _amsgrad_update(p, st, lr, b1, b2, eps, wd, decoupled) -> None:
     if "max_exp_avg_sq" not in st:
         st["max_exp_avg_sq"] = xp.zeros_like(data)
     st["step"] = t = st["step"] + 1
-    if wd:
-        if decoupled:
-            data *= 1 - lr * wd
-        else:
-            g = g + wd * data
+    g = _apply_weight_decay(g, data, lr, wd, decoupled)
     m, v, vmax = st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"]
     m *= b1
     m += (1 - b1) * g
