@@ -2,7 +2,8 @@
 
 Parameters, buffers and submodules are registered by attribute assignment. ``module(x)`` runs
 ``forward`` through the profiler's one hook point: with no profiler active it costs one check of
-``hooks.active`` (plus one of the module's hook flag).
+``hooks.active`` (plus one of the module's hook flag). ``__call__`` is compiled C
+(``hooks.ModuleBase``) where the profiler's extension is built, else ``_PyModuleCall`` below.
 """
 
 from __future__ import annotations
@@ -42,7 +43,28 @@ class HookHandle:
         self._module._refresh_hooked()
 
 
-class Module:
+class _PyModuleCall:
+    """``Module.__call__`` in Python, where the compiled one (``hooks.ModuleBase``, the same
+    logic in C) is not available."""
+
+    __slots__ = ()
+
+    def __call__(self, x=_NO_ARG, /, *args, **kwargs):
+        # One positional argument is the common case: taking it by name and calling forward(x)
+        # with a fixed arity halves the cost of forwarding *args/**kwargs.
+        p = _hooks.active
+        if p is None:
+            if self._hooked or args or kwargs or x is _NO_ARG:
+                return self._call_impl(*(args if x is _NO_ARG else (x, *args)), **kwargs)
+            return self.forward(x)
+        # without hooks, hand the profiler forward itself: one frame less per recorded event
+        forward = self._call_impl if self._hooked else self.forward
+        if args or x is _NO_ARG:
+            return p.module_call(self, forward, args if x is _NO_ARG else (x, *args), kwargs)
+        return p.module_call(self, forward, (x,), kwargs)  # a tuple display: no list built
+
+
+class Module(_hooks.ModuleBase or _PyModuleCall):
     """Base class of every layer and model.
 
     Subclasses call ``super().__init__()`` first, assign parameters, buffers (via
@@ -78,20 +100,6 @@ class Module:
     # ---- calling ----------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
-
-    def __call__(self, x=_NO_ARG, /, *args, **kwargs):
-        # One positional argument is the common case: taking it by name and calling forward(x)
-        # with a fixed arity halves the cost of forwarding *args/**kwargs.
-        p = _hooks.active
-        if p is None:
-            if self._hooked or args or kwargs or x is _NO_ARG:
-                return self._call_impl(*(args if x is _NO_ARG else (x, *args)), **kwargs)
-            return self.forward(x)
-        # without hooks, hand the profiler forward itself: one frame less per recorded event
-        forward = self._call_impl if self._hooked else self.forward
-        if args or x is _NO_ARG:
-            return p.module_call(self, forward, args if x is _NO_ARG else (x, *args), kwargs)
-        return p.module_call(self, forward, (x,), kwargs)  # a tuple display: no list built
 
     def _call_impl(self, *args, **kwargs):
         """Pre-hooks, ``forward``, post-hooks: what a profiler times as this module's call."""

@@ -9,7 +9,13 @@
  * or a schedule, a failing forward, a flush) calls back into the Python recorder.
  *
  * ThreadState is the per-thread record the Python recorder and regions use (same fields as
- * recorder._PyThreadState).
+ * recorder._PyThreadState); its buffer is an EventBuffer, a growable int64 array that Python
+ * code extends with `buf += (a, b, c)` like the list the pure-Python path uses, and that the
+ * flush reads without converting a Python int per field.
+ *
+ * ModuleBase is the base class of everyo.nn.Module where this extension is built: its tp_call
+ * is Module.__call__ (the Python fallback is everyo.nn.module._PyModuleCall), and while a
+ * compiled recorder is active it records the call without going through Python at all.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -59,8 +65,182 @@ PyErr_SetRaisedException(PyObject *exc)
 #define MODE_SHAPES 2
 
 static PyObject *str_new_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
-    *str_shape, *str_record_shapes;
+    *str_shape, *str_record_shapes, *str_forward, *str_call_impl, *str_hooked, *str_active,
+    *str_module_call;
+static PyObject *hooks_dict;    /* everyo.profiler.hooks' globals (bind_hooks): "active" */
+static PyTypeObject *ndarray_t; /* numpy.ndarray where its layout was checked, else NULL */
+
+/* The leading fields of NumPy's PyArrayObject_fields (numpy/ndarraytypes.h), part of NumPy's
+   ABI since 1.7 and unchanged in 2.x; module init checks them on a real array before use. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+} NdPrefix;
 static PyObject *perf_counter_ns; /* time.perf_counter_ns: read as clock_gettime below */
+
+/* ------------------------------------------------------------------------------------------ */
+/* EventBuffer: a thread's finished events, flat int64 values                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    long long *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+    Py_ssize_t exports; /* buffer views handed out: the array must not move or grow */
+} EventBuffer;
+
+static PyTypeObject EventBufferType;
+
+static int
+eb_reserve(EventBuffer *b, Py_ssize_t extra)
+{
+    if (b->exports > 0) {
+        PyErr_SetString(PyExc_BufferError,
+                        "EventBuffer: cannot append while a view of it exists (flush swaps the "
+                        "buffer first)");
+        return -1;
+    }
+    Py_ssize_t need = b->len + extra;
+    if (need <= b->cap)
+        return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 1536;
+    while (cap < need)
+        cap *= 2;
+    long long *d = PyMem_Realloc(b->data, (size_t)cap * sizeof(long long));
+    if (d == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int
+eb_push3(EventBuffer *b, long long x, long long y, long long z)
+{
+    if ((b->len + 3 > b->cap || b->exports) && eb_reserve(b, 3) < 0)
+        return -1;
+    long long *p = b->data + b->len;
+    p[0] = x;
+    p[1] = y;
+    p[2] = z;
+    b->len += 3;
+    return 0;
+}
+
+static void
+eb_dealloc(EventBuffer *b)
+{
+    PyMem_Free(b->data);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static Py_ssize_t
+eb_length(EventBuffer *b)
+{
+    return b->len;
+}
+
+static PyObject *
+eb_item(EventBuffer *b, Py_ssize_t i)
+{
+    if (i < 0 || i >= b->len) {
+        PyErr_SetString(PyExc_IndexError, "EventBuffer index out of range");
+        return NULL;
+    }
+    return PyLong_FromLongLong(b->data[i]);
+}
+
+static int
+as_int64(PyObject *v, long long *out)
+{
+    if (PyLong_Check(v))
+        *out = PyLong_AsLongLong(v);
+    else if (PyFloat_Check(v)) /* np.fromiter(..., np.int64) of the list path truncates too */
+        *out = (long long)PyFloat_AS_DOUBLE(v);
+    else {
+        PyObject *n = PyNumber_Index(v); /* NumPy integers; a str is a TypeError */
+        if (n == NULL)
+            return -1;
+        *out = PyLong_AsLongLong(n);
+        Py_DECREF(n);
+    }
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* buf += (a, b, c, ...): every value converted first, so a record is appended whole or not */
+static PyObject *
+eb_inplace_concat(EventBuffer *b, PyObject *other)
+{
+    PyObject *seq = PySequence_Fast(other, "EventBuffer += takes a tuple or list of ints");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    long long small[16];
+    long long *vals = n <= 16 ? small : PyMem_Malloc((size_t)n * sizeof(long long));
+    if (vals == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++)
+        rc = as_int64(items[i], &vals[i]);
+    if (rc == 0)
+        rc = eb_reserve(b, n);
+    if (rc == 0) {
+        memcpy(b->data + b->len, vals, (size_t)n * sizeof(long long));
+        b->len += n;
+    }
+    if (vals != small)
+        PyMem_Free(vals);
+    Py_DECREF(seq);
+    return rc == 0 ? Py_NewRef((PyObject *)b) : NULL;
+}
+
+static int
+eb_getbuffer(EventBuffer *b, Py_buffer *view, int flags)
+{
+    static long long empty;
+    if (PyBuffer_FillInfo(view, (PyObject *)b, b->data ? (void *)b->data : (void *)&empty,
+                          b->len * (Py_ssize_t)sizeof(long long), 1, flags) < 0)
+        return -1;
+    b->exports++;
+    return 0;
+}
+
+static void
+eb_releasebuffer(EventBuffer *b, Py_buffer *view)
+{
+    b->exports--;
+}
+
+static PySequenceMethods eb_as_sequence = {
+    .sq_length = (lenfunc)eb_length,
+    .sq_item = (ssizeargfunc)eb_item,
+    .sq_inplace_concat = (binaryfunc)eb_inplace_concat,
+};
+
+static PyBufferProcs eb_as_buffer = {
+    .bf_getbuffer = (getbufferproc)eb_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)eb_releasebuffer,
+};
+
+static PyTypeObject EventBufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.EventBuffer",
+    .tp_basicsize = sizeof(EventBuffer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A thread's finished events as flat int64 values: `buf += (start, end, packed)`, "
+              "len(), indexing, and the buffer protocol (read-only bytes of native int64).",
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)eb_dealloc,
+    .tp_as_sequence = &eb_as_sequence,
+    .tp_as_buffer = &eb_as_buffer,
+};
 
 /* ------------------------------------------------------------------------------------------ */
 /* ThreadState                                                                                */
@@ -93,7 +273,7 @@ ts_init(ThreadState *self, PyObject *args, PyObject *kwds)
     long long flush_at;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "nL", kwlist, &index, &flush_at))
         return -1;
-    Py_XSETREF(self->buf, PyList_New(0));
+    Py_XSETREF(self->buf, PyType_GenericNew(&EventBufferType, NULL, NULL));
     Py_XSETREF(self->meta, PyList_New(0));
     Py_XSETREF(self->blocks, PyList_New(0));
     Py_XSETREF(self->open, PyList_New(0));
@@ -148,7 +328,7 @@ ts_dealloc(ThreadState *self)
 }
 
 static PyMemberDef ts_members[] = {
-    {"buf", T_OBJECT, offsetof(ThreadState, buf), 0, "finished events, flat"},
+    {"buf", T_OBJECT, offsetof(ThreadState, buf), 0, "finished events, flat (EventBuffer)"},
     {"meta", T_OBJECT, offsetof(ThreadState, meta), 0, "(event index in buf, metadata)"},
     {"scope", T_OBJECT, offsetof(ThreadState, scope), 0, "(class, path) of the innermost module"},
     {"keymap", T_OBJECT, offsetof(ThreadState, keymap), 0, "id(module) -> entry, or None"},
@@ -186,8 +366,10 @@ typedef struct {
     PyObject *tensor;
     Py_tss_t *tss; /* this thread's ThreadState (borrowed: the recorder's _threads holds it) */
     Py_ssize_t flush_len;
+    Py_ssize_t data_off; /* offset of Tensor's `data` slot in its instances, or 0 */
     int mode;
     int clock_is_default;
+    int general; /* module_call is the general Python path: ModuleBase calls it by name */
 } ModuleCall;
 
 static PyObject *
@@ -326,6 +508,36 @@ mc_set_clock(ModuleCall *self, PyObject *value, void *closure)
     return 0;
 }
 
+static PyObject *
+mc_get_tensor(ModuleCall *self, void *closure)
+{
+    return Py_NewRef(self->tensor ? self->tensor : Py_None);
+}
+
+/* the Tensor class; where its `data` is a __slots__ member, its offset is kept so that the shape
+   cache can read a Tensor's array without an attribute lookup */
+static int
+mc_set_tensor(ModuleCall *self, PyObject *value, void *closure)
+{
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "cannot delete _tensor");
+        return -1;
+    }
+    Py_XSETREF(self->tensor, Py_NewRef(value));
+    self->data_off = 0;
+    if (PyType_Check(value)) {
+        PyObject *d = PyDict_GetItemWithError(((PyTypeObject *)value)->tp_dict, str_data);
+        if (d == NULL && PyErr_Occurred())
+            return -1;
+        if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+            PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+            if (m->type == T_OBJECT_EX || m->type == T_OBJECT)
+                self->data_off = m->offset;
+        }
+    }
+    return 0;
+}
+
 /* now on the recorder's clock; -1 with an exception set on failure */
 static inline long long
 now_ns(ModuleCall *self)
@@ -347,32 +559,27 @@ now_ns(ModuleCall *self)
     return v;
 }
 
-/* append three ints to the thread's buffer (created first, so the record is never split) */
+/* append one record (start, end, packed) to the thread's buffer: an EventBuffer, or a list
+   where Python code replaced it with one (the record is never split either way) */
 static int
-append3(ThreadState *t, long long a, long long b, PyObject *packed)
+append3(ThreadState *t, long long a, long long b, long long packed)
 {
-    PyObject *pa = PyLong_FromLongLong(a);
-    PyObject *pb = PyLong_FromLongLong(b);
-    if (pa == NULL || pb == NULL) {
-        Py_XDECREF(pa);
-        Py_XDECREF(pb);
-        return -1;
-    }
     PyObject *buf = t->buf;
+    if (buf != NULL && Py_IS_TYPE(buf, &EventBufferType))
+        return eb_push3((EventBuffer *)buf, a, b, packed);
     if (buf == NULL || !PyList_CheckExact(buf)) {
-        Py_DECREF(pa);
-        Py_DECREF(pb);
-        PyErr_SetString(PyExc_TypeError, "ThreadState.buf must be a list");
+        PyErr_SetString(PyExc_TypeError, "ThreadState.buf must be an EventBuffer or a list");
         return -1;
     }
-    int rc = PyList_Append(buf, pa);
-    if (rc == 0)
-        rc = PyList_Append(buf, pb);
-    if (rc == 0)
-        rc = PyList_Append(buf, packed);
-    Py_DECREF(pa);
-    Py_DECREF(pb);
-    return rc;
+    PyObject *rec = Py_BuildValue("(LLL)", a, b, packed);
+    if (rec == NULL)
+        return -1;
+    PyObject *r = PySequence_InPlaceConcat(buf, rec);
+    Py_DECREF(rec);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
 }
 
 static PyObject *
@@ -395,27 +602,85 @@ tensor_shape(PyObject *x)
     return shape;
 }
 
-/* pack(key, depth, shape_id) of everyo.profiler.packing */
-static PyObject *
-packed_with_shape(long long key, Py_ssize_t depth, PyObject *sid_obj)
+/* a Tensor's array (borrowed) when it is a NumPy array whose dims can be read in place */
+static inline PyObject *
+tensor_ndarray(ModuleCall *self, PyObject *x)
 {
-    long long sid = PyLong_AsLongLong(sid_obj);
-    if (sid == -1 && PyErr_Occurred())
+    if (self->data_off <= 0 || ndarray_t == NULL || (PyObject *)Py_TYPE(x) != self->tensor)
         return NULL;
-    unsigned long long v = (unsigned long long)key | ((unsigned long long)depth << KEY_BITS) |
-                           ((unsigned long long)(sid + 1) << SHAPE_SHIFT);
-    return PyLong_FromUnsignedLongLong(v);
+    PyObject *d = *(PyObject **)((char *)x + self->data_off);
+    return (d != NULL && Py_IS_TYPE(d, ndarray_t)) ? d : NULL;
 }
 
-static PyObject *
-mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
+/* does the shape tuple `tup` (cached from an earlier call) equal the array's dims? */
+static int
+dims_equal(PyObject *tup, PyObject *arr)
 {
-    if (argc != 4) {
-        PyErr_SetString(PyExc_TypeError, "module_call(module, forward, args, kwargs)");
-        return NULL;
+    NdPrefix *a = (NdPrefix *)arr;
+    if (!PyTuple_CheckExact(tup) || PyTuple_GET_SIZE(tup) != a->nd)
+        return 0;
+    for (int i = 0; i < a->nd; i++) {
+        PyObject *v = PyTuple_GET_ITEM(tup, i);
+        if (!PyLong_CheckExact(v))
+            return 0;
+        Py_ssize_t n = PyLong_AsSsize_t(v);
+        if (n == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (n != a->dimensions[i])
+            return 0;
     }
-    PyObject *module = argv[0], *forward = argv[1], *args = argv[2], *kwargs = argv[3];
-    PyObject *kwargs_in = kwargs; /* passed back to the Python recorder as given */
+    return 1;
+}
+
+/* pack(key, depth, shape_id) of everyo.profiler.packing */
+static inline long long
+pack3(long long key, Py_ssize_t depth, long long sid)
+{
+    return (long long)((unsigned long long)key | ((unsigned long long)depth << KEY_BITS) |
+                       ((unsigned long long)(sid + 1) << SHAPE_SHIFT));
+}
+
+/* kwargs as given, or a new empty dict for the Python recorder's methods (they take a dict) */
+static PyObject *
+kwargs_for_python(PyObject *kwargs)
+{
+    return kwargs ? Py_NewRef(kwargs) : PyDict_New();
+}
+
+/* the callable a module event runs: `forward` as given, or the module's bound forward */
+static PyObject *
+forward_of(PyObject *module, PyObject *forward)
+{
+    return forward ? Py_NewRef(forward) : PyObject_GetAttr(module, str_forward);
+}
+
+/* call the module's forward (`forward`, or module.forward when NULL) with args/kwargs */
+static PyObject *
+call_forward(PyObject *module, PyObject *forward, PyObject *args, PyObject *kwargs, int one)
+{
+    if (one) {
+        PyObject *x = PyTuple_GET_ITEM(args, 0);
+        if (forward)
+            return PyObject_CallOneArg(forward, x);
+        PyObject *stack[2] = {module, x};
+        return PyObject_VectorcallMethod(str_forward, stack, 2, NULL);
+    }
+    PyObject *f = forward_of(module, forward);
+    if (f == NULL)
+        return NULL;
+    PyObject *out = PyObject_Call(f, args, kwargs);
+    Py_DECREF(f);
+    return out;
+}
+
+/* One module event: Recorder.module_call's compiled body. `forward` NULL means the module's
+   own forward (ModuleBase's call, no hooks); `kwargs` may be NULL, None or a dict. */
+static PyObject *
+mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
+          PyObject *kwargs)
+{
     if (!PyTuple_Check(args)) {
         PyErr_SetString(PyExc_TypeError, "module_call: args must be a tuple");
         return NULL;
@@ -436,8 +701,13 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
     ThreadState *t = (ThreadState *)t_obj;
 
     if (t->keymap == NULL || t->keymap == Py_None) { /* the outermost module */
-        PyObject *r = PyObject_CallMethodObjArgs(self_obj, str_root_call, t_obj, module, forward,
-                                                 args, kwargs_in, NULL);
+        PyObject *f = forward_of(module, forward);
+        PyObject *kw = f ? kwargs_for_python(kwargs) : NULL;
+        PyObject *r = kw ? PyObject_CallMethodObjArgs(self_obj, str_root_call, t_obj, module, f,
+                                                      args, kw, NULL)
+                         : NULL;
+        Py_XDECREF(f);
+        Py_XDECREF(kw);
         Py_DECREF(t_obj);
         return r;
     }
@@ -464,14 +734,16 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
             return NULL;
         }
     }
+    PyObject *kw = NULL; /* kwargs_for_python(kwargs), made when a Python method needs it */
+    PyObject *out = NULL;
     if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3) {
         PyErr_SetString(PyExc_TypeError, "recorder keymap entry must be (key, scope, [last])");
-        goto fail_entry;
+        goto fail;
     }
     PyObject *key_obj = PyTuple_GET_ITEM(entry, 0);
     long long key = PyLong_AsLongLong(key_obj);
     if (key == -1 && PyErr_Occurred())
-        goto fail_entry;
+        goto fail;
 
     Py_ssize_t depth = t->depth;
     t->depth = depth + 1;
@@ -481,13 +753,8 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
     int one = nargs == 1 && (kwargs == NULL || (PyDict_Check(kwargs) && PyDict_GET_SIZE(kwargs) == 0));
 
     long long start = now_ns(self);
-    PyObject *out = NULL;
-    if (!(start == -1 && PyErr_Occurred())) {
-        if (one)
-            out = PyObject_CallOneArg(forward, PyTuple_GET_ITEM(args, 0));
-        else
-            out = PyObject_Call(forward, args, kwargs);
-    }
+    if (!(start == -1 && PyErr_Occurred()))
+        out = call_forward(module, forward, args, kwargs, one);
     if (out == NULL) { /* self._failed(t, key, depth, start, prev); raise */
         PyObject *exc = PyErr_GetRaisedException();
         PyObject *r = PyObject_CallMethod(self_obj, "_failed", "OOnLO", t_obj, key_obj, depth,
@@ -500,21 +767,47 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
             PyErr_SetRaisedException(exc);
         }
         Py_DECREF(prev);
-        goto fail_entry;
+        goto fail;
     }
     long long end = now_ns(self);
     if (end == -1 && PyErr_Occurred()) {
         Py_DECREF(prev);
-        goto fail_out;
+        goto fail;
     }
     t->depth = depth;
     Py_XSETREF(t->scope, prev); /* prev's reference goes back to the thread state */
 
     int mode = self->mode;
-    PyObject *packed = NULL;
+    long long packed = 0;
     if (mode == MODE_SHAPES) {
-        if (one) {
-            PyObject *a = PyTuple_GET_ITEM(args, 0);
+        PyObject *slot = PyTuple_GET_ITEM(entry, 2); /* [((a, o, depth), packed)] */
+        PyObject *last = NULL, *lastcur = NULL;
+        if (one && PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
+            last = PyList_GET_ITEM(slot, 0);
+            if (PyTuple_Check(last) && PyTuple_GET_SIZE(last) == 2) {
+                lastcur = PyTuple_GET_ITEM(last, 0);
+                if (!PyTuple_Check(lastcur) || PyTuple_GET_SIZE(lastcur) != 3)
+                    lastcur = NULL;
+            }
+        }
+        PyObject *a = one ? PyTuple_GET_ITEM(args, 0) : NULL;
+        int same = -2; /* not decided */
+        if (lastcur != NULL) {
+            /* the common case, without building shape tuples: NumPy arrays in Tensors */
+            PyObject *d = PyTuple_GET_ITEM(lastcur, 2);
+            PyObject *an = tensor_ndarray(self, a), *on = an ? tensor_ndarray(self, out) : NULL;
+            if (!(PyLong_CheckExact(d) && PyLong_AsSsize_t(d) == depth))
+                same = 0;
+            else if (on != NULL)
+                same = dims_equal(PyTuple_GET_ITEM(lastcur, 0), an) &&
+                       dims_equal(PyTuple_GET_ITEM(lastcur, 1), on);
+        }
+        if (same == 1) {
+            packed = PyLong_AsLongLong(PyTuple_GET_ITEM(last, 1));
+            if (packed == -1 && PyErr_Occurred())
+                goto fail;
+        }
+        else if (one) {
             PyObject *T = self->tensor;
             PyObject *ashape, *oshape;
             if (T != NULL && (PyObject *)Py_TYPE(a) == T && (PyObject *)Py_TYPE(out) == T) {
@@ -527,37 +820,26 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
             }
             if (oshape == NULL) {
                 Py_XDECREF(ashape);
-                goto fail_out;
+                goto fail;
             }
-            PyObject *slot = PyTuple_GET_ITEM(entry, 2); /* [((a, o, depth), packed)] */
-            PyObject *last = NULL, *lastcur = NULL;
-            if (PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
-                last = PyList_GET_ITEM(slot, 0);
-                if (PyTuple_Check(last) && PyTuple_GET_SIZE(last) == 2) {
-                    lastcur = PyTuple_GET_ITEM(last, 0);
-                    if (!PyTuple_Check(lastcur) || PyTuple_GET_SIZE(lastcur) != 3)
-                        lastcur = NULL;
-                }
-            }
-            int same = 0;
-            if (lastcur != NULL) {
+            if (same == -2 && lastcur != NULL) { /* objects with a Python-level shape */
                 Py_INCREF(last); /* a comparison may run Python code that replaces the slot */
-                PyObject *d = PyTuple_GET_ITEM(lastcur, 2);
-                same = PyLong_CheckExact(d) && PyLong_AsSsize_t(d) == depth;
-                if (same == 1)
-                    same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 0), ashape, Py_EQ);
+                same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 0), ashape, Py_EQ);
                 if (same == 1)
                     same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 1), oshape, Py_EQ);
-                if (same == 1)
-                    packed = Py_NewRef(PyTuple_GET_ITEM(last, 1));
+                if (same == 1) {
+                    packed = PyLong_AsLongLong(PyTuple_GET_ITEM(last, 1));
+                    if (packed == -1 && PyErr_Occurred())
+                        same = -1;
+                }
                 Py_DECREF(last);
                 if (same < 0) {
                     Py_DECREF(ashape);
                     Py_DECREF(oshape);
-                    goto fail_out;
+                    goto fail;
                 }
             }
-            if (!same) {
+            if (same != 1) {
                 PyObject *cur = PyTuple_New(3);
                 PyObject *dobj = PyLong_FromSsize_t(depth);
                 if (cur == NULL || dobj == NULL) {
@@ -565,27 +847,30 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
                     Py_XDECREF(dobj);
                     Py_DECREF(ashape);
                     Py_DECREF(oshape);
-                    goto fail_out;
+                    goto fail;
                 }
                 PyTuple_SET_ITEM(cur, 0, ashape); /* steals */
                 PyTuple_SET_ITEM(cur, 1, oshape);
                 PyTuple_SET_ITEM(cur, 2, dobj);
-                ashape = oshape = NULL;
-                PyObject *sid = PyObject_CallMethodObjArgs(self_obj, str_shape_id, args,
-                                                           kwargs_in, out, NULL);
-                packed = sid ? packed_with_shape(key, depth, sid) : NULL;
+                kw = kwargs_for_python(kwargs);
+                PyObject *sid = kw ? PyObject_CallMethodObjArgs(self_obj, str_shape_id, args, kw,
+                                                                out, NULL)
+                                   : NULL;
+                long long sidv = sid ? PyLong_AsLongLong(sid) : -1;
                 Py_XDECREF(sid);
-                if (packed == NULL) {
-                    Py_DECREF(cur);
-                    goto fail_out;
+                PyObject *pobj = NULL;
+                if (sid != NULL && !(sidv == -1 && PyErr_Occurred())) {
+                    packed = pack3(key, depth, sidv);
+                    pobj = PyLong_FromLongLong(packed);
                 }
-                PyObject *pair = PyTuple_Pack(2, cur, packed);
+                PyObject *pair = pobj ? PyTuple_Pack(2, cur, pobj) : NULL;
                 Py_DECREF(cur);
+                Py_XDECREF(pobj);
                 if (pair == NULL)
-                    goto fail_packed;
+                    goto fail;
                 if (PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
                     if (PyList_SetItem(slot, 0, pair) < 0) /* steals pair, drops the old one */
-                        goto fail_packed;
+                        goto fail;
                 }
                 else {
                     Py_DECREF(pair);
@@ -597,34 +882,38 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
             }
         }
         else {
-            PyObject *sid = PyObject_CallMethodObjArgs(self_obj, str_shape_id, args,
-                                                       kwargs_in, out, NULL);
-            packed = sid ? packed_with_shape(key, depth, sid) : NULL;
-            Py_XDECREF(sid);
-            if (packed == NULL)
-                goto fail_out;
+            kw = kwargs_for_python(kwargs);
+            PyObject *sid = kw ? PyObject_CallMethodObjArgs(self_obj, str_shape_id, args, kw,
+                                                            out, NULL)
+                               : NULL;
+            if (sid == NULL)
+                goto fail;
+            long long sidv = PyLong_AsLongLong(sid);
+            Py_DECREF(sid);
+            if (sidv == -1 && PyErr_Occurred())
+                goto fail;
+            packed = pack3(key, depth, sidv);
         }
     }
     else if (mode) {
-        packed = PyLong_FromUnsignedLongLong((unsigned long long)key |
-                                             ((unsigned long long)depth << KEY_BITS));
-        if (packed == NULL)
-            goto fail_out;
+        packed = (long long)((unsigned long long)key | ((unsigned long long)depth << KEY_BITS));
     }
     else { /* warmup, schedule or stopped: the general path decides */
         PyObject *rs = PyObject_GetAttr(self_obj, str_record_shapes);
         if (rs == NULL)
-            goto fail_out;
+            goto fail;
         int shapes = PyObject_IsTrue(rs);
         Py_DECREF(rs);
         if (shapes < 0)
-            goto fail_out;
+            goto fail;
         PyObject *tail;
         if (shapes) {
-            PyObject *sid = PyObject_CallMethodObjArgs(self_obj, str_shape_id, args,
-                                                       kwargs_in, out, NULL);
+            kw = kwargs_for_python(kwargs);
+            PyObject *sid = kw ? PyObject_CallMethodObjArgs(self_obj, str_shape_id, args, kw,
+                                                            out, NULL)
+                               : NULL;
             if (sid == NULL)
-                goto fail_out;
+                goto fail;
             tail = PyTuple_Pack(1, sid);
             Py_DECREF(sid);
         }
@@ -632,7 +921,7 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
             tail = PyTuple_New(0);
         }
         if (tail == NULL)
-            goto fail_out;
+            goto fail;
         PyObject *core = Py_BuildValue("(LLOn)", start, end - start, key_obj, depth);
         PyObject *r = core ? PyObject_CallMethod(self_obj, "_emit", "OOOOL", t_obj, core, tail,
                                                  Py_None, end)
@@ -640,34 +929,45 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
         Py_XDECREF(core);
         Py_DECREF(tail);
         if (r == NULL)
-            goto fail_out;
+            goto fail;
         Py_DECREF(r);
-        Py_DECREF(entry);
-        Py_DECREF(t_obj);
-        return out;
+        goto done;
     }
 
     if (append3(t, start, end, packed) < 0)
-        goto fail_packed;
-    Py_DECREF(packed);
-    if (PyList_GET_SIZE(t->buf) >= self->flush_len || end > t->flush_at) {
+        goto fail;
+    Py_ssize_t buffered = Py_IS_TYPE(t->buf, &EventBufferType) ? ((EventBuffer *)t->buf)->len
+                                                               : PyObject_Length(t->buf);
+    if (buffered < 0)
+        goto fail;
+    if (buffered >= self->flush_len || end > t->flush_at) {
         PyObject *r = PyObject_CallMethod(self_obj, "_flush", "OL", t_obj, end);
         if (r == NULL)
-            goto fail_out;
+            goto fail;
         Py_DECREF(r);
     }
+done:
+    Py_XDECREF(kw);
     Py_DECREF(entry);
     Py_DECREF(t_obj);
     return out;
 
-fail_packed:
-    Py_XDECREF(packed);
-fail_out:
-    Py_DECREF(out);
-fail_entry:
+fail:
+    Py_XDECREF(kw);
+    Py_XDECREF(out);
     Py_DECREF(entry);
     Py_DECREF(t_obj);
     return NULL;
+}
+
+static PyObject *
+mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 4) {
+        PyErr_SetString(PyExc_TypeError, "module_call(module, forward, args, kwargs)");
+        return NULL;
+    }
+    return mc_record(self, argv[0], argv[1], argv[2], argv[3]);
 }
 
 static PyMethodDef mc_methods[] = {
@@ -687,13 +987,15 @@ static PyMethodDef mc_methods[] = {
     {NULL}};
 
 static PyMemberDef mc_members[] = {
-    {"_tensor", T_OBJECT, offsetof(ModuleCall, tensor), 0, "everyo's Tensor class"},
+    {"_general", T_INT, offsetof(ModuleCall, general), 0,
+     "1: module_call is the general Python path (ModuleBase then calls it by name)"},
     {"_flush_len", T_PYSSIZET, offsetof(ModuleCall, flush_len), 0, "flush at this buffer size"},
     {"_mode", T_INT, offsetof(ModuleCall, mode), 0, "0: general path, 1: plain, 2: shapes"},
     {NULL}};
 
 static PyGetSetDef mc_getset[] = {
     {"_clock", (getter)mc_get_clock, (setter)mc_set_clock, "the recorder's clock (ns)", NULL},
+    {"_tensor", (getter)mc_get_tensor, (setter)mc_set_tensor, "everyo's Tensor class", NULL},
     {NULL}};
 
 static PyTypeObject ModuleCallType = {
@@ -711,12 +1013,108 @@ static PyTypeObject ModuleCallType = {
 };
 
 /* ------------------------------------------------------------------------------------------ */
+/* ModuleBase: everyo.nn.Module's __call__                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Module.__call__ (everyo.nn.module._PyModuleCall.__call__ is the same in Python): with no
+   profiler, forward(x) (or _call_impl for hooks and other calling conventions); with one, the
+   profiler's module_call, entered directly when it is a compiled recorder */
+static PyObject *
+mb_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *active = hooks_dict ? PyDict_GetItemWithError(hooks_dict, str_active) : NULL;
+    if (active == NULL && PyErr_Occurred())
+        return NULL;
+    PyObject *h = PyObject_GetAttr(self, str_hooked);
+    if (h == NULL)
+        return NULL;
+    int hooked = h == Py_False ? 0 : h == Py_True ? 1 : PyObject_IsTrue(h);
+    Py_DECREF(h);
+    if (hooked < 0)
+        return NULL;
+    int one = PyTuple_GET_SIZE(args) == 1 && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0);
+    if (active == NULL || active == Py_None) {
+        if (!hooked && one) {
+            PyObject *stack[2] = {self, PyTuple_GET_ITEM(args, 0)};
+            return PyObject_VectorcallMethod(str_forward, stack, 2, NULL);
+        }
+        PyObject *f = PyObject_GetAttr(self, str_call_impl);
+        if (f == NULL)
+            return NULL;
+        PyObject *r = PyObject_Call(f, args, kwargs);
+        Py_DECREF(f);
+        return r;
+    }
+    Py_INCREF(active); /* borrowed from the hooks' globals, which may change during the call */
+    PyObject *r = NULL;
+    if (PyObject_TypeCheck(active, &ModuleCallType) && !((ModuleCall *)active)->general) {
+        PyObject *f = hooked ? PyObject_GetAttr(self, str_call_impl) : NULL;
+        if (!hooked || f != NULL)
+            r = mc_record((ModuleCall *)active, self, f, args, kwargs);
+        Py_XDECREF(f);
+    }
+    else { /* any other hook object: p.module_call(module, forward, args, kwargs) */
+        PyObject *f = PyObject_GetAttr(self, hooked ? str_call_impl : str_forward);
+        PyObject *kw = f ? kwargs_for_python(kwargs) : NULL;
+        if (kw != NULL)
+            r = PyObject_CallMethodObjArgs(active, str_module_call, self, f, args, kw, NULL);
+        Py_XDECREF(f);
+        Py_XDECREF(kw);
+    }
+    Py_DECREF(active);
+    return r;
+}
+
+static PyTypeObject ModuleBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.ModuleBase",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The compiled Module.__call__ (the base class of everyo.nn.Module).",
+    .tp_call = mb_call,
+};
+
+static PyObject *
+bind_hooks(PyObject *module, PyObject *globals)
+{
+    if (!PyDict_Check(globals)) {
+        PyErr_SetString(PyExc_TypeError, "bind_hooks takes everyo.profiler.hooks' globals()");
+        return NULL;
+    }
+    Py_XSETREF(hooks_dict, Py_NewRef(globals));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"bind_hooks", (PyCFunction)bind_hooks, METH_O,
+     "bind_hooks(globals): where ModuleBase reads `active` (everyo.profiler.hooks' globals)."},
+    {NULL}};
+
+/* use NumPy arrays' dims in place only if the leading fields are where NdPrefix says */
+static void
+check_ndarray_layout(void)
+{
+    PyObject *np = PyImport_ImportModule("numpy");
+    PyObject *t = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
+    PyObject *arr = t ? PyObject_CallMethod(np, "empty", "((iii))", 2, 3, 5) : NULL;
+    if (arr != NULL && PyType_Check(t) && Py_IS_TYPE(arr, (PyTypeObject *)t)) {
+        NdPrefix *a = (NdPrefix *)arr;
+        if (a->nd == 3 && a->dimensions[0] == 2 && a->dimensions[1] == 3 && a->dimensions[2] == 5)
+            ndarray_t = (PyTypeObject *)Py_NewRef(t);
+    }
+    Py_XDECREF(arr);
+    Py_XDECREF(t);
+    Py_XDECREF(np);
+    PyErr_Clear(); /* without the check the shape cache compares tuples, as before */
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 static struct PyModuleDef moduledef = {
     PyModuleDef_HEAD_INIT,
     .m_name = "everyo.profiler._crecorder",
     .m_doc = "The compiled module-call path of everyo's profiler (see recorder.py).",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 #define INTERN(var, text)                                                                        \
@@ -733,6 +1131,12 @@ PyInit__crecorder(void)
     INTERN(str_data, "data");
     INTERN(str_shape, "shape");
     INTERN(str_record_shapes, "record_shapes");
+    INTERN(str_forward, "forward");
+    INTERN(str_call_impl, "_call_impl");
+    INTERN(str_hooked, "_hooked");
+    INTERN(str_active, "active");
+    INTERN(str_module_call, "module_call");
+    check_ndarray_layout();
     PyObject *time = PyImport_ImportModule("time");
     if (time == NULL)
         return NULL;
@@ -740,12 +1144,16 @@ PyInit__crecorder(void)
     Py_DECREF(time);
     if (perf_counter_ns == NULL)
         return NULL;
-    if (PyType_Ready(&ThreadStateType) < 0 || PyType_Ready(&ModuleCallType) < 0)
+    ModuleBaseType.tp_new = PyBaseObject_Type.tp_new; /* object.__new__ stays safe for Modules */
+    if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&ThreadStateType) < 0 ||
+        PyType_Ready(&ModuleCallType) < 0 || PyType_Ready(&ModuleBaseType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "ThreadState", (PyObject *)&ThreadStateType) < 0 ||
+    if (PyModule_AddObjectRef(m, "EventBuffer", (PyObject *)&EventBufferType) < 0 ||
+        PyModule_AddObjectRef(m, "ModuleBase", (PyObject *)&ModuleBaseType) < 0 ||
+        PyModule_AddObjectRef(m, "ThreadState", (PyObject *)&ThreadStateType) < 0 ||
         PyModule_AddObjectRef(m, "ModuleCall", (PyObject *)&ModuleCallType) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -36,10 +36,15 @@ Engine code looks like::
         return p.module_call(self, self._call, args, kwargs)
 
 This module must stay import-light: the engine imports it at import time.
+
+Where the compiled extension is built, ``Module.__call__`` itself is C (:data:`ModuleBase`, the
+base class of ``everyo.nn.Module``): it reads ``active`` from this module's globals and enters a
+compiled recorder without a Python frame; any other hook object gets ``module_call``.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 
 active = None
@@ -75,6 +80,31 @@ def release(profiler) -> None:
     with _claim_lock:
         if _claimed is profiler:
             _claimed = None
+
+
+def compiled():
+    """The compiled extension ``everyo.profiler._crecorder``, or ``None`` where it was not built
+    or ``EVERYO_PURE_PYTHON=1`` asks for the pure-Python paths."""
+    if os.environ.get("EVERYO_PURE_PYTHON"):
+        return None
+    try:
+        from everyo.profiler import _crecorder
+    except ImportError:
+        return None
+    return _crecorder
+
+
+def _module_base():
+    c = compiled()
+    if c is None:
+        return None
+    c.bind_hooks(globals())
+    return c.ModuleBase
+
+
+ModuleBase = _module_base()
+"""The compiled ``Module.__call__`` (a base class), or ``None``: then ``everyo.nn.Module`` uses
+its Python ``__call__``, which does the same."""
 
 
 def set_active(profiler) -> None:

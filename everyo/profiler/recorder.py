@@ -19,11 +19,11 @@ The module-call path (``module_call``) is the hottest: it comes from the compile
 
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
 
+from everyo.profiler import hooks
 from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.packing import (
     BUFFER_FIELDS,
@@ -175,16 +175,6 @@ class _PyModuleCall:
         return out
 
 
-def _compiled():
-    if os.environ.get("EVERYO_PURE_PYTHON"):
-        return None
-    try:
-        from everyo.profiler import _crecorder
-    except ImportError:
-        return None
-    return _crecorder
-
-
 class _RecorderBody(RegionHooks):
     """Implements the hook protocol of :mod:`everyo.profiler.hooks` for one run.
 
@@ -247,7 +237,7 @@ class _RecorderBody(RegionHooks):
         self._flush_len = FLUSH_EVENTS * self._width
         self._pad = (-1,) * len(extra)  # the tail of an event without tensors
         if gpu is not None or memory is not None or record_ops:
-            self.module_call = self._module_call_full  # the general path, no per-call check
+            self._use_general_path()
         self._cuda_possible = gpu is None and CudaTimer.possible()
         self._threads: list = []
         self._threads_lock = threading.Lock()
@@ -355,13 +345,16 @@ class _RecorderBody(RegionHooks):
 
     def _flush(self, t, now: int) -> None:
         buf, meta = t.buf, t.meta
-        t.buf, t.meta = [], []
+        t.buf, t.meta = type(buf)(), []  # a list (Python path) or an EventBuffer (compiled)
         t.flush_at = now + FLUSH_NS
         w = self._width
         n = len(buf) // w
         if n == 0:
             return
-        rows = np.fromiter(buf, np.int64, n * w).reshape(n, w)
+        if type(buf) is list:
+            rows = np.fromiter(buf, np.int64, n * w).reshape(n, w)
+        else:  # the compiled buffer's int64 values, read in place
+            rows = np.frombuffer(buf, np.int64, n * w).reshape(n, w)
         cols = {name: rows[:, i] for i, name in enumerate(self._fields)}
         packed = cols.pop("packed")
         cols["key"] = packed & ((1 << KEY_BITS) - 1)
@@ -398,7 +391,12 @@ class _RecorderBody(RegionHooks):
             return
         self.store.add_column("device_ns")
         self.gpu = gpu
+        self._use_general_path()
+
+    def _use_general_path(self) -> None:
+        """Every module call through ``_module_call_full`` from now on (no per-call check)."""
         self.module_call = self._module_call_full
+        self._general = True  # the compiled Module.__call__ then calls module_call by name
 
     def _failed(self, t, key: int, depth: int, start: int, prev) -> None:
         end = self._clock()
@@ -503,7 +501,7 @@ class PythonRecorder(_PyModuleCall, _RecorderBody):
     """The recorder with the pure-Python module-call path."""
 
 
-_c = _compiled()
+_c = hooks.compiled()
 if _c is not None:
 
     class CRecorder(_c.ModuleCall, _RecorderBody):

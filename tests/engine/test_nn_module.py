@@ -4,13 +4,16 @@ containers, and the profiler hook point."""
 from __future__ import annotations
 
 import contextlib
+import copy
+import pickle
 from collections import OrderedDict
 
 import numpy as np
 import pytest
 
 import everyo as eo
-from everyo.profiler import hooks
+import everyo.nn.module as module_mod
+from everyo.profiler import RunRegistry, hooks, recorder
 
 
 class FakeProfiler:
@@ -275,15 +278,65 @@ class Echo(eo.Module):
         return args, kwargs
 
 
-@pytest.mark.parametrize("active", [False, True])
-def test_call_passes_every_calling_convention(active):
-    m = Echo()
-    ctx = profiling() if active else contextlib.nullcontext()
-    with ctx:
+class PyEcho(module_mod._PyModuleCall, Echo):
+    """Echo with the Python ``Module.__call__`` (the fallback where the extension is absent)."""
+
+
+# Module.__call__ is compiled C where the extension was built (hooks.ModuleBase); both
+# implementations must behave the same
+CALLS = [Echo, PyEcho]
+
+
+@pytest.mark.parametrize("cls", CALLS, ids=["Module.__call__", "_PyModuleCall"])
+@pytest.mark.parametrize("active", ["off", "fake", "profiler"])
+def test_call_passes_every_calling_convention(active, cls):
+    m = cls()
+    ctx = {
+        "off": contextlib.nullcontext,
+        "fake": profiling,
+        "profiler": lambda: eo.profile(registry=RunRegistry()),
+    }[active]()
+    with ctx as p:
         assert m() == ((), {})
         assert m(1) == ((1,), {})
         assert m(1, 2) == ((1, 2), {})
         assert m(1, x=3) == ((1,), {"x": 3})
         assert m(x=3) == ((), {"x": 3})
-        m.register_forward_pre_hook(lambda mod, args: None)
-        assert m(1) == ((1,), {}) and m() == ((), {})
+        seen = []
+        m.register_forward_pre_hook(lambda mod, args: seen.append(args))
+        m.register_forward_hook(lambda mod, args, out: (out, "hooked") if args else None)
+        assert m(1) == (((1,), {}), "hooked") and m() == ((), {})
+        assert seen == [(1,), ()]
+    if active == "fake":
+        assert p.modules == [cls.__name__] * 7
+    if active == "profiler":
+        assert [e.name for e in p.events] == [cls.__name__] * 7
+
+
+@pytest.mark.parametrize("cls", CALLS, ids=["Module.__call__", "_PyModuleCall"])
+def test_call_errors_read_as_python_ones(cls):
+    class NoInit(cls):
+        def __init__(self):  # forgot super().__init__()
+            pass
+
+    with pytest.raises(AttributeError):
+        NoInit()(1)
+
+    class Raises(cls):
+        def forward(self, x):
+            raise ValueError(f"bad {x}")
+
+    m = Raises()
+    with pytest.raises(ValueError, match="bad 3"):
+        m(3)
+    with eo.profile(registry=RunRegistry()) as p, pytest.raises(ValueError, match="bad 4"):
+        m(4)
+    assert [e.name for e in p.events] == ["Raises"]  # the failed call is still recorded
+
+
+def test_module_call_is_compiled_where_the_extension_is_built():
+    assert (hooks.ModuleBase is not None) == (recorder.CRecorder is not None)
+    if hooks.ModuleBase is not None:
+        assert eo.Module.__mro__[1] is hooks.ModuleBase
+        assert copy.deepcopy(eo.Linear(2, 2, seed=0)).weight.shape == (2, 2)
+        assert pickle.loads(pickle.dumps(eo.ReLU())).training

@@ -32,7 +32,12 @@ def _workload(clock):
     real = eo.Sequential(eo.Linear(4, 3, seed=0), eo.ReLU())
     real(eo.zeros(2, 4))
     real(eo.zeros(2, 4))
-    real(eo.zeros(5, 4))
+    real(eo.zeros(5, 4))  # same rank, new size: the compiled path compares dims in place
+    real(eo.zeros(2, 4))
+    real(eo.zeros(2, 1, 4))  # one more dimension
+    real(eo.zeros(2, 4, dtype="float64"))  # same shape, other dtype: the same shape id
+    real[1].register_forward_hook(lambda mod, args, out: None)  # through _call_impl
+    real(eo.zeros(2, 4))
 
 
 @pytest.mark.skipif(recorder.CRecorder is None, reason="the C extension was not built here")
@@ -40,7 +45,15 @@ def test_compiled_and_python_paths_record_the_same_events(monkeypatch):
     compiled = _events(recorder.CRecorder, monkeypatch, _workload)
     python = _events(recorder.PythonRecorder, monkeypatch, _workload)
     assert compiled == python
-    assert len(compiled) == 4 * 4 + 2 * 3 + 3
+    assert len(compiled) == 4 * 4 + 7 * 3
+    real = [e[-1] for e in compiled if e[1] == "Linear" and e[-1].endswith("3)")]
+    assert real == [
+        *["[(2, 4)] -> (2, 3)"] * 2,
+        "[(5, 4)] -> (5, 3)",
+        "[(2, 4)] -> (2, 3)",
+        "[(2, 1, 4)] -> (2, 1, 3)",
+        *["[(2, 4)] -> (2, 3)"] * 2,
+    ]
 
 
 @pytest.mark.skipif(recorder.CRecorder is None, reason="the C extension was not built here")
@@ -92,3 +105,61 @@ def test_stopped_recorders_give_their_thread_keys_back():
     model(eo.zeros(1, 2))
     kept[0].stop()
     assert len(kept[0].events) == 4
+
+
+@pytest.mark.skipif(recorder.CRecorder is None, reason="the C extension was not built here")
+def test_event_buffer_behaves_like_the_list_it_replaces():
+    from everyo.profiler import _crecorder
+
+    buf = _crecorder.EventBuffer()
+    assert len(buf) == 0
+    buf += (1, 2, 3)
+    buf += [4, 5.9, np.int64(6)]  # floats truncate, as np.fromiter(..., np.int64) does
+    assert len(buf) == 6 and list(buf) == [1, 2, 3, 4, 5, 6] and buf[-1 + 6] == 6
+    with pytest.raises(TypeError):
+        buf += (7, "eight", 9)
+    assert len(buf) == 6  # a record is appended whole or not at all
+    for i in range(10_000):  # grows past its first allocation
+        buf += (i, i, i)
+    view = np.frombuffer(buf, np.int64)
+    assert view[:6].tolist() == [1, 2, 3, 4, 5, 6] and view[-1] == 9_999
+    with pytest.raises(BufferError):
+        buf += (1, 2, 3)  # a flush reads it in place: it must not move under the view
+    del view
+    buf += (1, 2, 3)
+    assert len(buf) == 6 + 30_000 + 3
+
+
+def test_module_calls_record_the_same_without_the_extension():
+    """EVERYO_PURE_PYTHON=1: Module.__call__ and the recorder are the Python ones, and the
+    same workload gives the same events as the compiled paths."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.path[:0] = sys.argv[1:]\n"
+        "import everyo as eo, everyo.profiler.recorder as r\n"
+        "from everyo.profiler import Profiler, RunRegistry, hooks\n"
+        "from profiler_fakes import FakeClock\n"
+        "from test_profiler_recorder import _workload\n"
+        "clock = FakeClock(tick=7); p = Profiler(clock=clock, registry=RunRegistry())\n"
+        "with p: _workload(clock)\n"
+        "print(r.IMPLEMENTATION, hooks.ModuleBase is None)\n"
+        "print([(e.name, e.path, e.depth, e.start_ns, e.duration_ns, e.shapes) for e in p.events])"
+    )
+    here = os.path.dirname(__file__)
+    outs = []
+    for pure in ("1", ""):
+        env = {**os.environ, "EVERYO_PURE_PYTHON": pure}
+        out = subprocess.run(
+            [sys.executable, "-c", code, here, os.path.dirname(here)],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert out.returncode == 0, out.stderr
+        outs.append(out.stdout.splitlines())
+    assert outs[0][0] == "python True"
+    if recorder.CRecorder is not None:
+        assert outs[1][0] == "c False"
+    assert outs[0][1] == outs[1][1]
