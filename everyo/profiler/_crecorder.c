@@ -264,6 +264,7 @@ typedef struct {
 } ThreadState;
 
 static PyTypeObject ThreadStateType;
+static PyTypeObject ModuleCallType;
 
 static int
 ts_init(ThreadState *self, PyObject *args, PyObject *kwds)
@@ -366,10 +367,16 @@ typedef struct {
     PyObject *tensor;
     Py_tss_t *tss; /* this thread's ThreadState (borrowed: the recorder's _threads holds it) */
     Py_ssize_t flush_len;
-    Py_ssize_t data_off; /* offset of Tensor's `data` slot in its instances, or 0 */
+    PyObject *region_keys; /* (kind, name) -> key (the recorder's _region_keys) */
+    PyObject *roots;       /* id(outermost module) -> its keymap (_roots) */
+    PyObject *bw_keys;     /* backward token -> key (_bw_keys) */
+    Py_ssize_t data_off;   /* offset of Tensor's `data` slot in its instances, or 0 */
+    Py_ssize_t max_depth;  /* regions.MAX_DEPTH when the recorder was made */
     int mode;
     int clock_is_default;
     int general; /* module_call is the general Python path: ModuleBase calls it by name */
+    char fast;   /* regions and backward groups append straight to the buffer (_fast) */
+    char cuda_possible; /* a CUDA tensor may start device timing: roots go through Python */
 } ModuleCall;
 
 static PyObject *
@@ -461,6 +468,9 @@ mc_traverse(ModuleCall *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->clock);
     Py_VISIT(self->tensor);
+    Py_VISIT(self->region_keys);
+    Py_VISIT(self->roots);
+    Py_VISIT(self->bw_keys);
     return 0;
 }
 
@@ -469,6 +479,9 @@ mc_clear(ModuleCall *self)
 {
     Py_CLEAR(self->clock);
     Py_CLEAR(self->tensor);
+    Py_CLEAR(self->region_keys);
+    Py_CLEAR(self->roots);
+    Py_CLEAR(self->bw_keys);
     return 0;
 }
 
@@ -701,6 +714,25 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     ThreadState *t = (ThreadState *)t_obj;
 
     if (t->keymap == NULL || t->keymap == Py_None) { /* the outermost module */
+        if (!self->cuda_possible && self->roots != NULL && PyDict_Check(self->roots)) {
+            /* its keymap is known: _root_call without Python */
+            PyObject *rid = PyLong_FromVoidPtr(module);
+            PyObject *km = rid ? PyDict_GetItemWithError(self->roots, rid) : NULL;
+            Py_XDECREF(rid);
+            if (km != NULL) {
+                Py_XSETREF(t->keymap, Py_NewRef(km));
+                Py_XSETREF(t->root, Py_NewRef(module));
+                PyObject *r = mc_record(self, module, forward, args, kwargs);
+                Py_XSETREF(t->keymap, Py_NewRef(Py_None));
+                Py_XSETREF(t->root, Py_NewRef(Py_None));
+                Py_DECREF(t_obj);
+                return r;
+            }
+            if (PyErr_Occurred()) {
+                Py_DECREF(t_obj);
+                return NULL;
+            }
+        }
         PyObject *f = forward_of(module, forward);
         PyObject *kw = f ? kwargs_for_python(kwargs) : NULL;
         PyObject *r = kw ? PyObject_CallMethodObjArgs(self_obj, str_root_call, t_obj, module, f,
@@ -970,6 +1002,485 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
     return mc_record(self, argv[0], argv[1], argv[2], argv[3]);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Regions and backward groups: events without tensors                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+static PyObject *str_emit_region, *str_flush, *str_region_key, *str_region_too_deep,
+    *str_bw_key, *str_kind, *str_name, *str_user, *close_out_of_order;
+
+static Py_ssize_t
+buffered_len(ThreadState *t)
+{
+    return Py_IS_TYPE(t->buf, &EventBufferType) ? ((EventBuffer *)t->buf)->len
+                                                : PyObject_Length(t->buf);
+}
+
+/* Recorder._emit_region's body: appended while everything is recorded (`fast`), else the
+   Python method decides (warmup, schedule, extra columns). Regions check the buffer's size and
+   age; backward groups leave that to the end of their pass. */
+static int
+emit_simple(ModuleCall *p, ThreadState *t, long long start, long long end, long long key,
+            Py_ssize_t depth, PyObject *meta, int check_flush)
+{
+    if (meta == NULL)
+        meta = Py_None;
+    if (!p->fast) {
+        PyObject *r = PyObject_CallMethod((PyObject *)p, "_emit_region", "OLLLnO", (PyObject *)t,
+                                          start, end, key, depth, meta);
+        Py_XDECREF(r);
+        return r ? 0 : -1;
+    }
+    if (meta != Py_None) {
+        int truth = PyObject_IsTrue(meta);
+        if (truth < 0)
+            return -1;
+        if (truth) {
+            Py_ssize_t n = buffered_len(t);
+            PyObject *pair = n < 0 ? NULL : Py_BuildValue("(nO)", n / 3, meta);
+            if (pair == NULL)
+                return -1;
+            int rc = PyList_Append(t->meta, pair);
+            Py_DECREF(pair);
+            if (rc < 0)
+                return -1;
+        }
+    }
+    if (append3(t, start, end, (long long)((unsigned long long)key | ((unsigned long long)depth << KEY_BITS))) < 0)
+        return -1;
+    if (!check_flush)
+        return 0;
+    Py_ssize_t n = buffered_len(t);
+    if (n < 0)
+        return -1;
+    if (n >= p->flush_len || end > t->flush_at) {
+        PyObject *r = PyObject_CallMethod((PyObject *)p, "_flush", "OL", (PyObject *)t, end);
+        Py_XDECREF(r);
+        return r ? 0 : -1;
+    }
+    return 0;
+}
+
+/* this thread's state as a ThreadState (new reference), made on first use */
+static ThreadState *
+thread_state(ModuleCall *p)
+{
+    PyObject *t = mc_state_ref(p, 1);
+    if (t != NULL && !PyObject_TypeCheck(t, &ThreadStateType)) {
+        Py_DECREF(t);
+        PyErr_SetString(PyExc_TypeError, "recorder thread state is not a _crecorder.ThreadState");
+        return NULL;
+    }
+    return (ThreadState *)t;
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *p;    /* the recorder (a ModuleCall) */
+    PyObject *meta; /* dict or None */
+    PyObject *t;    /* the ThreadState, from __enter__ */
+    long long key;
+    long long start;
+    Py_ssize_t depth;
+} Region;
+
+static int
+region_traverse(Region *r, visitproc visit, void *arg)
+{
+    Py_VISIT(r->p);
+    Py_VISIT(r->meta);
+    Py_VISIT(r->t);
+    return 0;
+}
+
+static int
+region_clear(Region *r)
+{
+    Py_CLEAR(r->p);
+    Py_CLEAR(r->meta);
+    Py_CLEAR(r->t);
+    return 0;
+}
+
+static void
+region_dealloc(Region *r)
+{
+    PyObject_GC_UnTrack(r);
+    region_clear(r);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+static PyObject *
+region_enter(Region *self, PyObject *unused)
+{
+    ModuleCall *p = (ModuleCall *)self->p;
+    ThreadState *t = thread_state(p);
+    if (t == NULL)
+        return NULL;
+    Py_ssize_t depth = t->depth;
+    if (depth >= p->max_depth) {
+        PyObject *d = PyLong_FromSsize_t(depth);
+        PyObject *r = d ? PyObject_CallMethodOneArg(self->p, str_region_too_deep, d) : NULL;
+        Py_XDECREF(d);
+        Py_XDECREF(r); /* it raises */
+        if (r != NULL && !PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "regions nested too deep");
+        Py_DECREF(t);
+        return NULL;
+    }
+    if (PyList_Append(t->open, (PyObject *)self) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    t->depth = depth + 1;
+    Py_XSETREF(self->t, (PyObject *)t);
+    self->depth = depth;
+    self->start = now_ns(p);
+    if (self->start == -1 && PyErr_Occurred())
+        return NULL;
+    return Py_NewRef((PyObject *)self);
+}
+
+static PyObject *
+region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    ModuleCall *p = (ModuleCall *)self->p;
+    long long end = now_ns(p);
+    if (end == -1 && PyErr_Occurred())
+        return NULL;
+    if (self->t == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "region exited without being entered");
+        return NULL;
+    }
+    ThreadState *t = (ThreadState *)Py_NewRef(self->t);
+    PyObject *stack = t->open;
+    Py_ssize_t n = PyList_GET_SIZE(stack);
+    int rc;
+    if (n && PyList_GET_ITEM(stack, n - 1) == (PyObject *)self) {
+        rc = PyList_SetSlice(stack, n - 1, n, NULL);
+        t->depth = self->depth;
+    }
+    else {
+        PyObject *r = PyObject_CallFunctionObjArgs(close_out_of_order, (PyObject *)self,
+                                                   (PyObject *)t, NULL);
+        rc = r ? 0 : -1;
+        Py_XDECREF(r);
+    }
+    if (rc == 0)
+        rc = emit_simple(p, t, self->start, end, self->key, self->depth, self->meta, 1);
+    Py_DECREF(t);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef region_methods[] = {
+    {"__enter__", (PyCFunction)region_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))region_exit, METH_FASTCALL, NULL},
+    {NULL}};
+
+static PyMemberDef region_members[] = {
+    {"depth", T_PYSSIZET, offsetof(Region, depth), 0, "nesting depth (moves up when an outer "
+                                                       "region closes first)"},
+    {"key", T_LONGLONG, offsetof(Region, key), READONLY, "store key"},
+    {"meta", T_OBJECT, offsetof(Region, meta), READONLY, "metadata dict or None"},
+    {"t", T_OBJECT, offsetof(Region, t), READONLY, "the thread state, once entered"},
+    {NULL}};
+
+static PyTypeObject RegionType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.Region",
+    .tp_basicsize = sizeof(Region),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "One region (record_function, optimizer step, DataLoader fetch...): regions._Region "
+              "in C.",
+    .tp_traverse = (traverseproc)region_traverse,
+    .tp_clear = (inquiry)region_clear,
+    .tp_dealloc = (destructor)region_dealloc,
+    .tp_methods = region_methods,
+    .tp_members = region_members,
+};
+
+/* region(name, kind="user", **metadata): RegionHooks.region in C */
+static PyObject *
+mc_region(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *name = nargs > 0 ? args[0] : NULL, *kind = nargs > 1 ? args[1] : NULL;
+    if (nargs > 2) {
+        PyErr_Format(PyExc_TypeError, "region() takes at most 2 positional arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    PyObject *meta = NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i), *v = args[nargs + i];
+        PyObject **slot = NULL;
+        if (PyUnicode_Compare(k, str_kind) == 0)
+            slot = &kind;
+        else if (PyUnicode_Compare(k, str_name) == 0)
+            slot = &name;
+        if (slot != NULL) {
+            if (*slot != NULL) {
+                Py_XDECREF(meta);
+                PyErr_Format(PyExc_TypeError, "region() got multiple values for argument '%U'", k);
+                return NULL;
+            }
+            *slot = v;
+            continue;
+        }
+        if (meta == NULL && (meta = PyDict_New()) == NULL)
+            return NULL;
+        if (PyDict_SetItem(meta, k, v) < 0) {
+            Py_DECREF(meta);
+            return NULL;
+        }
+    }
+    if (name == NULL) {
+        Py_XDECREF(meta);
+        PyErr_SetString(PyExc_TypeError, "region() missing 1 required positional argument: 'name'");
+        return NULL;
+    }
+    if (kind == NULL)
+        kind = str_user;
+    PyObject *pair = PyTuple_Pack(2, kind, name);
+    PyObject *key_obj = NULL;
+    if (pair != NULL && self->region_keys != NULL && PyDict_Check(self->region_keys)) {
+        key_obj = PyDict_GetItemWithError(self->region_keys, pair);
+        Py_XINCREF(key_obj);
+    }
+    Py_XDECREF(pair);
+    if (key_obj == NULL && !PyErr_Occurred())
+        key_obj = PyObject_CallMethodObjArgs((PyObject *)self, str_region_key, kind, name, NULL);
+    long long key = key_obj ? PyLong_AsLongLong(key_obj) : -1;
+    Py_XDECREF(key_obj);
+    if (key == -1 && PyErr_Occurred()) {
+        Py_XDECREF(meta);
+        return NULL;
+    }
+    Region *r = PyObject_GC_New(Region, &RegionType);
+    if (r == NULL) {
+        Py_XDECREF(meta);
+        return NULL;
+    }
+    r->p = Py_NewRef((PyObject *)self);
+    r->meta = meta ? meta : Py_NewRef(Py_None);
+    r->t = NULL;
+    r->key = key;
+    r->start = 0;
+    r->depth = 0;
+    PyObject_GC_Track(r);
+    return (PyObject *)r;
+}
+
+/* One backward pass on one thread and its open per-module group (regions._Backward in C) */
+typedef struct {
+    PyObject_HEAD
+    PyObject *p;     /* the recorder */
+    PyObject *t;     /* the ThreadState */
+    PyObject *token; /* the open group's token, or None */
+    long long packed;
+    long long start;
+    Py_ssize_t depth;
+} Backward;
+
+static int
+bw_traverse(Backward *b, visitproc visit, void *arg)
+{
+    Py_VISIT(b->p);
+    Py_VISIT(b->t);
+    Py_VISIT(b->token);
+    return 0;
+}
+
+static int
+bw_clear(Backward *b)
+{
+    Py_CLEAR(b->p);
+    Py_CLEAR(b->t);
+    Py_CLEAR(b->token);
+    return 0;
+}
+
+static void
+bw_dealloc(Backward *b)
+{
+    PyObject_GC_UnTrack(b);
+    bw_clear(b);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static int
+bw_init(Backward *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *p, *t;
+    Py_ssize_t depth;
+    if (!PyArg_ParseTuple(args, "O!O!n:Backward", &ModuleCallType, &p, &ThreadStateType, &t,
+                          &depth))
+        return -1;
+    Py_XSETREF(self->p, Py_NewRef(p));
+    Py_XSETREF(self->t, Py_NewRef(t));
+    Py_XSETREF(self->token, Py_NewRef(Py_None));
+    self->depth = depth;
+    self->packed = self->start = 0;
+    return 0;
+}
+
+/* close the open group (if any) at `now` */
+static int
+bw_close_group(Backward *self, long long now)
+{
+    if (self->token == NULL || self->token == Py_None)
+        return 0;
+    long long key = self->packed & ((1LL << KEY_BITS) - 1);
+    return emit_simple((ModuleCall *)self->p, (ThreadState *)self->t, self->start, now, key,
+                       self->depth, NULL, 0);
+}
+
+static PyObject *
+bw_switch(Backward *self, PyObject *token)
+{
+    ModuleCall *p = (ModuleCall *)self->p;
+    long long now = now_ns(p);
+    if ((now == -1 && PyErr_Occurred()) || bw_close_group(self, now) < 0)
+        return NULL;
+    Py_XSETREF(self->token, Py_NewRef(token));
+    PyObject *key_obj = NULL;
+    if (p->bw_keys != NULL && PyDict_Check(p->bw_keys)) {
+        key_obj = PyDict_GetItemWithError(p->bw_keys, token);
+        Py_XINCREF(key_obj);
+    }
+    if (key_obj == NULL && !PyErr_Occurred())
+        key_obj = PyObject_CallMethodOneArg((PyObject *)p, str_bw_key, token);
+    long long key = key_obj ? PyLong_AsLongLong(key_obj) : -1;
+    Py_XDECREF(key_obj);
+    if (key == -1 && PyErr_Occurred())
+        return NULL;
+    self->packed = (long long)((unsigned long long)key | ((unsigned long long)self->depth << KEY_BITS));
+    self->start = now;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+bw_close(Backward *self, PyObject *now_obj)
+{
+    long long now = PyLong_AsLongLong(now_obj);
+    if ((now == -1 && PyErr_Occurred()) || bw_close_group(self, now) < 0)
+        return NULL;
+    Py_XSETREF(self->token, Py_NewRef(Py_None));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef bw_methods[] = {
+    {"switch", (PyCFunction)bw_switch, METH_O,
+     "Close the open group (if any) and open one for token (a scope or an op name)."},
+    {"close", (PyCFunction)bw_close, METH_O, "Close the open group at `now`."},
+    {NULL}};
+
+static PyMemberDef bw_members[] = {
+    {"token", T_OBJECT, offsetof(Backward, token), READONLY, "the open group's token or None"},
+    {"depth", T_PYSSIZET, offsetof(Backward, depth), READONLY, "depth of the groups"},
+    {NULL}};
+
+static PyTypeObject BackwardType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.Backward",
+    .tp_basicsize = sizeof(Backward),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Backward(recorder, thread_state, depth): the backward pass running on one thread "
+              "(regions._Backward in C).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)bw_init,
+    .tp_traverse = (traverseproc)bw_traverse,
+    .tp_clear = (inquiry)bw_clear,
+    .tp_dealloc = (destructor)bw_dealloc,
+    .tp_methods = bw_methods,
+    .tp_members = bw_members,
+};
+
+static PyObject *backward_pair; /* ("backward", "backward"): the pass's region key */
+
+/* backward_call(run): the whole pass as one `backward` event, groups per module inside it
+   (RegionHooks.backward_call in C) */
+static PyObject *
+mc_backward_call(ModuleCall *self, PyObject *run)
+{
+    ThreadState *t = thread_state(self);
+    if (t == NULL)
+        return NULL;
+    PyObject *key_obj = NULL;
+    if (self->region_keys != NULL && PyDict_Check(self->region_keys)) {
+        key_obj = PyDict_GetItemWithError(self->region_keys, backward_pair);
+        Py_XINCREF(key_obj);
+    }
+    if (key_obj == NULL && !PyErr_Occurred())
+        key_obj = PyObject_CallMethodObjArgs((PyObject *)self, str_region_key,
+                                             PyTuple_GET_ITEM(backward_pair, 0),
+                                             PyTuple_GET_ITEM(backward_pair, 1), NULL);
+    long long key = key_obj ? PyLong_AsLongLong(key_obj) : -1;
+    Py_XDECREF(key_obj);
+    if (key == -1 && PyErr_Occurred()) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    Py_ssize_t depth = t->depth;
+    if (depth >= self->max_depth) {
+        PyObject *d = PyLong_FromSsize_t(depth);
+        PyObject *r = d ? PyObject_CallMethodOneArg((PyObject *)self, str_region_too_deep, d) : NULL;
+        Py_XDECREF(d);
+        Py_XDECREF(r);
+        if (r != NULL && !PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "regions nested too deep");
+        Py_DECREF(t);
+        return NULL;
+    }
+    PyObject *bw = PyObject_CallFunction((PyObject *)&BackwardType, "OOn", (PyObject *)self,
+                                         (PyObject *)t, depth + 1);
+    if (bw == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    t->depth = depth + 1;
+    PyObject *saved = t->backward; /* our reference now */
+    t->backward = bw;
+    long long start = now_ns(self);
+    PyObject *out = (start == -1 && PyErr_Occurred()) ? NULL : PyObject_CallNoArgs(run);
+    /* finally: close the last group, restore the thread, emit the pass */
+    PyObject *exc = out ? NULL : PyErr_GetRaisedException();
+    long long end = now_ns(self);
+    int rc = (end == -1 && PyErr_Occurred()) ? -1 : bw_close_group((Backward *)bw, end);
+    Py_XSETREF(t->backward, saved ? saved : Py_NewRef(Py_None));
+    t->depth = depth;
+    if (rc == 0)
+        rc = emit_simple(self, t, start, end, key, depth, NULL, 1);
+    Py_DECREF(t);
+    if (rc < 0) { /* the recorder's own error wins, as an exception in `finally` would */
+        Py_XDECREF(exc);
+        Py_XDECREF(out);
+        return NULL;
+    }
+    if (exc != NULL) {
+        PyErr_SetRaisedException(exc);
+        return NULL;
+    }
+    return out;
+}
+
+/* backward_groups(): switch(token) of the pass running on this thread, or None */
+static PyObject *
+mc_backward_groups(ModuleCall *self, PyObject *unused)
+{
+    ThreadState *t = self->tss ? (ThreadState *)PyThread_tss_get(self->tss) : NULL;
+    if (t == NULL || t->backward == NULL || t->backward == Py_None)
+        Py_RETURN_NONE;
+    return PyObject_GetAttrString(t->backward, "switch");
+}
+
+static PyObject *
+bind_regions(PyObject *module, PyObject *fn)
+{
+    Py_XSETREF(close_out_of_order, Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef mc_methods[] = {
     {"_state", (PyCFunction)mc_state, METH_NOARGS, "This thread's record, made on first use."},
     {"_peek_state", (PyCFunction)mc_peek_state, METH_NOARGS,
@@ -981,12 +1492,28 @@ static PyMethodDef mc_methods[] = {
      "Give the thread-specific key back (at stop)."},
     {"scope", (PyCFunction)mc_scope, METH_NOARGS,
      "The token autograd nodes store: (class name, path) of the innermost module, or None."},
+    {"backward_call", (PyCFunction)mc_backward_call, METH_O,
+     "backward_call(run): run a whole backward pass as one `backward` event with per-module "
+     "children (hook protocol)."},
+    {"backward_groups", (PyCFunction)mc_backward_groups, METH_NOARGS,
+     "switch(token) of the backward pass running on this thread, or None (hook protocol)."},
+    {"region", (PyCFunction)(void (*)(void))mc_region, METH_FASTCALL | METH_KEYWORDS,
+     "region(name, kind='user', **metadata): a context manager recording one region (hook "
+     "protocol)."},
     {"module_call", (PyCFunction)(void (*)(void))mc_module_call, METH_FASTCALL,
      "module_call(module, forward, args, kwargs): run forward(*args, **kwargs) as one module "
      "event (hook protocol)."},
     {NULL}};
 
 static PyMemberDef mc_members[] = {
+    {"_region_keys", T_OBJECT, offsetof(ModuleCall, region_keys), 0, "(kind, name) -> key"},
+    {"_bw_keys", T_OBJECT, offsetof(ModuleCall, bw_keys), 0, "backward token -> key"},
+    {"_roots", T_OBJECT, offsetof(ModuleCall, roots), 0, "id(outermost module) -> keymap"},
+    {"_cuda_possible", T_BOOL, offsetof(ModuleCall, cuda_possible), 0,
+     "a CUDA tensor may start device timing (outermost calls then go through Python)"},
+    {"_max_depth", T_PYSSIZET, offsetof(ModuleCall, max_depth), 0, "deepest region nesting"},
+    {"_fast", T_BOOL, offsetof(ModuleCall, fast), 0,
+     "regions and backward groups append straight to the buffer"},
     {"_general", T_INT, offsetof(ModuleCall, general), 0,
      "1: module_call is the general Python path (ModuleBase then calls it by name)"},
     {"_flush_len", T_PYSSIZET, offsetof(ModuleCall, flush_len), 0, "flush at this buffer size"},
@@ -1085,6 +1612,9 @@ bind_hooks(PyObject *module, PyObject *globals)
 }
 
 static PyMethodDef module_methods[] = {
+    {"bind_regions", (PyCFunction)bind_regions, METH_O,
+     "bind_regions(close_out_of_order): regions.close_out_of_order, for regions closed out of "
+     "order."},
     {"bind_hooks", (PyCFunction)bind_hooks, METH_O,
      "bind_hooks(globals): where ModuleBase reads `active` (everyo.profiler.hooks' globals)."},
     {NULL}};
@@ -1136,6 +1666,19 @@ PyInit__crecorder(void)
     INTERN(str_hooked, "_hooked");
     INTERN(str_active, "active");
     INTERN(str_module_call, "module_call");
+    INTERN(str_emit_region, "_emit_region");
+    INTERN(str_flush, "_flush");
+    INTERN(str_region_key, "_region_key");
+    INTERN(str_region_too_deep, "_region_too_deep");
+    INTERN(str_bw_key, "_bw_key");
+    INTERN(str_kind, "kind");
+    INTERN(str_name, "name");
+    INTERN(str_user, "user");
+    PyObject *bw_text = PyUnicode_InternFromString("backward");
+    backward_pair = bw_text ? PyTuple_Pack(2, bw_text, bw_text) : NULL;
+    Py_XDECREF(bw_text);
+    if (backward_pair == NULL)
+        return NULL;
     check_ndarray_layout();
     PyObject *time = PyImport_ImportModule("time");
     if (time == NULL)
@@ -1146,13 +1689,16 @@ PyInit__crecorder(void)
         return NULL;
     ModuleBaseType.tp_new = PyBaseObject_Type.tp_new; /* object.__new__ stays safe for Modules */
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&ThreadStateType) < 0 ||
-        PyType_Ready(&ModuleCallType) < 0 || PyType_Ready(&ModuleBaseType) < 0)
+        PyType_Ready(&ModuleCallType) < 0 || PyType_Ready(&ModuleBaseType) < 0 ||
+        PyType_Ready(&RegionType) < 0 || PyType_Ready(&BackwardType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "EventBuffer", (PyObject *)&EventBufferType) < 0 ||
         PyModule_AddObjectRef(m, "ModuleBase", (PyObject *)&ModuleBaseType) < 0 ||
+        PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) < 0 ||
+        PyModule_AddObjectRef(m, "Backward", (PyObject *)&BackwardType) < 0 ||
         PyModule_AddObjectRef(m, "ThreadState", (PyObject *)&ThreadStateType) < 0 ||
         PyModule_AddObjectRef(m, "ModuleCall", (PyObject *)&ModuleCallType) < 0) {
         Py_DECREF(m);

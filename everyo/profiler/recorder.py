@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from everyo.profiler import hooks
+from everyo.profiler import hooks, regions
 from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.packing import (
     BUFFER_FIELDS,
@@ -242,6 +242,7 @@ class _RecorderBody(RegionHooks):
         self._threads: list = []
         self._threads_lock = threading.Lock()
         self._roots: dict[int, dict] = {}
+        self._max_depth = regions.MAX_DEPTH  # (read here: tests lower it)
         self._region_keys: dict[tuple[str, str], int] = {}
         self._bw_keys: dict = {}
         self._shape_ids: dict = {}
@@ -508,6 +509,9 @@ if _c is not None:
         """The recorder with the compiled module-call path (``_crecorder.ModuleCall``)."""
 
         _thread_state = _c.ThreadState
+        _backward_type = _c.Backward
+
+    _c.bind_regions(regions.close_out_of_order)
 
     Recorder = CRecorder
 else:

@@ -24,6 +24,21 @@ def _too_deep(depth: int) -> EveryOProfilerError:
     )
 
 
+def close_out_of_order(region, t) -> None:
+    """Take ``region`` out of thread state ``t``'s open stack when it is not the innermost: the
+    regions opened inside it move one level up (shared by both recorders' regions)."""
+    stack = t.open
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i] is region:
+            del stack[i]
+            for inner in stack[i:]:  # they outlive this one: one level up from now on
+                inner.depth -= 1
+            if t.depth > region.depth:
+                t.depth -= 1
+            return
+    # not open on this thread (exited twice, or on another thread): depth stays as it is
+
+
 class _Region:
     """Context manager for one region (record_function, optimizer step, DataLoader fetch...).
 
@@ -57,20 +72,9 @@ class _Region:
             stack.pop()
             t.depth = self.depth
         else:
-            self._close_out_of_order(t, stack)
+            close_out_of_order(self, t)
         p._emit_region(t, self.start, end, self.key, self.depth, self.meta)
         return False
-
-    def _close_out_of_order(self, t, stack: list) -> None:
-        for i in range(len(stack) - 1, -1, -1):
-            if stack[i] is self:
-                del stack[i]
-                for inner in stack[i:]:  # they outlive this one: one level up from now on
-                    inner.depth -= 1
-                if t.depth > self.depth:
-                    t.depth -= 1
-                return
-        # not open on this thread (exited twice, or on another thread): depth stays as it is
 
 
 class _Backward:
@@ -119,19 +123,31 @@ class _Backward:
 class RegionHooks:
     """The region, op and autograd parts of the hook protocol (mixed into ``Recorder``)."""
 
+    _backward_type = _Backward  # the compiled recorder's is _crecorder.Backward
+
     def region(self, name: str, kind: str = "user", **metadata) -> _Region:
         """A context manager recording one region of ``kind`` (hook protocol)."""
         key = self._region_keys.get((kind, name))
         if key is None:
-            key = self._region_keys[(kind, name)] = self.store.intern_key(kind, name, "")
+            key = self._region_key(kind, name)
         return _Region(self, key, metadata or None)
+
+    def _region_key(self, kind: str, name: str) -> int:
+        """The store key of a region, op or backward event (interned on first use)."""
+        key = self._region_keys.get((kind, name))
+        if key is None:
+            key = self._region_keys[(kind, name)] = self.store.intern_key(kind, name, "")
+        return key
+
+    def _region_too_deep(self, depth: int):
+        raise _too_deep(depth)
 
     def op_call(self, name, fn, args, kwargs):
         """Run one engine op as an ``op`` event with shapes, FLOPs and bytes (hook protocol)."""
         t = self._state()
         key = self._region_keys.get(("op", name))
         if key is None:
-            key = self._region_keys[("op", name)] = self.store.intern_key("op", name, "")
+            key = self._region_key("op", name)
         depth = t.depth
         t.depth = depth + 1
         start = self._clock()
@@ -156,15 +172,13 @@ class RegionHooks:
         t = self._state()
         key = self._region_keys.get(("backward", "backward"))
         if key is None:
-            key = self._region_keys[("backward", "backward")] = self.store.intern_key(
-                "backward", "backward", ""
-            )
+            key = self._region_key("backward", "backward")
         depth = t.depth
         if depth >= MAX_DEPTH:
             raise _too_deep(depth)
         t.depth = depth + 1
         saved = t.backward
-        t.backward = bw = _Backward(self, t, depth + 1)
+        t.backward = bw = self._backward_type(self, t, depth + 1)
         start = self._clock()
         try:
             return run()

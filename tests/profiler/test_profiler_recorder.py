@@ -163,3 +163,31 @@ def test_module_calls_record_the_same_without_the_extension():
     if recorder.CRecorder is not None:
         assert outs[1][0] == "c False"
     assert outs[0][1] == outs[1][1]
+
+
+@pytest.mark.parametrize("impl", ["c", "python"])
+def test_region_takes_the_same_arguments_on_both_paths(impl, monkeypatch):
+    cls = recorder.CRecorder if impl == "c" else recorder.PythonRecorder
+    if cls is None:
+        pytest.skip("the C extension was not built here")
+    monkeypatch.setattr(recorder, "Recorder", cls)
+    p = Profiler(clock=FakeClock(tick=5), registry=RunRegistry())
+    with p:
+        rec = p._recorder
+        with rec.region("a", "user", x=1):
+            with rec.region(name="b", kind="data", batch_size=4):
+                pass
+        with rec.region("c"):
+            pass
+        with pytest.raises(TypeError):
+            rec.region("d", "user", kind="data")
+        with pytest.raises(TypeError):
+            rec.region()
+        with pytest.raises(TypeError):
+            rec.region("e", "user", "extra")
+    got = [(e.kind, e.name, e.depth, e.metadata) for e in p.events]
+    assert got == [
+        ("data", "b", 1, {"batch_size": 4}),
+        ("user", "a", 0, {"x": 1}),
+        ("user", "c", 0, {}),
+    ]
