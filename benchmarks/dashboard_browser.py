@@ -102,6 +102,37 @@ def number(pattern: str, text: str) -> float:
     return float(m.group(1))
 
 
+GROUPS = ("kernel", "chromium", "server", "other")
+
+
+def cpu_seconds() -> dict:
+    """CPU seconds used so far by the kernel, Chromium (every process), the Jupyter server and
+    everything else on the machine (system busy time minus the three)."""
+    import psutil
+
+    used = dict.fromkeys(GROUPS, 0.0)
+    for proc in psutil.process_iter(["name", "cmdline", "cpu_times"]):
+        times, cmd = proc.info["cpu_times"], " ".join(proc.info["cmdline"] or [])
+        if times is None:
+            continue
+        name = proc.info["name"] or ""
+        group = (
+            "kernel"
+            if "ipykernel" in cmd
+            else "chromium"
+            if "chrom" in name or "chrom" in cmd.split(" ")[0]
+            else "server"
+            if "jupyter" in cmd or "jupyterlab" in cmd
+            else None
+        )
+        if group is not None:
+            used[group] += times.user + times.system
+    total = psutil.cpu_times()
+    busy = sum(total) - total.idle - getattr(total, "iowait", 0.0)
+    used["other"] = busy - used["kernel"] - used["chromium"] - used["server"]
+    return used
+
+
 def run_cell_bytes(session, index: int, timeout_ms: int = 180000):
     """Run a cell while sampling it; bytes received from the request until the socket is
     quiet again (the final view included)."""
@@ -149,16 +180,22 @@ def measure_browser(folder: Path) -> dict:
         m["longest_task_ms"] = max(tasks, default=0.0)
         m["longtasks_over_200ms"] = sum(1 for d in tasks if d > 200)
 
-        steps, cpu = {}, {}
+        steps, cpu, used = {}, {}, {}
         for index in range(3, 3 + len(ORDER)):
             s.bytes.wait_quiet(s.page)  # the previous cell's final view is drawn
             s.page.wait_for_timeout(1000)
+            before = cpu_seconds()
             s.run_cell(index)
             s.wait_prompt(index, timeout_ms=60000)
+            after = cpu_seconds()
             text = output_text(s, index)
             key, n, seconds = re.search(r"STEPS (\w+) (\d+) ([\d.]+)", text).groups()
             steps[key], cpu[key] = int(n), float(seconds)
-        m["steps"], m["cpu"] = steps, cpu
+            used[key] = {g: after[g] - before[g] for g in GROUPS}
+        m["steps"], m["cpu"], m["used"] = steps, cpu, used
+        for kind in ("plain", "magic", "nolive"):
+            cells_of = [k for k in ORDER if k.startswith(kind)]
+            m[f"used_{kind}"] = {g: statistics.median(used[k][g] for k in cells_of) for g in GROUPS}
 
         def ratios(pairs, per_cpu=False):
             rate = (lambda k: steps[k] / cpu[k]) if per_cpu else (lambda k: steps[k])
@@ -199,6 +236,13 @@ def measure_state(folder: Path) -> dict:
     }
 
 
+def cpu_use(m: dict) -> str:
+    return "; ".join(
+        f"{kind} " + ", ".join(f"{g} {m[f'used_{kind}'][g]:.2f}" for g in GROUPS)
+        for kind in ("plain", "magic", "nolive")
+    )
+
+
 def fmt(value, spec: str, unit: str = "") -> str:
     return "n/a" if value is None else f"{value:{spec}}{unit}"
 
@@ -236,6 +280,11 @@ def table(m: dict) -> list[str]:
         (
             "the same under `--no-live` (the profiler alone), wall; per CPU second",
             f"{ratio_list(m['nolive_wall'])}; {ratio_list(m['nolive_cpu'])}",
+            "–",
+        ),
+        (
+            "CPU seconds per 3-s observer cell (median): kernel, Chromium, server, rest",
+            cpu_use(m).replace("; ", "<br>"),
             "–",
         ),
         ("`%load_ext everyo_lab` in a fresh kernel", f"{m['load_ext_s']:.2f} s", "≤ 1.5 s"),
@@ -311,6 +360,7 @@ def main() -> int:
     m["load_before"], m["load_after"] = before, load()
     print("\n".join(table(m)))
     print(f"steps: {m['steps']}; main-thread CPU s: {m['cpu']}")
+    print(f"CPU s per observer cell (median): {cpu_use(m)}")
     print(f"live cell [*] for {m['running_s']:.1f} s")
     print(f"long tasks around the live cell (s from its start, ms): {m['longtasks']}")
     print(f"1M-event run: {m['million_events']:,.0f} events in its header")

@@ -47,8 +47,6 @@ class _PyModuleCall:
     """``Module.__call__`` in Python, where the compiled one (``hooks.ModuleBase``, the same
     logic in C) is not available."""
 
-    __slots__ = ()
-
     def __call__(self, x=_NO_ARG, /, *args, **kwargs):
         # One positional argument is the common case: taking it by name and calling forward(x)
         # with a fixed arity halves the cost of forwarding *args/**kwargs.

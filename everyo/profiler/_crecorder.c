@@ -1592,12 +1592,18 @@ mb_call(PyObject *self, PyObject *args, PyObject *kwargs)
     return r;
 }
 
-static PyTypeObject ModuleBaseType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.ModuleBase",
-    .tp_basicsize = sizeof(PyObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "The compiled Module.__call__ (the base class of everyo.nn.Module).",
-    .tp_call = mb_call,
+/* a heap type, like the Python classes built on it: copyreg's protocol 0/1 pickling skips heap
+   types when it looks for the first built-in base (object here), so modules pickle as before */
+static PyType_Slot module_base_slots[] = {
+    {Py_tp_call, mb_call},
+    {Py_tp_doc, "The compiled Module.__call__ (the base class of everyo.nn.Module)."},
+    {0, NULL}};
+
+static PyType_Spec module_base_spec = {
+    .name = "everyo.profiler._crecorder.ModuleBase",
+    .basicsize = sizeof(PyObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .slots = module_base_slots,
 };
 
 static PyObject *
@@ -1687,22 +1693,26 @@ PyInit__crecorder(void)
     Py_DECREF(time);
     if (perf_counter_ns == NULL)
         return NULL;
-    ModuleBaseType.tp_new = PyBaseObject_Type.tp_new; /* object.__new__ stays safe for Modules */
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&ThreadStateType) < 0 ||
-        PyType_Ready(&ModuleCallType) < 0 || PyType_Ready(&ModuleBaseType) < 0 ||
+        PyType_Ready(&ModuleCallType) < 0 ||
         PyType_Ready(&RegionType) < 0 || PyType_Ready(&BackwardType) < 0)
+        return NULL;
+    PyObject *module_base = PyType_FromSpec(&module_base_spec);
+    if (module_base == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "EventBuffer", (PyObject *)&EventBufferType) < 0 ||
-        PyModule_AddObjectRef(m, "ModuleBase", (PyObject *)&ModuleBaseType) < 0 ||
+        PyModule_AddObjectRef(m, "ModuleBase", module_base) < 0 ||
         PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) < 0 ||
         PyModule_AddObjectRef(m, "Backward", (PyObject *)&BackwardType) < 0 ||
         PyModule_AddObjectRef(m, "ThreadState", (PyObject *)&ThreadStateType) < 0 ||
         PyModule_AddObjectRef(m, "ModuleCall", (PyObject *)&ModuleCallType) < 0) {
+        Py_DECREF(module_base);
         Py_DECREF(m);
         return NULL;
     }
+    Py_DECREF(module_base); /* the module holds it */
     return m;
 }

@@ -278,8 +278,12 @@ class Echo(eo.Module):
         return args, kwargs
 
 
-class PyEcho(module_mod._PyModuleCall, Echo):
-    """Echo with the Python ``Module.__call__`` (the fallback where the extension is absent)."""
+if issubclass(Echo, module_mod._PyModuleCall):  # EVERYO_PURE_PYTHON=1 or no compiler
+    PyEcho = Echo
+else:
+
+    class PyEcho(module_mod._PyModuleCall, Echo):
+        """Echo with the Python ``Module.__call__`` (the fallback without the extension)."""
 
 
 # Module.__call__ is compiled C where the extension was built (hooks.ModuleBase); both
@@ -338,5 +342,6 @@ def test_module_call_is_compiled_where_the_extension_is_built():
     assert (hooks.ModuleBase is not None) == (recorder.CRecorder is not None)
     if hooks.ModuleBase is not None:
         assert eo.Module.__mro__[1] is hooks.ModuleBase
-        assert copy.deepcopy(eo.Linear(2, 2, seed=0)).weight.shape == (2, 2)
-        assert pickle.loads(pickle.dumps(eo.ReLU())).training
+    assert copy.deepcopy(eo.Linear(2, 2, seed=0)).weight.shape == (2, 2)
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):  # 0 and 1 go through copyreg
+        assert pickle.loads(pickle.dumps(eo.ReLU(), protocol=protocol)).training
