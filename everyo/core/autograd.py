@@ -1,17 +1,25 @@
 """Reverse-mode autodiff: each op records a :class:`Node` with a backward closure.
 
-``backward()`` walks a topological order iteratively (no recursion: a 10,000-deep chain works),
-accumulates gradients, and frees the graph unless ``retain_graph=True``. Grad mode is thread-local.
+Every node carries a sequence number taken when its op ran, so a node is always numbered after
+the nodes of its inputs. ``backward()`` runs the nodes reachable from the root in decreasing
+number (a heap of the nodes whose gradient has started to arrive): when a node is popped, every
+node that consumes its output has already run, so its gradient is complete. That is one pass, no
+separate topological sort and no recursion (a 10,000-deep chain works). Leaf gradients are
+accumulated into ``.grad`` at the end, and the graph is freed unless ``retain_graph=True``. Grad
+mode is thread-local.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
+import itertools
 import threading
 
 import numpy as np
 
+from everyo.core import tensor as _tensor
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOAutogradError
 from everyo.profiler import hooks as _hooks
@@ -27,6 +35,9 @@ class _Mode(threading.local):
 
 _mode = _Mode()
 _new = object.__new__
+_next_seq = itertools.count().__next__  # node numbers: atomic under the GIL, never repeated
+_push, _pop = heapq.heappush, heapq.heappop
+_ndarray = np.ndarray
 
 
 def is_grad_enabled() -> bool:
@@ -101,15 +112,18 @@ class set_grad_enabled(_GradMode):
 
 
 class Node:
-    """One recorded op: ``backward_fn(grad) -> tuple of input grads`` (aligned with ``parents``)."""
+    """One recorded op: ``backward_fn(grad) -> tuple of input grads`` (aligned with ``parents``).
 
-    __slots__ = ("backward_fn", "parents", "name", "scope")
+    ``seq`` orders nodes by creation: larger than the ``seq`` of every node among its inputs."""
+
+    __slots__ = ("backward_fn", "parents", "name", "scope", "seq")
 
     def __init__(self, backward_fn, parents, name, scope):
         self.backward_fn = backward_fn
         self.parents = parents
         self.name = name
         self.scope = scope
+        self.seq = _next_seq()
 
     def __repr__(self) -> str:
         return f"<Node {self.name}>"
@@ -137,6 +151,7 @@ def make_result(data, parents, backward_fn, name: str, device):
                 node.parents = parents
                 node.name = name
                 node.scope = None if prof is None else prof.scope()
+                node.seq = _next_seq()
                 out.requires_grad = True
                 return out
     out.requires_grad = False
@@ -157,29 +172,6 @@ def zero_grads(params, set_to_none: bool = True) -> None:
             p.grad.data[...] = 0
 
 
-def _topological(root) -> list:
-    """Tensors reachable from ``root`` that need gradients, inputs before outputs."""
-    # Tensors hash by identity (Tensor.__hash__ is object.__hash__; set lookups compare
-    # identity first, so the elementwise __eq__ never runs): no id() call per visit
-    order, seen, stack = [], set(), [(root, False)]
-    push, pop, add = stack.append, stack.pop, seen.add
-    while stack:
-        t, done = pop()
-        if done:
-            order.append(t)
-            continue
-        if t in seen:
-            continue
-        add(t)
-        push((t, True))
-        node = t._node
-        if node is not None:
-            for p in node.parents:
-                if p.requires_grad and p not in seen:
-                    push((p, False))
-    return order
-
-
 def _accumulate(t, g, given: set) -> None:
     """Add ``g`` into ``t.grad``. A gradient becomes ``.grad`` only if it is a fresh array of its
     own: views (broadcasts, reshapes) and arrays already handed to another tensor are copied, so
@@ -197,28 +189,52 @@ def _accumulate(t, g, given: set) -> None:
         t.grad = Tensor._make(t.grad.data + g, t._device)
 
 
+def _set_grad(t, g, given: set) -> None:
+    """:func:`_accumulate`, with the training-loop case inline: no ``.grad`` yet and ``g`` a
+    fresh, writeable NumPy array of the tensor's dtype that no other tensor holds."""
+    if (
+        t.grad is None
+        and type(g) is _ndarray
+        and g.base is None
+        and g.dtype == t.data.dtype
+        and id(g) not in given
+        and g.flags.writeable
+    ):
+        given.add(id(g))
+        out = t.grad = _new(Tensor)  # Tensor._make, inlined
+        out.data = g
+        out._device = t._device
+        out.requires_grad = False
+        out.grad = out._node = None
+        out._retain = False
+    else:
+        _accumulate(t, g, given)
+
+
 def run_backward(root, grad, retain_graph: bool, prof) -> None:
     """Propagate ``grad`` from ``root`` to every leaf that requires a gradient."""
-    order = _topological(root)
+    given: set = {id(grad)}  # the root gradient may be the caller's array: never alias it
+    node = root._node
+    if node is None:  # a leaf: its own gradient
+        _accumulate(root, grad, given)
+        return None
     # a profiler that groups nodes itself (Recorder.backward_groups) is told only where the
     # module changes; one without that method gets every node through backward_node
     groups = None if prof is None else getattr(prof, "backward_groups", None)
     switch = None if groups is None else groups()
     current = None
-    grads = {root: grad}  # keyed by the tensor itself (identity hash, as in _topological)
-    given: set = {id(grad)}  # the root gradient may be the caller's array: never alias it
-    while order:
-        # popping (outputs first) drops each intermediate as soon as its node has run, so the
+    grads = {root: grad}  # keyed by the tensor itself (Tensor hashes by identity)
+    heap = [(-node.seq, root)]  # seqs are unique: tuples never compare the tensors
+    leaves = []
+    while heap:
+        # popping the highest seq first: every consumer of `t` has run, its gradient is whole;
+        # popping it from `grads` drops each intermediate as soon as its node has run, so the
         # allocator can reuse its memory for the gradients still to come
-        t = order.pop()
-        g = grads.pop(t, None)
-        if g is None:
-            continue
+        t = _pop(heap)[1]
+        g = grads.pop(t)
         node = t._node
-        if node is None or t._retain:
+        if t._retain:
             _accumulate(t, g, given)
-        if node is None:
-            continue
         fn = node.backward_fn
         if fn is None:
             raise EveryOAutogradError(
@@ -241,8 +257,21 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
             if pg is None or not p.requires_grad:
                 continue
             prev = grads.get(p)
-            grads[p] = pg if prev is None else prev + pg
+            if prev is not None:
+                grads[p] = prev + pg
+                continue
+            grads[p] = pg
+            pnode = p._node
+            if pnode is None:
+                leaves.append(p)
+            else:
+                _push(heap, (-pnode.seq, p))
         if not retain_graph:  # free the saved arrays and the links to the inputs
             node.backward_fn = None
             node.parents = ()
+    for p in leaves:  # every node has run: each leaf's gradient is whole
+        _set_grad(p, grads.pop(p), given)
     return None
+
+
+_tensor._run_backward = run_backward  # Tensor.backward's engine, bound without an import per call

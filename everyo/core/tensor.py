@@ -17,6 +17,9 @@ from everyo.core import dtype as _dt
 from everyo.core.device import CPU, Device, device_of_array
 from everyo.core.device import device as _resolve
 from everyo.errors import EveryOAutogradError, EveryODTypeError, EveryOShapeError
+from everyo.profiler import hooks as _hooks
+
+_run_backward = None  # everyo.core.autograd.run_backward, set by that module (it imports this one)
 
 __all__ = ["Tensor", "tensor", "as_tensor"]
 
@@ -238,21 +241,22 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph: bool = False) -> None:
         """Compute gradients of this tensor with respect to the leaves that require them."""
-        from everyo.core.autograd import run_backward
-        from everyo.profiler import hooks
-
         if not self.requires_grad:
             raise EveryOAutogradError(
                 "backward() on a tensor that does not require grad: make a leaf with "
                 "requires_grad=True (or check that it was not computed under no_grad())"
             )
+        data = self.data
         if gradient is None:
-            if self.data.size != 1:
+            if data.size != 1:
                 raise EveryOAutogradError(
                     f"backward() on a non-scalar output of shape {self.shape} needs an explicit "
                     f"gradient of that shape, e.g. out.backward(eo.ones_like(out))"
                 )
-            grad = self.xp.ones_like(self.data)
+            if type(data) is np.ndarray and data.ndim == 0:  # a loss: one C call, no ones_like
+                grad = np.array(1, dtype=data.dtype)
+            else:
+                grad = self.xp.ones_like(data)
         else:
             grad = gradient.data if isinstance(gradient, Tensor) else self.xp.asarray(gradient)
             if grad.shape != self.shape:
@@ -260,11 +264,11 @@ class Tensor:
                     f"gradient has shape {grad.shape} but the output has shape {self.shape}"
                 )
             grad = grad.astype(self.dtype, copy=False)
-        prof = hooks.active
+        prof = _hooks.active
         if prof is None:
-            run_backward(self, grad, retain_graph, None)
+            _run_backward(self, grad, retain_graph, None)
         else:
-            prof.backward_call(lambda: run_backward(self, grad, retain_graph, prof))
+            prof.backward_call(lambda: _run_backward(self, grad, retain_graph, prof))
 
     def zero_grad(self) -> None:
         self.grad = None

@@ -4,6 +4,8 @@ training-loop case (``(N, C)`` logits, valid indices, no weights or smoothing)."
 
 from __future__ import annotations
 
+import numpy as np
+
 from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
@@ -12,6 +14,7 @@ from everyo.core.ops._util import as_t, check_same_device
 from everyo.core.ops.losses import _check_reduction, _grad_scale, _reduce, _weights
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
+from everyo.profiler import hooks as _hooks
 from everyo.profiler.flops import declare, per_element
 
 __all__ = ["cross_entropy", "nll_loss"]
@@ -102,6 +105,8 @@ def _nll_core(name, x, target, weight, ignore_index, reduction, smoothing, from_
             # the common case: softmax minus the one-hot target, in two passes
             gz = xp.exp(logp)
             gz[r, safe] -= valid
+            if not valid.all():  # ignored rows count for nothing: no gradient either
+                gz *= valid[:, None]
             return (_class_first(gz * gper, a.shape),)
         if soft:
             cf = coef
@@ -153,8 +158,39 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa:
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise EveryOConfigError(f"label_smoothing must lie in [0, 1], got {label_smoothing}")
+    p = _hooks.active
+    if (  # the training-loop case, straight to _ce_fast (what dispatch and _nll_core pick too)
+        (p is None or not p.record_ops)
+        and weight is None
+        and not label_smoothing
+        and reduction != "none"
+        and not _autocast.depth
+        and isinstance(input, Tensor)
+        and isinstance(target, Tensor)
+        and target._device is input._device
+    ):
+        z, tgt = input.data, target.data
+        if (
+            z.ndim == 2
+            and tgt.ndim == 1
+            and 0 < tgt.shape[0] == z.shape[0]
+            and tgt.dtype.kind in "iu"
+            and not 0 <= ignore_index < z.shape[1]  # else _nll_core looks for ignored labels
+            and _labels_below(tgt, z.shape[1])
+        ):
+            return _ce_fast(input, z, tgt, reduction, CROSS_ENTROPY, input._device)
     return dispatch(CROSS_ENTROPY, _nll_core, CROSS_ENTROPY, input, target, weight,
                     ignore_index, reduction, float(label_smoothing), True)  # fmt: skip
+
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _labels_below(tgt, c: int) -> bool:
+    """Whether every integer label lies in ``[0, c)``, in one pass: seen as unsigned integers
+    of the same size, negative labels become larger than any class count."""
+    u = tgt if tgt.dtype.kind == "u" else tgt.view(_UNSIGNED[tgt.dtype.itemsize])
+    return int(u.max()) < c
 
 
 def nll_loss(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
