@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from everyo.core.ops import nn_ops as _nn_ops
 from everyo.nn import functional as F
 from everyo.nn.module import Module
 
@@ -16,7 +17,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, x):
-        return F.relu(x)
+        return _nn_ops.relu(x)  # F.relu without its `inplace` wrapper
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""

@@ -140,7 +140,15 @@ def _ce_fast(x, z, tgt, reduction, name, dev):
     def backward(g):
         gz = e / s
         gz[r, tgt] -= 1.0
-        gz *= g / n if n != 1 else g
+        if n == 1:
+            gz *= g
+        elif type(g) is np.ndarray and g.ndim == 0:
+            # the same factor as g / n in g's dtype, computed on a Python float (a 0-d array
+            # operation costs more than the multiply): a float64 quotient rounded once to
+            # float32 or float16 equals the quotient computed in that format
+            gz *= float(g) / n
+        else:
+            gz *= g / n
         return (gz,)
 
     return make_result(out, (x,), backward, name, dev)

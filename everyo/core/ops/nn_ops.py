@@ -56,9 +56,14 @@ TANH = declare("tanh", ELEMENTWISE)
 
 # ---- activations ----------------------------------------------------------------------------
 def _relu(x):
-    x = as_t(x)
+    if not isinstance(x, Tensor):
+        x = as_t(x)
     arr = x.data
-    out = _relu_cpu(arr) if x._device is CPU else namespace_of(arr).maximum(arr, 0)
+    if x._device is CPU:
+        z = _ZEROS.get(arr.dtype)  # _relu_cpu, inlined
+        out = np.maximum(arr, 0 if z is None else z)
+    else:
+        out = namespace_of(arr).maximum(arr, 0)
     return make_result(out, (x,), lambda g: (g * (out > 0),), RELU, x._device)
 
 
@@ -246,11 +251,26 @@ def _linear(x, weight, bias):
             f"linear: input has {a.shape[-1]} features (shape {a.shape}) but the weight "
             f"{w.shape} expects {w.shape[-1]} (weight layout is (out_features, in_features))"
         )
-    out = product(a, w.T)
-    if bias is not None:
-        out += parents[2].data
     x, weight = parents[0], parents[1]
     has_b = bias is not None
+    if a.ndim == 2:  # the common case: one GEMM each way, no reshapes
+        out = a @ w.T
+        if has_b:
+            out += parents[2].data
+
+        def backward(g):
+            if not g.flags.c_contiguous:
+                g = dense(g)
+            gx = (g @ w) if x.requires_grad else None
+            gw = (g.T @ a) if weight.requires_grad else None
+            if has_b:
+                return gx, gw, (g.sum(axis=0) if parents[2].requires_grad else None)
+            return gx, gw
+
+        return make_result(out, parents, backward, LINEAR, dev)
+    out = product(a, w.T)
+    if has_b:
+        out += parents[2].data
 
     def backward(g):
         g = dense(g)
