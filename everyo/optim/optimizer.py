@@ -108,7 +108,8 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients of every parameter this optimizer holds."""
-        zero_grads(self._params(), set_to_none)
+        for group in self.param_groups:
+            zero_grads(group["params"], set_to_none)
 
     def _state_for(self, p: Tensor) -> dict:
         st = self.state.get(id(p))
