@@ -130,13 +130,8 @@ class CrossEntropyLoss(_Loss):
         self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, label_smoothing
 
     def forward(self, input, target):  # noqa: A002
-        return F.cross_entropy(
-            input,
-            target,
-            self.weight,
-            self.ignore_index,
-            reduction=self.reduction,
-            label_smoothing=self.label_smoothing,
+        return F.cross_entropy(  # positional: a keyword call costs more, every step
+            input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing
         )
 
     def extra_repr(self) -> str:
