@@ -189,28 +189,6 @@ def _accumulate(t, g, given: set) -> None:
         t.grad = Tensor._make(t.grad.data + g, t._device)
 
 
-def _set_grad(t, g, given: set) -> None:
-    """:func:`_accumulate`, with the training-loop case inline: no ``.grad`` yet and ``g`` a
-    fresh, writeable NumPy array of the tensor's dtype that no other tensor holds."""
-    if (
-        t.grad is None
-        and type(g) is _ndarray
-        and g.base is None
-        and g.dtype == t.data.dtype
-        and id(g) not in given
-        and g.flags.writeable
-    ):
-        given.add(id(g))
-        out = t.grad = _new(Tensor)  # Tensor._make, inlined
-        out.data = g
-        out._device = t._device
-        out.requires_grad = False
-        out.grad = out._node = None
-        out._retain = False
-    else:
-        _accumulate(t, g, given)
-
-
 def run_backward(root, grad, retain_graph: bool, prof) -> None:
     """Propagate ``grad`` from ``root`` to every leaf that requires a gradient."""
     given: set = {id(grad)}  # the root gradient may be the caller's array: never alias it
@@ -270,7 +248,24 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
             node.backward_fn = None
             node.parents = ()
     for p in leaves:  # every node has run: each leaf's gradient is whole
-        _set_grad(p, grads.pop(p), given)
+        g = grads.pop(p)
+        if (  # the training-loop case: no .grad yet, a fresh array of the right dtype
+            p.grad is None
+            and type(g) is _ndarray
+            and g.base is None
+            and g.dtype == p.data.dtype
+            and id(g) not in given
+            and g.flags.writeable
+        ):
+            given.add(id(g))
+            out = p.grad = _new(Tensor)
+            out.data = g
+            out._device = p._device
+            out.requires_grad = False
+            out.grad = out._node = None
+            out._retain = False
+        else:
+            _accumulate(p, g, given)
     return None
 
 

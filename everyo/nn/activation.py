@@ -5,6 +5,7 @@ from __future__ import annotations
 from everyo.core.ops import nn_ops as _nn_ops
 from everyo.nn import functional as F
 from everyo.nn.module import Module
+from everyo.profiler import hooks as _hooks
 
 __all__ = ["ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"]
 
@@ -17,7 +18,9 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, x):
-        return _nn_ops.relu(x)  # F.relu without its `inplace` wrapper
+        if _hooks.active is None:  # what F.relu ends in, without its two entry frames
+            return _nn_ops._relu(x)
+        return _nn_ops.relu(x)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""

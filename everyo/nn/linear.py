@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from everyo.core import dtype as _dt
+from everyo.core.ops.nn_ops import _linear
 from everyo.nn import functional as F
 from everyo.nn import init
 from everyo.nn.module import Module
 from everyo.nn.parameter import Parameter
+from everyo.profiler import hooks as _hooks
 
 __all__ = ["Linear", "Identity", "Flatten", "child_seeds"]
 
@@ -60,6 +62,8 @@ class Linear(Module):
         init.layer_default_(self.weight, self.bias, seed=seed)
 
     def forward(self, x):
+        if _hooks.active is None:  # F.linear's own test, one frame less per call
+            return _linear(x, self.weight, self.bias)
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
