@@ -160,8 +160,15 @@ as_int64(PyObject *v, long long *out)
 {
     if (PyLong_Check(v))
         *out = PyLong_AsLongLong(v);
-    else if (PyFloat_Check(v)) /* np.fromiter(..., np.int64) of the list path truncates too */
-        *out = (long long)PyFloat_AS_DOUBLE(v);
+    else if (PyFloat_Check(v)) { /* np.fromiter(..., np.int64) of the list path truncates too */
+        double x = PyFloat_AS_DOUBLE(v);
+        if (!(x > -9.2e18 && x < 9.2e18)) { /* NaN, infinities, beyond int64 */
+            PyErr_Format(PyExc_OverflowError, "EventBuffer: %R does not fit an int64", v);
+            return -1;
+        }
+        *out = (long long)x;
+        return 0;
+    }
     else {
         PyObject *n = PyNumber_Index(v); /* NumPy integers; a str is a TypeError */
         if (n == NULL)
@@ -219,6 +226,27 @@ eb_releasebuffer(EventBuffer *b, Py_buffer *view)
     b->exports--;
 }
 
+/* take(): every value as native int64 bytes, and the buffer empty again (the flush's read: the
+   buffer keeps its identity, so an append through a reference held elsewhere is never lost) */
+static PyObject *
+eb_take(EventBuffer *b, PyObject *unused)
+{
+    if (b->exports > 0) {
+        PyErr_SetString(PyExc_BufferError, "EventBuffer.take: a view of it exists");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize((const char *)b->data,
+                                              b->len * (Py_ssize_t)sizeof(long long));
+    if (out != NULL)
+        b->len = 0;
+    return out;
+}
+
+static PyMethodDef eb_methods[] = {
+    {"take", (PyCFunction)eb_take, METH_NOARGS,
+     "The values as native int64 bytes; the buffer is empty afterwards."},
+    {NULL}};
+
 static PySequenceMethods eb_as_sequence = {
     .sq_length = (lenfunc)eb_length,
     .sq_item = (ssizeargfunc)eb_item,
@@ -240,6 +268,7 @@ static PyTypeObject EventBufferType = {
     .tp_dealloc = (destructor)eb_dealloc,
     .tp_as_sequence = &eb_as_sequence,
     .tp_as_buffer = &eb_as_buffer,
+    .tp_methods = eb_methods,
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -335,8 +364,9 @@ static PyMemberDef ts_members[] = {
     {"keymap", T_OBJECT, offsetof(ThreadState, keymap), 0, "id(module) -> entry, or None"},
     {"root", T_OBJECT, offsetof(ThreadState, root), 0, "the outermost module running"},
     {"backward", T_OBJECT, offsetof(ThreadState, backward), 0, "the backward pass running"},
-    {"blocks", T_OBJECT, offsetof(ThreadState, blocks), 0, "(event index, store row, count)"},
-    {"open", T_OBJECT, offsetof(ThreadState, open), 0, "open regions, innermost last"},
+    {"blocks", T_OBJECT, offsetof(ThreadState, blocks), READONLY,
+     "(event index, store row, count)"},
+    {"open", T_OBJECT, offsetof(ThreadState, open), READONLY, "open regions, innermost last"},
     {"depth", T_PYSSIZET, offsetof(ThreadState, depth), 0, "open events on this thread"},
     {"index", T_PYSSIZET, offsetof(ThreadState, index), 0, "row in the store's thread table"},
     {"keep_below", T_PYSSIZET, offsetof(ThreadState, keep_below), 0, "keep shallower events"},
@@ -562,6 +592,10 @@ now_ns(ModuleCall *self)
         return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     }
 #endif
+    if (self->clock == NULL) {
+        PyErr_SetString(PyExc_TypeError, "the recorder has no clock (_clock was never set)");
+        return -1;
+    }
     PyObject *r = PyObject_CallNoArgs(self->clock);
     if (r == NULL)
         return -1;
@@ -700,6 +734,16 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     }
     if (kwargs == Py_None)
         kwargs = NULL;
+    if (kwargs != NULL && !PyDict_Check(kwargs)) { /* a mapping: call with a dict of it */
+        PyObject *d = PyDict_New();
+        if (d == NULL || PyDict_Merge(d, kwargs, 1) < 0) {
+            Py_XDECREF(d);
+            return NULL;
+        }
+        PyObject *r = mc_record(self, module, forward, args, d);
+        Py_DECREF(d);
+        return r;
+    }
     PyObject *self_obj = (PyObject *)self;
 
     /* this thread's state (made by self._new_state() on the thread's first event) */
@@ -768,6 +812,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     }
     PyObject *kw = NULL; /* kwargs_for_python(kwargs), made when a Python method needs it */
     PyObject *out = NULL;
+    PyObject *last = NULL; /* the shape cache's entry, our reference (Python code may replace it) */
     if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3) {
         PyErr_SetString(PyExc_TypeError, "recorder keymap entry must be (key, scope, [last])");
         goto fail;
@@ -785,8 +830,12 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     int one = nargs == 1 && (kwargs == NULL || (PyDict_Check(kwargs) && PyDict_GET_SIZE(kwargs) == 0));
 
     long long start = now_ns(self);
-    if (!(start == -1 && PyErr_Occurred()))
-        out = call_forward(module, forward, args, kwargs, one);
+    if (start == -1 && PyErr_Occurred()) { /* nothing ran: restore the thread, record nothing */
+        t->depth = depth;
+        Py_XSETREF(t->scope, prev);
+        goto fail;
+    }
+    out = call_forward(module, forward, args, kwargs, one);
     if (out == NULL) { /* self._failed(t, key, depth, start, prev); raise */
         PyObject *exc = PyErr_GetRaisedException();
         PyObject *r = PyObject_CallMethod(self_obj, "_failed", "OOnLO", t_obj, key_obj, depth,
@@ -813,13 +862,15 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     long long packed = 0;
     if (mode == MODE_SHAPES) {
         PyObject *slot = PyTuple_GET_ITEM(entry, 2); /* [((a, o, depth), packed)] */
-        PyObject *last = NULL, *lastcur = NULL;
+        PyObject *lastcur = NULL;
         if (one && PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
-            last = PyList_GET_ITEM(slot, 0);
-            if (PyTuple_Check(last) && PyTuple_GET_SIZE(last) == 2) {
-                lastcur = PyTuple_GET_ITEM(last, 0);
+            PyObject *item = PyList_GET_ITEM(slot, 0);
+            if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2) {
+                lastcur = PyTuple_GET_ITEM(item, 0);
                 if (!PyTuple_Check(lastcur) || PyTuple_GET_SIZE(lastcur) != 3)
                     lastcur = NULL;
+                else
+                    last = Py_NewRef(item);
             }
         }
         PyObject *a = one ? PyTuple_GET_ITEM(args, 0) : NULL;
@@ -855,7 +906,6 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                 goto fail;
             }
             if (same == -2 && lastcur != NULL) { /* objects with a Python-level shape */
-                Py_INCREF(last); /* a comparison may run Python code that replaces the slot */
                 same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 0), ashape, Py_EQ);
                 if (same == 1)
                     same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 1), oshape, Py_EQ);
@@ -864,7 +914,6 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                     if (packed == -1 && PyErr_Occurred())
                         same = -1;
                 }
-                Py_DECREF(last);
                 if (same < 0) {
                     Py_DECREF(ashape);
                     Py_DECREF(oshape);
@@ -979,12 +1028,14 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
         Py_DECREF(r);
     }
 done:
+    Py_XDECREF(last);
     Py_XDECREF(kw);
     Py_DECREF(entry);
     Py_DECREF(t_obj);
     return out;
 
 fail:
+    Py_XDECREF(last);
     Py_XDECREF(kw);
     Py_XDECREF(out);
     Py_DECREF(entry);
@@ -1012,6 +1063,10 @@ static PyObject *str_emit_region, *str_flush, *str_region_key, *str_region_too_d
 static Py_ssize_t
 buffered_len(ThreadState *t)
 {
+    if (t->buf == NULL) {
+        PyErr_SetString(PyExc_TypeError, "ThreadState.buf is not set");
+        return -1;
+    }
     return Py_IS_TYPE(t->buf, &EventBufferType) ? ((EventBuffer *)t->buf)->len
                                                 : PyObject_Length(t->buf);
 }
@@ -1040,7 +1095,9 @@ emit_simple(ModuleCall *p, ThreadState *t, long long start, long long end, long 
             PyObject *pair = n < 0 ? NULL : Py_BuildValue("(nO)", n / 3, meta);
             if (pair == NULL)
                 return -1;
-            int rc = PyList_Append(t->meta, pair);
+            int rc = t->meta && PyList_Check(t->meta) ? PyList_Append(t->meta, pair) : -1;
+            if (rc < 0 && !PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "ThreadState.meta must be a list");
             Py_DECREF(pair);
             if (rc < 0)
                 return -1;
@@ -1128,16 +1185,18 @@ region_enter(Region *self, PyObject *unused)
         Py_DECREF(t);
         return NULL;
     }
-    if (PyList_Append(t->open, (PyObject *)self) < 0) {
+    long long start = now_ns(p); /* first: if it fails, the region was never opened */
+    if ((start == -1 && PyErr_Occurred()) || t->open == NULL || !PyList_CheckExact(t->open) ||
+        PyList_Append(t->open, (PyObject *)self) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "ThreadState.open must be a list");
         Py_DECREF(t);
         return NULL;
     }
     t->depth = depth + 1;
     Py_XSETREF(self->t, (PyObject *)t);
     self->depth = depth;
-    self->start = now_ns(p);
-    if (self->start == -1 && PyErr_Occurred())
-        return NULL;
+    self->start = start;
     return Py_NewRef((PyObject *)self);
 }
 
@@ -1154,6 +1213,11 @@ region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
     }
     ThreadState *t = (ThreadState *)Py_NewRef(self->t);
     PyObject *stack = t->open;
+    if (stack == NULL || !PyList_CheckExact(stack)) {
+        Py_DECREF(t);
+        PyErr_SetString(PyExc_TypeError, "ThreadState.open must be a list");
+        return NULL;
+    }
     Py_ssize_t n = PyList_GET_SIZE(stack);
     int rc;
     if (n && PyList_GET_ITEM(stack, n - 1) == (PyObject *)self) {
@@ -1336,9 +1400,21 @@ bw_close_group(Backward *self, long long now)
                        self->depth, NULL, 0);
 }
 
+static int
+bw_ready(Backward *self)
+{
+    if (self->p == NULL || self->t == NULL) {
+        PyErr_SetString(PyExc_TypeError, "Backward(recorder, thread_state, depth) was not initialised");
+        return 0;
+    }
+    return 1;
+}
+
 static PyObject *
 bw_switch(Backward *self, PyObject *token)
 {
+    if (!bw_ready(self))
+        return NULL;
     ModuleCall *p = (ModuleCall *)self->p;
     long long now = now_ns(p);
     if ((now == -1 && PyErr_Occurred()) || bw_close_group(self, now) < 0)
@@ -1363,6 +1439,8 @@ bw_switch(Backward *self, PyObject *token)
 static PyObject *
 bw_close(Backward *self, PyObject *now_obj)
 {
+    if (!bw_ready(self))
+        return NULL;
     long long now = PyLong_AsLongLong(now_obj);
     if ((now == -1 && PyErr_Occurred()) || bw_close_group(self, now) < 0)
         return NULL;
@@ -1438,15 +1516,22 @@ mc_backward_call(ModuleCall *self, PyObject *run)
         Py_DECREF(t);
         return NULL;
     }
+    long long start = now_ns(self);
+    if (start == -1 && PyErr_Occurred()) { /* nothing ran: nothing to restore or record */
+        Py_DECREF(bw);
+        Py_DECREF(t);
+        return NULL;
+    }
     t->depth = depth + 1;
     PyObject *saved = t->backward; /* our reference now */
-    t->backward = bw;
-    long long start = now_ns(self);
-    PyObject *out = (start == -1 && PyErr_Occurred()) ? NULL : PyObject_CallNoArgs(run);
+    t->backward = Py_NewRef(bw);   /* and we keep ours: Python code may replace t.backward */
+    PyObject *out = PyObject_CallNoArgs(run);
     /* finally: close the last group, restore the thread, emit the pass */
     PyObject *exc = out ? NULL : PyErr_GetRaisedException();
     long long end = now_ns(self);
     int rc = (end == -1 && PyErr_Occurred()) ? -1 : bw_close_group((Backward *)bw, end);
+    Py_XSETREF(((Backward *)bw)->token, Py_NewRef(Py_None)); /* closed, as close() leaves it */
+    Py_DECREF(bw);
     Py_XSETREF(t->backward, saved ? saved : Py_NewRef(Py_None));
     t->depth = depth;
     if (rc == 0)
@@ -1552,15 +1637,18 @@ mb_call(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *active = hooks_dict ? PyDict_GetItemWithError(hooks_dict, str_active) : NULL;
     if (active == NULL && PyErr_Occurred())
         return NULL;
+    if (active == Py_None)
+        active = NULL;
+    Py_XINCREF(active); /* ours before any Python code runs (it may replace hooks.active) */
     PyObject *h = PyObject_GetAttr(self, str_hooked);
-    if (h == NULL)
+    int hooked = h == NULL ? -1 : h == Py_False ? 0 : h == Py_True ? 1 : PyObject_IsTrue(h);
+    Py_XDECREF(h);
+    if (hooked < 0) {
+        Py_XDECREF(active);
         return NULL;
-    int hooked = h == Py_False ? 0 : h == Py_True ? 1 : PyObject_IsTrue(h);
-    Py_DECREF(h);
-    if (hooked < 0)
-        return NULL;
+    }
     int one = PyTuple_GET_SIZE(args) == 1 && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0);
-    if (active == NULL || active == Py_None) {
+    if (active == NULL) {
         if (!hooked && one) {
             PyObject *stack[2] = {self, PyTuple_GET_ITEM(args, 0)};
             return PyObject_VectorcallMethod(str_forward, stack, 2, NULL);
@@ -1572,7 +1660,6 @@ mb_call(PyObject *self, PyObject *args, PyObject *kwargs)
         Py_DECREF(f);
         return r;
     }
-    Py_INCREF(active); /* borrowed from the hooks' globals, which may change during the call */
     PyObject *r = NULL;
     if (PyObject_TypeCheck(active, &ModuleCallType) && !((ModuleCall *)active)->general) {
         PyObject *f = hooked ? PyObject_GetAttr(self, str_call_impl) : NULL;

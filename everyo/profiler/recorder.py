@@ -133,7 +133,11 @@ class _PyModuleCall:
         t.scope = entry[1]
         one = len(args) == 1 and not kwargs  # the common case: a direct call is cheaper
         clock = self._clock
-        start = clock()
+        try:
+            start = clock()
+        except BaseException:  # nothing ran: restore the thread, record nothing
+            t.depth, t.scope = depth, prev
+            raise
         try:
             out = forward(args[0]) if one else forward(*args, **kwargs)
         except BaseException:
@@ -240,6 +244,7 @@ class _RecorderBody(RegionHooks):
             self._use_general_path()
         self._cuda_possible = gpu is None and CudaTimer.possible()
         self._threads: list = []
+        self._by_thread: dict = {}  # threading.get_ident() -> that thread's record
         self._threads_lock = threading.Lock()
         self._roots: dict[int, dict] = {}
         self._max_depth = regions.MAX_DEPTH  # (read here: tests lower it)
@@ -285,12 +290,19 @@ class _RecorderBody(RegionHooks):
     # _PyModuleCall (a threading.local) or the compiled ModuleCall (a thread-specific key)
 
     def _new_state(self):
-        """Make this thread's record (its first event) and remember it for this thread."""
-        cur = threading.current_thread()
-        index = self.store.add_thread(threading.get_native_id(), cur.name)
-        t = self._thread_state(index, self._clock() + FLUSH_NS)
-        with self._threads_lock:
-            self._threads.append(t)  # (this list keeps the records alive)
+        """Make this thread's record (its first event) and remember it for this thread.
+
+        A thread has one record per recorder: after stop the compiled recorder's thread key is
+        given back, and a late event on a thread that recorded before finds its record here."""
+        ident = threading.get_ident()
+        t = self._by_thread.get(ident)
+        if t is None:
+            cur = threading.current_thread()
+            index = self.store.add_thread(threading.get_native_id(), cur.name)
+            t = self._thread_state(index, self._clock() + FLUSH_NS)
+            with self._threads_lock:
+                self._threads.append(t)  # (this list keeps the records alive)
+                self._by_thread[ident] = t
         self._remember_state(t)
         return t
 
@@ -346,16 +358,21 @@ class _RecorderBody(RegionHooks):
 
     def _flush(self, t, now: int) -> None:
         buf, meta = t.buf, t.meta
-        t.buf, t.meta = type(buf)(), []  # a list (Python path) or an EventBuffer (compiled)
+        t.meta = []
         t.flush_at = now + FLUSH_NS
         w = self._width
-        n = len(buf) // w
-        if n == 0:
-            return
         if type(buf) is list:
+            t.buf = []
+            n = len(buf) // w
+            if n == 0:
+                return
             rows = np.fromiter(buf, np.int64, n * w).reshape(n, w)
-        else:  # the compiled buffer's int64 values, read in place
-            rows = np.frombuffer(buf, np.int64, n * w).reshape(n, w)
+        else:  # the compiled EventBuffer: its int64 values, and it is empty again
+            values = buf.take()
+            n = len(values) // (8 * w)
+            if n == 0:
+                return
+            rows = np.frombuffer(values, np.int64, n * w).reshape(n, w)
         cols = {name: rows[:, i] for i, name in enumerate(self._fields)}
         packed = cols.pop("packed")
         cols["key"] = packed & ((1 << KEY_BITS) - 1)
@@ -414,8 +431,12 @@ class _RecorderBody(RegionHooks):
         depth, prev = t.depth, t.scope
         t.depth, t.scope = depth + 1, entry[1]
         gpu = self.gpu
-        marks = gpu.begin(args) if gpu is not None else None
-        start = self._clock()
+        try:
+            marks = gpu.begin(args) if gpu is not None else None
+            start = self._clock()
+        except BaseException:  # nothing ran: restore the thread, record nothing
+            t.depth, t.scope = depth, prev
+            raise
         try:
             out = forward(*args, **kwargs)
         except BaseException:

@@ -59,9 +59,9 @@ class _Region:
         self.depth = depth = t.depth
         if depth >= MAX_DEPTH:
             raise _too_deep(depth)
+        self.start = p._clock()  # first: if it raises, the region was never opened
         t.depth = depth + 1
         t.open.append(self)
-        self.start = p._clock()
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -149,8 +149,8 @@ class RegionHooks:
         if key is None:
             key = self._region_key("op", name)
         depth = t.depth
-        t.depth = depth + 1
         start = self._clock()
+        t.depth = depth + 1
         try:
             out = fn(*args, **kwargs)
         except BaseException:
@@ -176,10 +176,11 @@ class RegionHooks:
         depth = t.depth
         if depth >= MAX_DEPTH:
             raise _too_deep(depth)
+        bw = self._backward_type(self, t, depth + 1)
+        start = self._clock()  # (if it raises, nothing ran: nothing to restore or record)
         t.depth = depth + 1
         saved = t.backward
-        t.backward = bw = self._backward_type(self, t, depth + 1)
-        start = self._clock()
+        t.backward = bw
         try:
             return run()
         finally:

@@ -10,7 +10,7 @@ import pytest
 from profiler_fakes import FakeClock, mlp
 
 import everyo as eo
-from everyo.profiler import Profiler, RunRegistry, recorder
+from everyo.profiler import Profiler, RunRegistry, hooks, record_function, recorder
 
 
 def _events(cls, monkeypatch, work):
@@ -191,3 +191,182 @@ def test_region_takes_the_same_arguments_on_both_paths(impl, monkeypatch):
         ("user", "a", 0, {"x": 1}),
         ("user", "c", 0, {}),
     ]
+
+
+# -- faults found in review of the compiled path: each test runs on both recorders -------------
+IMPLS = ["c", "python"]
+
+
+def _use(impl, monkeypatch):
+    cls = recorder.CRecorder if impl == "c" else recorder.PythonRecorder
+    if cls is None:
+        pytest.skip("the C extension was not built here")
+    monkeypatch.setattr(recorder, "Recorder", cls)
+
+
+class _Shaped:
+    """An output whose ``shape`` property calls the module again (replacing its shape cache
+    entry while the first call still compares against it)."""
+
+    def __init__(self, shape, reenter=None):
+        self._shape, self.reenter = shape, reenter
+
+    @property
+    def shape(self):
+        if self.reenter is not None:
+            inner, self.reenter = self.reenter, None
+            _Shaped.module(inner)
+        return self._shape
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_shape_property_that_calls_the_module_again(impl, monkeypatch):
+    _use(impl, monkeypatch)
+
+    class M(eo.Module):
+        def forward(self, x):
+            return _Shaped((9,))
+
+    class Root(eo.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = M()
+
+        def forward(self, xs):
+            for x in xs:
+                self.m(x)
+            return xs
+
+    root = Root()
+    _Shaped.module = root.m
+    with Profiler(registry=RunRegistry()) as p:
+        for i in range(50):
+            root([_Shaped((i, 1)), _Shaped((i, 2), reenter=_Shaped((i, 3)))])
+    names = [(e.name, e.depth) for e in p.events]
+    assert names.count(("M", 1)) == 150 and names.count(("Root", 0)) == 50
+    assert len(names) == 200
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_the_clock_failing_at_a_start_records_nothing_and_restores_the_thread(impl, monkeypatch):
+    _use(impl, monkeypatch)
+    clock = FakeClock(tick=10)
+    fail = {"n": 0}
+
+    def flaky():
+        if fail["n"]:
+            fail["n"] -= 1
+            raise RuntimeError("clock")
+        return clock()
+
+    class Inner(eo.Module):
+        def forward(self, x):
+            return x
+
+    class Outer(eo.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+
+        def forward(self, x):
+            fail["n"] = 1
+            with pytest.raises(RuntimeError, match="clock"):
+                self.inner(x)
+            fail["n"] = 1
+            with pytest.raises(RuntimeError, match="clock"):
+                record_function("r").__enter__()
+            return self.inner(x)
+
+    p = Profiler(clock=flaky, registry=RunRegistry())
+    with p:
+        Outer()(eo.zeros(1))
+        fail["n"] = 1
+        with pytest.raises(RuntimeError, match="clock"):
+            eo.zeros(1, requires_grad=True).sum().backward()
+        with record_function("after"):
+            pass
+    got = [(e.name, e.depth) for e in p.events]
+    assert got == [("Inner", 1), ("Outer", 0), ("after", 0)]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_module_call_with_a_mapping_for_kwargs(impl, monkeypatch):
+    import collections
+
+    _use(impl, monkeypatch)
+
+    class Add(eo.Module):
+        def forward(self, a, b=0, zz=0):
+            return a + b + zz
+
+    m = Add()
+    with Profiler(registry=RunRegistry()) as p:
+        rec = hooks.active
+        root = eo.Sequential(m)
+        rec._state().keymap = rec._keymap_for(root)
+        out = rec.module_call(m, m.forward, (1,), collections.UserDict(b=2, zz=3))
+        rec._state().keymap = None
+    assert out == 6 and [e.name for e in p.events] == ["Add"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_hooked_property_that_removes_the_active_hook_object(impl, monkeypatch):
+    _use(impl, monkeypatch)
+    calls = []
+
+    class Hook:
+        record_ops = False
+
+        def module_call(self, module, forward, args, kwargs):
+            calls.append(type(module).__name__)
+            return forward(*args, **kwargs)
+
+    class M(eo.Module):
+        @property
+        def _hooked(self):
+            hooks.set_active(None)  # drops the last reference to the hook object
+            [bytearray(64) for _ in range(100)]
+            return False
+
+        def forward(self, x):
+            return x
+
+    hooks.set_active(Hook())
+    try:
+        assert M()(1) == 1
+    finally:
+        hooks.set_active(None)
+    assert calls == ["M"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_backward_state_replaced_during_the_pass(impl, monkeypatch):
+    _use(impl, monkeypatch)
+    model = eo.Sequential(eo.Linear(2, 2, seed=0))
+    with Profiler(registry=RunRegistry()) as p:
+        loss = model(eo.ones(1, 2)).sum()
+        t = hooks.active._state()
+        node = loss._node
+        inner = node.backward_fn
+
+        def replace(g):
+            t.backward = None  # Python code dropping the pass's record midway
+            return inner(g)
+
+        node.backward_fn = replace
+        loss.backward()
+    kinds = [(e.kind, e.name) for e in p.events]
+    assert ("backward", "backward") in kinds
+    assert all(n != "" for _, n in kinds)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_thread_keeps_one_record_after_stop(impl, monkeypatch):
+    _use(impl, monkeypatch)
+    with Profiler(registry=RunRegistry()) as p:
+        rec = hooks.active
+        first = rec._state()
+    assert rec._state() is first and rec._state() is first
+    with rec.region("late"):
+        pass
+    assert len(rec._threads) == 1 and len(p.run.store.threads) == 1
