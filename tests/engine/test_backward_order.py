@@ -103,7 +103,7 @@ def _general(x, t, **kw):
                          kw.get("reduction", "mean"), 0.0, True)  # fmt: skip
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.int8])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.int8, np.uint64])
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_cross_entropy_entry_matches_general_path(dtype, reduction):
     rng = np.random.default_rng(1)
@@ -116,6 +116,23 @@ def test_cross_entropy_entry_matches_general_path(dtype, reduction):
     fast.backward()
     slow.backward()
     np.testing.assert_array_equal(x1.grad.numpy(), x2.grad.numpy())
+
+
+def test_cross_entropy_entry_on_transposed_and_strided_logits():
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((5, 7)).astype(np.float32)
+    labels = eo.tensor([4, 0, 1, 2, 3])
+    for view in (z.T.copy().T, z[:, ::1], np.asfortranarray(z)):  # F-ordered and C-ordered
+        x1, x2 = eo.tensor(z, requires_grad=True), eo.as_tensor(view).requires_grad_()
+        a, b = eo.cross_entropy(x1, labels), eo.cross_entropy(x2, labels)
+        assert a.item() == b.item()
+        a.backward()
+        b.backward()
+        np.testing.assert_array_equal(x1.grad.numpy(), x2.grad.numpy())
+    wide = rng.standard_normal((5, 14)).astype(np.float32)
+    x1 = eo.tensor(wide[:, ::2].copy(), requires_grad=True)
+    x2 = eo.as_tensor(wide[:, ::2]).requires_grad_()  # a strided view, no copy
+    assert eo.cross_entropy(x1, labels).item() == eo.cross_entropy(x2, labels).item()
 
 
 @pytest.mark.parametrize("labels", [[0, -1, 2], [0, 3, 1], [-100, 1, 2], [0, 2**40, 1]])
