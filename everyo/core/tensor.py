@@ -21,6 +21,17 @@ from everyo.profiler import hooks as _hooks
 
 _run_backward = None  # everyo.core.autograd.run_backward, set by that module (it imports this one)
 
+
+def _read_only_one(dt) -> np.ndarray:
+    one = np.ones((), dt)
+    one.flags.writeable = False
+    return one
+
+
+# the seed gradient of a 0-d loss, shared: backward functions only read their gradient, and
+# run_backward copies an array it did not make before it becomes a `.grad`
+_ONE = {np.dtype(t): _read_only_one(t) for t in (np.float16, np.float32, np.float64)}
+
 __all__ = ["Tensor", "tensor", "as_tensor"]
 
 if TYPE_CHECKING:
@@ -253,9 +264,8 @@ class Tensor:
                     f"backward() on a non-scalar output of shape {self.shape} needs an explicit "
                     f"gradient of that shape, e.g. out.backward(eo.ones_like(out))"
                 )
-            if type(data) is np.ndarray and data.ndim == 0:  # a loss: one C call, no ones_like
-                grad = np.array(1, dtype=data.dtype)
-            else:
+            grad = _ONE.get(data.dtype) if type(data) is np.ndarray and data.ndim == 0 else None
+            if grad is None:
                 grad = self.xp.ones_like(data)
         else:
             grad = gradient.data if isinstance(gradient, Tensor) else self.xp.asarray(gradient)

@@ -53,9 +53,10 @@ class SGD(Optimizer):
             lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
             for p in group["params"]:
-                if p.grad is None:
+                g = p.grad
+                if g is None:
                     continue
-                g = p.grad.data
+                g = g.data
                 if wd:
                     g = g + wd * p.data
                 if mom:

@@ -177,3 +177,22 @@ def test_cross_entropy_entry_defers_to_recording_profiler():
     with profile(record_ops=True) as prof:
         eo.cross_entropy(x, eo.tensor([0, 2]))
     assert "cross_entropy" in {r["name"] for r in prof.summary()}
+
+
+def test_shared_seed_gradient_never_becomes_a_grad():
+    # a 0-d loss starts from a shared read-only one: what reaches .grad is a writeable copy
+    w = eo.tensor(3.0, requires_grad=True)
+    w.backward()  # a 0-d leaf as the root
+    w.grad.data += 1
+    loss = (w * 2.0).sum()
+    loss.retain_grad()
+    loss.backward()
+    loss.grad.data += 1
+    assert loss.grad.item() == 2.0 and w.grad.item() == 4.0
+    y = w * 1.0
+    y.retain_grad()
+    y.backward()  # identity-like chain: the gradient may be handed down unchanged
+    y.grad.data *= 5
+    assert w.grad.item() == 5.0
+    (w * 1.0).backward()
+    assert w.grad.item() == 6.0
