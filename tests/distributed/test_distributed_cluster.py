@@ -72,9 +72,10 @@ def test_sweep_on_the_cluster_gives_the_points_of_the_sweep_in_process(client):
         (r.batch_size, r.status) for r in here.rows
     ]
     assert [r.status for r in there.rows] == ["ok", "ok", "oom"]
-    for row in there.ok_rows:  # traced on the worker (its Dask threads allocate a little too)
+    for row in there.ok_rows:  # traced on the worker (its Dask threads allocate a little too:
+        # heartbeats and comms add up to a few hundred KB while a point is measured)
         assert 0.95 * row.batch_size * PER_SAMPLE <= row.peak_memory
-        assert row.peak_memory <= row.batch_size * PER_SAMPLE + 2**18
+        assert row.peak_memory <= row.batch_size * PER_SAMPLE + 2**19
     assert {r.worker for r in there.rows} <= {"0", "1"}
     assert set(there.workers) == {r.worker for r in there.rows}
     assert all(env["python"]["version"] for env in there.workers.values())
