@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from everyo.core.ops import nn_ops as _nn_ops
+from everyo.core.tensor import Tensor
 from everyo.nn import functional as F
 from everyo.nn.module import Module
 from everyo.profiler import hooks as _hooks
@@ -18,9 +19,9 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, x):
-        if _hooks.active is None:  # what F.relu ends in, without its two entry frames
-            return _nn_ops._relu(x)
-        return _nn_ops.relu(x)
+        if _hooks.active is None and isinstance(x, Tensor) and x.requires_grad:
+            return _nn_ops._relu(x)  # training: what F.relu ends in, without its entry frames
+        return _nn_ops.relu(x)  # the entry's own fast path when no graph is needed
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
