@@ -1629,7 +1629,7 @@ static PyTypeObject ModuleCallType = {
 /* ------------------------------------------------------------------------------------------ */
 
 /* Module.__call__ (everyo.nn.module._PyModuleCall.__call__ is the same in Python): with no
-   profiler, forward(x) (or _call_impl for hooks and other calling conventions); with one, the
+   profiler, forward(*args) (_call_impl for hooks or keyword arguments); with one, the
    profiler's module_call, entered directly when it is a compiled recorder */
 static PyObject *
 mb_call(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -1647,11 +1647,15 @@ mb_call(PyObject *self, PyObject *args, PyObject *kwargs)
         Py_XDECREF(active);
         return NULL;
     }
-    int one = PyTuple_GET_SIZE(args) == 1 && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0);
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     if (active == NULL) {
-        if (!hooked && one) {
-            PyObject *stack[2] = {self, PyTuple_GET_ITEM(args, 0)};
-            return PyObject_VectorcallMethod(str_forward, stack, 2, NULL);
+        if (!hooked && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0) && nargs < 8) {
+            /* self.forward(*args): a loss's (input, target) too, without _call_impl's frame */
+            PyObject *stack[8];
+            stack[0] = self;
+            for (Py_ssize_t i = 0; i < nargs; i++)
+                stack[i + 1] = PyTuple_GET_ITEM(args, i);
+            return PyObject_VectorcallMethod(str_forward, stack, (size_t)nargs + 1, NULL);
         }
         PyObject *f = PyObject_GetAttr(self, str_call_impl);
         if (f == NULL)
