@@ -42,31 +42,50 @@ def per_call_ns(fn, n: int, repeats: int = 7) -> float:
     return best
 
 
-def hook_cost(n: int) -> dict:
+ROUNDS = 9  # interleaved rounds: this VM's speed drifts by 2x over seconds, so every figure
+# is a median over rounds of differences measured within one round
+
+
+def _empty():
+    return None
+
+
+def hook_cost(n: int, rounds: int = ROUNDS) -> dict:
     m, x = Identity(), eo.zeros(2, 2)
-    call = per_call_ns(lambda: m(x), n)
-    direct = per_call_ns(lambda: m.forward(x), n)
     from everyo.profiler import hooks
 
     def flag_check():
         return hooks.active is None
 
-    flag = per_call_ns(flag_check, n) - per_call_ns(lambda: True, n)
-    return {"module(x)": call, "module.forward(x)": direct, "dispatch": call - direct, "flag": flag}
+    per = {"module(x)": [], "module.forward(x)": [], "dispatch": [], "flag": [], "empty": []}
+    for _ in range(rounds):
+        call = per_call_ns(lambda: m(x), n, repeats=3)
+        direct = per_call_ns(lambda: m.forward(x), n, repeats=3)
+        flag = per_call_ns(flag_check, n, repeats=3) - per_call_ns(lambda: True, n, repeats=3)
+        per["module(x)"].append(call)
+        per["module.forward(x)"].append(direct)
+        per["dispatch"].append(call - direct)
+        per["flag"].append(flag)
+        per["empty"].append(per_call_ns(_empty, n, repeats=3))
+    return {k: statistics.median(v) for k, v in per.items()}
 
 
-def event_cost(n: int, width: int = 50) -> dict:
-    """Extra ns per recorded module event: a Sequential of ``width`` Identity layers."""
+def event_cost(n: int, width: int = 50, rounds: int = ROUNDS) -> dict:
+    """Extra ns per recorded module event: a Sequential of ``width`` Identity layers, the
+    unprofiled call measured next to each profiled one (median over interleaved rounds)."""
     m, x = eo.Sequential(*[Identity() for _ in range(width)]), eo.zeros(2, 2)
     calls = max(1, n // width)
-    off = per_call_ns(lambda: m(x), calls)
-    results = {}
-    for shapes in (True, False):
-        p = Profiler(record_shapes=shapes, registry=RunRegistry())
-        with p:
-            on = per_call_ns(lambda: m(x), calls, repeats=5)
-        results[shapes] = (on - off) / (width + 1)
-    return results
+    profilers = {
+        shapes: Profiler(record_shapes=shapes, registry=RunRegistry()) for shapes in (True, False)
+    }
+    diffs: dict = {True: [], False: []}
+    for _ in range(rounds):
+        for shapes, p in profilers.items():
+            off = per_call_ns(lambda: m(x), calls, repeats=3)
+            with p:  # a profiler entered again keeps adding to its run
+                on = per_call_ns(lambda: m(x), calls, repeats=3)
+            diffs[shapes].append((on - off) / (width + 1))
+    return {shapes: statistics.median(d) for shapes, d in diffs.items()}
 
 
 def mlp_model():
@@ -198,16 +217,19 @@ def section(quick: bool = False) -> Section:
         "profiler",
         "Profiler: cost of the hooks and of recording",
         f"Engine modules under `everyo.profiler` (recorder: {recorder_implementation()}). "
-        "Per-call costs are best-of-repeats of tight loops; step slowdowns are medians of "
+        f"Per-call costs are medians over {ROUNDS} interleaved rounds of best-of-3 tight loops "
+        "(with and without, measured next to each other); step slowdowns are medians of "
         "paired (interleaved) ratios. How the cost compares with the other profilers on the same "
         "workloads is the next table; summary and export times by run size are in the one after.",
         ["what", "measured", "target", "notes"],
     )
+    empty = hook["empty"]
     s.row(
         "module dispatch, no profiler: module(x) - module.forward(x)",
         f"{hook['dispatch']:.0f} ns",
         f"≤ 250 ns: {verdict(hook['dispatch'], 250)}",
-        f"module(x) {hook['module(x)']:.0f} ns, forward {hook['module.forward(x)']:.0f} ns",
+        f"module(x) {hook['module(x)']:.0f} ns, forward {hook['module.forward(x)']:.0f} ns; "
+        f"{hook['dispatch'] / empty:.1f} empty Python calls ({empty:.0f} ns each in these rounds)",
     )
     s.row("hook share: `hooks.active is None`", f"{hook['flag']:.0f} ns",
           f"≤ 50 ns: {verdict(hook['flag'], 50)}", "")  # fmt: skip
@@ -215,7 +237,8 @@ def section(quick: bool = False) -> Section:
         "cost per recorded event (module call, record_shapes=True)",
         f"{ev[True]:.0f} ns",
         f"≤ 500 ns: {verdict(ev[True], 500)}",
-        f"record_shapes=False: {ev[False]:.0f} ns",
+        f"record_shapes=False: {ev[False]:.0f} ns; {ev[True] / empty:.1f} and "
+        f"{ev[False] / empty:.1f} empty Python calls",
     )
     for name, (off, on, slow, per_step) in slowdowns.items():
         s.row(

@@ -19,7 +19,8 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, x):
-        if _hooks.active is None and isinstance(x, Tensor) and x.requires_grad:
+        p = _hooks.active
+        if (p is None or not p.record_ops) and isinstance(x, Tensor) and x.requires_grad:
             return _nn_ops._relu(x)  # training: what F.relu ends in, without its entry frames
         return _nn_ops.relu(x)  # the entry's own fast path when no graph is needed
 

@@ -292,7 +292,7 @@ def linear(x, weight, bias=None):
     Under :func:`everyo.autocast` it computes in the autocast dtype.
     """
     p = _hooks.active
-    if p is None:  # what dispatch does then, without its frame (a layer's every call)
+    if p is None or not p.record_ops:  # what dispatch does then, without its frame
         return _linear(x, weight, bias)
     return dispatch(LINEAR, _linear, x, weight, bias)
 
