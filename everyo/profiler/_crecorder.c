@@ -1131,6 +1131,37 @@ thread_state(ModuleCall *p)
     return (ThreadState *)t;
 }
 
+/* the store key cached in `cache` under `k`, else what recorder.method(a1[, a2]) returns (a
+   miss: the key is interned and cached by Python); -1 with an exception set on failure */
+static long long
+cached_key(PyObject *cache, PyObject *k, PyObject *recorder, PyObject *method, PyObject *a1,
+           PyObject *a2)
+{
+    PyObject *obj = NULL;
+    if (cache != NULL && PyDict_Check(cache)) {
+        obj = PyDict_GetItemWithError(cache, k);
+        Py_XINCREF(obj);
+    }
+    if (obj == NULL && !PyErr_Occurred())
+        obj = PyObject_CallMethodObjArgs(recorder, method, a1, a2, NULL); /* a2 may end it */
+    long long key = obj ? PyLong_AsLongLong(obj) : -1;
+    Py_XDECREF(obj);
+    return key;
+}
+
+/* raise the recorder's "nested too deep" error (recorder._region_too_deep); returns NULL */
+static PyObject *
+too_deep(PyObject *recorder, Py_ssize_t depth)
+{
+    PyObject *d = PyLong_FromSsize_t(depth);
+    PyObject *r = d ? PyObject_CallMethodOneArg(recorder, str_region_too_deep, d) : NULL;
+    Py_XDECREF(d);
+    Py_XDECREF(r);
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "regions nested too deep");
+    return NULL;
+}
+
 typedef struct {
     PyObject_HEAD
     PyObject *p;    /* the recorder (a ModuleCall) */
@@ -1176,14 +1207,8 @@ region_enter(Region *self, PyObject *unused)
         return NULL;
     Py_ssize_t depth = t->depth;
     if (depth >= p->max_depth) {
-        PyObject *d = PyLong_FromSsize_t(depth);
-        PyObject *r = d ? PyObject_CallMethodOneArg(self->p, str_region_too_deep, d) : NULL;
-        Py_XDECREF(d);
-        Py_XDECREF(r); /* it raises */
-        if (r != NULL && !PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "regions nested too deep");
         Py_DECREF(t);
-        return NULL;
+        return too_deep(self->p, depth);
     }
     long long start = now_ns(p); /* first: if it fails, the region was never opened */
     if ((start == -1 && PyErr_Occurred()) || t->open == NULL || !PyList_CheckExact(t->open) ||
@@ -1307,16 +1332,10 @@ mc_region(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     if (kind == NULL)
         kind = str_user;
     PyObject *pair = PyTuple_Pack(2, kind, name);
-    PyObject *key_obj = NULL;
-    if (pair != NULL && self->region_keys != NULL && PyDict_Check(self->region_keys)) {
-        key_obj = PyDict_GetItemWithError(self->region_keys, pair);
-        Py_XINCREF(key_obj);
-    }
+    long long key = pair ? cached_key(self->region_keys, pair, (PyObject *)self, str_region_key,
+                                      kind, name)
+                         : -1;
     Py_XDECREF(pair);
-    if (key_obj == NULL && !PyErr_Occurred())
-        key_obj = PyObject_CallMethodObjArgs((PyObject *)self, str_region_key, kind, name, NULL);
-    long long key = key_obj ? PyLong_AsLongLong(key_obj) : -1;
-    Py_XDECREF(key_obj);
     if (key == -1 && PyErr_Occurred()) {
         Py_XDECREF(meta);
         return NULL;
@@ -1420,15 +1439,7 @@ bw_switch(Backward *self, PyObject *token)
     if ((now == -1 && PyErr_Occurred()) || bw_close_group(self, now) < 0)
         return NULL;
     Py_XSETREF(self->token, Py_NewRef(token));
-    PyObject *key_obj = NULL;
-    if (p->bw_keys != NULL && PyDict_Check(p->bw_keys)) {
-        key_obj = PyDict_GetItemWithError(p->bw_keys, token);
-        Py_XINCREF(key_obj);
-    }
-    if (key_obj == NULL && !PyErr_Occurred())
-        key_obj = PyObject_CallMethodOneArg((PyObject *)p, str_bw_key, token);
-    long long key = key_obj ? PyLong_AsLongLong(key_obj) : -1;
-    Py_XDECREF(key_obj);
+    long long key = cached_key(p->bw_keys, token, (PyObject *)p, str_bw_key, token, NULL);
     if (key == -1 && PyErr_Occurred())
         return NULL;
     self->packed = (long long)((unsigned long long)key | ((unsigned long long)self->depth << KEY_BITS));
@@ -1484,31 +1495,17 @@ mc_backward_call(ModuleCall *self, PyObject *run)
     ThreadState *t = thread_state(self);
     if (t == NULL)
         return NULL;
-    PyObject *key_obj = NULL;
-    if (self->region_keys != NULL && PyDict_Check(self->region_keys)) {
-        key_obj = PyDict_GetItemWithError(self->region_keys, backward_pair);
-        Py_XINCREF(key_obj);
-    }
-    if (key_obj == NULL && !PyErr_Occurred())
-        key_obj = PyObject_CallMethodObjArgs((PyObject *)self, str_region_key,
-                                             PyTuple_GET_ITEM(backward_pair, 0),
-                                             PyTuple_GET_ITEM(backward_pair, 1), NULL);
-    long long key = key_obj ? PyLong_AsLongLong(key_obj) : -1;
-    Py_XDECREF(key_obj);
+    long long key = cached_key(self->region_keys, backward_pair, (PyObject *)self, str_region_key,
+                               PyTuple_GET_ITEM(backward_pair, 0),
+                               PyTuple_GET_ITEM(backward_pair, 1));
     if (key == -1 && PyErr_Occurred()) {
         Py_DECREF(t);
         return NULL;
     }
     Py_ssize_t depth = t->depth;
     if (depth >= self->max_depth) {
-        PyObject *d = PyLong_FromSsize_t(depth);
-        PyObject *r = d ? PyObject_CallMethodOneArg((PyObject *)self, str_region_too_deep, d) : NULL;
-        Py_XDECREF(d);
-        Py_XDECREF(r);
-        if (r != NULL && !PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "regions nested too deep");
         Py_DECREF(t);
-        return NULL;
+        return too_deep((PyObject *)self, depth);
     }
     PyObject *bw = PyObject_CallFunction((PyObject *)&BackwardType, "OOn", (PyObject *)self,
                                          (PyObject *)t, depth + 1);
