@@ -292,10 +292,11 @@ class _RecorderBody(RegionHooks):
     def _new_state(self):
         """Make this thread's record (its first event) and remember it for this thread.
 
-        A thread has one record per recorder: after stop the compiled recorder's thread key is
-        given back, and a late event on a thread that recorded before finds its record here."""
+        After stop the compiled recorder's thread key is given back: a late event on a thread
+        that recorded before finds its record here instead of adding a thread to the store.
+        (Only then: a running thread's identifier may be one a finished thread had.)"""
         ident = threading.get_ident()
-        t = self._by_thread.get(ident)
+        t = self._by_thread.get(ident) if self._stopped else None
         if t is None:
             cur = threading.current_thread()
             index = self.store.add_thread(threading.get_native_id(), cur.name)

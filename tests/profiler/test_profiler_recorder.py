@@ -370,3 +370,20 @@ def test_a_thread_keeps_one_record_after_stop(impl, monkeypatch):
     with rec.region("late"):
         pass
     assert len(rec._threads) == 1 and len(p.run.store.threads) == 1
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_threads_started_one_after_another_keep_their_own_records(impl, monkeypatch):
+    """Thread identifiers are reused once a thread has finished: each new thread still gets a
+    record (and a store thread) of its own while recording."""
+    import threading
+
+    _use(impl, monkeypatch)
+    model = eo.Sequential(eo.Linear(2, 2, seed=0))
+    with Profiler(registry=RunRegistry()) as p:
+        for i in range(5):
+            th = threading.Thread(target=lambda: model(eo.zeros(1, 2)), name=f"worker-{i}")
+            th.start()
+            th.join()
+    names = {name for _, name in p.run.store.threads}
+    assert {f"worker-{i}" for i in range(5)} <= names
