@@ -45,7 +45,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-POLL_MS = 100  # how often waits for a cell's prompt look (not every animation frame)
 BIG_FRAME = 4_000_000  # a websocket frame this large can only be plotly.js (about 4.8 MB)
 
 PROMPTS_JS = (
@@ -469,15 +468,9 @@ class BrowserSession:
         raise AssertionError(f"cell {index} did not start running (prompt {before!r})")
 
     def wait_prompt(self, index: int, timeout_ms: int = 60000) -> str:
-        """Wait until cell ``index`` shows ``[n]:`` (it ran); returns the prompt.
-
-        Polled every 100 ms: Playwright's default polls on every animation frame, which makes
-        the page render 60 frames a second (about a third of a core here) while a cell runs,
-        load that no user's page has and that skews what the benchmarks measure."""
+        """Wait until cell ``index`` shows ``[n]:`` (it ran); returns the prompt."""
         self.page.wait_for_function(
-            f"() => /^\\[\\d+\\]/.test(({PROMPTS_JS})()[{index}])",
-            timeout=timeout_ms,
-            polling=POLL_MS,
+            f"() => /^\\[\\d+\\]/.test(({PROMPTS_JS})()[{index}])", timeout=timeout_ms
         )
         return self.prompts()[index]
 
@@ -491,9 +484,7 @@ class BrowserSession:
     def wait_all_done(self, timeout_ms: int = 120000) -> None:
         """Every code cell shows ``[n]:`` (none ``[ ]`` or ``[*]``)."""
         self.page.wait_for_function(
-            f"() => ({PROMPTS_JS})().every(p => /^\\[\\d+\\]/.test(p))",
-            timeout=timeout_ms,
-            polling=POLL_MS,
+            f"() => ({PROMPTS_JS})().every(p => /^\\[\\d+\\]/.test(p))", timeout=timeout_ms
         )
 
     def save(self, notebook: str, expect: str | None = None, timeout_s: float = 15) -> None:

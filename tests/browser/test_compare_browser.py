@@ -95,8 +95,9 @@ def page_on_failure(request, lab):
 
 
 def _wait_compare(s: BrowserSession, index: int, timeout_ms: int = 60000) -> dict:
-    # Lab may skip laying out cells far off screen: bring the comparison into view first
-    s.cell(index).locator(".everyo-compare").scroll_into_view_if_needed()
+    # Lab may skip laying out cells far off screen: bring the cell into view first (its
+    # comparison stays hidden until the final report arrives, which under load takes a while)
+    s.cell(index).scroll_into_view_if_needed()
     s.page.wait_for_function(
         f"i => {{ const c = ({COMPARE_JS})(i);"
         " return c && c.a.bars > 0 && c.b.bars > 0 && c.rows.length > 0 && c.a.xrange; }",
