@@ -88,6 +88,21 @@ def event_cost(n: int, width: int = 50, rounds: int = ROUNDS) -> dict:
     return {shapes: statistics.median(d) for shapes, d in diffs.items()}
 
 
+def pure_python_event_cost(n: int) -> float:
+    """``event_cost`` (shapes on) of a machine without the compiled extension: a fresh
+    interpreter with ``EVERYO_PURE_PYTHON=1`` (Python ``Module.__call__`` and recorder)."""
+    import subprocess
+    import sys
+
+    code = f"import profiler_overhead as po; print(po.event_cost({n}, rounds=3)[True])"
+    env = {**os.environ, "EVERYO_PURE_PYTHON": "1"}
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=here, env=env, capture_output=True, text=True, check=True
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def mlp_model():
     model = eo.Sequential(
         eo.Linear(64, 256, seed=0),
@@ -204,6 +219,7 @@ def section(quick: bool = False) -> Section:
     n_calls = 20_000 if quick else 200_000
     hook = hook_cost(n_calls)
     ev = event_cost(n_calls // 4)
+    ev_py = pure_python_event_cost(n_calls // 4)
     with _one_blas_thread():
         steps, rounds = (5, 2) if quick else (20, 15)
         slowdowns = {
@@ -238,7 +254,8 @@ def section(quick: bool = False) -> Section:
         f"{ev[True]:.0f} ns",
         f"≤ 500 ns: {verdict(ev[True], 500)}",
         f"record_shapes=False: {ev[False]:.0f} ns; {ev[True] / empty:.1f} and "
-        f"{ev[False] / empty:.1f} empty Python calls",
+        f"{ev[False] / empty:.1f} empty Python calls; without the compiled extension "
+        f"(EVERYO_PURE_PYTHON=1): {ev_py:.0f} ns, {ev_py / ev[True]:.1f}x",
     )
     for name, (off, on, slow, per_step) in slowdowns.items():
         s.row(

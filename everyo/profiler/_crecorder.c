@@ -89,7 +89,6 @@ typedef struct {
     long long *data;
     Py_ssize_t len;
     Py_ssize_t cap;
-    Py_ssize_t exports; /* buffer views handed out: the array must not move or grow */
 } EventBuffer;
 
 static PyTypeObject EventBufferType;
@@ -97,12 +96,6 @@ static PyTypeObject EventBufferType;
 static int
 eb_reserve(EventBuffer *b, Py_ssize_t extra)
 {
-    if (b->exports > 0) {
-        PyErr_SetString(PyExc_BufferError,
-                        "EventBuffer: cannot append while a view of it exists (flush swaps the "
-                        "buffer first)");
-        return -1;
-    }
     Py_ssize_t need = b->len + extra;
     if (need <= b->cap)
         return 0;
@@ -122,7 +115,7 @@ eb_reserve(EventBuffer *b, Py_ssize_t extra)
 static inline int
 eb_push3(EventBuffer *b, long long x, long long y, long long z)
 {
-    if ((b->len + 3 > b->cap || b->exports) && eb_reserve(b, 3) < 0)
+    if (b->len + 3 > b->cap && eb_reserve(b, 3) < 0)
         return -1;
     long long *p = b->data + b->len;
     p[0] = x;
@@ -209,32 +202,11 @@ eb_inplace_concat(EventBuffer *b, PyObject *other)
     return rc == 0 ? Py_NewRef((PyObject *)b) : NULL;
 }
 
-static int
-eb_getbuffer(EventBuffer *b, Py_buffer *view, int flags)
-{
-    static long long empty;
-    if (PyBuffer_FillInfo(view, (PyObject *)b, b->data ? (void *)b->data : (void *)&empty,
-                          b->len * (Py_ssize_t)sizeof(long long), 1, flags) < 0)
-        return -1;
-    b->exports++;
-    return 0;
-}
-
-static void
-eb_releasebuffer(EventBuffer *b, Py_buffer *view)
-{
-    b->exports--;
-}
-
 /* take(): every value as native int64 bytes, and the buffer empty again (the flush's read: the
    buffer keeps its identity, so an append through a reference held elsewhere is never lost) */
 static PyObject *
 eb_take(EventBuffer *b, PyObject *unused)
 {
-    if (b->exports > 0) {
-        PyErr_SetString(PyExc_BufferError, "EventBuffer.take: a view of it exists");
-        return NULL;
-    }
     PyObject *out = PyBytes_FromStringAndSize((const char *)b->data,
                                               b->len * (Py_ssize_t)sizeof(long long));
     if (out != NULL)
@@ -253,21 +225,16 @@ static PySequenceMethods eb_as_sequence = {
     .sq_inplace_concat = (binaryfunc)eb_inplace_concat,
 };
 
-static PyBufferProcs eb_as_buffer = {
-    .bf_getbuffer = (getbufferproc)eb_getbuffer,
-    .bf_releasebuffer = (releasebufferproc)eb_releasebuffer,
-};
 
 static PyTypeObject EventBufferType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.EventBuffer",
     .tp_basicsize = sizeof(EventBuffer),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A thread's finished events as flat int64 values: `buf += (start, end, packed)`, "
-              "len(), indexing, and the buffer protocol (read-only bytes of native int64).",
+              "len(), indexing, and take() (the values as native int64 bytes, emptying it).",
     .tp_new = PyType_GenericNew,
     .tp_dealloc = (destructor)eb_dealloc,
     .tp_as_sequence = &eb_as_sequence,
-    .tp_as_buffer = &eb_as_buffer,
     .tp_methods = eb_methods,
 };
 

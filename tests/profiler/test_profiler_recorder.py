@@ -121,13 +121,13 @@ def test_event_buffer_behaves_like_the_list_it_replaces():
     assert len(buf) == 6  # a record is appended whole or not at all
     for i in range(10_000):  # grows past its first allocation
         buf += (i, i, i)
-    view = np.frombuffer(buf, np.int64)
-    assert view[:6].tolist() == [1, 2, 3, 4, 5, 6] and view[-1] == 9_999
-    with pytest.raises(BufferError):
-        buf += (1, 2, 3)  # a flush reads it in place: it must not move under the view
-    del view
-    buf += (1, 2, 3)
-    assert len(buf) == 6 + 30_000 + 3
+    values = np.frombuffer(buf.take(), np.int64)  # what the flush reads: all of it, once
+    assert values[:6].tolist() == [1, 2, 3, 4, 5, 6] and values[-1] == 9_999
+    assert len(values) == 6 + 30_000 and len(buf) == 0
+    buf += (1, 2, 3)  # the same buffer goes on (a stale reference to it loses nothing)
+    assert list(buf) == [1, 2, 3]
+    with pytest.raises(OverflowError):
+        buf += (float("nan"), 0, 0)
 
 
 def test_module_calls_record_the_same_without_the_extension():
@@ -356,8 +356,8 @@ def test_backward_state_replaced_during_the_pass(impl, monkeypatch):
         node.backward_fn = replace
         loss.backward()
     kinds = [(e.kind, e.name) for e in p.events]
-    assert ("backward", "backward") in kinds
-    assert all(n != "" for _, n in kinds)
+    # the pass's record closes its open group even though the thread no longer points at it
+    assert ("backward", "backward") in kinds and ("backward", "Linear.backward") in kinds
 
 
 @pytest.mark.parametrize("impl", IMPLS)
