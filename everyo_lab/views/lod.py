@@ -161,4 +161,5 @@ def _dominant(code, dur, firsts, uniform, lo_code) -> np.ndarray:
 
 def _empty() -> Bars:
     z = np.zeros(0, dtype=np.int64)
-    return Bars(z, z, z, z, z, z, np.zeros(0, dtype=bool), z, 1.0)
+    # no bars: no dominant colours either (an empty array, like every other column)
+    return Bars(z, z, z, z, z, z, np.zeros(0, dtype=bool), z, 1.0, dom=z)

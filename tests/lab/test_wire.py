@@ -192,3 +192,15 @@ def test_step_ends_are_sent_once_with_their_place(setup):
     assert (second["step0"], second["steps"]) == (3, 2)  # live bars: only the new step ends
     (again,) = stream.resend()
     assert (again.header["step0"], again.header["steps"]) == (0, 5)
+
+
+def test_detail_of_a_window_without_events_is_an_empty_message(setup):
+    """A zoom window where nothing ran (after the run's end) gives no bars, not an error."""
+    p = Profiler(label="big", registry=RunRegistry()).start()
+    train(30, *setup)
+    p.stop()
+    stream = EventStream(p.run, raw_limit=100)
+    stream.update(stream.read(), final=True)
+    end = p.run.wall_ns / 1e6
+    got = decode(stream.detail(end + 1.0, end + 2.0, 100_000))
+    assert len(got["count"]) == 0
