@@ -1,8 +1,9 @@
 // Build the widget bundles: one ES module per widget in ../everyo_lab/static/.
 //
 // A deliberately small, deterministic bundler (no npm dependencies, so CI needs no install):
-// each relative import is inlined once as a module-scoped closure, the entry module's own
-// exports stay at top level for anywidget; whole-line comments are left out of the bundle. The first line carries a hash of the sources, and
+// each relative import is inlined once as a module-scoped closure, and the whole is evaluated
+// once per page and build (kept in globalThis.__everyoModules), its default export re-exported
+// for anywidget; whole-line comments are left out of the bundle. The first line carries a hash of the sources, and
 // `node build.mjs --check` exits 1 when the committed build differs from a fresh one.
 //
 //   node build.mjs           write ../everyo_lab/static/*.js
@@ -129,10 +130,27 @@ export function bundle(name, entryRel) {
   const entry = modules[modules.length - 1];
   const parts = [
     `// everyo-lab ${version} | ${name}.js | sources sha256:${digest} | built by js/build.mjs from js/src: do not edit\n`,
+    // One implementation per page and build: anywidget imports the ESM afresh for every
+    // widget (a new blob URL each time), so without this every dashboard would run its own
+    // cold, never-optimised copy of the code, and hold its own module state.
+    `const ${IMPL} = ((globalThis.__everyoModules ??= {})[${JSON.stringify(`${name}:${digest}`)}] ??= (() => {\n`,
     ...modules.slice(0, -1).map(wrapDependency),
-    `// ---- ${relative(HERE, entry.file)} (entry)\n${replaceImports(entry).trimEnd()}\n`,
+    `// ---- ${relative(HERE, entry.file)} (entry)\n${entryBody(entry)}\n})());\n`,
+    `export default ${IMPL};\n`,
   ];
   return parts.join("\n");
+}
+
+const IMPL = "__everyo_impl";
+
+/** The entry module's code, its `export default X;` turned into `return X;` (the only export). */
+function entryBody(entry) {
+  const body = replaceImports(entry).trimEnd();
+  const exports = body.match(/^export\s.*$/gm) || [];
+  if (exports.length !== 1 || !/^export default [^;]+;$/.test(exports[0]) || !body.endsWith(exports[0])) {
+    throw new Error(`${entry.file}: an entry module ends with its one export, "export default ...;"`);
+  }
+  return `${body.slice(0, -exports[0].length)}return ${exports[0].slice("export default ".length)}`;
 }
 
 function main(argv) {

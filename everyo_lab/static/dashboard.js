@@ -1,4 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:bd1e3d0cb5592f19 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:3de75d0fa7b9e483 | built by js/build.mjs from js/src: do not edit
+
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:3de75d0fa7b9e483"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -628,6 +630,38 @@ function flameLayout({ x0, x1, lanes, colors = {}, width, message }) {
 return { MERGED_COLOR, MERGED_KEY, MARGIN, withAlpha, traceUid, colorKeys, barGroups, legendTraces, hiddenKeys, stepsInWindow, flameHeight, flameLayout };
 })();
 
+// ---- src/frames.js
+const __everyo_src_frames_js = (() => {
+
+const nextFrame = (fn) =>
+  typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
+
+function frameBatcher(schedule = nextFrame) {
+  let due = new Set();
+  let pending = false;
+  let cancelled = false;
+  const run = () => {
+    pending = false;
+    const fns = due;
+    due = new Set();
+    if (!cancelled) for (const fn of fns) fn();
+  };
+  const inFrame = (fn) => () => {
+    due.add(fn);
+    if (!pending && !cancelled) {
+      pending = true;
+      schedule(run);
+    }
+  };
+  inFrame.cancel = () => {
+    cancelled = true;
+    due.clear();
+  };
+  return inFrame;
+}
+return { nextFrame, frameBatcher };
+})();
+
 // ---- src/idle.js
 const __everyo_src_idle_js = (() => {
 
@@ -986,6 +1020,7 @@ return { parseRelayout, sameWindow, wholeWindow, followWindow };
 const __everyo_src_flame_view_js = (() => {
 const { showTooltip, pointerToData, tooltipLines } = __everyo_src_hover_js;
 const { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } = __everyo_src_figure_js;
+const { nextFrame } = __everyo_src_frames_js;
 const { whenIdle } = __everyo_src_idle_js;
 const { layoutLanes } = __everyo_src_lanes_js;
 const { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } = __everyo_src_lod_js;
@@ -1006,8 +1041,6 @@ const CONFIG = {
 };
 
 const now = () => (typeof performance === "object" ? performance.now() : Date.now());
-const nextFrame = (fn) =>
-  typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
 
 class FlameView {
   constructor(doc, model, state, root, options = {}) {
@@ -1159,6 +1192,10 @@ class FlameView {
     const [x0, x1] = view.window;
     for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
       this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
+    }
+    if (store.empty && report.status === "running") {
+      if (!this.figured) this.message.textContent = "waiting for the first events…";
+      return true;
     }
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
     let message = null;
@@ -2219,6 +2256,7 @@ const __everyo_src_style_js = (() => {
 const CSS = `
 .everyo-widget { font-family: var(--jp-ui-font-family, sans-serif);
   font-size: var(--jp-ui-font-size1, 13px); color: var(--jp-ui-font-color1, #222); }
+.everyo-dashboard { content-visibility: auto; contain-intrinsic-size: auto 600px; }
 .everyo-table { border-collapse: collapse; width: 100%; }
 .everyo-table th { cursor: pointer; text-align: left; padding: 2px 8px; user-select: none;
   border-bottom: 1px solid var(--jp-border-color1, #bbb); white-space: nowrap; }
@@ -2261,19 +2299,26 @@ const CSS = `
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 `;
 
+const STYLE_ID = "everyo-widget-style";
+
 function addStyle(doc, el) {
-  const style = doc.createElement("style");
-  style.textContent = CSS;
-  el.appendChild(style);
+  let style = doc.getElementById(STYLE_ID);
+  if (!style) {
+    style = doc.createElement("style");
+    style.id = STYLE_ID;
+    (doc.head || el).appendChild(style);
+  }
+  if (style.textContent !== CSS) style.textContent = CSS; // a newer build in the same page
   el.classList.add("everyo-widget");
 }
-return { CSS, addStyle };
+return { CSS, STYLE_ID, addStyle };
 })();
 
 // ---- src/dashboard_widget.js (entry)
 const { mountCompare } = __everyo_src_compare_view_js;
 const { downloadBytes, isDownloadMessage, renderExportButton } = __everyo_src_export_js;
 const { FlameView } = __everyo_src_flame_view_js;
+const { frameBatcher } = __everyo_src_frames_js;
 const { renderHeader, renderNotes } = __everyo_src_header_js;
 const { mountMemory } = __everyo_src_memory_view_js;
 const { failPlotly, loadPlotly, receivePlotly } = __everyo_src_plotly_loader_js;
@@ -2449,14 +2494,15 @@ function render({ model, el }) {
     askResend(model, state);
   };
   state.listeners.add(onData);
+  const inFrame = frameBatcher();
   const bindings = [
-    ["report", onReport],
+    ["report", inFrame(onReport)],
     ["theme", redraw],
     ["themes", redraw],
     ...picker.traits.map((t) => [t, picker.update]),
-    ...table.traits.map((t) => [t, table.update]),
-    ...icicle.traits.map((t) => [t, icicle.update]),
-    ...memory.traits.map((t) => [t, memory.update]),
+    ...table.traits.map((t) => [t, inFrame(table.update)]),
+    ...icicle.traits.map((t) => [t, inFrame(icicle.update)]),
+    ...memory.traits.map((t) => [t, inFrame(memory.update)]),
     ["comparison", onComparison],
     ["compare_id", onComparison],
     ["compare_only", showOwn],
@@ -2482,6 +2528,7 @@ function render({ model, el }) {
 
   return () => {
     closed = true;
+    inFrame.cancel();
     stopTheme();
     for (const [name, fn] of bindings) model.off(`change:${name}`, fn);
     state.listeners.delete(onData);
@@ -2494,4 +2541,7 @@ function render({ model, el }) {
   };
 }
 
-export default { initialize, render };
+return { initialize, render };
+})());
+
+export default __everyo_impl;

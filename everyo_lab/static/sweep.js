@@ -1,4 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:f7e4f7d7881cb007 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:08d39da17c0d7f92 | built by js/build.mjs from js/src: do not edit
+
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:08d39da17c0d7f92"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -122,6 +124,7 @@ const __everyo_src_style_js = (() => {
 const CSS = `
 .everyo-widget { font-family: var(--jp-ui-font-family, sans-serif);
   font-size: var(--jp-ui-font-size1, 13px); color: var(--jp-ui-font-color1, #222); }
+.everyo-dashboard { content-visibility: auto; contain-intrinsic-size: auto 600px; }
 .everyo-table { border-collapse: collapse; width: 100%; }
 .everyo-table th { cursor: pointer; text-align: left; padding: 2px 8px; user-select: none;
   border-bottom: 1px solid var(--jp-border-color1, #bbb); white-space: nowrap; }
@@ -164,13 +167,19 @@ const CSS = `
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 `;
 
+const STYLE_ID = "everyo-widget-style";
+
 function addStyle(doc, el) {
-  const style = doc.createElement("style");
-  style.textContent = CSS;
-  el.appendChild(style);
+  let style = doc.getElementById(STYLE_ID);
+  if (!style) {
+    style = doc.createElement("style");
+    style.id = STYLE_ID;
+    (doc.head || el).appendChild(style);
+  }
+  if (style.textContent !== CSS) style.textContent = CSS; // a newer build in the same page
   el.classList.add("everyo-widget");
 }
-return { CSS, addStyle };
+return { CSS, STYLE_ID, addStyle };
 })();
 
 // ---- src/sweep_view.js
@@ -498,4 +507,7 @@ function render({ model, el }) {
   };
 }
 
-export default { initialize, render };
+return { initialize, render };
+})());
+
+export default __everyo_impl;

@@ -6,6 +6,7 @@
 import { mountCompare } from "./compare_view.js";
 import { downloadBytes, isDownloadMessage, renderExportButton } from "./export.js";
 import { FlameView } from "./flame_view.js";
+import { frameBatcher } from "./frames.js";
 import { renderHeader, renderNotes } from "./header.js";
 import { mountMemory } from "./memory_view.js";
 import { failPlotly, loadPlotly, receivePlotly } from "./plotly_loader.js";
@@ -186,14 +187,18 @@ function render({ model, el }) {
     askResend(model, state);
   };
   state.listeners.add(onData);
+  // Trait changes update the DOM in the next animation frame, together with the flame chart's
+  // redraw: a live refresh (its events, then its report) costs the page one style, layout and
+  // paint pass, not one per section.
+  const inFrame = frameBatcher();
   const bindings = [
-    ["report", onReport],
+    ["report", inFrame(onReport)],
     ["theme", redraw],
     ["themes", redraw],
     ...picker.traits.map((t) => [t, picker.update]),
-    ...table.traits.map((t) => [t, table.update]),
-    ...icicle.traits.map((t) => [t, icicle.update]),
-    ...memory.traits.map((t) => [t, memory.update]),
+    ...table.traits.map((t) => [t, inFrame(table.update)]),
+    ...icicle.traits.map((t) => [t, inFrame(icicle.update)]),
+    ...memory.traits.map((t) => [t, inFrame(memory.update)]),
     ["comparison", onComparison],
     ["compare_id", onComparison],
     ["compare_only", showOwn],
@@ -219,6 +224,7 @@ function render({ model, el }) {
 
   return () => {
     closed = true;
+    inFrame.cancel();
     stopTheme();
     for (const [name, fn] of bindings) model.off(`change:${name}`, fn);
     state.listeners.delete(onData);

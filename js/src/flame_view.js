@@ -7,6 +7,7 @@
 // Plotly.relayout of the x range, in the frame.
 import { showTooltip, pointerToData, tooltipLines } from "./hover.js";
 import { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } from "./figure.js";
+import { nextFrame } from "./frames.js";
 import { whenIdle } from "./idle.js";
 import { layoutLanes } from "./lanes.js";
 import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
@@ -28,8 +29,6 @@ const CONFIG = {
 };
 
 const now = () => (typeof performance === "object" ? performance.now() : Date.now());
-const nextFrame = (fn) =>
-  typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
 
 export class FlameView {
   /**
@@ -205,6 +204,12 @@ export class FlameView {
     // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
     for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
       this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
+    }
+    if (store.empty && report.status === "running") {
+      // a cell that has recorded nothing yet: no axes to draw (their react would be one of a
+      // live cell's costliest tasks, taking CPU from the kernel when its run starts)
+      if (!this.figured) this.message.textContent = "waiting for the first events…";
+      return true;
     }
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
     let message = null;

@@ -1,8 +1,12 @@
-// One <style> per widget view; colours come from JupyterLab's CSS variables so both themes work.
+// One <style> per document for every everyo widget; colours come from JupyterLab's CSS
+// variables so both themes work. A dashboard out of view is not rendered (content-visibility:
+// auto): the notebook's earlier dashboards and their plotly charts then add nothing to the
+// style, layout and paint work of every frame a live one draws.
 
 export const CSS = `
 .everyo-widget { font-family: var(--jp-ui-font-family, sans-serif);
   font-size: var(--jp-ui-font-size1, 13px); color: var(--jp-ui-font-color1, #222); }
+.everyo-dashboard { content-visibility: auto; contain-intrinsic-size: auto 600px; }
 .everyo-table { border-collapse: collapse; width: 100%; }
 .everyo-table th { cursor: pointer; text-align: left; padding: 2px 8px; user-select: none;
   border-bottom: 1px solid var(--jp-border-color1, #bbb); white-space: nowrap; }
@@ -45,9 +49,20 @@ export const CSS = `
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 `;
 
+export const STYLE_ID = "everyo-widget-style";
+
+/**
+ * Mark `el` as an everyo widget and make sure its document has the widgets' style sheet: one
+ * <style> for the page, not one per view (each new sheet makes the browser match every rule
+ * against the whole notebook again).
+ */
 export function addStyle(doc, el) {
-  const style = doc.createElement("style");
-  style.textContent = CSS;
-  el.appendChild(style);
+  let style = doc.getElementById(STYLE_ID);
+  if (!style) {
+    style = doc.createElement("style");
+    style.id = STYLE_ID;
+    (doc.head || el).appendChild(style);
+  }
+  if (style.textContent !== CSS) style.textContent = CSS; // a newer build in the same page
   el.classList.add("everyo-widget");
 }

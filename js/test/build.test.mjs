@@ -39,3 +39,16 @@ test("the bundle leaves out whole-line comments, never text inside a template li
   assert.ok(built.length < 92000, `${built.length} bytes`);
   assert.doesNotMatch(built, /^\s*\/\*\*/m);
 });
+
+test("a page evaluates each build once: every widget's import shares one implementation", async () => {
+  const text = bundle("dashboard", "src/dashboard_widget.js");
+  // anywidget imports the ESM afresh for each widget: two URLs, two module records
+  const load = (tag) => import(`data:text/javascript;base64,${Buffer.from(`${text}// ${tag}\n`).toString("base64")}`);
+  const [a, b] = [await load("first widget"), await load("second widget")];
+  assert.notEqual(a, b);
+  assert.equal(a.default, b.default);
+  assert.equal(a.default.render, b.default.render);
+  const other = bundle("sweep", "src/sweep_widget.js");
+  const sweep = await import(`data:text/javascript;base64,${Buffer.from(other).toString("base64")}`);
+  assert.notEqual(sweep.default, a.default);
+});
