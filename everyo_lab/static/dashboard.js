@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:3de75d0fa7b9e483 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:c431d6f9ef8e367a | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:3de75d0fa7b9e483"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:c431d6f9ef8e367a"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -1194,7 +1194,7 @@ class FlameView {
       this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
     }
     if (store.empty && report.status === "running") {
-      if (!this.figured) this.message.textContent = "waiting for the first events…";
+      if (!this.figured) this.message.textContent = "recording…"; // (--no-live: until the cell ends)
       return true;
     }
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);

@@ -208,7 +208,7 @@ export class FlameView {
     if (store.empty && report.status === "running") {
       // a cell that has recorded nothing yet: no axes to draw (their react would be one of a
       // live cell's costliest tasks, taking CPU from the kernel when its run starts)
-      if (!this.figured) this.message.textContent = "waiting for the first events…";
+      if (!this.figured) this.message.textContent = "recording…"; // (--no-live: until the cell ends)
       return true;
     }
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
