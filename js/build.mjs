@@ -3,8 +3,9 @@
 // A deliberately small, deterministic bundler (no npm dependencies, so CI needs no install):
 // each relative import is inlined once as a module-scoped closure, and the whole is evaluated
 // once per page and build (kept in globalThis.__everyoModules), its default export re-exported
-// for anywidget; whole-line comments are left out of the bundle. The first line carries a hash of the sources, and
-// `node build.mjs --check` exits 1 when the committed build differs from a fresh one.
+// for anywidget; whole-line comments are left out of the bundle. The first line carries a hash
+// of the sources, and `node build.mjs --check` exits 1 when the committed build differs from a
+// fresh one.
 //
 //   node build.mjs           write ../everyo_lab/static/*.js
 //   node build.mjs --check   verify they are up to date
