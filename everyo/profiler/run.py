@@ -39,24 +39,32 @@ def postorder_parents(thread: np.ndarray, depth: np.ndarray, first_row: int = 0)
     ``thread`` is each row's thread index (any per-thread label works).
 
     Rows of one thread finish in post-order, so after an event the next one to finish at a
-    shallower depth is its parent. Vectorised per thread and depth level.
+    shallower depth is its parent. Vectorised per thread and depth level: the number of rows
+    one level up before a row (a running count) indexes its parent among them, in O(rows) per
+    level (the live dashboard runs this on every batch it reads).
     """
     n = len(depth)
     parent = np.full(n, -1, np.int64)
     if n == 0:
         return parent
-    depth = depth.astype(np.int64)
-    threads = np.unique(thread)
-    for t in threads.tolist():
-        idx = np.arange(n) if len(threads) == 1 else np.nonzero(thread == t)[0]
-        d = depth[idx]
+    if thread[0] == thread[-1] and (thread == thread[0]).all():  # the usual batch: one thread
+        groups: list = [None]
+    else:
+        groups = [np.flatnonzero(thread == t) for t in np.unique(thread).tolist()]
+    for idx in groups:
+        d = depth if idx is None else depth[idx]
         for level in range(1, int(d.max()) + 1):
-            kids, ups = idx[d == level], idx[d == level - 1]
-            if not len(kids) or not len(ups):
+            kids = np.flatnonzero(d == level)
+            if not len(kids):
                 continue
-            pos = np.searchsorted(ups, kids, side="right")
+            is_up = d == level - 1
+            ups = np.flatnonzero(is_up)
+            pos = np.cumsum(is_up)[kids]  # rows one level up before each kid: its parent is next
             ok = pos < len(ups)
-            parent[kids[ok]] = ups[pos[ok]] + first_row
+            rows, kids = ups[pos[ok]], kids[ok]
+            if idx is not None:
+                rows, kids = idx[rows], idx[kids]
+            parent[kids] = rows + first_row
     return parent
 
 

@@ -120,14 +120,16 @@ def _mark(cols: dict, width: int, ev: dict) -> None:
         return
     n_cols = cols["count"].shape[1]
     start, dur, code = ev["start"], ev["dur"], ev["code"]
-    end = start + dur
     # an event belongs to the column it starts in; that column's latest end reaches its end
-    first = ev["lane"] * n_cols + np.minimum(start // width, n_cols - 1)
+    # (the width is a power of two: a shift, not a division, on every event of a live batch)
+    first = start >> (width.bit_length() - 1) if width & (width - 1) == 0 else start // width
+    np.minimum(first, n_cols - 1, out=first)
+    first += ev["lane"] * n_cols
     flat = {f: a.reshape(-1) for f, a in cols.items()}
     np.add.at(flat["count"], first, 1)
     np.add.at(flat["busy"], first, dur)
     np.minimum.at(flat["lo"], first, start)
-    np.maximum.at(flat["hi"], first, end)
+    np.maximum.at(flat["hi"], first, start + dur)
     np.minimum.at(flat["cmin"], first, code)
     np.maximum.at(flat["cmax"], first, code)
     for f, src in zip(_REP, ("key", "start", "dur", "self", "shape")):

@@ -65,6 +65,25 @@ def test_postorder_parents():
     assert postorder_parents(tid[:2], depth[:2]).tolist() == [1, -1]
 
 
+def _parents_by_definition(tid, depth, first_row):
+    """The definition, row by row: the next row of the same thread one level up."""
+    out = []
+    for i, (t, d) in enumerate(zip(tid, depth)):
+        nxt = [j for j in range(i + 1, len(tid)) if tid[j] == t and depth[j] == d - 1]
+        out.append(nxt[0] + first_row if nxt and d > 0 else -1)
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_postorder_parents_match_the_definition_on_random_batches(threads):
+    rng = np.random.default_rng(threads)
+    for _ in range(100):
+        n = int(rng.integers(1, 60))
+        tid = rng.integers(0, threads, n).astype(np.int16)
+        depth = rng.integers(0, 5, n).astype(np.int16)
+        assert postorder_parents(tid, depth, 7).tolist() == _parents_by_definition(tid, depth, 7)
+
+
 def test_live_reader_thread_sees_every_row_once_while_writer_runs(registry):
     model = mlp()
     stop = threading.Event()
