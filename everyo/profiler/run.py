@@ -16,6 +16,7 @@ import numpy as np
 
 from everyo.errors import EveryOProfilerWarning
 from everyo.profiler.batch import EventBatch
+from everyo.profiler.loops import LOOPS
 from everyo.profiler.store import EventStore
 
 DEFAULT_BUDGET_BYTES = 1 << 30
@@ -41,8 +42,24 @@ def postorder_parents(thread: np.ndarray, depth: np.ndarray, first_row: int = 0)
     Rows of one thread finish in post-order, so after an event the next one to finish at a
     shallower depth is its parent. Vectorised per thread and depth level: the number of rows
     one level up before a row (a running count) indexes its parent among them, in O(rows) per
-    level (the live dashboard runs this on every batch it reads).
+    level (the live dashboard runs this on every batch it reads). The compiled loop, where it was
+    built, does it in one pass from the end without the GIL.
     """
+    n = len(depth)
+    if LOOPS is not None and n:
+        parent = np.empty(n, np.int64)
+        try:
+            LOOPS.postorder_parents(
+                np.ascontiguousarray(thread), np.ascontiguousarray(depth), int(first_row), parent
+            )
+            return parent
+        except (TypeError, ValueError):  # labels it does not take (thread ids, say): NumPy's
+            pass
+    return _postorder_parents_numpy(thread, depth, first_row)
+
+
+def _postorder_parents_numpy(thread, depth, first_row: int = 0) -> np.ndarray:
+    """:func:`postorder_parents` in NumPy (the specification of the compiled loop)."""
     n = len(depth)
     parent = np.full(n, -1, np.int64)
     if n == 0:

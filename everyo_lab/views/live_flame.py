@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from everyo.profiler.loops import LOOPS
 from everyo_lab.views.lod import Bars
 
 __all__ = ["LiveFlame"]
@@ -118,6 +119,26 @@ def _mark(cols: dict, width: int, ev: dict) -> None:
     """Add events narrower than ``width`` to the column each starts in (in place)."""
     if len(ev["start"]) == 0:
         return
+    n_cols = cols["count"].shape[1]
+    flat = _flat_columns(cols) if LOOPS is not None and width & (width - 1) == 0 else None
+    if flat is not None:  # one pass without the GIL
+        events = tuple(np.ascontiguousarray(ev[k], np.int64) for k in _EVENT)
+        LOOPS.mark_columns(width.bit_length() - 1, n_cols, events, flat)
+        return
+    _mark_numpy(cols, width, ev)
+
+
+def _flat_columns(cols: dict) -> tuple | None:
+    """The column arrays in ``mark_columns``' order as flat views, or ``None`` if one is not a
+    C-contiguous int64 array (a flat copy would take the marks and drop them)."""
+    arrays = [cols[f] for f in (*_FIELDS, *_REP)]
+    if not all(a.flags.c_contiguous and a.dtype == np.int64 for a in arrays):
+        return None
+    return tuple(a.reshape(-1) for a in arrays)
+
+
+def _mark_numpy(cols: dict, width: int, ev: dict) -> None:
+    """:func:`_mark` in NumPy (the specification of the compiled loop)."""
     n_cols = cols["count"].shape[1]
     start, dur, code = ev["start"], ev["dur"], ev["code"]
     # an event belongs to the column it starts in; that column's latest end reaches its end

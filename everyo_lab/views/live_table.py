@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from everyo.errors import EveryOProfilerError
+from everyo.profiler.loops import LOOPS
 
 __all__ = ["LiveTable"]
 
@@ -54,6 +55,12 @@ class LiveTable:
         if shape is not None:
             self.has_shapes = True
         slot = self._slots_of(key, np.zeros_like(key) if shape is None else shape + 1)
+        if LOOPS is not None:  # one pass without the GIL
+            LOOPS.table_add(
+                *(np.ascontiguousarray(a, np.int64) for a in (slot, dur, own)),
+                self.calls, self.total_ns, self.self_ns, self.min_ns, self.max_ns,
+            )  # fmt: skip
+            return own
         n_slots = len(self.calls)
         self.calls += np.bincount(slot, minlength=n_slots)
         # float sums of integer ns are exact below 2**53 ns (104 days) per batch
@@ -99,7 +106,10 @@ class LiveTable:
         n = len(dur)
         child = np.zeros(n, np.int64)
         inside = parent_offset >= 0
-        np.add.at(child, parent_offset[inside], dur[inside])
+        if LOOPS is not None:
+            LOOPS.add_at(child, *(np.ascontiguousarray(a, np.int64) for a in (parent_offset, dur)))
+        else:
+            np.add.at(child, parent_offset[inside], dur[inside])
         lane = thread.astype(np.int64) * 65536 + depth
         # children from earlier batches: the first row one level up on their thread takes them
         # (few entries: the ancestors still running when the last batch was read)

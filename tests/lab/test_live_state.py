@@ -7,13 +7,25 @@ import pytest
 from views_runs import FakeClock, model_run, regions_run, synthetic_run
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import Profiler, analysis, record_function
+from everyo.profiler import Profiler, analysis, loops, record_function
+from everyo.profiler import run as run_module
 from everyo.profiler.run import Run
 from everyo.profiler.store import OPTIONAL_COLUMNS, EventStore
-from everyo_lab.views import flame_figure, table_rows
+from everyo_lab.views import flame_figure, live_flame, live_table, table_rows
 from everyo_lab.views._batch import lanes
 from everyo_lab.views.live_flame import LiveFlame
 from everyo_lab.views.live_state import LiveState
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def batch_loops(request, monkeypatch):
+    """Every test twice: with the compiled batch loops (where built) and with NumPy's."""
+    if request.param == "compiled" and loops.LOOPS is None:
+        pytest.skip("everyo.profiler._cbatch is not built here")
+    if request.param == "numpy":
+        for module in (run_module, live_flame, live_table):
+            monkeypatch.setattr(module, "LOOPS", None)
+    return request.param
 
 
 def replay(run, cuts):

@@ -77,16 +77,22 @@ def test_ci_runs_the_compiled_path():
         pytest.skip("EVERYO_REQUIRE_COMPILED is not set (only CI requires the extension)")
     assert recorder.IMPLEMENTATION == "c", "the _crecorder extension was not built or not loaded"
     assert recorder.Recorder is recorder.CRecorder
+    from everyo.profiler import loops
+
+    assert loops.LOOPS is not None, "the _cbatch extension was not built or not loaded"
 
 
 def test_pure_python_can_be_forced(tmp_path):
     import subprocess
     import sys
 
-    code = "import everyo.profiler.recorder as r; print(r.IMPLEMENTATION)"
+    code = (
+        "import everyo.profiler.recorder as r, everyo.profiler.loops as l;"
+        " print(r.IMPLEMENTATION, l.LOOPS)"
+    )
     env = {**os.environ, "EVERYO_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.strip() == "python", out.stderr
+    assert out.stdout.strip() == "python None", out.stderr
 
 
 def test_stopped_recorders_give_their_thread_keys_back():

@@ -10,7 +10,7 @@ import pytest
 from profiler_fakes import mlp
 
 from everyo.profiler import EveryOProfilerWarning, RunRegistry, hooks, profile, record_function
-from everyo.profiler.run import Run, postorder_parents
+from everyo.profiler.run import Run, _postorder_parents_numpy, postorder_parents
 from everyo.profiler.store import CORE_COLUMNS, EventStore
 
 
@@ -75,13 +75,23 @@ def _parents_by_definition(tid, depth, first_row):
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-def test_postorder_parents_match_the_definition_on_random_batches(threads):
+@pytest.mark.parametrize("impl", ["default", "numpy"])
+def test_postorder_parents_match_the_definition_on_random_batches(threads, impl):
+    parents = postorder_parents if impl == "default" else _postorder_parents_numpy
     rng = np.random.default_rng(threads)
     for _ in range(100):
         n = int(rng.integers(1, 60))
         tid = rng.integers(0, threads, n).astype(np.int16)
         depth = rng.integers(0, 5, n).astype(np.int16)
-        assert postorder_parents(tid, depth, 7).tolist() == _parents_by_definition(tid, depth, 7)
+        assert parents(tid, depth, 7).tolist() == _parents_by_definition(tid, depth, 7)
+
+
+def test_postorder_parents_take_any_thread_labels():
+    # thread ids, not indices: beyond what the compiled loop takes, NumPy's answers
+    tid = np.array([140_000_000_001, 140_000_000_001, 7, 140_000_000_001, 7, 140_000_000_001])
+    depth = np.array([2, 1, 1, 1, 0, 0])
+    assert postorder_parents(tid, depth, 10).tolist() == [11, 15, 14, 15, -1, -1]
+    assert postorder_parents(tid[:0], depth[:0]).tolist() == []
 
 
 def test_live_reader_thread_sees_every_row_once_while_writer_runs(registry):

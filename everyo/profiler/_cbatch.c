@@ -1,0 +1,363 @@
+/*
+ * everyo.profiler._cbatch: compiled loops over event batches, for the live dashboard.
+ *
+ * While a profiled cell runs, a refresher thread reads the new events a few times a second and
+ * folds them into running aggregates (parents, per-key sums, time-binned flame columns). Done
+ * with NumPy, that is a few hundred array calls per refresh, each of which gives the GIL back
+ * and takes it again: on a machine whose other core is busy (the browser drawing the
+ * dashboard), every one of those hand-overs can keep the profiled code waiting. These loops do
+ * the same work in one call each, without the GIL.
+ *
+ * The NumPy code beside each caller is the specification and the fallback where this extension
+ * was not built (everyo.profiler.run.postorder_parents, everyo_lab.views.live_flame._mark,
+ * everyo_lab.views.live_table.LiveTable): the tests run both and compare.
+ *
+ * Arrays come in through the buffer protocol: C-contiguous signed integers of 2, 4 or 8 bytes
+ * for inputs, writable C-contiguous int64 for outputs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer view;
+    Py_ssize_t n;
+    int itemsize;
+    int held;
+} Arr;
+
+static void
+release_all(Arr *arrs, int count)
+{
+    for (int i = 0; i < count; i++) {
+        if (arrs[i].held) {
+            PyBuffer_Release(&arrs[i].view);
+            arrs[i].held = 0;
+        }
+    }
+}
+
+/* a signed integer format: 'b', 'h', 'i', 'l', 'q' (with an optional byte-order prefix) */
+static int
+signed_int_format(const char *fmt)
+{
+    if (fmt == NULL)
+        return 1; /* unsigned bytes: never asked with PyBUF_FORMAT */
+    if (*fmt == '<' || *fmt == '=' || *fmt == '@' || *fmt == '!' || *fmt == '>') {
+        if (*fmt == '>' || *fmt == '!')
+            return 0; /* big-endian: not what this machine reads */
+        fmt++;
+    }
+    return (fmt[0] == 'b' || fmt[0] == 'h' || fmt[0] == 'i' || fmt[0] == 'l' || fmt[0] == 'q') &&
+           fmt[1] == '\0';
+}
+
+/* obj as a C-contiguous 1-d signed-integer array; `out`: writable int64 */
+static int
+get_arr(PyObject *obj, Arr *a, int out, const char *what)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (out ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &a->view, flags) < 0)
+        return -1;
+    a->held = 1;
+    a->itemsize = (int)a->view.itemsize;
+    a->n = a->view.ndim == 0 ? 1 : a->view.len / (a->view.itemsize ? a->view.itemsize : 1);
+    int size_ok = out ? a->itemsize == 8
+                      : (a->itemsize == 1 || a->itemsize == 2 || a->itemsize == 4 || a->itemsize == 8);
+    if (!signed_int_format(a->view.format) || !size_ok) {
+        PyErr_Format(PyExc_TypeError, "%s must be a contiguous %s array, got format %s", what,
+                     out ? "int64" : "signed integer", a->view.format ? a->view.format : "?");
+        return -1;
+    }
+    return 0;
+}
+
+static inline int64_t
+at(const Arr *a, Py_ssize_t i)
+{
+    const char *p = (const char *)a->view.buf;
+    switch (a->itemsize) {
+    case 1: return ((const int8_t *)p)[i];
+    case 2: return ((const int16_t *)p)[i];
+    case 4: return ((const int32_t *)p)[i];
+    default: return ((const int64_t *)p)[i];
+    }
+}
+
+#define OUT(a) ((int64_t *)(a).view.buf)
+
+static int
+same_length(Arr *arrs, int count, Py_ssize_t n, const char *fn)
+{
+    for (int i = 0; i < count; i++) {
+        if (arrs[i].n != n) {
+            PyErr_Format(PyExc_ValueError, "%s: array %d has %zd items, expected %zd", fn, i,
+                         arrs[i].n, n);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* postorder_parents(thread, depth, first_row, out): out[i] = the next row j > i of the same
+   thread one level up, plus first_row (-1: none in the batch). One pass from the end, keeping
+   the latest row seen per (thread, depth); thread labels must lie in [0, 65536). */
+static PyObject *
+postorder_parents(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "postorder_parents(thread, depth, first_row, out)");
+        return NULL;
+    }
+    long long first_row = PyLong_AsLongLong(args[2]);
+    if (first_row == -1 && PyErr_Occurred())
+        return NULL;
+    Arr a[3];
+    memset(a, 0, sizeof a);
+    if (get_arr(args[0], &a[0], 0, "thread") < 0 || get_arr(args[1], &a[1], 0, "depth") < 0 ||
+        get_arr(args[3], &a[2], 1, "out") < 0 || same_length(a, 3, a[0].n, "postorder_parents") < 0) {
+        release_all(a, 3);
+        return NULL;
+    }
+    Py_ssize_t n = a[0].n;
+    int64_t *out = OUT(a[2]);
+    int bad = 0, nomem = 0;
+    int64_t *next = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t max_t = 0, max_d = 0;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        int64_t t = at(&a[0], i), d = at(&a[1], i);
+        bad = t < 0 || t >= 65536 || d < 0 || d >= 65536;
+        if (t > max_t)
+            max_t = t;
+        if (d > max_d)
+            max_d = d;
+    }
+    Py_ssize_t width = (Py_ssize_t)max_d + 1, cells = ((Py_ssize_t)max_t + 1) * width;
+    if (!bad)
+        next = PyMem_RawMalloc((size_t)cells * sizeof(int64_t));
+    nomem = !bad && next == NULL;
+    if (next != NULL) {
+        for (Py_ssize_t c = 0; c < cells; c++)
+            next[c] = -1;
+        for (Py_ssize_t i = n - 1; i >= 0; i--) {
+            int64_t t = at(&a[0], i), d = at(&a[1], i);
+            int64_t up = d > 0 ? next[t * width + d - 1] : -1;
+            out[i] = up >= 0 ? up + first_row : -1;
+            next[t * width + d] = i;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    release_all(a, 3);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "thread labels and depths must lie in [0, 65536)");
+        return NULL;
+    }
+    if (nomem)
+        return PyErr_NoMemory();
+    PyMem_RawFree(next);
+    Py_RETURN_NONE;
+}
+
+/* mark_columns(shift, n_cols, (start, dur, lane, code, key, self, shape),
+                (count, busy, lo, hi, cmin, cmax, rep_key, rep_start, rep_dur, rep_self, rep_shape))
+   Each event goes to the column its start falls in (start >> shift, at most n_cols - 1) of its
+   lane: count += 1, busy += dur, lo = min(start), hi = max(end), cmin/cmax of the colour code,
+   and the rep_* fields of the last event so marked. The column arrays are lanes x n_cols,
+   flat. */
+static PyObject *
+mark_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_Check(args[2]) || PyTuple_GET_SIZE(args[2]) != 7 ||
+        !PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != 11) {
+        PyErr_SetString(PyExc_TypeError,
+                        "mark_columns(shift, n_cols, (7 event arrays), (11 column arrays))");
+        return NULL;
+    }
+    long shift = PyLong_AsLong(args[0]);
+    Py_ssize_t n_cols = PyLong_AsSsize_t(args[1]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (shift < 0 || shift > 62 || n_cols < 1) {
+        PyErr_SetString(PyExc_ValueError, "mark_columns: shift in [0, 62], n_cols >= 1");
+        return NULL;
+    }
+    Arr a[18];
+    memset(a, 0, sizeof a);
+    for (int i = 0; i < 7; i++) {
+        if (get_arr(PyTuple_GET_ITEM(args[2], i), &a[i], 0, "event column") < 0) {
+            release_all(a, 18);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < 11; i++) {
+        if (get_arr(PyTuple_GET_ITEM(args[3], i), &a[7 + i], 1, "flame column") < 0) {
+            release_all(a, 18);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = a[0].n, size = a[7].n;
+    if (same_length(a, 7, n, "mark_columns events") < 0 ||
+        same_length(a + 7, 11, size, "mark_columns columns") < 0 || size % n_cols) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "mark_columns: columns are not lanes x n_cols");
+        release_all(a, 18);
+        return NULL;
+    }
+    Py_ssize_t lanes = size / n_cols;
+    int64_t bad_lane = -1;
+    int64_t *count = OUT(a[7]), *busy = OUT(a[8]), *lo = OUT(a[9]), *hi = OUT(a[10]),
+            *cmin = OUT(a[11]), *cmax = OUT(a[12]), *rkey = OUT(a[13]), *rstart = OUT(a[14]),
+            *rdur = OUT(a[15]), *rself = OUT(a[16]), *rshape = OUT(a[17]);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && bad_lane < 0; i++) {
+        int64_t lane = at(&a[2], i);
+        if (lane < 0 || lane >= lanes)
+            bad_lane = lane < 0 ? -lane : lane; /* reported below; nothing marked */
+    }
+    for (Py_ssize_t i = 0; i < n && bad_lane < 0; i++) {
+        int64_t start = at(&a[0], i), dur = at(&a[1], i), code = at(&a[3], i);
+        int64_t col = start >> shift; /* arithmetic: floor division by 2**shift */
+        if (col > n_cols - 1)
+            col = n_cols - 1;
+        Py_ssize_t c = (Py_ssize_t)at(&a[2], i) * n_cols + (Py_ssize_t)col;
+        count[c] += 1;
+        busy[c] += dur;
+        if (start < lo[c])
+            lo[c] = start;
+        if (start + dur > hi[c])
+            hi[c] = start + dur;
+        if (code < cmin[c])
+            cmin[c] = code;
+        if (code > cmax[c])
+            cmax[c] = code;
+        rkey[c] = at(&a[4], i);
+        rstart[c] = start;
+        rdur[c] = dur;
+        rself[c] = at(&a[5], i);
+        rshape[c] = at(&a[6], i);
+    }
+    Py_END_ALLOW_THREADS
+    release_all(a, 18);
+    if (bad_lane >= 0) {
+        PyErr_Format(PyExc_ValueError, "mark_columns: a lane outside [0, %zd)", lanes);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* table_add(slot, dur, own, calls, total, self_ns, min_ns, max_ns): per row, into its slot:
+   calls += 1, total += dur, self += own, min/max of dur. */
+static PyObject *
+table_add(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "table_add(slot, dur, own, calls, total, self_ns, min_ns, max_ns)");
+        return NULL;
+    }
+    Arr a[8];
+    memset(a, 0, sizeof a);
+    static const char *names[] = {"slot", "dur", "own", "calls", "total", "self_ns", "min_ns",
+                                  "max_ns"};
+    for (int i = 0; i < 8; i++) {
+        if (get_arr(args[i], &a[i], i >= 3, names[i]) < 0) {
+            release_all(a, 8);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = a[0].n, slots = a[3].n;
+    if (same_length(a, 3, n, "table_add rows") < 0 ||
+        same_length(a + 3, 5, slots, "table_add slots") < 0) {
+        release_all(a, 8);
+        return NULL;
+    }
+    int64_t *calls = OUT(a[3]), *total = OUT(a[4]), *self_ns = OUT(a[5]), *mn = OUT(a[6]),
+            *mx = OUT(a[7]);
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        int64_t s = at(&a[0], i);
+        bad = s < 0 || s >= slots;
+    }
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        Py_ssize_t s = (Py_ssize_t)at(&a[0], i);
+        int64_t d = at(&a[1], i);
+        calls[s] += 1;
+        total[s] += d;
+        self_ns[s] += at(&a[2], i);
+        if (d < mn[s])
+            mn[s] = d;
+        if (d > mx[s])
+            mx[s] = d;
+    }
+    Py_END_ALLOW_THREADS
+    release_all(a, 8);
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "table_add: a slot outside [0, %zd)", slots);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* add_at(out, index, values): out[index[i]] += values[i] for index[i] >= 0 (np.add.at over the
+   rows whose index is not -1) */
+static PyObject *
+add_at(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "add_at(out, index, values)");
+        return NULL;
+    }
+    Arr a[3];
+    memset(a, 0, sizeof a);
+    if (get_arr(args[0], &a[0], 1, "out") < 0 || get_arr(args[1], &a[1], 0, "index") < 0 ||
+        get_arr(args[2], &a[2], 0, "values") < 0 || same_length(a + 1, 2, a[1].n, "add_at") < 0) {
+        release_all(a, 3);
+        return NULL;
+    }
+    Py_ssize_t n = a[1].n, size = a[0].n;
+    int bad = 0;
+    int64_t *out = OUT(a[0]);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !bad; i++)
+        bad = at(&a[1], i) >= size;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        int64_t k = at(&a[1], i);
+        if (k >= 0)
+            out[k] += at(&a[2], i);
+    }
+    Py_END_ALLOW_THREADS
+    release_all(a, 3);
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "add_at: an index past the end (%zd items)", size);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"postorder_parents", (PyCFunction)(void (*)(void))postorder_parents, METH_FASTCALL,
+     "postorder_parents(thread, depth, first_row, out): each row's parent row (see run.py)."},
+    {"mark_columns", (PyCFunction)(void (*)(void))mark_columns, METH_FASTCALL,
+     "mark_columns(shift, n_cols, events, columns): live flame columns (see live_flame.py)."},
+    {"table_add", (PyCFunction)(void (*)(void))table_add, METH_FASTCALL,
+     "table_add(slot, dur, own, calls, total, self_ns, min_ns, max_ns) (see live_table.py)."},
+    {"add_at", (PyCFunction)(void (*)(void))add_at, METH_FASTCALL,
+     "add_at(out, index, values): out[index] += values where index >= 0."},
+    {NULL}};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "everyo.profiler._cbatch",
+    .m_doc = "Compiled loops over event batches for the live dashboard (see the C source).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC
+PyInit__cbatch(void)
+{
+    return PyModule_Create(&moduledef);
+}
