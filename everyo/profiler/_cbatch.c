@@ -162,8 +162,8 @@ postorder_parents(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* mark_columns(shift, n_cols, (start, dur, lane, code, key, self, shape),
                 (count, busy, lo, hi, cmin, cmax, rep_key, rep_start, rep_dur, rep_self, rep_shape))
-   Each event goes to the column its start falls in (start >> shift, at most n_cols - 1) of its
-   lane: count += 1, busy += dur, lo = min(start), hi = max(end), cmin/cmax of the colour code,
+   Each event goes to the column its start falls in (start >> shift, clipped to [0, n_cols - 1])
+   of its lane: count += 1, busy += dur, lo = min(start), hi = max(end), cmin/cmax of the colour code,
    and the rep_* fields of the last event so marked. The column arrays are lanes x n_cols,
    flat. */
 static PyObject *
@@ -221,6 +221,8 @@ mark_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         int64_t col = start >> shift; /* arithmetic: floor division by 2**shift */
         if (col > n_cols - 1)
             col = n_cols - 1;
+        if (col < 0) /* an event that started before the run's origin: the first column */
+            col = 0;
         Py_ssize_t c = (Py_ssize_t)at(&a[2], i) * n_cols + (Py_ssize_t)col;
         count[c] += 1;
         busy[c] += dur;

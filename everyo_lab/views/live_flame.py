@@ -144,7 +144,7 @@ def _mark_numpy(cols: dict, width: int, ev: dict) -> None:
     # an event belongs to the column it starts in; that column's latest end reaches its end
     # (the width is a power of two: a shift, not a division, on every event of a live batch)
     first = start >> (width.bit_length() - 1) if width & (width - 1) == 0 else start // width
-    np.minimum(first, n_cols - 1, out=first)
+    np.clip(first, 0, n_cols - 1, out=first)  # before the origin: the first column
     first += ev["lane"] * n_cols
     flat = {f: a.reshape(-1) for f, a in cols.items()}
     np.add.at(flat["count"], first, 1)

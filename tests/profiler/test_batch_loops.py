@@ -25,7 +25,8 @@ def test_mark_columns_equals_the_numpy_marking(seed):
     rng = np.random.default_rng(seed)
     n, lanes, n_cols, width = 2000, 4, 64, 1 << 10
     ev = {
-        "start": np.sort(rng.integers(0, 80 * width, n)).astype(np.int64),  # some past the end
+        # some before the run's origin (a clock restarted after them), some past the end
+        "start": np.sort(rng.integers(-3 * width, 80 * width, n)).astype(np.int64),
         "dur": rng.integers(1, width, n).astype(np.int64),
         "lane": rng.integers(0, lanes, n).astype(np.int64),
         "code": rng.integers(0, 9, n).astype(np.int64),
