@@ -5,7 +5,7 @@ Everything else about the package is in pyproject.toml. The extensions are optio
 compiler is found the install still succeeds, ``everyo.profiler.recorder`` records through its
 pure-Python path (the same events, about twice the cost per event; ``python -m everyo info``
 says which one runs), and the live dashboard folds events in with NumPy (the same figures, with
-a few hundred GIL hand-overs per refresh instead of a few).
+about twice the GIL hand-overs per refresh).
 """
 
 from setuptools import Extension, setup

@@ -3,7 +3,7 @@
  *
  * While a profiled cell runs, a refresher thread reads the new events a few times a second and
  * folds them into running aggregates (parents, per-key sums, time-binned flame columns). Done
- * with NumPy, that is a few hundred array calls per refresh, each of which gives the GIL back
+ * with NumPy, that is over a hundred array calls per refresh, each of which gives the GIL back
  * and takes it again: on a machine whose other core is busy (the browser drawing the
  * dashboard), every one of those hand-overs can keep the profiled code waiting. These loops do
  * the same work in one call each, without the GIL.
