@@ -206,17 +206,16 @@ mark_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_ssize_t lanes = size / n_cols;
-    int64_t bad_lane = -1;
+    int bad_lane = 0;
     int64_t *count = OUT(a[7]), *busy = OUT(a[8]), *lo = OUT(a[9]), *hi = OUT(a[10]),
             *cmin = OUT(a[11]), *cmax = OUT(a[12]), *rkey = OUT(a[13]), *rstart = OUT(a[14]),
             *rdur = OUT(a[15]), *rself = OUT(a[16]), *rshape = OUT(a[17]);
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n && bad_lane < 0; i++) {
+    for (Py_ssize_t i = 0; i < n && !bad_lane; i++) {
         int64_t lane = at(&a[2], i);
-        if (lane < 0 || lane >= lanes)
-            bad_lane = lane < 0 ? -lane : lane; /* reported below; nothing marked */
+        bad_lane = lane < 0 || lane >= lanes; /* reported below; nothing is marked */
     }
-    for (Py_ssize_t i = 0; i < n && bad_lane < 0; i++) {
+    for (Py_ssize_t i = 0; i < n && !bad_lane; i++) {
         int64_t start = at(&a[0], i), dur = at(&a[1], i), code = at(&a[3], i);
         int64_t col = start >> shift; /* arithmetic: floor division by 2**shift */
         if (col > n_cols - 1)
@@ -242,7 +241,7 @@ mark_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_END_ALLOW_THREADS
     release_all(a, 18);
-    if (bad_lane >= 0) {
+    if (bad_lane) {
         PyErr_Format(PyExc_ValueError, "mark_columns: a lane outside [0, %zd)", lanes);
         return NULL;
     }
