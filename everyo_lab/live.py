@@ -15,8 +15,9 @@ import time
 DEFAULT_HZ = 4.0
 # The first poll: soon enough for a first chart within a second, late enough that the browser
 # has drawn the new widget first. Refreshing at 0.2 s put both at the loop's start, on a 2-core
-# machine the profiled code's costliest moment: side by side in one page it kept 0.85-0.87 of
-# the steps of a compute-bound loop against 0.89-0.91 with 0.8 s (benchmarks/RESULTS.md).
+# machine the profiled code's costliest moment: side by side in one page, a compute-bound loop
+# kept 0.881 and 0.893 of its steps with 0.2 s, 0.893 and 0.898 with 0.8 s, and 0.905 and 0.910
+# under --no-live (benchmarks/observer_variants.py, two runs; benchmarks/RESULTS.md).
 FIRST_PAINT_S = 0.8
 DEFAULT_BUDGET = 0.02
 
