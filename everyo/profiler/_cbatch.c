@@ -102,7 +102,10 @@ same_length(Arr *arrs, int count, Py_ssize_t n, const char *fn)
 
 /* postorder_parents(thread, depth, first_row, out): out[i] = the next row j > i of the same
    thread one level up, plus first_row (-1: none in the batch). One pass from the end, keeping
-   the latest row seen per (thread, depth); thread labels must lie in [0, 65536). */
+   the latest row seen per (thread, depth) in a (largest label + 1) x (largest depth + 1)
+   table: labels and depths must lie in [0, LABEL_LIMIT) (at most 128 MB; callers fall back to
+   NumPy beyond it). */
+#define LABEL_LIMIT 4096
 static PyObject *
 postorder_parents(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -128,7 +131,7 @@ postorder_parents(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int64_t max_t = 0, max_d = 0;
     for (Py_ssize_t i = 0; i < n && !bad; i++) {
         int64_t t = at(&a[0], i), d = at(&a[1], i);
-        bad = t < 0 || t >= 65536 || d < 0 || d >= 65536;
+        bad = t < 0 || t >= LABEL_LIMIT || d < 0 || d >= LABEL_LIMIT;
         if (t > max_t)
             max_t = t;
         if (d > max_d)
@@ -151,7 +154,7 @@ postorder_parents(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_END_ALLOW_THREADS
     release_all(a, 3);
     if (bad) {
-        PyErr_SetString(PyExc_ValueError, "thread labels and depths must lie in [0, 65536)");
+        PyErr_Format(PyExc_ValueError, "thread labels and depths must lie in [0, %d)", LABEL_LIMIT);
         return NULL;
     }
     if (nomem)

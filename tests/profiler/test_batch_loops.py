@@ -64,6 +64,17 @@ def test_loops_refuse_arrays_of_other_types():
         loops.LOOPS.postorder_parents(np.zeros(3, np.int16), np.zeros(2, np.int16), 0, out)
 
 
+def test_postorder_parents_refuses_labels_past_its_table_limit():
+    # its table is (largest label + 1) x (largest depth + 1) cells: capped, not unbounded
+    out = np.zeros(2, np.int64)
+    for tid, depth in (([4095, 4095], [1, 0]), ([0, 0], [4095, 4094])):
+        loops.LOOPS.postorder_parents(np.array(tid), np.array(depth), 0, out)
+        assert out.tolist() == [1, -1]
+    for tid, depth in (([4096, 4096], [1, 0]), ([0, 0], [4096, 4095]), ([-1, 0], [0, 0])):
+        with pytest.raises(ValueError, match="4096"):
+            loops.LOOPS.postorder_parents(np.array(tid), np.array(depth), 0, out)
+
+
 def test_table_add_and_add_at():
     calls, total, own_sum = np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(2, np.int64)
     lo, hi = np.full(2, 1 << 62, np.int64), np.full(2, -1, np.int64)

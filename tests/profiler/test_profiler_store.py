@@ -92,6 +92,10 @@ def test_postorder_parents_take_any_thread_labels():
     depth = np.array([2, 1, 1, 1, 0, 0])
     assert postorder_parents(tid, depth, 10).tolist() == [11, 15, 14, 15, -1, -1]
     assert postorder_parents(tid[:0], depth[:0]).tolist() == []
+    # labels and depths at the compiled loop's table limit (4,096) and beyond: NumPy's answers
+    for big in (4095, 4096, 65_536):
+        assert postorder_parents(np.array([big, big]), np.array([1, 0]), 3).tolist() == [4, -1]
+        assert postorder_parents(np.array([0, 0]), np.array([big, big - 1])).tolist() == [1, -1]
 
 
 def test_live_reader_thread_sees_every_row_once_while_writer_runs(registry):
