@@ -278,7 +278,7 @@ class Tensor:
         if prof is None:
             _run_backward(self, grad, retain_graph, None)
         else:
-            prof.backward_call(lambda: _run_backward(self, grad, retain_graph, prof))
+            prof.backward_call(_run_backward, self, grad, retain_graph, prof)
 
     def zero_grad(self) -> None:
         self.grad = None

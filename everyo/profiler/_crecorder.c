@@ -242,12 +242,24 @@ static PyTypeObject EventBufferType = {
 /* ThreadState                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A direct-mapped cache of keymap look-ups (module -> its keymap entry), valid for one keymap:
+   the same modules are called every step, and a hit skips making an int of the module's id,
+   hashing it and comparing it with the dict's key. Keymaps only ever gain entries (a changed
+   module tree gets a new keymap), so an entry once found stays right for its keymap. */
+#define KM_SLOTS 64
+typedef struct {
+    void *module; /* identity only, never dereferenced (like the keymap's id() keys) */
+    PyObject *entry;
+} KmSlot;
+
 typedef struct {
     PyObject_HEAD
     PyObject *buf;
     PyObject *meta;
     PyObject *scope;
     PyObject *keymap;
+    PyObject *km_owner; /* the keymap `km` caches, or NULL */
+    KmSlot km[KM_SLOTS];
     PyObject *root;
     PyObject *backward;
     PyObject *blocks;
@@ -261,6 +273,46 @@ typedef struct {
 
 static PyTypeObject ThreadStateType;
 static PyTypeObject ModuleCallType;
+
+static void
+km_reset(ThreadState *t)
+{
+    for (int i = 0; i < KM_SLOTS; i++) {
+        t->km[i].module = NULL;
+        Py_CLEAR(t->km[i].entry);
+    }
+    Py_CLEAR(t->km_owner);
+}
+
+static inline KmSlot *
+km_slot(ThreadState *t, PyObject *module)
+{
+    uintptr_t h = (uintptr_t)module;
+    return &t->km[((h >> 4) ^ (h >> 10)) & (KM_SLOTS - 1)];
+}
+
+/* t->keymap's entry for `module` from the cache (a new reference), or NULL (no error set) */
+static inline PyObject *
+km_get(ThreadState *t, PyObject *module)
+{
+    if (t->km_owner != t->keymap)
+        return NULL;
+    KmSlot *s = km_slot(t, module);
+    return s->module == (void *)module ? Py_NewRef(s->entry) : NULL;
+}
+
+/* remember t->keymap's entry for `module` */
+static void
+km_put(ThreadState *t, PyObject *module, PyObject *entry)
+{
+    if (t->km_owner != t->keymap) {
+        km_reset(t);
+        t->km_owner = Py_NewRef(t->keymap);
+    }
+    KmSlot *s = km_slot(t, module);
+    s->module = (void *)module;
+    Py_XSETREF(s->entry, Py_NewRef(entry));
+}
 
 static int
 ts_init(ThreadState *self, PyObject *args, PyObject *kwds)
@@ -295,6 +347,9 @@ ts_traverse(ThreadState *self, visitproc visit, void *arg)
     Py_VISIT(self->meta);
     Py_VISIT(self->scope);
     Py_VISIT(self->keymap);
+    Py_VISIT(self->km_owner);
+    for (int i = 0; i < KM_SLOTS; i++)
+        Py_VISIT(self->km[i].entry);
     Py_VISIT(self->root);
     Py_VISIT(self->backward);
     Py_VISIT(self->blocks);
@@ -309,6 +364,7 @@ ts_clear(ThreadState *self)
     Py_CLEAR(self->meta);
     Py_CLEAR(self->scope);
     Py_CLEAR(self->keymap);
+    km_reset(self);
     Py_CLEAR(self->root);
     Py_CLEAR(self->backward);
     Py_CLEAR(self->blocks);
@@ -367,6 +423,10 @@ typedef struct {
     PyObject *region_keys; /* (kind, name) -> key (the recorder's _region_keys) */
     PyObject *roots;       /* id(outermost module) -> its keymap (_roots) */
     PyObject *bw_keys;     /* backward token -> key (_bw_keys) */
+    /* the last region's (kind, name) objects and key, valid while region_keys is rk_keys: a
+       region entered every step (an optimizer's) skips building, hashing and finding the pair */
+    PyObject *rk_keys, *rk_kind, *rk_name;
+    long long rk_key;
     Py_ssize_t data_off;   /* offset of Tensor's `data` slot in its instances, or 0 */
     Py_ssize_t max_depth;  /* regions.MAX_DEPTH when the recorder was made */
     int mode;
@@ -468,6 +528,9 @@ mc_traverse(ModuleCall *self, visitproc visit, void *arg)
     Py_VISIT(self->region_keys);
     Py_VISIT(self->roots);
     Py_VISIT(self->bw_keys);
+    Py_VISIT(self->rk_keys);
+    Py_VISIT(self->rk_kind);
+    Py_VISIT(self->rk_name);
     return 0;
 }
 
@@ -479,6 +542,9 @@ mc_clear(ModuleCall *self)
     Py_CLEAR(self->region_keys);
     Py_CLEAR(self->roots);
     Py_CLEAR(self->bw_keys);
+    Py_CLEAR(self->rk_keys);
+    Py_CLEAR(self->rk_kind);
+    Py_CLEAR(self->rk_name);
     return 0;
 }
 
@@ -648,6 +714,18 @@ dims_equal(PyObject *tup, PyObject *arr)
     return 1;
 }
 
+/* a packed value from the shape cache (written by the recorder itself, so an int within int64):
+   its bits, without the byte-array conversion PyLong_AsLongLong makes of a multi-digit int */
+static inline long long
+cached_packed(PyObject *v)
+{
+    if (!PyLong_CheckExact(v)) {
+        PyErr_SetString(PyExc_TypeError, "recorder shape cache: packed value must be an int");
+        return -1;
+    }
+    return (long long)PyLong_AsUnsignedLongLongMask(v);
+}
+
 /* pack(key, depth, shape_id) of everyo.profiler.packing */
 static inline long long
 pack3(long long key, Py_ssize_t depth, long long sid)
@@ -756,17 +834,20 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     }
 
     /* entry = keymap.get(id(module)) or self._unlisted(t, module) */
-    PyObject *mid = PyLong_FromVoidPtr(module);
-    if (mid == NULL) {
-        Py_DECREF(t_obj);
-        return NULL;
+    PyObject *entry = km_get(t, module);
+    if (entry == NULL && PyDict_Check(t->keymap)) {
+        PyObject *mid = PyLong_FromVoidPtr(module);
+        if (mid == NULL) {
+            Py_DECREF(t_obj);
+            return NULL;
+        }
+        entry = PyDict_GetItemWithError(t->keymap, mid);
+        Py_DECREF(mid);
+        if (entry != NULL)
+            km_put(t, module, entry);
+        Py_XINCREF(entry);
     }
-    PyObject *entry = PyDict_Check(t->keymap) ? PyDict_GetItemWithError(t->keymap, mid) : NULL;
-    Py_DECREF(mid);
-    if (entry != NULL) {
-        Py_INCREF(entry);
-    }
-    else {
+    if (entry == NULL) {
         if (PyErr_Occurred()) {
             Py_DECREF(t_obj);
             return NULL;
@@ -853,7 +934,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                        dims_equal(PyTuple_GET_ITEM(lastcur, 1), on);
         }
         if (same == 1) {
-            packed = PyLong_AsLongLong(PyTuple_GET_ITEM(last, 1));
+            packed = cached_packed(PyTuple_GET_ITEM(last, 1));
             if (packed == -1 && PyErr_Occurred())
                 goto fail;
         }
@@ -877,7 +958,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                 if (same == 1)
                     same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 1), oshape, Py_EQ);
                 if (same == 1) {
-                    packed = PyLong_AsLongLong(PyTuple_GET_ITEM(last, 1));
+                    packed = cached_packed(PyTuple_GET_ITEM(last, 1));
                     if (packed == -1 && PyErr_Occurred())
                         same = -1;
                 }
@@ -1025,7 +1106,7 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
 /* ------------------------------------------------------------------------------------------ */
 
 static PyObject *str_emit_region, *str_flush, *str_region_key, *str_region_too_deep,
-    *str_bw_key, *str_kind, *str_name, *str_user, *close_out_of_order;
+    *str_bw_key, *str_switch, *str_kind, *str_name, *str_user, *close_out_of_order;
 
 static Py_ssize_t
 buffered_len(ThreadState *t)
@@ -1298,14 +1379,27 @@ mc_region(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     }
     if (kind == NULL)
         kind = str_user;
-    PyObject *pair = PyTuple_Pack(2, kind, name);
-    long long key = pair ? cached_key(self->region_keys, pair, (PyObject *)self, str_region_key,
-                                      kind, name)
-                         : -1;
-    Py_XDECREF(pair);
-    if (key == -1 && PyErr_Occurred()) {
-        Py_XDECREF(meta);
-        return NULL;
+    long long key;
+    if (self->rk_keys != NULL && self->rk_keys == self->region_keys && kind == self->rk_kind &&
+        name == self->rk_name) {
+        key = self->rk_key;
+    }
+    else {
+        PyObject *pair = PyTuple_Pack(2, kind, name);
+        key = pair ? cached_key(self->region_keys, pair, (PyObject *)self, str_region_key, kind,
+                                name)
+                   : -1;
+        Py_XDECREF(pair);
+        if (key == -1 && PyErr_Occurred()) {
+            Py_XDECREF(meta);
+            return NULL;
+        }
+        if (self->region_keys != NULL) {
+            Py_XSETREF(self->rk_keys, Py_NewRef(self->region_keys));
+            Py_XSETREF(self->rk_kind, Py_NewRef(kind));
+            Py_XSETREF(self->rk_name, Py_NewRef(name));
+            self->rk_key = key;
+        }
     }
     Region *r = PyObject_GC_New(Region, &RegionType);
     if (r == NULL) {
@@ -1454,11 +1548,16 @@ static PyTypeObject BackwardType = {
 
 static PyObject *backward_pair; /* ("backward", "backward"): the pass's region key */
 
-/* backward_call(run): the whole pass as one `backward` event, groups per module inside it
+/* backward_call(run, *args): run(*args) as one `backward` event, groups per module inside it
    (RegionHooks.backward_call in C) */
 static PyObject *
-mc_backward_call(ModuleCall *self, PyObject *run)
+mc_backward_call(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "backward_call(run, *args) needs run");
+        return NULL;
+    }
+    PyObject *run = args[0];
     ThreadState *t = thread_state(self);
     if (t == NULL)
         return NULL;
@@ -1474,12 +1573,18 @@ mc_backward_call(ModuleCall *self, PyObject *run)
         Py_DECREF(t);
         return too_deep((PyObject *)self, depth);
     }
-    PyObject *bw = PyObject_CallFunction((PyObject *)&BackwardType, "OOn", (PyObject *)self,
-                                         (PyObject *)t, depth + 1);
-    if (bw == NULL) {
+    /* Backward(self, t, depth + 1), built in place (no argument parsing on every pass) */
+    Backward *b = (Backward *)BackwardType.tp_alloc(&BackwardType, 0);
+    if (b == NULL) {
         Py_DECREF(t);
         return NULL;
     }
+    b->p = Py_NewRef((PyObject *)self);
+    b->t = Py_NewRef((PyObject *)t);
+    b->token = Py_NewRef(Py_None);
+    b->depth = depth + 1;
+    b->packed = b->start = 0;
+    PyObject *bw = (PyObject *)b;
     long long start = now_ns(self);
     if (start == -1 && PyErr_Occurred()) { /* nothing ran: nothing to restore or record */
         Py_DECREF(bw);
@@ -1489,7 +1594,7 @@ mc_backward_call(ModuleCall *self, PyObject *run)
     t->depth = depth + 1;
     PyObject *saved = t->backward; /* our reference now */
     t->backward = Py_NewRef(bw);   /* and we keep ours: Python code may replace t.backward */
-    PyObject *out = PyObject_CallNoArgs(run);
+    PyObject *out = PyObject_Vectorcall(run, args + 1, (size_t)(nargs - 1), NULL);
     /* finally: close the last group, restore the thread, emit the pass */
     PyObject *exc = out ? NULL : PyErr_GetRaisedException();
     long long end = now_ns(self);
@@ -1520,7 +1625,7 @@ mc_backward_groups(ModuleCall *self, PyObject *unused)
     ThreadState *t = self->tss ? (ThreadState *)PyThread_tss_get(self->tss) : NULL;
     if (t == NULL || t->backward == NULL || t->backward == Py_None)
         Py_RETURN_NONE;
-    return PyObject_GetAttrString(t->backward, "switch");
+    return PyObject_GetAttr(t->backward, str_switch);
 }
 
 static PyObject *
@@ -1541,9 +1646,9 @@ static PyMethodDef mc_methods[] = {
      "Give the thread-specific key back (at stop)."},
     {"scope", (PyCFunction)mc_scope, METH_NOARGS,
      "The token autograd nodes store: (class name, path) of the innermost module, or None."},
-    {"backward_call", (PyCFunction)mc_backward_call, METH_O,
-     "backward_call(run): run a whole backward pass as one `backward` event with per-module "
-     "children (hook protocol)."},
+    {"backward_call", (PyCFunction)(void (*)(void))mc_backward_call, METH_FASTCALL,
+     "backward_call(run, *args): run(*args), a whole backward pass, as one `backward` event "
+     "with per-module children (hook protocol)."},
     {"backward_groups", (PyCFunction)mc_backward_groups, METH_NOARGS,
      "switch(token) of the backward pass running on this thread, or None (hook protocol)."},
     {"region", (PyCFunction)(void (*)(void))mc_region, METH_FASTCALL | METH_KEYWORDS,
@@ -1732,6 +1837,7 @@ PyInit__crecorder(void)
     INTERN(str_region_key, "_region_key");
     INTERN(str_region_too_deep, "_region_too_deep");
     INTERN(str_bw_key, "_bw_key");
+    INTERN(str_switch, "switch");
     INTERN(str_kind, "kind");
     INTERN(str_name, "name");
     INTERN(str_user, "user");

@@ -16,8 +16,9 @@ The protocol (implemented by :class:`everyo.profiler.Profiler`)::
         # op dispatch when record_ops: returns fn(*args, **kwargs)
     p.scope()
         # opaque token stored on autograd nodes made while profiling (their module path)
-    p.backward_call(run)
-        # Tensor.backward: returns run()
+    p.backward_call(run, *args)
+        # Tensor.backward: returns run(*args) (the arguments passed on, not bound in a closure:
+        # no function object is made per pass)
     p.backward_node(scope, name, fn)
         # one autograd node's backward: returns fn()
     p.backward_groups()

@@ -167,8 +167,9 @@ class RegionHooks:
         )
         return out
 
-    def backward_call(self, run):
-        """Run a whole backward pass as one ``backward`` event with per-module children."""
+    def backward_call(self, run, *args):
+        """Run a whole backward pass, ``run(*args)``, as one ``backward`` event with per-module
+        children."""
         t = self._state()
         key = self._region_keys.get(("backward", "backward"))
         if key is None:
@@ -182,7 +183,7 @@ class RegionHooks:
         saved = t.backward
         t.backward = bw
         try:
-            return run()
+            return run(*args)
         finally:
             end = self._clock()
             bw.close(end)

@@ -36,8 +36,8 @@ class FakeProfiler:
     def scope(self):
         return None
 
-    def backward_call(self, run):
-        return run()
+    def backward_call(self, run, *args):
+        return run(*args)
 
     def backward_node(self, scope, name, fn):
         return fn()

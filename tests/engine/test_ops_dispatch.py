@@ -25,9 +25,9 @@ class FakeProfiler:
     def scope(self):
         return "model.layer"
 
-    def backward_call(self, run):
+    def backward_call(self, run, *args):
         self.backwards += 1
-        return run()
+        return run(*args)
 
     def backward_node(self, scope, name, fn):
         self.nodes.append((scope, name))

@@ -393,3 +393,92 @@ def test_threads_started_one_after_another_keep_their_own_records(impl, monkeypa
             th.join()
     names = {name for _, name in p.run.store.threads}
     assert {f"worker-{i}" for i in range(5)} <= names
+
+
+# -- the per-step caches of the compiled path (keymap look-ups, the last region's key) --------
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_module_shared_by_two_models_gets_each_models_path(impl, monkeypatch):
+    """The compiled path caches module -> keymap entry for one keymap: alternating between two
+    outermost modules that share a child must give the child the path under each of them."""
+    _use(impl, monkeypatch)
+    shared = eo.Linear(2, 2, seed=0)
+    a = eo.Sequential(shared)
+    b = _Head(shared)  # the shared layer is the first child either model calls
+    with Profiler(registry=RunRegistry()) as p:
+        for _ in range(3):
+            a(eo.ones(1, 2))
+            b(eo.ones(1, 2))
+    linear = [e.path for e in p.events if e.name == "Linear"]
+    assert linear == ["0", "head"] * 3
+
+
+class _Head(eo.Module):
+    def __init__(self, head):
+        super().__init__()
+        self.head = head
+
+    def forward(self, x):
+        return self.head(x)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_module_added_after_the_first_call_gets_its_own_path(impl, monkeypatch):
+    _use(impl, monkeypatch)
+    model = eo.Sequential(eo.Linear(2, 2, seed=0))
+    with Profiler(registry=RunRegistry()) as p:
+        model(eo.ones(1, 2))  # the keymap (and the compiled path's cache) made for one layer
+        model.append(eo.ReLU())
+        model(eo.ones(1, 2))
+        model(eo.ones(1, 2))
+    got = [(e.name, e.path) for e in p.events if e.depth == 1]
+    assert got == [("Linear", "0"), ("Linear", "0"), ("ReLU", "1"), ("Linear", "0"), ("ReLU", "1")]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_alternating_regions_keep_their_own_keys(impl, monkeypatch):
+    """The compiled path reuses the last region's key when the same (kind, name) objects come
+    again; other names, equal strings built afresh and other kinds must still find theirs."""
+    _use(impl, monkeypatch)
+    with Profiler(clock=FakeClock(tick=5), registry=RunRegistry()) as p:
+        rec = p._recorder
+        for fresh in (False, True):
+            for name, kind in [("ab", "user"), ("ab", "user"), ("ab", "data"), ("cd", "data")]:
+                if fresh:
+                    name = ("x" + name)[1:]  # an equal string, another object
+                    assert name == "ab" or name == "cd"
+                with rec.region(name, kind):
+                    pass
+    got = [(e.kind, e.name) for e in p.events]
+    assert got == [("user", "ab"), ("user", "ab"), ("data", "ab"), ("data", "cd")] * 2
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_optimizer_regions_are_named_by_each_class(impl, monkeypatch):
+    _use(impl, monkeypatch)
+    model = eo.Sequential(eo.Linear(2, 2, seed=0))
+    sgd = eo.optim.SGD(model.parameters(), lr=0.1)
+    adam = eo.optim.Adam(model.parameters(), lr=0.1)
+
+    class Tuned(eo.optim.SGD):
+        pass
+
+    tuned = Tuned(model.parameters(), lr=0.1)
+    with Profiler(registry=RunRegistry()) as p:
+        for opt in (sgd, adam, tuned, sgd):
+            model(eo.ones(1, 2)).sum().backward()
+            opt.step()
+    names = [e.name for e in p.events if e.kind == "optimizer"]
+    assert names == ["SGD.step", "Adam.step", "Tuned.step", "SGD.step"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_backward_call_passes_its_arguments_on(impl, monkeypatch):
+    """Hook protocol: backward_call(run, *args) returns run(*args), timed as one pass."""
+    _use(impl, monkeypatch)
+    with Profiler(clock=FakeClock(tick=5), registry=RunRegistry()) as p:
+        rec = p._recorder
+        assert rec.backward_call(lambda a, b: (a, b), 1, "two") == (1, "two")
+        assert rec.backward_call(lambda: "none") == "none"
+        with pytest.raises(TypeError):
+            rec.backward_call()
+    assert [e.name for e in p.events] == ["backward", "backward"]
