@@ -8,10 +8,11 @@ One JupyterLab page, one kernel, cells run one by one:
   second while it runs (``data-redraws`` sampled every 50 ms), the longest main-thread task
   (``longtask`` entries) during the cell, and the websocket bytes of the cell (until quiet);
 - the observer effect: a fixed-time 3-s loop counting steps without the magic and under
-  ``%%everyo_profile`` with the dashboard rendering, six adjacent pairs alternating which
-  runs first (their median and each), the same per main-thread CPU second (what the kernel
-  pays per step, whatever else loads the machine), and ``--no-live`` pairs (the profiler's own
-  cost without live redraws);
+  ``%%everyo_profile`` with the dashboard rendering, ten adjacent pairs (``--pairs``)
+  alternating which runs first (their median and each, and the pooled ratio: all steps with
+  over all without, which a steady drift of the machine's speed moves least), the same per
+  main-thread CPU second (what the kernel pays per step, whatever else loads the machine), and
+  ``--no-live`` pairs (the profiler's own cost without live redraws);
 - 1,000,000 ``record_function`` events under ``--no-live``: bytes of the final view;
 - plotly.js transfers over the whole page load (websocket frames over 4 MB);
 
@@ -59,39 +60,48 @@ for _ in range(1_000_000):
         pass
 """
 OBSERVER_S = 3.0
-# the observer-effect cells, in this order: no magic ("plain"), the magic with the live
-# dashboard ("magic"), the magic with --no-live ("nolive": the profiler's own cost, no live
-# redraws). Each magic cell has a plain neighbour; pairs alternate which runs first.
-OBSERVER = {
-    "plain1": None,
-    "magic1": "--label observer1",
-    "nolive1": "--label nolive1 --no-live",
-    "nolive2": "--label nolive2 --no-live",
-    "magic2": "--label observer2",
-    "plain2": None,
-    "plain3": None,
-    "magic3": "--label observer3",
-    "magic4": "--label observer4",
-    "plain4": None,
-    "plain5": None,
-    "magic5": "--label observer5",
-    "magic6": "--label observer6",
-    "plain6": None,
-}
-PAIRS = [(f"magic{i}", f"plain{i}") for i in range(1, 7)]
-NOLIVE = [("nolive1", "plain1"), ("nolive2", "plain2")]
-ORDER = list(OBSERVER)
-MILLION_CELL = 3 + len(ORDER)
+# On this shared VM one pair of 3-s cells alone swung from 0.67 to 1.25 within a run (the
+# machine's speed drifting by 30 % from minute to minute): ten pairs by default (--pairs), and
+# the pooled ratio beside their median.
+PAIRS_DEFAULT = 10
 
 
-def cells() -> list[str]:
+def observer_plan(pairs: int = PAIRS_DEFAULT) -> tuple[dict, list, list]:
+    """The observer-effect cells in running order, name -> magic options: no magic ("plain"),
+    the magic with the live dashboard ("magic"), the magic with --no-live ("nolive": the
+    profiler's own cost, no live redraws). Each magic cell has a plain neighbour; pairs
+    alternate which runs first (plain magic, magic plain, ...), so a steady drift of the
+    machine's speed favours neither. Returns (cells, magic pairs, no-live pairs)."""
+    if pairs < 2 or pairs % 2:
+        raise ValueError(f"--pairs must be an even number of at least 2, got {pairs}")
+    order = {
+        "plain1": None,
+        "magic1": "--label observer1",
+        "nolive1": "--label nolive1 --no-live",
+        "nolive2": "--label nolive2 --no-live",
+        "magic2": "--label observer2",
+        "plain2": None,
+    }
+    for i in range(3, pairs + 1, 2):
+        order[f"plain{i}"] = None
+        order[f"magic{i}"] = f"--label observer{i}"
+        order[f"magic{i + 1}"] = f"--label observer{i + 1}"
+        order[f"plain{i + 1}"] = None
+    magic = [(f"magic{i}", f"plain{i}") for i in range(1, pairs + 1)]
+    return order, magic, [("nolive1", "plain1"), ("nolive2", "plain2")]
+
+
+def cells(observer: dict) -> list[str]:
     loop = dict(sleep=None)  # compute-bound: the kernel and the browser share 2 cores
     return [
         LOAD_EXT,  # 0
         harness.warmup_cell(),  # 1
         harness.training_cell(4.0, magic="--label live"),  # 2
-        *[harness.training_cell(OBSERVER_S, magic=OBSERVER[k], report=k, **loop) for k in ORDER],
-        MILLION,  # MILLION_CELL
+        *[
+            harness.training_cell(OBSERVER_S, magic=options, report=name, **loop)
+            for name, options in observer.items()
+        ],
+        MILLION,  # the last cell
     ]
 
 
@@ -146,9 +156,12 @@ def run_cell_bytes(session, index: int, timeout_ms: int = 180000):
     return watch, session.bytes.between(mark)
 
 
-def measure_browser(folder: Path) -> dict:
-    harness.write_notebook(folder / "bench.ipynb", cells())
-    m: dict = {}
+def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT) -> dict:
+    observer, magic_pairs, nolive_pairs = observer_plan(pairs)
+    order = list(observer)
+    million_cell = 3 + len(order)
+    harness.write_notebook(folder / "bench.ipynb", cells(observer))
+    m: dict = {"order": order}
     with harness.BrowserSession(folder, app="lab") as s:
         session_start = s.bytes.mark()
         s.open("bench.ipynb")
@@ -185,7 +198,7 @@ def measure_browser(folder: Path) -> dict:
         m["longtasks_over_200ms"] = sum(1 for d in tasks if d > 200)
 
         steps, cpu, used = {}, {}, {}
-        for index in range(3, 3 + len(ORDER)):
+        for index in range(3, 3 + len(order)):
             s.bytes.wait_quiet(s.page)  # the previous cell's final view is drawn
             s.page.wait_for_timeout(1000)
             before = cpu_seconds()
@@ -198,26 +211,29 @@ def measure_browser(folder: Path) -> dict:
             used[key] = {g: after[g] - before[g] for g in GROUPS}
         m["steps"], m["cpu"], m["used"] = steps, cpu, used
         for kind in ("plain", "magic", "nolive"):
-            cells_of = [k for k in ORDER if k.startswith(kind)]
+            cells_of = [k for k in order if k.startswith(kind)]
             m[f"used_{kind}"] = {g: statistics.median(used[k][g] for k in cells_of) for g in GROUPS}
 
         def ratios(pairs, per_cpu=False):
             rate = (lambda k: steps[k] / cpu[k]) if per_cpu else (lambda k: steps[k])
             return [rate(a) / rate(b) for a, b in pairs]
 
-        m["observer_wall"] = ratios(PAIRS)
-        m["observer_cpu"] = ratios(PAIRS, per_cpu=True)
-        m["nolive_wall"] = ratios(NOLIVE)
-        m["nolive_cpu"] = ratios(NOLIVE, per_cpu=True)
+        m["observer_wall"] = ratios(magic_pairs)
+        m["observer_pooled"] = sum(steps[a] for a, _ in magic_pairs) / sum(
+            steps[b] for _, b in magic_pairs
+        )
+        m["observer_cpu"] = ratios(magic_pairs, per_cpu=True)
+        m["nolive_wall"] = ratios(nolive_pairs)
+        m["nolive_cpu"] = ratios(nolive_pairs, per_cpu=True)
 
         s.bytes.wait_quiet(s.page)
-        watch, m["million_bytes"] = run_cell_bytes(s, MILLION_CELL, timeout_ms=300000)
-        m["million_board"] = s.board(MILLION_CELL)
-        header = output_text(s, MILLION_CELL)
+        watch, m["million_bytes"] = run_cell_bytes(s, million_cell, timeout_ms=300000)
+        m["million_board"] = s.board(million_cell)
+        header = output_text(s, million_cell)
         m["million_events"] = number(r"([\d,]+) events", header.replace(",", ""))
         m["plotly_transfers"] = len(s.bytes.big_frames(session_start))
         m["page_bytes"] = s.bytes.total()
-        s.screenshot(s.cell(MILLION_CELL).locator(".everyo-dashboard").first, "bench-million")
+        s.screenshot(s.cell(million_cell).locator(".everyo-dashboard").first, "bench-million")
     return m
 
 
@@ -277,6 +293,11 @@ def table(m: dict) -> list[str]:
             "≥ 0.9",
         ),
         (
+            "the same, pooled: all steps with / all steps without",
+            f"{m['observer_pooled']:.3f}",
+            "–",
+        ),
+        (
             "the same per CPU second of the training thread (what recording costs it)",
             ratio_list(m["observer_cpu"]),
             "–",
@@ -326,7 +347,7 @@ def write_results(m: dict, path: Path) -> None:
     )
     notes = (
         f"Observer effect: {OBSERVER_S:.0f}-s compute-bound loops, steps "
-        + ", ".join(f"{k} {steps[k]} ({m['cpu'][k]:.2f} s CPU)" for k in ORDER)
+        + ", ".join(f"{k} {steps[k]} ({m['cpu'][k]:.2f} s CPU)" for k in m["order"])
         + f" in that order. The live cell showed `[*]` for {m['running_s']:.1f} s; long "
         f"tasks (s from its start, ms) {m['longtasks']}. The {m['million_events']:,.0f}-event "
         f"run's final view drew {board.get('bars', 'n/a')} bars from "
@@ -349,7 +370,14 @@ def main() -> int:
     parser.add_argument(
         "--results", type=Path, default=HERE / "RESULTS.md", help="the file --write updates"
     )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=PAIRS_DEFAULT,
+        help=f"observer-effect pairs, an even number (default {PAIRS_DEFAULT}; 3-s cells each)",
+    )
     args = parser.parse_args()
+    observer_plan(args.pairs)  # a bad --pairs fails before the browser starts
     reason = harness.missing()
     if reason:
         print(f"cannot run: {reason}", file=sys.stderr)
@@ -358,7 +386,7 @@ def main() -> int:
     started = time.monotonic()
     before = load()
     with tempfile.TemporaryDirectory(prefix="everyo-bench-") as tmp:
-        m = measure_browser(Path(tmp))
+        m = measure_browser(Path(tmp), args.pairs)
     with tempfile.TemporaryDirectory(prefix="everyo-bench-") as tmp:
         m.update(measure_state(Path(tmp)))
     m["load_before"], m["load_after"] = before, load()

@@ -1,6 +1,7 @@
 """Observer effect of the profiler on a fixed-time training loop, without Jupyter.
 
     python benchmarks/training_observer.py [--seconds 0.3] [--rounds 15] [--quick]
+    python benchmarks/training_observer.py --alternate [--blocks 300] [--block-steps 100]
 
 The loop is the one the browser benchmark (``dashboard_browser.py``) runs in a notebook cell
 under ``%%everyo_profile``: a 32-64-8 MLP, SGD, batch 64, about 11 events per step. Each round
@@ -11,6 +12,11 @@ per-round ratios profiled / unprofiled (TARGETS.md: >= 0.9; "end-to-end slowdown
 
 On a shared 2-core VM wall-clock rates swing by 2x between seconds: compare the ratios, which
 pair runs made within a second of each other, and prefer the CPU-time column.
+
+``--alternate`` measures the recording itself, with the drift cancelled: one profiler runs
+throughout while the loop alternates blocks of ``--block-steps`` steps with recording on and
+off (``hooks.active`` switched between blocks, so no start, stop or first-call set-up is
+timed); it prints the median over ``--blocks`` pairs of the steps-per-second ratio.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import statistics
 import time
 
 import everyo as eo
-from everyo.profiler import RunRegistry, profile
+from everyo.profiler import RunRegistry, hooks, profile
 
 MODES = ("off", "shapes", "no shapes")
 
@@ -83,12 +89,53 @@ def observer_effect(seconds: float = 0.3, rounds: int = 15) -> dict:
     return out
 
 
+def alternating(blocks: int = 300, block_steps: int = 100, record_shapes: bool = True) -> dict:
+    """Median ratio (steps per second recording / not recording) over adjacent blocks."""
+    step = build()
+    fixed_time(step, 0.3)  # warm up
+    clock = time.perf_counter_ns
+    ratios = []
+    with profile(record_shapes=record_shapes, registry=RunRegistry()) as p:
+        recorder = hooks.active
+        for _ in range(5 * block_steps):  # the first calls set the recorder's caches up
+            step()
+        try:
+            for _ in range(blocks):
+                hooks.set_active(None)
+                t0 = clock()
+                for _ in range(block_steps):
+                    step()
+                t1 = clock()
+                hooks.set_active(recorder)
+                for _ in range(block_steps):
+                    step()
+                ratios.append((t1 - t0) / (clock() - t1))
+        finally:
+            hooks.set_active(recorder)  # the profiler stops the way it started
+    recorded = blocks * block_steps + 5 * block_steps
+    return {
+        "ratio": statistics.median(ratios),
+        "events_per_step": p.run.num_events / recorded,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=0.3, help="length of one run")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--quick", action="store_true", help="0.2-s runs, 3 rounds (smoke run)")
+    ap.add_argument("--alternate", action="store_true", help="blocks with and without recording")
+    ap.add_argument("--blocks", type=int, default=300)
+    ap.add_argument("--block-steps", type=int, default=100)
     args = ap.parse_args()
+    if args.alternate:
+        print(f"one profiler, {args.blocks} pairs of {args.block_steps}-step blocks")
+        print("| record_shapes | steps/s recording ÷ not recording (median of pairs) | events |")
+        print("| --- | ---: | ---: |")
+        for shapes in (True, False):
+            r = alternating(args.blocks, args.block_steps, shapes)
+            print(f"| {shapes} | {r['ratio']:.3f} | {r['events_per_step']:.1f} |")
+        return
     seconds, rounds = (0.2, 3) if args.quick else (args.seconds, args.rounds)
     res = observer_effect(seconds, rounds)
     print(f"fixed-time training loop, {rounds} rounds of {seconds:g} s per mode")
