@@ -843,9 +843,9 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
         }
         entry = PyDict_GetItemWithError(t->keymap, mid);
         Py_DECREF(mid);
+        Py_XINCREF(entry); /* ours before km_put drops the entries it held */
         if (entry != NULL)
             km_put(t, module, entry);
-        Py_XINCREF(entry);
     }
     if (entry == NULL) {
         if (PyErr_Occurred()) {
