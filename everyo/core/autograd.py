@@ -196,11 +196,11 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
     if node is None:  # a leaf: its own gradient
         _accumulate(root, grad, given)
         return None
-    # a profiler that groups nodes itself (Recorder.backward_groups) is told only where the
-    # module changes; one without that method gets every node through backward_node
+    # a profiler that groups nodes itself (Recorder.backward_groups) gets each node through its
+    # pass's enter(node), which opens a group only where the module changes; one without that
+    # method gets every node through backward_node
     groups = None if prof is None else getattr(prof, "backward_groups", None)
-    switch = None if groups is None else groups()
-    current = None
+    enter = None if groups is None else groups()
     grads = {root: grad}  # keyed by the tensor itself (Tensor hashes by identity)
     heap = [(-node.seq, root)]  # seqs are unique: tuples never compare the tensors
     leaves = []
@@ -221,13 +221,8 @@ def run_backward(root, grad, retain_graph: bool, prof) -> None:
             )
         if prof is None:
             in_grads = fn(g)
-        elif switch is not None:
-            token = node.scope
-            if token is None:
-                token = node.name
-            if token is not current:
-                switch(token)
-                current = token
+        elif enter is not None:
+            enter(node)
             in_grads = fn(g)
         else:
             in_grads = prof.backward_node(node.scope, node.name, functools.partial(fn, g))

@@ -1106,7 +1106,7 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
 /* ------------------------------------------------------------------------------------------ */
 
 static PyObject *str_emit_region, *str_flush, *str_region_key, *str_region_too_deep,
-    *str_bw_key, *str_switch, *str_kind, *str_name, *str_user, *close_out_of_order;
+    *str_bw_key, *str_enter, *str_scope, *str_kind, *str_name, *str_user, *close_out_of_order;
 
 static Py_ssize_t
 buffered_len(ThreadState *t)
@@ -1508,6 +1508,23 @@ bw_switch(Backward *self, PyObject *token)
     Py_RETURN_NONE;
 }
 
+/* enter(node): autograd `node` runs next; open its group (node.scope, else node.name) unless
+   that group is the open one (regions._Backward.enter) */
+static PyObject *
+bw_enter(Backward *self, PyObject *node)
+{
+    PyObject *token = PyObject_GetAttr(node, str_scope);
+    if (token == Py_None) {
+        Py_DECREF(token);
+        token = PyObject_GetAttr(node, str_name);
+    }
+    if (token == NULL)
+        return NULL;
+    PyObject *r = token == self->token ? Py_NewRef(Py_None) : bw_switch(self, token);
+    Py_DECREF(token);
+    return r;
+}
+
 static PyObject *
 bw_close(Backward *self, PyObject *now_obj)
 {
@@ -1523,6 +1540,8 @@ bw_close(Backward *self, PyObject *now_obj)
 static PyMethodDef bw_methods[] = {
     {"switch", (PyCFunction)bw_switch, METH_O,
      "Close the open group (if any) and open one for token (a scope or an op name)."},
+    {"enter", (PyCFunction)bw_enter, METH_O,
+     "Autograd node runs next: open its group (node.scope, else node.name) unless it is open."},
     {"close", (PyCFunction)bw_close, METH_O, "Close the open group at `now`."},
     {NULL}};
 
@@ -1625,7 +1644,7 @@ mc_backward_groups(ModuleCall *self, PyObject *unused)
     ThreadState *t = self->tss ? (ThreadState *)PyThread_tss_get(self->tss) : NULL;
     if (t == NULL || t->backward == NULL || t->backward == Py_None)
         Py_RETURN_NONE;
-    return PyObject_GetAttr(t->backward, str_switch);
+    return PyObject_GetAttr(t->backward, str_enter);
 }
 
 static PyObject *
@@ -1650,7 +1669,7 @@ static PyMethodDef mc_methods[] = {
      "backward_call(run, *args): run(*args), a whole backward pass, as one `backward` event "
      "with per-module children (hook protocol)."},
     {"backward_groups", (PyCFunction)mc_backward_groups, METH_NOARGS,
-     "switch(token) of the backward pass running on this thread, or None (hook protocol)."},
+     "enter(node) of the backward pass running on this thread, or None (hook protocol)."},
     {"region", (PyCFunction)(void (*)(void))mc_region, METH_FASTCALL | METH_KEYWORDS,
      "region(name, kind='user', **metadata): a context manager recording one region (hook "
      "protocol)."},
@@ -1837,7 +1856,8 @@ PyInit__crecorder(void)
     INTERN(str_region_key, "_region_key");
     INTERN(str_region_too_deep, "_region_too_deep");
     INTERN(str_bw_key, "_bw_key");
-    INTERN(str_switch, "switch");
+    INTERN(str_enter, "enter");
+    INTERN(str_scope, "scope");
     INTERN(str_kind, "kind");
     INTERN(str_name, "name");
     INTERN(str_user, "user");

@@ -22,9 +22,10 @@ The protocol (implemented by :class:`everyo.profiler.Profiler`)::
     p.backward_node(scope, name, fn)
         # one autograd node's backward: returns fn()
     p.backward_groups()
-        # optional: switch(token) of the backward pass running on this thread, or None;
-        # run_backward then calls switch(node.scope or node.name) only where that token
-        # changes, and runs the nodes itself (no backward_node call per node)
+        # optional: enter(node) of the backward pass running on this thread, or None;
+        # run_backward then calls enter(node) before each node and runs the nodes itself (no
+        # backward_node call per node); a group opens where node.scope (or node.name outside
+        # any module) changes
 
 Engine code looks like::
 

@@ -106,6 +106,15 @@ class _Backward:
         self.packed = (key if key is not None else self.p._bw_key(token)) | self.shifted
         self.start = now
 
+    def enter(self, node) -> None:
+        """Autograd ``node`` runs next: open its group (its module scope, else its op name)
+        unless that group is the open one."""
+        token = node.scope
+        if token is None:
+            token = node.name
+        if token is not self.token:
+            self.switch(token)
+
     def close(self, now: int) -> None:
         if self.token is not None:
             if self.p._fast:
@@ -192,15 +201,16 @@ class RegionHooks:
             self._emit_region(t, start, end, key, depth, None)
 
     def backward_groups(self):
-        """``switch(token)`` of the backward pass running on this thread, or ``None``.
+        """``enter(node)`` of the backward pass running on this thread, or ``None``.
 
         Optional part of the hook protocol: ``run_backward`` calls it once per pass and then
-        ``switch`` only where consecutive nodes change module (``token``: the node's scope, or
-        its name outside any module), instead of ``backward_node`` around every node.
+        ``enter(node)`` before each autograd node, instead of ``backward_node`` around every
+        node; a new group opens only where consecutive nodes change module (the node's scope,
+        or its name outside any module).
         """
         t = self._peek_state()
         bw = None if t is None else t.backward
-        return None if bw is None else bw.switch
+        return None if bw is None else bw.enter
 
     def backward_node(self, scope, name, fn):
         """Run one autograd node; consecutive nodes of one module become one event."""

@@ -482,3 +482,33 @@ def test_backward_call_passes_its_arguments_on(impl, monkeypatch):
         with pytest.raises(TypeError):
             rec.backward_call()
     assert [e.name for e in p.events] == ["backward", "backward"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_backward_groups_open_where_the_nodes_module_changes(impl, monkeypatch):
+    """enter(node) of the running pass: a group per run of nodes with one token (the node's
+    scope, else its op name outside any module)."""
+    import types
+
+    _use(impl, monkeypatch)
+    a, b = ("Linear", "0"), ("ReLU", "1")
+    nodes = [(a, "matmul"), (a, "add"), (b, "relu"), (None, "sum"), (None, "sum"), (a, "add")]
+    clock = FakeClock(tick=10)
+    with Profiler(clock=clock, registry=RunRegistry()) as p:
+        rec = p._recorder
+
+        def run():
+            enter = rec.backward_groups()
+            for scope, name in nodes:
+                enter(types.SimpleNamespace(scope=scope, name=name))
+            return "done"
+
+        assert rec.backward_groups() is None  # no pass running
+        assert rec.backward_call(run) == "done"
+    got = [(e.name, e.path) for e in p.events if e.kind == "backward" and e.depth == 1]
+    assert got == [
+        ("Linear.backward", "0"),
+        ("ReLU.backward", "1"),
+        ("sum.backward", ""),
+        ("Linear.backward", "0"),
+    ]
