@@ -197,7 +197,7 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT) -> dict:
         m["longest_task_ms"] = max(tasks, default=0.0)
         m["longtasks_over_200ms"] = sum(1 for d in tasks if d > 200)
 
-        steps, cpu, used = {}, {}, {}
+        steps, cpu, used, sched = {}, {}, {}, {}
         for index in range(3, 3 + len(order)):
             s.bytes.wait_quiet(s.page)  # the previous cell's final view is drawn
             s.page.wait_for_timeout(1000)
@@ -206,13 +206,21 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT) -> dict:
             s.wait_prompt(index, timeout_ms=60000)
             after = cpu_seconds()
             text = output_text(s, index)
-            key, n, seconds = re.search(r"STEPS (\w+) (\d+) ([\d.]+)", text).groups()
+            key, n, seconds, delay, switches = re.search(
+                r"STEPS (\w+) (\d+) ([\d.]+) SCHED (\S+) (\S+)", text
+            ).groups()
             steps[key], cpu[key] = int(n), float(seconds)
+            if delay != "-":
+                sched[key] = (int(delay), int(switches))
             used[key] = {g: after[g] - before[g] for g in GROUPS}
-        m["steps"], m["cpu"], m["used"] = steps, cpu, used
+        m["steps"], m["cpu"], m["used"], m["sched"] = steps, cpu, used, sched
         for kind in ("plain", "magic", "nolive"):
             cells_of = [k for k in order if k.startswith(kind)]
             m[f"used_{kind}"] = {g: statistics.median(used[k][g] for k in cells_of) for g in GROUPS}
+            counted = [sched[k] for k in cells_of if k in sched]
+            m[f"sched_{kind}"] = (
+                tuple(statistics.median(c[i] for c in counted) for i in (0, 1)) if counted else None
+            )
 
         def ratios(pairs, per_cpu=False):
             rate = (lambda k: steps[k] / cpu[k]) if per_cpu else (lambda k: steps[k])
@@ -263,6 +271,15 @@ def cpu_use(m: dict) -> str:
     )
 
 
+def sched_use(m: dict) -> str:
+    """Median ms waiting for a core and voluntary switches of the loop thread, per kind."""
+    parts = []
+    for kind in ("plain", "magic", "nolive"):
+        c = m.get(f"sched_{kind}")
+        parts.append(f"{kind} " + ("n/a" if c is None else f"{c[0]:.0f} ms, {c[1]:.0f}"))
+    return "; ".join(parts)
+
+
 def fmt(value, spec: str, unit: str = "") -> str:
     return "n/a" if value is None else f"{value:{spec}}{unit}"
 
@@ -310,6 +327,12 @@ def table(m: dict) -> list[str]:
         (
             "CPU seconds per 3-s observer cell (median): kernel, Chromium, server, rest",
             cpu_use(m).replace("; ", "<br>"),
+            "–",
+        ),
+        (
+            "the loop thread per 3-s cell (median): ms waiting for a core, voluntary switches "
+            "(mostly GIL waits)",
+            sched_use(m),
             "–",
         ),
         ("`%load_ext everyo_lab` in a fresh kernel", f"{m['load_ext_s']:.2f} s", "≤ 1.5 s"),
@@ -393,6 +416,7 @@ def main() -> int:
     print("\n".join(table(m)))
     print(f"steps: {m['steps']}; main-thread CPU s: {m['cpu']}")
     print(f"CPU s per observer cell (median): {cpu_use(m)}")
+    print(f"loop thread per observer cell (median): {sched_use(m)}")
     print(f"live cell [*] for {m['running_s']:.1f} s")
     print(f"long tasks around the live cell (s from its start, ms): {m['longtasks']}")
     print(f"1M-event run: {m['million_events']:,.0f} events in its header")

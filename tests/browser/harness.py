@@ -702,13 +702,34 @@ def training_cell(
 ) -> str:
     """A fixed-time training loop counting its steps (``steps``); ``magic``: the
     ``%%everyo_profile`` options, or ``None`` for no magic; ``report``: print
-    ``STEPS <report> <steps> <main-thread CPU seconds>`` at the end."""
+    ``STEPS <report> <steps> <main-thread CPU seconds> SCHED <ms waiting for a core>
+    <voluntary switches>`` at the end (the last two from the loop thread's scheduler counters,
+    ``-`` where Linux's ``/proc/thread-self`` is not there; a voluntary switch is mostly a wait
+    for the GIL)."""
     lines = [] if magic is None else [f"%%everyo_profile {magic}".rstrip()]
+    if report:
+        lines += [SCHED_COUNTERS.rstrip("\n"), "s0 = _sched()"]
     lines += ["t0, c0 = time.perf_counter(), time.thread_time()", "steps = 0"]
     lines += [f"while time.perf_counter() - t0 < {seconds}:"]
     text = "\n".join(lines) + "\n" + STEP + "    steps += 1\n"
     if sleep:
         text += f"    time.sleep({sleep})\n"
     if report:
-        text += f'print("STEPS {report}", steps, f"{{time.thread_time() - c0:.4f}}")\n'
+        text += (
+            f'print("STEPS {report}", steps, f"{{time.thread_time() - c0:.4f}}", "SCHED", '
+            '*(["-", "-"] if s0 is None else [(b - a) // d for a, b, d in zip(s0, _sched(), '
+            "(10**6, 1))]))\n"
+        )
     return text
+
+
+SCHED_COUNTERS = """def _sched():
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            delay = int(f.read().split()[1])
+        with open("/proc/thread-self/status") as f:
+            vol = [int(x.split()[1]) for x in f if x.startswith("voluntary_ctxt_switches")][0]
+        return delay, vol
+    except (OSError, IndexError, ValueError):
+        return None
+"""
