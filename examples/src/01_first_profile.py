@@ -143,8 +143,10 @@ column = "self_ms"  # self times do not overlap; inclusive totals count nested t
 
 # %% [check]
 explained_ms = sum(row[column] for row in table)
+# overlapping intervals sum to well over the wall time; the moments between calls (the loop
+# itself, and on a busy machine a few milliseconds of a 5-ms small-size run) to a little under
 lab.check(
-    abs(explained_ms - wall_ms) <= 0.2 * wall_ms,
+    0.6 * wall_ms <= explained_ms <= 1.1 * wall_ms,
     f"the {column!r} column sums to {explained_ms:.1f} ms but the wall time is "
     f"{wall_ms:.1f} ms: nested intervals overlap, so look for the column that counts each "
     "moment once",
