@@ -28,12 +28,11 @@ __all__ = ["Optimizer"]
 _STEP_REGIONS: dict[type, str] = {}  # class -> "<ClassName>.step", one string per class
 
 
-def _step_region(cls: type) -> str:
-    """The region name of ``cls.step`` (made once per class: a string built per step was new
-    each time, and the recorder hashed it afresh to find the region's key)."""
-    name = _STEP_REGIONS.get(cls)
-    if name is None:
-        name = _STEP_REGIONS[cls] = f"{cls.__name__}.step"
+def _new_step_region(cls: type) -> str:
+    """The region name of ``cls.step``, made once per class (``step`` reads it from
+    ``_STEP_REGIONS``: a string built per step was new each time, and the recorder hashed it
+    afresh to find the region's key)."""
+    name = _STEP_REGIONS[cls] = f"{cls.__name__}.step"
     return name
 
 
@@ -110,7 +109,7 @@ class Optimizer:
         if p is None:
             self._step()
         else:
-            name = _STEP_REGIONS.get(type(self)) or _step_region(type(self))
+            name = _STEP_REGIONS.get(type(self)) or _new_step_region(type(self))
             with p.region(name, "optimizer"):
                 self._step()
         return loss
