@@ -5,6 +5,14 @@ new was recorded (the dashboard then reads just the new rows, ``run.events_since
 one refresh at a time, and paces itself so that the refreshes take at most ``budget`` of the
 wall time (the profiled code shares the interpreter with this thread): a refresh that took
 ``c`` seconds is followed by at least ``c / budget`` seconds of rest.
+
+Resting longer does not make the new events cheaper, though: the part of a refresh that reads
+and folds in the new events (the target's ``refresh`` may return its CPU seconds) grows with the
+rest before it, and the run pays it whatever the pace. So the rest is capped at ``1 / MIN_HZ``
+unless the refresh's other work (the report, the messages) alone needs more. Without the cap, a
+loop recording about 150,000 events a second got one live refresh in its first 3-s cell: the
+first refresh caught up on 0.8 s of events (44 ms) and rested 2.15 s; later ones rested 0.3 to
+0.8 s. With it they rest at most 0.5 s (in a kernel, 2026-12-01).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ DEFAULT_HZ = 4.0
 # under --no-live (benchmarks/observer_variants.py, two runs; benchmarks/RESULTS.md).
 FIRST_PAINT_S = 0.8
 DEFAULT_BUDGET = 0.02
+MIN_HZ = 2.0  # while events keep arriving, unless the refreshes' fixed part needs longer rests
 
 
 class LiveRefresher:
@@ -28,7 +37,8 @@ class LiveRefresher:
     Parameters
     ----------
     target
-        Usually a :class:`~everyo_lab.widgets.dashboard.Dashboard`.
+        Usually a :class:`~everyo_lab.widgets.dashboard.Dashboard`; ``refresh(live=True)``
+        may return the CPU seconds it spent reading and folding in the new events.
     run
         The running ``Run`` (``events_since`` is polled to see whether anything is new).
     hz
@@ -77,7 +87,8 @@ class LiveRefresher:
             self._thread.join(timeout)
 
     def poll(self) -> float:
-        """One step: refresh when there is something new; return the seconds to wait next."""
+        """One step: refresh when there is something new; return the seconds to wait next
+        (see the module: the budget, capped where the refresh's cost is the new events')."""
         cursor = self._recorded()
         status = self.run.status
         if cursor == self.cursor and self.refreshes and status == "running":
@@ -86,14 +97,17 @@ class LiveRefresher:
         self.cursor = cursor
         t0 = self.clock()
         try:
-            self.target.refresh(live=True)
+            catch_up = self.target.refresh(live=True)
         except Exception as exc:  # keep the cell running; the final refresh will show it
             self.errors.append(exc)
             return max(self.period, 1.0)
         cost = self.clock() - t0
         self.busy_s += cost
         self.refreshes += 1
-        return max(self.period, cost / self.budget - cost)
+        fixed = cost - min(max(float(catch_up or 0.0), 0.0), cost)
+        rest = cost / self.budget - cost
+        cap = max(1.0 / MIN_HZ, fixed / self.budget - fixed)
+        return max(self.period, min(rest, cap))
 
     def _recorded(self) -> int:
         """Events recorded so far: ``num_events`` when the run has it (no rows are copied; the

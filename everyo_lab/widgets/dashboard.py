@@ -11,6 +11,7 @@ reuses it. ``dashboard()`` adds a run picker over every run in ``everyo.profiler
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import anywidget
@@ -154,13 +155,15 @@ class Dashboard(anywidget.AnyWidget):
             self.icicle = {}
         self.refresh()
 
-    def refresh(self, *, live: bool = False) -> None:
+    def refresh(self, *, live: bool = False) -> float | None:
         """Re-read the run: send the new events and a new report.
 
         ``live=True`` (the refresher, while the cell runs) reads only the events recorded since
         the last refresh and builds the report from running aggregates, so a refresh costs the
-        profiled code little whatever the number of events. The other refreshes build the exact
-        report from the whole run, and the icicle.
+        profiled code little whatever the number of events; it returns the CPU seconds spent
+        reading and folding in the new events (the part that grows with them, which the
+        refresher's pacing cannot save). The other refreshes build the exact report from the
+        whole run, and the icicle.
         """
         with self._lock:
             run, stream = self._run, self._stream
@@ -169,12 +172,15 @@ class Dashboard(anywidget.AnyWidget):
             if run is None:
                 self._report = None
                 self.report = {}
-                return
+                return None
+            t0 = time.thread_time()
             batch = stream.read()
             final = getattr(run, "status", "completed") != "running"
             if live and not final:
-                self._refresh_live(run, stream, batch)
-                return
+                state = self._feed(batch)
+                catch_up = time.thread_time() - t0
+                self._refresh_live(run, stream, batch, state)
+                return catch_up
             state = self._feed(batch) if not final else None
             self._send_all(stream.update(batch, state=state, final=final))
             self._report = self._build_report(run)
@@ -183,6 +189,7 @@ class Dashboard(anywidget.AnyWidget):
                 self._live = None
                 self.icicle = _views().icicle_figure(run, theme=self.theme)
                 self._refresh_comparison()
+            return None
 
     # -- comparison ----------------------------------------------------------------------------
     @property
@@ -233,8 +240,7 @@ class Dashboard(anywidget.AnyWidget):
         except KeyError:  # a run evicted by the memory budget meanwhile
             self.compare_id = current
 
-    def _refresh_live(self, run, stream, batch) -> None:
-        state = self._feed(batch)
+    def _refresh_live(self, run, stream, batch, state) -> None:
         self._send_all(stream.update(batch, state=state))
         self._report = self._live_report(run, state)
         self.report = self._report.to_dict()

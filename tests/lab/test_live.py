@@ -10,15 +10,17 @@ from everyo_lab.live import LiveRefresher
 
 
 class CostlyTarget:
-    """Counts refreshes; each one advances the fake clock by ``cost`` seconds."""
+    """Counts refreshes; each one advances the fake clock by ``cost`` seconds, ``catch_up`` of
+    them spent on the new events (what it returns, as a dashboard does; ``None``: not said)."""
 
-    def __init__(self, clock, cost):
-        self.clock, self.cost, self.calls = clock, cost, 0
+    def __init__(self, clock, cost, catch_up=None):
+        self.clock, self.cost, self.catch_up, self.calls = clock, cost, catch_up, 0
 
     def refresh(self, *, live=False):
         assert live
         self.calls += 1
         self.clock.now += self.cost
+        return self.catch_up
 
 
 @pytest.fixture
@@ -56,6 +58,31 @@ def test_expensive_refreshes_are_paced_to_the_budget(running):
     wait = live.poll()
     assert wait == pytest.approx(0.05 / 0.02 - 0.05)
     assert 0.05 / (0.05 + wait) == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize(
+    ("catch_up", "wait"),
+    [
+        (0.05, 0.5),  # all of it per new event: resting longer would not make it cheaper
+        (0.04, 0.5),  # the other 0.01 s alone would rest 0.49 s: the 2-Hz floor wins
+        (0.02, 0.03 / 0.02 - 0.03),  # the other 0.03 s alone needs 1.47 s: paced as before
+        (0.0, 0.05 / 0.02 - 0.05),
+        (0.09, 0.5),  # more than the refresh took (another clock): all of it
+        (-1.0, 0.05 / 0.02 - 0.05),  # nonsense counts as nothing
+    ],
+)
+def test_rest_is_capped_where_the_cost_is_the_new_events(running, catch_up, wait):
+    clock = FakeClock()
+    target = CostlyTarget(clock, cost=0.05, catch_up=catch_up)
+    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock)
+    assert live.poll() == pytest.approx(wait)
+
+
+def test_cheap_catch_up_keeps_the_requested_rate(running):
+    clock = FakeClock()
+    target = CostlyTarget(clock, cost=0.002, catch_up=0.0015)
+    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock)
+    assert live.poll() == pytest.approx(0.25)
 
 
 def test_rejects_slow_rates():

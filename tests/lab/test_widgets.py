@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -79,14 +80,18 @@ def test_live_refresh_sends_only_new_events_and_a_live_report():
         board = Recording(p.run)
         work(5)
         p.flush()
-        board.refresh(live=True)
+        t0 = time.thread_time()
+        catch_up = board.refresh(live=True)
+        took = time.thread_time() - t0
+        # the CPU seconds it spent on the new events, which the refresher's pacing counts apart
+        assert isinstance(catch_up, float) and 0.0 <= catch_up <= took
         assert board.report["live"] and board.report["status"] == "running"
         assert [m["n"] for m in board.messages("events")] == [10, 10]
         assert [r["calls"] for r in board.report["rows"] if r["name"] == "step"] == [10]
         assert not board.icicle  # the icicle waits for the end
     finally:
         p.stop()
-    board.refresh()
+    assert board.refresh() is None  # not live: nothing for a pacing to count
     assert board.report["status"] == "completed" and not board.report["live"]
     assert board.messages("events")[-1]["complete"]
 
