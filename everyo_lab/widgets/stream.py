@@ -5,6 +5,12 @@ browser holds every event, sent once as they are recorded (``events`` messages),
 of detail, zoom and pan itself. Beyond that the kernel sends level-of-detail bars instead
 (``bars`` messages, at most a few thousand while live and 20,000 at the end) and answers zoom
 windows the bars are too coarse for (:meth:`EventStream.detail`). See :mod:`.wire`.
+
+A live refresh that brings more than a quarter of ``raw_limit`` new events at once (a loop
+recording some 150,000 events a second brings 75,000 to the first one) sends bars from then on:
+such a run outgrows the limit within a few refreshes, and the browser would decode and store
+events it drops half a second later. If the finished run fits in ``raw_limit`` after all, the
+final refresh sends every event, so the browser ends up holding the same as for a slower run.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ class EventStream:
     def __init__(self, run, *, raw_limit: int = RAW_LIMIT):
         self.run = run
         self.raw_limit = raw_limit
+        self.live_raw_batch = raw_limit // 4  # more new events in one live refresh: bars
         self.cursor = 0  # rows of the run the stream has read
         self.sent = 0  # raw events the browser holds
         self.keys_sent = 0
@@ -100,6 +107,10 @@ class EventStream:
         ``state`` (a :class:`~everyo_lab.views.live_state.LiveState` fed every event) while
         live, of the whole snapshot when ``final``.
         """
+        if self.raw and state is not None and not final and len(batch) > self.live_raw_batch:
+            self.raw = False  # recording fast: see the module
+        if not self.raw and final and self.run.num_events <= self.raw_limit:
+            return [self._all_events(final=True)]  # it fits after all: every event, once more
         rows = _rows(batch, np.asarray(batch.row) >= self.sent) if self.raw else batch
         if self.raw and self.sent + len(rows) <= self.raw_limit:
             if len(rows) == 0 and self.steps_sent == len(self.step_ends_ns) and not final:
@@ -116,10 +127,15 @@ class EventStream:
         """Everything again, for a browser view that holds nothing (page reload, new view)."""
         self.steps_sent = 0
         if self.raw:
-            self.sent = self.keys_sent = self.names_sent = 0
             done = self.run.status != "running" and self.cursor >= self.run.num_events
-            return [self._events(self.run.snapshot(), reset=True, final=done)]
+            return [self._all_events(final=done)]
         return [self._snapshot_bars()]
+
+    def _all_events(self, *, final: bool) -> Encoded:
+        """Every event of the run from the start (the browser resets what it held)."""
+        self.raw = True
+        self.sent = self.keys_sent = self.names_sent = self.steps_sent = 0
+        return self._events(self.run.snapshot(), reset=True, final=final)
 
     def detail(self, x0_ms: float, x1_ms: float, width_px: int) -> Encoded:
         """Bars at full detail for a zoom window (the answer to a ``detail`` request)."""

@@ -204,3 +204,71 @@ def test_detail_of_a_window_without_events_is_an_empty_message(setup):
     end = p.run.wall_ns / 1e6
     got = decode(stream.detail(end + 1.0, end + 2.0, 100_000))
     assert len(got["count"]) == 0
+
+
+@pytest.fixture
+def recording():
+    """A profiler to start; stopped after the test even when an assertion failed first."""
+    started = []
+
+    def start(label):
+        started.append(Profiler(label=label, registry=RunRegistry()).start())
+        return started[-1]
+
+    yield start
+    for p in started:
+        if p.run.status == "running":
+            p.stop()
+
+
+def live_refresh(p, stream, state):
+    p.flush()
+    batch = stream.read()
+    state.feed(batch)
+    return stream.update(batch, state=state)
+
+
+def test_a_fast_run_goes_to_bars_at_once_and_ends_with_every_event(setup, recording):
+    """A live refresh bringing more than a quarter of raw_limit sends bars (the run would
+    outgrow the limit soon); a finished run that fits after all gets every event at the end."""
+    from everyo_lab.views.live_state import LiveState
+
+    p = recording("fast")
+    stream, state = EventStream(p.run, raw_limit=400), LiveState()
+    train(1, *setup)  # 11 events: fewer than 400 // 4
+    (slow,) = live_refresh(p, stream, state)
+    assert slow.header["type"] == "events" and slow.header["reset"]
+    train(3, *setup)  # 33 more: still raw
+    (more,) = live_refresh(p, stream, state)
+    assert more.header["type"] == "events" and not more.header["reset"]
+    train(12, *setup)  # 132 new events in one refresh: more than 100
+    (fast,) = live_refresh(p, stream, state)
+    assert fast.header["type"] == "bars" and fast.header["window"] is None
+    assert decode(fast)["count"].sum() == p.run.num_events  # the bars hold every event
+    train(2, *setup)
+    (live_bars,) = live_refresh(p, stream, state)
+    assert live_bars.header["type"] == "bars"  # bars from then on, though the batch is small
+    p.stop()
+    assert p.run.num_events <= 400
+    (final,) = stream.update(stream.read(), final=True)
+    assert final.header["type"] == "events"
+    assert final.header["reset"] and final.header["complete"] and final.header["key0"] == 0
+    got, batch = decode(final), p.run.snapshot()
+    np.testing.assert_array_equal(got["key"], batch.key)  # every event, from the first
+    np.testing.assert_allclose(got["start_ms"], batch.start_ns / 1e6, atol=1e-6)
+    assert len(got["steps"]) == 18  # the browser's steps were reset with its store: all again
+
+
+def test_a_fast_run_past_the_limit_ends_with_bars(setup, recording):
+    from everyo_lab.views.live_state import LiveState
+
+    p = recording("fast-big")
+    stream, state = EventStream(p.run, raw_limit=100), LiveState()
+    train(4, *setup)  # 44 events: more than 100 // 4
+    (fast,) = live_refresh(p, stream, state)
+    assert fast.header["type"] == "bars"
+    train(10, *setup)
+    p.stop()
+    (final,) = stream.update(stream.read(), final=True)
+    assert final.header["type"] == "bars"  # 154 events: past the limit, as for a slower run
+    assert decode(final)["count"].sum() == p.run.num_events
