@@ -3,16 +3,16 @@
 A daemon thread polls how many events the run has recorded. It refreshes only when something
 new was recorded (the dashboard then reads just the new rows, ``run.events_since(cursor)``),
 one refresh at a time, and paces itself so that the refreshes take at most ``budget`` of the
-wall time (the profiled code shares the interpreter with this thread): a refresh that took
-``c`` seconds is followed by at least ``c / budget`` seconds of rest.
+wall time (the profiled code shares the interpreter with this thread): after a refresh that
+cost ``c`` CPU seconds, the next one starts at least ``c / budget`` seconds after its start.
 
-Resting longer does not make the new events cheaper, though: the part of a refresh that reads
+A longer pause does not make the new events cheaper, though: the part of a refresh that reads
 and folds in the new events (the target's ``refresh`` may return its CPU seconds) grows with the
-rest before it, and the run pays it whatever the pace. So the rest is capped at ``1 / MIN_HZ``
-unless the refresh's other work (the report, the messages) alone needs more. Without the cap, a
-loop recording about 150,000 events a second got one live refresh in its first 3-s cell: the
-first refresh caught up on 0.8 s of events (44 ms) and rested 2.15 s; later ones rested 0.3 to
-0.8 s. With it they rest at most 0.5 s (in a kernel, 2026-12-01).
+pause before it, and the run pays it whatever the pace. So refreshes start at least ``MIN_HZ``
+times a second unless the refresh's other work (the report, the messages) alone needs a slower
+pace. Without this, a loop recording about 150,000 events a second got one live refresh in its
+first 3-s cell: the first refresh caught up on 0.8 s of events (44 ms) and rested 2.15 s; later
+ones rested 0.3 to 0.8 s (in a kernel, 2026-12-01).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ DEFAULT_HZ = 4.0
 # under --no-live (benchmarks/observer_variants.py, two runs; benchmarks/RESULTS.md).
 FIRST_PAINT_S = 0.8
 DEFAULT_BUDGET = 0.02
-MIN_HZ = 2.0  # while events keep arriving, unless the refreshes' fixed part needs longer rests
+MIN_HZ = 3.0  # starts a second while events keep arriving (the first paint comes after 0.8 s)
 
 
 class LiveRefresher:
@@ -45,8 +45,9 @@ class LiveRefresher:
         Refreshes per second while events keep arriving; at least 2.
     budget
         Largest share of wall time the refreshes may take.
-    clock, sleep
-        Injected for tests (a fake clock); ``sleep`` is ``threading.Event.wait``-like.
+    clock, wall
+        The clocks of a refresh's CPU cost (the budget's) and of its duration (the pace's);
+        injected for tests (a fake clock).
     """
 
     def __init__(
@@ -57,6 +58,7 @@ class LiveRefresher:
         hz: float = DEFAULT_HZ,
         budget: float = DEFAULT_BUDGET,
         clock=time.thread_time,
+        wall=time.monotonic,
     ):
         if not hz >= 2:
             raise ValueError(f"hz must be at least 2 refreshes per second, got {hz}")
@@ -67,6 +69,7 @@ class LiveRefresher:
         self.period = 1.0 / hz
         self.budget = budget
         self.clock = clock
+        self.wall = wall
         self.cursor = 0
         self.refreshes = 0
         self.skipped = 0
@@ -87,15 +90,19 @@ class LiveRefresher:
             self._thread.join(timeout)
 
     def poll(self) -> float:
-        """One step: refresh when there is something new; return the seconds to wait next
-        (see the module: the budget, capped where the refresh's cost is the new events')."""
+        """One step: refresh when there is something new; return the seconds to wait next.
+
+        The pace is from one refresh's start to the next: ``1 / hz`` at the fastest, slower
+        where the budget asks, but no slower than ``MIN_HZ`` where the cost is the new events'
+        (see the module). A refresh's duration counts: while the profiled code holds the GIL,
+        one that costs 10 ms of CPU can take a few hundred milliseconds of wall time."""
         cursor = self._recorded()
         status = self.run.status
         if cursor == self.cursor and self.refreshes and status == "running":
             self.skipped += 1
             return self.period
         self.cursor = cursor
-        t0 = self.clock()
+        t0, w0 = self.clock(), self.wall()
         try:
             catch_up = self.target.refresh(live=True)
         except Exception as exc:  # keep the cell running; the final refresh will show it
@@ -105,9 +112,10 @@ class LiveRefresher:
         self.busy_s += cost
         self.refreshes += 1
         fixed = cost - min(max(float(catch_up or 0.0), 0.0), cost)
-        rest = cost / self.budget - cost
-        cap = max(1.0 / MIN_HZ, fixed / self.budget - fixed)
-        return max(self.period, min(rest, cap))
+        within_budget = cost / self.budget  # start to start: `cost` of it refreshing
+        cap = max(1.0 / MIN_HZ, fixed / self.budget)
+        interval = max(self.period, min(within_budget, cap))
+        return max(0.1 * self.period, interval - (self.wall() - w0))
 
     def _recorded(self) -> int:
         """Events recorded so far: ``num_events`` when the run has it (no rows are copied; the

@@ -6,7 +6,7 @@ import pytest
 from fakes import FakeClock
 
 from everyo.profiler import Profiler, record_function
-from everyo_lab.live import LiveRefresher
+from everyo_lab.live import MIN_HZ, LiveRefresher
 
 
 class CostlyTarget:
@@ -40,8 +40,8 @@ def record(n):
 def test_refreshes_when_new_events_and_skips_when_idle(running):
     clock = FakeClock()
     target = CostlyTarget(clock, cost=0.001)
-    live = LiveRefresher(target, running.run, hz=4, clock=clock)
-    assert live.poll() == pytest.approx(0.25)  # first poll paints even with nothing new
+    live = LiveRefresher(target, running.run, hz=4, clock=clock, wall=clock)
+    assert live.poll() == pytest.approx(0.25 - 0.001)  # the first paints with nothing new
     assert target.calls == 1
     assert live.poll() == pytest.approx(0.25)
     assert (target.calls, live.skipped) == (1, 1)
@@ -54,7 +54,7 @@ def test_refreshes_when_new_events_and_skips_when_idle(running):
 def test_expensive_refreshes_are_paced_to_the_budget(running):
     clock = FakeClock()
     target = CostlyTarget(clock, cost=0.05)
-    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock)
+    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock, wall=clock)
     wait = live.poll()
     assert wait == pytest.approx(0.05 / 0.02 - 0.05)
     assert 0.05 / (0.05 + wait) == pytest.approx(0.02)
@@ -62,27 +62,47 @@ def test_expensive_refreshes_are_paced_to_the_budget(running):
 
 @pytest.mark.parametrize(
     ("catch_up", "wait"),
-    [
-        (0.05, 0.5),  # all of it per new event: resting longer would not make it cheaper
-        (0.04, 0.5),  # the other 0.01 s alone would rest 0.49 s: the 2-Hz floor wins
-        (0.02, 0.03 / 0.02 - 0.03),  # the other 0.03 s alone needs 1.47 s: paced as before
+    [  # waits after a refresh that took 0.05 s: start-to-start intervals less the 0.05 s
+        (0.05, 1 / MIN_HZ - 0.05),  # all of it per new event: a longer pause saves nothing
+        (0.04, 0.01 / 0.02 - 0.05),  # the other 0.01 s alone needs 0.5 s: slower than MIN_HZ
+        (0.02, 0.03 / 0.02 - 0.05),  # the other 0.03 s alone needs 1.5 s: paced as before
         (0.0, 0.05 / 0.02 - 0.05),
-        (0.09, 0.5),  # more than the refresh took (another clock): all of it
+        (0.09, 1 / MIN_HZ - 0.05),  # more than the refresh took (another clock): all of it
         (-1.0, 0.05 / 0.02 - 0.05),  # nonsense counts as nothing
     ],
 )
 def test_rest_is_capped_where_the_cost_is_the_new_events(running, catch_up, wait):
     clock = FakeClock()
     target = CostlyTarget(clock, cost=0.05, catch_up=catch_up)
-    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock)
+    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock, wall=clock)
     assert live.poll() == pytest.approx(wait)
 
 
 def test_cheap_catch_up_keeps_the_requested_rate(running):
     clock = FakeClock()
     target = CostlyTarget(clock, cost=0.002, catch_up=0.0015)
-    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock)
-    assert live.poll() == pytest.approx(0.25)
+    live = LiveRefresher(target, running.run, hz=4, budget=0.02, clock=clock, wall=clock)
+    assert live.poll() == pytest.approx(0.25 - 0.002)  # 4 starts a second
+
+
+def test_a_refresh_slowed_by_the_gil_counts_its_duration(running):
+    """A refresh of 10 ms CPU that took 0.2 s of wall time (the profiled code held the GIL):
+    the next starts 1 / MIN_HZ s after it started, not after it ended."""
+    cpu, wall = FakeClock(), FakeClock()
+
+    class Slow(CostlyTarget):
+        delay = 0.2
+
+        def refresh(self, *, live=False):
+            wall.now += self.delay
+            return super().refresh(live=live)
+
+    target = Slow(cpu, cost=0.01, catch_up=0.01)
+    live = LiveRefresher(target, running.run, clock=cpu, wall=wall)
+    assert live.poll() == pytest.approx(1 / MIN_HZ - 0.2)
+    record(3000)
+    target.delay = 10.0  # longer than any interval: the next one comes soon, not at once
+    assert live.poll() == pytest.approx(0.1 * 0.25)
 
 
 def test_rejects_slow_rates():
