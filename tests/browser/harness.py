@@ -74,6 +74,7 @@ window.__everyoBoard = (i) => {
   out.bars = Number(d.bars || 0);
   out.events = Number(d.events || 0);
   out.redraws = Number(d.redraws || 0);
+  out.header = (root.querySelector('.everyo-header') || {}).textContent || '';
   out.window = d.window || null;
   out.plotly = d.plotly || null;
   const gd = root.querySelector('.everyo-flame.js-plotly-plot');
