@@ -28,7 +28,7 @@ DEFAULT_HZ = 4.0
 # under --no-live (benchmarks/observer_variants.py, two runs; benchmarks/RESULTS.md).
 FIRST_PAINT_S = 0.8
 DEFAULT_BUDGET = 0.02
-MIN_HZ = 3.0  # starts a second while events keep arriving (the first paint comes after 0.8 s)
+MIN_HZ = 3.0  # refreshes started a second at least, while events keep arriving (after the first)
 
 
 class LiveRefresher:
