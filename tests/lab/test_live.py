@@ -86,7 +86,7 @@ def test_cheap_catch_up_keeps_the_requested_rate(running):
 
 
 def test_a_refresh_slowed_by_the_gil_counts_its_duration(running):
-    """A refresh of 10 ms CPU that took 0.2 s of wall time (the profiled code held the GIL):
+    """A refresh of 10 ms CPU that lasted 0.2 s (it shares the GIL with the profiled code):
     the next starts 1 / MIN_HZ s after it started, not after it ended."""
     cpu, wall = FakeClock(), FakeClock()
 
