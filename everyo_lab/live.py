@@ -12,7 +12,7 @@ pause before it, and the run pays it whatever the pace. So refreshes start at le
 times a second unless the refresh's other work (the report, the messages) alone needs a slower
 pace. Without this, a loop recording about 150,000 events a second got one live refresh in its
 first 3-s cell: the first refresh caught up on 0.8 s of events (44 ms) and rested 2.15 s; later
-ones rested 0.3 to 0.8 s (in a kernel, 2026-12-01).
+ones rested 0.3 to 0.8 s (in a kernel, at commit 36275df).
 """
 
 from __future__ import annotations
@@ -95,8 +95,9 @@ class LiveRefresher:
         The pace is from one refresh's start to the next: ``1 / hz`` at the fastest, slower
         where the budget asks, but no slower than ``MIN_HZ`` where the cost is the new events'
         (see the module). A refresh's own duration counts: it shares the GIL with the profiled
-        code, so it lasts longer than its CPU time (in a kernel, 7-13 ms for 4-9 ms of CPU; a
-        first refresh catching up on 0.8 s of events, 38-65 ms for 32 ms)."""
+        code, so it lasts longer than its CPU time (``benchmarks/kernel_observer.py``: 7-16 ms
+        for 5-11 ms of CPU; a first refresh catching up on 0.8 s of events, 21-35 ms for 15-29
+        ms)."""
         cursor = self._recorded()
         status = self.run.status
         if cursor == self.cursor and self.refreshes and status == "running":
