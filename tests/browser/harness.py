@@ -685,6 +685,31 @@ model = eo.Sequential(eo.Linear(32, 64, seed=0), eo.ReLU(), eo.Linear(64, 8, see
 optimizer = eo.optim.SGD(model.parameters(), lr=0.001)
 x = eo.ones(64, 32)
 """
+# The issue's other loop: a small CNN (conv-relu-pool x2 + linear, TARGETS.md's CPU CNN step) on
+# a 32x3x32x32 batch: about 11 ms a step here for 21 events, where the stress loop above (SETUP)
+# takes about 70 us for 11, so the recorder's share of a step is some 80x smaller and what is
+# left of the observer effect is the page's and the live refresher's.
+CNN_SETUP = """import time
+import numpy as np
+import everyo as eo
+
+model = eo.Sequential(
+    eo.Conv2d(3, 8, 3, padding=1, seed=0), eo.ReLU(), eo.MaxPool2d(2),
+    eo.Conv2d(8, 16, 3, padding=1, seed=1), eo.ReLU(), eo.MaxPool2d(2),
+    eo.Flatten(), eo.Linear(16 * 8 * 8, 10, seed=2),
+)
+optimizer = eo.optim.SGD(model.parameters(), lr=0.001)
+x = eo.tensor(np.random.default_rng(0).standard_normal((32, 3, 32, 32), dtype=np.float32))
+"""
+# The same CNN with OpenBLAS held to one thread (threadpoolctl, in the dev and bench extras): its
+# two threads take both cores here (and are slower: ~10.5 against ~8.5 ms a step), so anything
+# else running, the page included, stalls both at each GEMM's barrier.
+CNN_ONE_THREAD_SETUP = CNN_SETUP + """import threadpoolctl
+
+_blas_limit = threadpoolctl.threadpool_limits(1, user_api="blas")
+"""
+# the loops STEP runs (model, optimizer and x), by the names benchmarks/observer_variants.py takes
+WORKLOADS = {"mlp": SETUP, "cnn": CNN_SETUP, "cnn1": CNN_ONE_THREAD_SETUP}
 STEP = """    optimizer.zero_grad()
     loss = eo.sum(model(x) ** 2)
     loss.backward()
