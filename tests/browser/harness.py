@@ -702,8 +702,9 @@ optimizer = eo.optim.SGD(model.parameters(), lr=0.001)
 x = eo.tensor(np.random.default_rng(0).standard_normal((32, 3, 32, 32), dtype=np.float32))
 """
 # The same CNN with OpenBLAS held to one thread (threadpoolctl, in the dev and bench extras): its
-# two threads take both cores here (and are slower: ~10.5 against ~8.5 ms a step), so anything
-# else running, the page included, stalls both at each GEMM's barrier.
+# two threads take both cores here (and are slower: 1.2x the one-thread step time side by side,
+# benchmarks/blas_threads.py), so anything else running, the page included, stalls both at
+# each GEMM's barrier.
 CNN_ONE_THREAD_SETUP = CNN_SETUP + """import threadpoolctl
 
 _blas_limit = threadpoolctl.threadpool_limits(1, user_api="blas")
