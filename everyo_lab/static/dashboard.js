@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:c431d6f9ef8e367a | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:d469bf9f53f14a29 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:c431d6f9ef8e367a"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:d469bf9f53f14a29"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -1576,9 +1576,27 @@ function renderExportButton(doc, model, traits = { status: "export_status", busy
 return { downloadBytes, isDownloadMessage, renderExportButton };
 })();
 
+// ---- src/text.js
+const __everyo_src_text_js = (() => {
+
+function setText(el, text) {
+  const only = el.firstChild;
+  if (only && only.nodeType === 3 && !only.nextSibling) {
+    if (only.data === text) return false;
+    only.data = text;
+    return true;
+  }
+  if (!only && text === "") return false;
+  el.textContent = text;
+  return true;
+}
+return { setText };
+})();
+
 // ---- src/header.js
 const __everyo_src_header_js = (() => {
 const { formatMs, formatShare } = __everyo_src_format_js;
+const { setText } = __everyo_src_text_js;
 const { eventLabel } = __everyo_src_wire_js;
 
 function hotSpotText(spot) {
@@ -1610,9 +1628,20 @@ function renderHeader(doc, report) {
     return div;
   }
   const bold = doc.createElement("b");
-  bold.textContent = report.label || report.run_id;
-  div.append(bold, ...headerParts(report).map((p) => ` · ${p}`));
-  if (report.start_iso) div.title = `started ${report.start_iso}`;
+  const rest = doc.createElement("span");
+  div.append(bold, rest);
+  div.everyoParts = { bold, rest };
+  patchHeader(doc, div, report);
+  return div;
+}
+
+function patchHeader(doc, div, report) {
+  const parts = div.everyoParts;
+  if (!parts || !report || !report.run_id) return renderHeader(doc, report);
+  setText(parts.bold, String(report.label || report.run_id));
+  setText(parts.rest, headerParts(report).map((p) => ` · ${p}`).join(""));
+  const title = report.start_iso ? `started ${report.start_iso}` : "";
+  if (div.title !== title) div.title = title;
   return div;
 }
 
@@ -1628,7 +1657,7 @@ function renderNotes(doc, notes) {
   list.hidden = list.childElementCount === 0;
   return list;
 }
-return { hotSpotText, headerParts, renderHeader, renderNotes };
+return { hotSpotText, headerParts, renderHeader, patchHeader, renderNotes };
 })();
 
 // ---- src/memory_view.js
@@ -1922,6 +1951,7 @@ return { GROUP_HEADERS, COLUMN_ORDER, SORT_KEYS };
 const __everyo_src_table_js = (() => {
 const { columnLabel, formatCell } = __everyo_src_format_js;
 const { COLUMN_ORDER } = __everyo_src_schema_js;
+const { setText } = __everyo_src_text_js;
 
 const PREFERRED = COLUMN_ORDER;
 
@@ -1996,7 +2026,7 @@ function writeCell(doc, td, { text, bar }) {
   if (shown && shown.text === text && shown.bar === bar) return false;
   td.everyoShown = { text, bar };
   if (bar === null) {
-    td.textContent = text;
+    setText(td, text);
     return true;
   }
   let div = td.firstChild;
@@ -2009,7 +2039,7 @@ function writeCell(doc, td, { text, bar }) {
   if (!shown || shown.bar !== bar) div.style.width = `${bar}%`;
   const label = div.nextSibling;
   if (label) {
-    if (label.textContent !== text) label.textContent = text;
+    if (label.data !== text) label.data = text;
   } else {
     td.appendChild(doc.createTextNode(text));
   }
@@ -2167,6 +2197,7 @@ return { mountPicker, mountTable, showIcicle, mountIcicle };
 // ---- src/steps.js
 const __everyo_src_steps_js = (() => {
 const { formatMs } = __everyo_src_format_js;
+const { setText } = __everyo_src_text_js;
 
 function stepBounds(stepEnds, k, firstStart = 0) {
   if (!Number.isInteger(k) || k < 0 || k >= stepEnds.length) return null;
@@ -2197,19 +2228,20 @@ function stepSummary(steps) {
   return parts.join(" · ");
 }
 
-function renderSteps(doc, steps, { onZoom, stepWindowOf }) {
-  const box = doc.createElement("div");
-  box.className = "everyo-steps";
+function mountSteps(doc, { onZoom, stepWindowOf }) {
+  const el = doc.createElement("div");
+  el.className = "everyo-steps";
   const line = doc.createElement("div");
   line.className = "everyo-controls";
   const summary = doc.createElement("span");
-  summary.textContent = stepSummary(steps);
   const input = doc.createElement("input");
   input.type = "number";
   input.min = "0";
-  input.max = String(Math.max(0, steps.count - 1));
-  input.value = String(steps.slowest ? steps.slowest.index : 0);
   input.className = "everyo-step-input";
+  let typed = false; // the user's own step number: updates leave it alone
+  input.addEventListener("input", () => {
+    typed = true;
+  });
   const go = doc.createElement("button");
   go.className = "everyo-step-zoom jp-Button";
   go.textContent = "zoom to step";
@@ -2231,23 +2263,41 @@ function renderSteps(doc, steps, { onZoom, stepWindowOf }) {
     head.appendChild(th);
   }
   const body = table.createTBody();
-  for (const row of stepRows(steps)) {
+  el.append(line, table);
+
+  const newRow = () => {
     const tr = body.insertRow();
-    tr.dataset.what = row.what;
-    tr.insertCell().textContent = row.what;
-    tr.insertCell().textContent = `#${row.index}`;
-    tr.insertCell().textContent = formatMs(row.dur_ms);
+    for (let c = 0; c < 3; c++) tr.insertCell();
     const button = doc.createElement("button");
     button.className = "everyo-step-row-zoom jp-Button";
     button.textContent = "zoom";
-    button.title = `Zoom the flame chart to step ${row.index}`;
-    button.addEventListener("click", () => onZoom(zoomWindow(row.start_ms, row.end_ms)));
+    button.addEventListener("click", () => onZoom(zoomWindow(tr.everyoRow.start_ms, tr.everyoRow.end_ms)));
     tr.insertCell().appendChild(button);
-  }
-  box.append(line, table);
-  return box;
+    return tr;
+  };
+  const update = (steps) => {
+    setText(summary, stepSummary(steps));
+    const max = String(Math.max(0, steps.count - 1));
+    if (input.max !== max) input.max = max;
+    const slowest = String(steps.slowest ? steps.slowest.index : 0);
+    if (!typed && input.value !== slowest) input.value = slowest;
+    const rows = stepRows(steps);
+    while (body.rows.length > rows.length) body.deleteRow(body.rows.length - 1);
+    rows.forEach((row, r) => {
+      const tr = r < body.rows.length ? body.rows[r] : newRow();
+      tr.everyoRow = row;
+      if (tr.dataset.what !== row.what) tr.dataset.what = row.what;
+      setText(tr.cells[0], row.what);
+      setText(tr.cells[1], `#${row.index}`);
+      setText(tr.cells[2], formatMs(row.dur_ms));
+      const button = tr.cells[3].firstChild;
+      const title = `Zoom the flame chart to step ${row.index}`;
+      if (button.title !== title) button.title = title;
+    });
+  };
+  return { el, update };
 }
-return { stepBounds, zoomWindow, stepRows, stepSummary, renderSteps };
+return { stepBounds, zoomWindow, stepRows, stepSummary, mountSteps };
 })();
 
 // ---- src/style.js
@@ -2319,11 +2369,11 @@ const { mountCompare } = __everyo_src_compare_view_js;
 const { downloadBytes, isDownloadMessage, renderExportButton } = __everyo_src_export_js;
 const { FlameView } = __everyo_src_flame_view_js;
 const { frameBatcher } = __everyo_src_frames_js;
-const { renderHeader, renderNotes } = __everyo_src_header_js;
+const { patchHeader, renderHeader, renderNotes } = __everyo_src_header_js;
 const { mountMemory } = __everyo_src_memory_view_js;
 const { failPlotly, loadPlotly, receivePlotly } = __everyo_src_plotly_loader_js;
 const { mountIcicle, mountPicker, mountTable } = __everyo_src_sections_js;
-const { stepBounds, renderSteps, zoomWindow } = __everyo_src_steps_js;
+const { mountSteps, stepBounds, zoomWindow } = __everyo_src_steps_js;
 const { EventStore } = __everyo_src_store_js;
 const { addStyle } = __everyo_src_style_js;
 const { syncTheme } = __everyo_src_theme_js;
@@ -2453,18 +2503,24 @@ function render({ model, el }) {
     return bounds && zoomWindow(bounds[0], bounds[1]);
   };
   let stepsShown; // JSON of what is shown: a live report is a new object a few times a second
+  let stepsPanel = null;
   const drawSteps = () => {
     const info = (model.get("report") || {}).steps;
     const text = JSON.stringify(info || null);
     if (text === stepsShown) return;
     stepsShown = text;
     steps.hidden = !info;
-    steps.replaceChildren(...(info ? [renderSteps(doc, info, { onZoom: (w) => flame.setZoom(w), stepWindowOf })] : []));
+    if (!info) return;
+    if (!stepsPanel) {
+      stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf });
+      steps.append(stepsPanel.el);
+    }
+    stepsPanel.update(info);
   };
   const onReport = () => {
     const report = model.get("report") || {};
-    const nextHeader = renderHeader(doc, report);
-    header.replaceWith(nextHeader);
+    const nextHeader = patchHeader(doc, header, report);
+    if (nextHeader !== header) header.replaceWith(nextHeader);
     header = nextHeader;
     if (JSON.stringify(report.notes || []) !== notesShown) {
       notesShown = JSON.stringify(report.notes || []);

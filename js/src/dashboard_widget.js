@@ -7,11 +7,11 @@ import { mountCompare } from "./compare_view.js";
 import { downloadBytes, isDownloadMessage, renderExportButton } from "./export.js";
 import { FlameView } from "./flame_view.js";
 import { frameBatcher } from "./frames.js";
-import { renderHeader, renderNotes } from "./header.js";
+import { patchHeader, renderHeader, renderNotes } from "./header.js";
 import { mountMemory } from "./memory_view.js";
 import { failPlotly, loadPlotly, receivePlotly } from "./plotly_loader.js";
 import { mountIcicle, mountPicker, mountTable } from "./sections.js";
-import { stepBounds, renderSteps, zoomWindow } from "./steps.js";
+import { mountSteps, stepBounds, zoomWindow } from "./steps.js";
 import { EventStore } from "./store.js";
 import { addStyle } from "./style.js";
 import { syncTheme } from "./theme.js";
@@ -146,18 +146,24 @@ function render({ model, el }) {
     return bounds && zoomWindow(bounds[0], bounds[1]);
   };
   let stepsShown; // JSON of what is shown: a live report is a new object a few times a second
+  let stepsPanel = null;
   const drawSteps = () => {
     const info = (model.get("report") || {}).steps;
     const text = JSON.stringify(info || null);
     if (text === stepsShown) return;
     stepsShown = text;
     steps.hidden = !info;
-    steps.replaceChildren(...(info ? [renderSteps(doc, info, { onZoom: (w) => flame.setZoom(w), stepWindowOf })] : []));
+    if (!info) return;
+    if (!stepsPanel) {
+      stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf });
+      steps.append(stepsPanel.el);
+    }
+    stepsPanel.update(info);
   };
   const onReport = () => {
     const report = model.get("report") || {};
-    const nextHeader = renderHeader(doc, report);
-    header.replaceWith(nextHeader);
+    const nextHeader = patchHeader(doc, header, report);
+    if (nextHeader !== header) header.replaceWith(nextHeader);
     header = nextHeader;
     if (JSON.stringify(report.notes || []) !== notesShown) {
       notesShown = JSON.stringify(report.notes || []);

@@ -1,5 +1,6 @@
 // The header line and the notes of a run, from the report trait (plain DOM, no plotly).
 import { formatMs, formatShare } from "./format.js";
+import { setText } from "./text.js";
 import { eventLabel } from "./wire.js";
 
 /** "Conv2d [features.3] 12.3 ms (45.6 %)". */
@@ -34,9 +35,26 @@ export function renderHeader(doc, report) {
     return div;
   }
   const bold = doc.createElement("b");
-  bold.textContent = report.label || report.run_id;
-  div.append(bold, ...headerParts(report).map((p) => ` · ${p}`));
-  if (report.start_iso) div.title = `started ${report.start_iso}`;
+  const rest = doc.createElement("span");
+  div.append(bold, rest);
+  div.everyoParts = { bold, rest };
+  patchHeader(doc, div, report);
+  return div;
+}
+
+/**
+ * The header for `report`: `div` itself with its texts rewritten where they changed (a live
+ * report arrives a few times a second, and a new header each time cost the page a style and
+ * layout pass of the elements it replaced), or, when `div` cannot show this report (no run
+ * yet, or a run now), a new one for the caller to put in its place.
+ */
+export function patchHeader(doc, div, report) {
+  const parts = div.everyoParts;
+  if (!parts || !report || !report.run_id) return renderHeader(doc, report);
+  setText(parts.bold, String(report.label || report.run_id));
+  setText(parts.rest, headerParts(report).map((p) => ` · ${p}`).join(""));
+  const title = report.start_iso ? `started ${report.start_iso}` : "";
+  if (div.title !== title) div.title = title;
   return div;
 }
 

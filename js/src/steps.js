@@ -1,6 +1,7 @@
 // A training loop read by steps: step k (counted from 0) ends at step end k and starts at step
 // end k - 1 (step 0 at the run's first event). Zoom to a step, and the per-step table.
 import { formatMs } from "./format.js";
+import { setText } from "./text.js";
 
 /** `[start, end]` (ms) of step `k`, or null when there is no such step. */
 export function stepBounds(stepEnds, k, firstStart = 0) {
@@ -38,21 +39,25 @@ export function stepSummary(steps) {
 /**
  * The steps panel: summary line, "zoom to step" input, and the table (median, p95, slowest,
  * fastest; each row a zoom button). `onZoom([x0, x1])` zooms the flame chart;
- * `stepWindowOf(k)` gives step k's window or null.
+ * `stepWindowOf(k)` gives step k's window or null. Returns `{el, update(steps)}`: a live run's
+ * steps change with every refresh, and `update` rewrites the panel's texts in place (rows are
+ * reused; the step number a user typed stays), where a new panel each time cost the page a
+ * style and layout pass of its buttons and took the input away from whoever was typing in it.
  */
-export function renderSteps(doc, steps, { onZoom, stepWindowOf }) {
-  const box = doc.createElement("div");
-  box.className = "everyo-steps";
+export function mountSteps(doc, { onZoom, stepWindowOf }) {
+  const el = doc.createElement("div");
+  el.className = "everyo-steps";
   const line = doc.createElement("div");
   line.className = "everyo-controls";
   const summary = doc.createElement("span");
-  summary.textContent = stepSummary(steps);
   const input = doc.createElement("input");
   input.type = "number";
   input.min = "0";
-  input.max = String(Math.max(0, steps.count - 1));
-  input.value = String(steps.slowest ? steps.slowest.index : 0);
   input.className = "everyo-step-input";
+  let typed = false; // the user's own step number: updates leave it alone
+  input.addEventListener("input", () => {
+    typed = true;
+  });
   const go = doc.createElement("button");
   go.className = "everyo-step-zoom jp-Button";
   go.textContent = "zoom to step";
@@ -74,19 +79,38 @@ export function renderSteps(doc, steps, { onZoom, stepWindowOf }) {
     head.appendChild(th);
   }
   const body = table.createTBody();
-  for (const row of stepRows(steps)) {
+  el.append(line, table);
+
+  const newRow = () => {
     const tr = body.insertRow();
-    tr.dataset.what = row.what;
-    tr.insertCell().textContent = row.what;
-    tr.insertCell().textContent = `#${row.index}`;
-    tr.insertCell().textContent = formatMs(row.dur_ms);
+    for (let c = 0; c < 3; c++) tr.insertCell();
     const button = doc.createElement("button");
     button.className = "everyo-step-row-zoom jp-Button";
     button.textContent = "zoom";
-    button.title = `Zoom the flame chart to step ${row.index}`;
-    button.addEventListener("click", () => onZoom(zoomWindow(row.start_ms, row.end_ms)));
+    // the row's step as it is now (updates replace tr.everyoRow)
+    button.addEventListener("click", () => onZoom(zoomWindow(tr.everyoRow.start_ms, tr.everyoRow.end_ms)));
     tr.insertCell().appendChild(button);
-  }
-  box.append(line, table);
-  return box;
+    return tr;
+  };
+  const update = (steps) => {
+    setText(summary, stepSummary(steps));
+    const max = String(Math.max(0, steps.count - 1));
+    if (input.max !== max) input.max = max;
+    const slowest = String(steps.slowest ? steps.slowest.index : 0);
+    if (!typed && input.value !== slowest) input.value = slowest;
+    const rows = stepRows(steps);
+    while (body.rows.length > rows.length) body.deleteRow(body.rows.length - 1);
+    rows.forEach((row, r) => {
+      const tr = r < body.rows.length ? body.rows[r] : newRow();
+      tr.everyoRow = row;
+      if (tr.dataset.what !== row.what) tr.dataset.what = row.what;
+      setText(tr.cells[0], row.what);
+      setText(tr.cells[1], `#${row.index}`);
+      setText(tr.cells[2], formatMs(row.dur_ms));
+      const button = tr.cells[3].firstChild;
+      const title = `Zoom the flame chart to step ${row.index}`;
+      if (button.title !== title) button.title = title;
+    });
+  };
+  return { el, update };
 }

@@ -1,6 +1,7 @@
 // The summary table: sortable columns, group-by select, share bars.
 import { columnLabel, formatCell } from "./format.js";
 import { COLUMN_ORDER } from "./schema.js";
+import { setText } from "./text.js";
 
 // the column order is generated from everyo/profiler/schema.py
 const PREFERRED = COLUMN_ORDER;
@@ -97,7 +98,7 @@ function writeCell(doc, td, { text, bar }) {
   if (shown && shown.text === text && shown.bar === bar) return false;
   td.everyoShown = { text, bar };
   if (bar === null) {
-    td.textContent = text;
+    setText(td, text);
     return true;
   }
   let div = td.firstChild;
@@ -110,7 +111,7 @@ function writeCell(doc, td, { text, bar }) {
   if (!shown || shown.bar !== bar) div.style.width = `${bar}%`;
   const label = div.nextSibling;
   if (label) {
-    if (label.textContent !== text) label.textContent = text;
+    if (label.data !== text) label.data = text;
   } else {
     td.appendChild(doc.createTextNode(text));
   }

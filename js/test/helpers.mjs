@@ -49,3 +49,75 @@ export function lane(pairs, { key = 0, count = null } = {}) {
   const counts = Uint32Array.from(pairs, (p, i) => (count ? count[i] : 1));
   return { n, start, end, reach, key: keys, count: counts };
 }
+
+/**
+ * Just enough of a DOM for the panels' tests: elements and text nodes (`nodeType`, `data`),
+ * `append`, `textContent`, attributes as plain properties, `dataset`, listeners
+ * (`node.fire(type, event)` calls them) and the table API (`createTHead`, `createTBody`,
+ * `insertRow`, `insertCell`, `rows`, `cells`, `deleteRow`). `doc.inserted` counts the nodes
+ * put into the tree and `doc.dataWrites` the in-place text writes.
+ */
+export function fakeDocument() {
+  const doc = { inserted: 0, dataWrites: 0 };
+  class FakeText {
+    constructor(text) {
+      this.nodeType = 3;
+      this._data = String(text);
+      this.parent = null;
+    }
+    get data() { return this._data; }
+    set data(text) { doc.dataWrites += 1; this._data = String(text); }
+    get textContent() { return this._data; }
+    get nextSibling() { return sibling(this, 1); }
+  }
+  const sibling = (node, step) => {
+    const list = node.parent ? node.parent.childNodes : [];
+    return list[list.indexOf(node) + step] || null;
+  };
+  class FakeElement {
+    constructor(tag) {
+      this.nodeType = 1;
+      this.tagName = tag.toUpperCase();
+      this.childNodes = [];
+      this.className = "";
+      this.dataset = {};
+      this.style = {};
+      this.title = "";
+      this.hidden = false;
+      this.parent = null;
+      this.listeners = {};
+    }
+    get firstChild() { return this.childNodes[0] || null; }
+    get nextSibling() { return sibling(this, 1); }
+    appendChild(node) {
+      if (node.parent) node.parent.childNodes.splice(node.parent.childNodes.indexOf(node), 1);
+      node.parent = this;
+      this.childNodes.push(node);
+      doc.inserted += 1;
+      return node;
+    }
+    append(...nodes) {
+      for (const n of nodes) this.appendChild(typeof n === "string" ? new FakeText(n) : n);
+    }
+    get textContent() { return this.childNodes.map((c) => c.textContent).join(""); }
+    set textContent(text) {
+      for (const c of this.childNodes) c.parent = null;
+      this.childNodes = [];
+      if (text !== "") this.appendChild(new FakeText(text));
+    }
+    addEventListener(type, fn) { (this.listeners[type] ||= []).push(fn); }
+    fire(type, event = {}) { for (const fn of this.listeners[type] || []) fn(event); }
+    // tables
+    createTHead() { return this.appendChild(new FakeElement("thead")); }
+    createTBody() { return this.appendChild(new FakeElement("tbody")); }
+    get rows() { return this.childNodes; }
+    get cells() { return this.childNodes; }
+    insertRow() { return this.appendChild(new FakeElement("tr")); }
+    insertCell() { return this.appendChild(new FakeElement("td")); }
+    deleteRow(i) { this.childNodes.splice(i, 1)[0].parent = null; }
+    deleteCell(i) { this.childNodes.splice(i, 1)[0].parent = null; }
+  }
+  doc.createElement = (tag) => new FakeElement(tag);
+  doc.createTextNode = (text) => new FakeText(text);
+  return doc;
+}

@@ -62,11 +62,14 @@ function fakeDoc() {
   class Node {
     constructor(tag) {
       this.tagName = tag;
+      this.nodeType = tag === "#text" ? 3 : 1;
       this.childNodes = [];
       this.className = "";
       this.style = {};
       this._text = "";
     }
+    get data() { return this._text; }
+    set data(text) { writes.push(text); this._text = text; }
     get firstChild() { return this.childNodes[0] || null; }
     get nextSibling() {
       const siblings = this.parent ? this.parent.childNodes : [];

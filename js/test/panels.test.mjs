@@ -1,0 +1,106 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { patchHeader, renderHeader } from "../src/header.js";
+import { mountSteps } from "../src/steps.js";
+import { setText } from "../src/text.js";
+import { fakeDocument } from "./helpers.mjs";
+
+test("setText rewrites a lone text node in place and writes nothing when the text is the same", () => {
+  const doc = fakeDocument();
+  const el = doc.createElement("td");
+  assert.equal(setText(el, "1.00"), true);
+  const node = el.firstChild;
+  const inserted = doc.inserted;
+  assert.equal(setText(el, "2.00"), true);
+  assert.equal(el.firstChild, node); // the same node, its data changed
+  assert.equal(el.textContent, "2.00");
+  assert.equal(doc.inserted, inserted);
+  assert.equal(setText(el, "2.00"), false);
+  // an element with other children is replaced by the text
+  const b = doc.createElement("b");
+  el.append(b);
+  assert.equal(setText(el, "x"), true);
+  assert.equal(el.textContent, "x");
+  assert.equal(el.childNodes.length, 1);
+});
+
+const live = (wall, events) => ({
+  run_id: "r1", label: "train", status: "running", wall_ms: wall, events,
+  hot_spots: [{ label: "Linear [0]", self_ms: 1.5, share: 0.25 }], start_iso: "2026-12-02T10:00:00",
+});
+
+test("patchHeader keeps the header of a run and rewrites its texts", () => {
+  const doc = fakeDocument();
+  const div = renderHeader(doc, live(100, 10));
+  assert.equal(div.textContent, "train · running · 100 ms · 10 events · hot spots (self time): Linear [0] 1.50 ms (25.0 %)");
+  assert.equal(div.title, "started 2026-12-02T10:00:00");
+  const inserted = doc.inserted;
+  const same = patchHeader(doc, div, live(250, 12));
+  assert.equal(same, div);
+  assert.equal(doc.inserted, inserted); // no node added: texts written in place
+  assert.match(div.textContent, /^train · running · 250 ms · 12 events/);
+  // a final report with an error: the same header, its text says so
+  const done = patchHeader(doc, div, { ...live(300, 12), status: "failed", error: "ValueError: x" });
+  assert.equal(done, div);
+  assert.match(div.textContent, /failed \(ValueError: x\)/);
+});
+
+test("patchHeader gives a new header between 'no run yet' and a run", () => {
+  const doc = fakeDocument();
+  const empty = renderHeader(doc, {});
+  assert.match(empty.textContent, /No run yet/);
+  const run = patchHeader(doc, empty, live(1, 1));
+  assert.notEqual(run, empty);
+  assert.match(run.textContent, /^train · running/);
+  const back = patchHeader(doc, run, null);
+  assert.notEqual(back, run);
+  assert.match(back.textContent, /No run yet/);
+});
+
+const steps = (count, slowest, extra = {}) => ({
+  count, source: "optimizer", mean_ms: 2, median_ms: 1.9, p95_ms: 3,
+  median: { index: 1, dur_ms: 1.9, start_ms: 2, end_ms: 3.9 },
+  slowest: { index: slowest, dur_ms: 5, start_ms: 10 * slowest, end_ms: 10 * slowest + 5 },
+  ...extra,
+});
+
+test("mountSteps updates its summary, rows and input in place", () => {
+  const doc = fakeDocument();
+  const zooms = [];
+  const panel = mountSteps(doc, { onZoom: (w) => zooms.push(w), stepWindowOf: (k) => [k, k + 1] });
+  panel.update(steps(10, 4));
+  const [line, table] = panel.el.childNodes;
+  const [summary, go, input] = line.childNodes;
+  assert.equal(summary.textContent, "10 steps (optimizer) · mean 2.00 ms · median 1.90 ms · p95 3.00 ms");
+  assert.equal(input.max, "9");
+  assert.equal(input.value, "4");
+  const body = table.childNodes[1];
+  assert.deepEqual(body.rows.map((tr) => tr.dataset.what), ["median", "slowest"]);
+  const slowRow = body.rows[1];
+  const button = slowRow.cells[3].firstChild;
+
+  const inserted = doc.inserted;
+  panel.update(steps(20, 7));
+  assert.equal(doc.inserted, inserted); // same rows, cells and text nodes
+  assert.equal(body.rows[1], slowRow);
+  assert.equal(slowRow.cells[1].textContent, "#7");
+  assert.equal(input.max, "19");
+  assert.equal(input.value, "7"); // follows the slowest step until the user types
+  assert.equal(button.title, "Zoom the flame chart to step 7");
+  button.fire("click");
+  assert.deepEqual(zooms.pop().map((x) => Math.round(x * 100) / 100), [69.75, 75.25]); // step 7 now
+
+  // the user types a step: later updates keep it, and the zoom button uses it
+  input.value = "3";
+  input.fire("input");
+  panel.update(steps(30, 9));
+  assert.equal(input.value, "3");
+  go.fire("click");
+  assert.deepEqual(zooms.pop(), [3, 4]);
+
+  // a row more (p95), then fewer
+  panel.update(steps(30, 9, { p95: { index: 5, dur_ms: 4, start_ms: 50, end_ms: 54 } }));
+  assert.deepEqual(body.rows.map((tr) => tr.dataset.what), ["median", "p95", "slowest"]);
+  panel.update({ count: 1, median_ms: 1 });
+  assert.equal(body.rows.length, 0);
+});
