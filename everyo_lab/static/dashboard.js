@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:d469bf9f53f14a29 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:985a51cdbfee2e9d | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:d469bf9f53f14a29"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:985a51cdbfee2e9d"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -2109,7 +2109,9 @@ function mountPicker(doc, model) {
   return { el: box, update, traits: ["picker", "runs", "selected", "compare_id"] };
 }
 
-function mountTable(doc, model) {
+const LIVE_TABLE_MS = 500;
+
+function mountTable(doc, model, { now = () => performance.now(), later = setTimeout } = {}) {
   const el = doc.createElement("div");
   el.className = "everyo-table-section";
   const controls = doc.createElement("div");
@@ -2131,6 +2133,8 @@ function mountTable(doc, model) {
   holder.className = "everyo-table-holder";
   el.append(controls, holder);
   let table = null;
+  let liveAt = -Infinity; // when live numbers were last written
+  let pending = false;
   const update = () => {
     const groupBy = model.get("group_by") || "name";
     select.value = groupBy;
@@ -2143,6 +2147,19 @@ function mountTable(doc, model) {
     const headers = { label: GROUP_HEADERS[groupBy] || groupBy };
     const columns = summaryColumns(rows, groupBy);
     if (table && table.dataset.head === headKey(columns, sort, headers)) {
+      const live = Boolean((model.get("report") || {}).live);
+      const t = now();
+      if (live && t - liveAt < LIVE_TABLE_MS) {
+        if (!pending) {
+          pending = true;
+          later(() => {
+            pending = false;
+            update();
+          }, LIVE_TABLE_MS - (t - liveAt));
+        }
+        return;
+      }
+      liveAt = live ? t : -Infinity;
       patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
       return;
     }
@@ -2191,7 +2208,7 @@ function mountIcicle(doc, model) {
   };
   return { el, update, setPlotly, destroy, traits: ["icicle", "report"] };
 }
-return { mountPicker, mountTable, showIcicle, mountIcicle };
+return { mountPicker, LIVE_TABLE_MS, mountTable, showIcicle, mountIcicle };
 })();
 
 // ---- src/steps.js

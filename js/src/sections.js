@@ -44,12 +44,20 @@ export function mountPicker(doc, model) {
   return { el: box, update, traits: ["picker", "runs", "selected", "compare_id"] };
 }
 
+// A live table's numbers are rewritten at most this often (the chart and header follow every
+// refresh): at 8 refreshes a second, rewriting the table each time took about a fifth of the
+// page's extra CPU for a live cell (benchmarks/RESULTS.md).
+export const LIVE_TABLE_MS = 500;
+
 /**
  * The summary table of `report.rows`: header clicks set `sort_by` / `descending` (the same
  * column flips the order, a new one sorts descending), the select sets `group_by`; the shown
- * rows are sorted here at once, Python recomputes them (and `top`) behind.
+ * rows are sorted here at once, Python recomputes them (and `top`) behind. While the report is
+ * live, its numbers reach the table at most every `LIVE_TABLE_MS` (the latest ones, at the end
+ * of the interval); a new sort, grouping or columns, and the final report, show at once.
+ * `now` and `later` (the clock and `setTimeout`) are for tests.
  */
-export function mountTable(doc, model) {
+export function mountTable(doc, model, { now = () => performance.now(), later = setTimeout } = {}) {
   const el = doc.createElement("div");
   el.className = "everyo-table-section";
   const controls = doc.createElement("div");
@@ -71,6 +79,8 @@ export function mountTable(doc, model) {
   holder.className = "everyo-table-holder";
   el.append(controls, holder);
   let table = null;
+  let liveAt = -Infinity; // when live numbers were last written
+  let pending = false;
   const update = () => {
     const groupBy = model.get("group_by") || "name";
     select.value = groupBy;
@@ -84,6 +94,19 @@ export function mountTable(doc, model) {
     const columns = summaryColumns(rows, groupBy);
     if (table && table.dataset.head === headKey(columns, sort, headers)) {
       // the numbers of a live report: the same table, its cells rewritten where they changed
+      const live = Boolean((model.get("report") || {}).live);
+      const t = now();
+      if (live && t - liveAt < LIVE_TABLE_MS) {
+        if (!pending) {
+          pending = true;
+          later(() => {
+            pending = false;
+            update();
+          }, LIVE_TABLE_MS - (t - liveAt));
+        }
+        return;
+      }
+      liveAt = live ? t : -Infinity;
       patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
       return;
     }

@@ -35,8 +35,9 @@ test("the bundle leaves out whole-line comments, never text inside a template li
     "const url = \"http://x\";",
   ].join("\n"));
   const built = bundle("dashboard", "src/dashboard_widget.js");
-  // 73 KB for one run's dashboard, 88 KB with the comparison and memory views (issue 11)
-  assert.ok(built.length < 92000, `${built.length} bytes`);
+  // 73 KB for one run's dashboard, 88 KB with the comparison and memory views (issue 11), 92 KB
+  // with the live in-place updates; each widget's saved state holds it: keep it under 100 KB
+  assert.ok(built.length < 94000, `${built.length} bytes`);
   assert.doesNotMatch(built, /^\s*\/\*\*/m);
 });
 

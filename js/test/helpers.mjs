@@ -105,6 +105,12 @@ export function fakeDocument() {
       this.childNodes = [];
       if (text !== "") this.appendChild(new FakeText(text));
     }
+    replaceChildren(...nodes) {
+      for (const c of this.childNodes) c.parent = null;
+      this.childNodes = [];
+      this.append(...nodes);
+    }
+    get tBodies() { return this.childNodes.filter((c) => c.tagName === "TBODY"); }
     addEventListener(type, fn) { (this.listeners[type] ||= []).push(fn); }
     fire(type, event = {}) { for (const fn of this.listeners[type] || []) fn(event); }
     // tables
