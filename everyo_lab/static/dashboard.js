@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:985a51cdbfee2e9d | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:409d1577963f54f3 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:985a51cdbfee2e9d"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:409d1577963f54f3"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {

@@ -46,7 +46,8 @@ export function mountPicker(doc, model) {
 
 // A live table's numbers are rewritten at most this often (the chart and header follow every
 // refresh): at 8 refreshes a second, rewriting the table each time took about a fifth of the
-// page's extra CPU for a live cell (benchmarks/RESULTS.md).
+// page's extra Chromium CPU for a live cell (a scratch ablation, 2026-12-02; the benchmark's
+// before and after: observer_variants.py's CPU rows in benchmarks/RESULTS.md).
 export const LIVE_TABLE_MS = 500;
 
 /**
