@@ -54,11 +54,11 @@ export function lane(pairs, { key = 0, count = null } = {}) {
  * Just enough of a DOM for the panels' tests: elements and text nodes (`nodeType`, `data`),
  * `append`, `textContent`, attributes as plain properties, `dataset`, listeners
  * (`node.fire(type, event)` calls them) and the table API (`createTHead`, `createTBody`,
- * `insertRow`, `insertCell`, `rows`, `cells`, `deleteRow`). `doc.inserted` counts the nodes
- * put into the tree and `doc.dataWrites` the in-place text writes.
+ * `insertRow`, `insertCell`, `rows`, `cells`, `deleteRow`, `deleteCell`). `doc.inserted`
+ * counts the nodes put into the tree.
  */
 export function fakeDocument() {
-  const doc = { inserted: 0, dataWrites: 0 };
+  const doc = { inserted: 0 };
   class FakeText {
     constructor(text) {
       this.nodeType = 3;
@@ -66,7 +66,7 @@ export function fakeDocument() {
       this.parent = null;
     }
     get data() { return this._data; }
-    set data(text) { doc.dataWrites += 1; this._data = String(text); }
+    set data(text) { this._data = String(text); }
     get textContent() { return this._data; }
     get nextSibling() { return sibling(this, 1); }
   }

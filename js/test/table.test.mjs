@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   bodyCells, headKey, nextSort, patchBody, shareWidth, sortRows, summaryColumns, tableColumns,
 } from "../src/table.js";
+import { fakeDocument } from "./helpers.mjs";
 
 const rows = [
   { name: "ReLU", calls: 20, total_ms: 1.5 },
@@ -56,50 +57,6 @@ test("summaryColumns: the label first, name and path folded into it", () => {
   assert.deepEqual(summaryColumns(live, "name"), ["label", "calls", "total_ms"]);
 });
 
-/** Just enough of a DOM for a table body: rows, cells, text, children, inline style. */
-function fakeDoc() {
-  const writes = [];
-  class Node {
-    constructor(tag) {
-      this.tagName = tag;
-      this.nodeType = tag === "#text" ? 3 : 1;
-      this.childNodes = [];
-      this.className = "";
-      this.style = {};
-      this._text = "";
-    }
-    get data() { return this._text; }
-    set data(text) { writes.push(text); this._text = text; }
-    get firstChild() { return this.childNodes[0] || null; }
-    get nextSibling() {
-      const siblings = this.parent ? this.parent.childNodes : [];
-      return siblings[siblings.indexOf(this) + 1] || null;
-    }
-    appendChild(node) { node.parent = this; this.childNodes.push(node); return node; }
-    get textContent() { return this.tagName === "#text" ? this._text : this.childNodes.map((c) => c.textContent).join(""); }
-    set textContent(text) {
-      writes.push(text);
-      if (this.tagName === "#text") this._text = text;
-      else this.childNodes = text ? [Object.assign(new Node("#text"), { _text: text, parent: this })] : [];
-    }
-  }
-  class Row extends Node {
-    get cells() { return this.childNodes; }
-    insertCell() { return this.appendChild(new Node("td")); }
-    deleteCell(i) { this.childNodes.splice(i, 1); }
-  }
-  class Body extends Node {
-    get rows() { return this.childNodes; }
-    insertRow() { return this.appendChild(new Row("tr")); }
-    deleteRow(i) { this.childNodes.splice(i, 1); }
-  }
-  const doc = {
-    createElement: (tag) => new Node(tag),
-    createTextNode: (text) => Object.assign(new Node("#text"), { _text: text }),
-  };
-  return { doc, body: new Body("tbody"), writes };
-}
-
 const texts = (body) => body.rows.map((tr) => tr.cells.map((td) => td.textContent));
 
 test("bodyCells: sorted rows, formatted texts, share bar widths", () => {
@@ -122,7 +79,8 @@ test("headKey: the same columns, sort and headers give the same head", () => {
 });
 
 test("patchBody reuses rows and cells and writes only what changed", () => {
-  const { doc, body, writes } = fakeDoc();
+  const doc = fakeDocument();
+  const body = doc.createElement("tbody");
   const columns = ["label", "calls", "share"];
   const sort = { sortBy: "calls", descending: true };
   const rows = [{ label: "Linear", calls: 40, share: 0.5 }, { label: "ReLU", calls: 20, share: 0.1 }];
@@ -132,10 +90,11 @@ test("patchBody reuses rows and cells and writes only what changed", () => {
   assert.equal(shareCell.firstChild.className, "everyo-share-bar");
   assert.equal(shareCell.firstChild.style.width, "50%");
   const first = body.rows[0];
+  const inserted = doc.inserted;
 
-  writes.length = 0;
   const next = [{ label: "Linear", calls: 41, share: 0.5 }, { label: "ReLU", calls: 20, share: 0.2 }];
   assert.equal(patchBody(doc, body, bodyCells(next, columns, sort)), 2); // two cells changed
+  assert.equal(doc.inserted, inserted); // their texts rewritten in place: no node added
   assert.equal(body.rows[0], first);
   assert.deepEqual(texts(body), [["Linear", "41", "50.0 %"], ["ReLU", "20", "20.0 %"]]);
   assert.equal(body.rows[1].cells[2].firstChild.style.width, "20%");
