@@ -1,46 +1,46 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:08d39da17c0d7f92 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:091f37c4df66e25c | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:08d39da17c0d7f92"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:091f37c4df66e25c"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
 
 function downloadBytes(doc, filename, data, mime = "application/json") {
-  const blob = new Blob([data], { type: mime });
-  const url = URL.createObjectURL(blob);
-  const link = doc.createElement("a");
-  link.href = url;
-  link.download = filename;
-  link.style.display = "none";
-  doc.body.appendChild(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10000);
+const blob = new Blob([data], { type: mime });
+const url = URL.createObjectURL(blob);
+const link = doc.createElement("a");
+link.href = url;
+link.download = filename;
+link.style.display = "none";
+doc.body.appendChild(link);
+link.click();
+link.remove();
+setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
 function isDownloadMessage(msg, buffers) {
-  return Boolean(msg && msg.type === "download" && msg.filename && buffers && buffers.length > 0);
+return Boolean(msg && msg.type === "download" && msg.filename && buffers && buffers.length > 0);
 }
 
 function renderExportButton(doc, model, traits = { status: "export_status", busy: "export_busy" }) {
-  const wrap = doc.createElement("div");
-  wrap.className = "everyo-export";
-  const button = doc.createElement("button");
-  button.className = "everyo-export-button jp-Button";
-  button.textContent = "Export Chrome trace";
-  button.title = "Write <label>.trace.json next to the notebook and download it";
-  const status = doc.createElement("span");
-  status.className = "everyo-export-status";
-  const update = () => {
-    status.textContent = model.get(traits.status) || "";
-    button.disabled = Boolean(model.get(traits.busy));
-  };
-  button.addEventListener("click", () => model.send({ type: "export" }));
-  model.on(`change:${traits.status}`, update);
-  model.on(`change:${traits.busy}`, update);
-  update();
-  wrap.append(button, status);
-  return wrap;
+const wrap = doc.createElement("div");
+wrap.className = "everyo-export";
+const button = doc.createElement("button");
+button.className = "everyo-export-button jp-Button";
+button.textContent = "Export Chrome trace";
+button.title = "Write <label>.trace.json next to the notebook and download it";
+const status = doc.createElement("span");
+status.className = "everyo-export-status";
+const update = () => {
+status.textContent = model.get(traits.status) || "";
+button.disabled = Boolean(model.get(traits.busy));
+};
+button.addEventListener("click", () => model.send({ type: "export" }));
+model.on(`change:${traits.status}`, update);
+model.on(`change:${traits.busy}`, update);
+update();
+wrap.append(button, status);
+return wrap;
 }
 return { downloadBytes, isDownloadMessage, renderExportButton };
 })();
@@ -52,68 +52,68 @@ const CACHE = "__everyoPlotly";
 const RETRY_MS = 60000; // a kernel that never answered (restarted, gone): let another one ask
 
 function plotlyCache(g = globalThis) {
-  if (!g[CACHE]) {
-    const cache = { asked: false, askedAt: 0, plotly: null, loading: false };
-    cache.promise = new Promise((resolve, reject) => {
-      cache.resolve = resolve;
-      cache.reject = reject;
-    });
-    if (g.Plotly && typeof g.Plotly.react === "function") {
-      cache.plotly = g.Plotly;
-      cache.resolve(g.Plotly);
-    }
-    g[CACHE] = cache;
-  }
-  return g[CACHE];
+if (!g[CACHE]) {
+const cache = { asked: false, askedAt: 0, plotly: null, loading: false };
+cache.promise = new Promise((resolve, reject) => {
+cache.resolve = resolve;
+cache.reject = reject;
+});
+if (g.Plotly && typeof g.Plotly.react === "function") {
+cache.plotly = g.Plotly;
+cache.resolve(g.Plotly);
+}
+g[CACHE] = cache;
+}
+return g[CACHE];
 }
 
 function loadPlotly(model, g = globalThis, now = Date.now()) {
-  const cache = plotlyCache(g);
-  if (!cache.plotly && g.Plotly && typeof g.Plotly.react === "function") {
-    cache.plotly = g.Plotly;
-    cache.resolve(g.Plotly);
-  }
-  if (!cache.plotly && (!cache.asked || now - cache.askedAt > RETRY_MS)) {
-    cache.asked = true;
-    cache.askedAt = now;
-    model.send({ type: "plotly" });
-  }
-  return cache.promise;
+const cache = plotlyCache(g);
+if (!cache.plotly && g.Plotly && typeof g.Plotly.react === "function") {
+cache.plotly = g.Plotly;
+cache.resolve(g.Plotly);
+}
+if (!cache.plotly && (!cache.asked || now - cache.askedAt > RETRY_MS)) {
+cache.asked = true;
+cache.askedAt = now;
+model.send({ type: "plotly" });
+}
+return cache.promise;
 }
 
 function failPlotly(error, g = globalThis) {
-  const cache = plotlyCache(g);
-  if (cache.plotly) return;
-  cache.error = String(error);
-  cache.reject(new Error(cache.error));
+const cache = plotlyCache(g);
+if (cache.plotly) return;
+cache.error = String(error);
+cache.reject(new Error(cache.error));
 }
 
 function wrapUmd(text) {
-  return `const module = { exports: {} }; const exports = module.exports;\n${text}\nexport default module.exports;\n`;
+return `const module = { exports: {} }; const exports = module.exports;\n${text}\nexport default module.exports;\n`;
 }
 
 function bufferText(buf) {
-  const bytes = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-  return new TextDecoder("utf-8").decode(bytes);
+const bytes = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+return new TextDecoder("utf-8").decode(bytes);
 }
 
 async function receivePlotly(buffer, g = globalThis) {
-  const cache = plotlyCache(g);
-  if (cache.plotly || cache.loading) return cache.promise;
-  cache.loading = true;
-  const blob = new Blob([wrapUmd(bufferText(buffer))], { type: "text/javascript" });
-  const url = URL.createObjectURL(blob);
-  try {
-    const mod = await import(/* webpackIgnore: true */ url);
-    cache.plotly = mod.default && typeof mod.default.react === "function" ? mod.default : g.Plotly;
-    cache.resolve(cache.plotly);
-  } catch (err) {
-    cache.loading = false;
-    console.error("everyo: could not load plotly.js", err);
-  } finally {
-    URL.revokeObjectURL(url);
-  }
-  return cache.promise;
+const cache = plotlyCache(g);
+if (cache.plotly || cache.loading) return cache.promise;
+cache.loading = true;
+const blob = new Blob([wrapUmd(bufferText(buffer))], { type: "text/javascript" });
+const url = URL.createObjectURL(blob);
+try {
+const mod = await import(/* webpackIgnore: true */ url);
+cache.plotly = mod.default && typeof mod.default.react === "function" ? mod.default : g.Plotly;
+cache.resolve(cache.plotly);
+} catch (err) {
+cache.loading = false;
+console.error("everyo: could not load plotly.js", err);
+} finally {
+URL.revokeObjectURL(url);
+}
+return cache.promise;
 }
 return { plotlyCache, loadPlotly, failPlotly, wrapUmd, bufferText, receivePlotly };
 })();
@@ -145,6 +145,8 @@ const CSS = `
 .everyo-step-table { width: auto; }
 .everyo-flame-box { position: relative; min-height: 40px; }
 .everyo-flame-canvas { position: absolute; left: 0; top: 0; z-index: 0; pointer-events: none; }
+.everyo-flame-axes { position: absolute; left: 0; top: 0; z-index: 0; pointer-events: none; }
+.everyo-flame-axes[hidden] { display: none; }
 .everyo-flame { position: relative; z-index: 1; }
 .everyo-flame-message { position: absolute; left: 60px; top: 10px; z-index: 2;
   color: var(--jp-ui-font-color2, #555); }
@@ -170,14 +172,14 @@ const CSS = `
 const STYLE_ID = "everyo-widget-style";
 
 function addStyle(doc, el) {
-  let style = doc.getElementById(STYLE_ID);
-  if (!style) {
-    style = doc.createElement("style");
-    style.id = STYLE_ID;
-    (doc.head || el).appendChild(style);
-  }
-  if (style.textContent !== CSS) style.textContent = CSS; // a newer build in the same page
-  el.classList.add("everyo-widget");
+let style = doc.getElementById(STYLE_ID);
+if (!style) {
+style = doc.createElement("style");
+style.id = STYLE_ID;
+(doc.head || el).appendChild(style);
+}
+if (style.textContent !== CSS) style.textContent = CSS; // a newer build in the same page
+el.classList.add("everyo-widget");
 }
 return { CSS, STYLE_ID, addStyle };
 })();
@@ -186,87 +188,87 @@ return { CSS, STYLE_ID, addStyle };
 const __everyo_src_sweep_view_js = (() => {
 
 function progressText(progress, elapsedS = 0) {
-  const of = progress.total ? ` of ${progress.total}` : "";
-  return `point ${progress.index}${of}, batch ${progress.batch_size}, ${Math.max(elapsedS, 0).toFixed(1)} s`;
+const of = progress.total ? ` of ${progress.total}` : "";
+return `point ${progress.index}${of}, batch ${progress.batch_size}, ${Math.max(elapsedS, 0).toFixed(1)} s`;
 }
 
 function points(n) {
-  return n === 1 ? "1 point" : `${n} points`;
+return n === 1 ? "1 point" : `${n} points`;
 }
 
 function progressLine(report, elapsedS = 0) {
-  const r = report || {};
-  const done = (r.rows || []).length;
-  if (r.status === "running" && r.progress) return progressText(r.progress, elapsedS);
-  if (r.status === "ready" || !r.status) return "not started";
-  if (r.status === "stopped") return `stopped after ${points(done)}; the other sizes were not measured`;
-  if (r.status === "failed") return `failed after ${points(done)}: ${r.error || ""}`;
-  return `${points(done)} measured`;
+const r = report || {};
+const done = (r.rows || []).length;
+if (r.status === "running" && r.progress) return progressText(r.progress, elapsedS);
+if (r.status === "ready" || !r.status) return "not started";
+if (r.status === "stopped") return `stopped after ${points(done)}; the other sizes were not measured`;
+if (r.status === "failed") return `failed after ${points(done)}: ${r.error || ""}`;
+return `${points(done)} measured`;
 }
 
 function buttonStates(running) {
-  return { run: !running, stop: Boolean(running) };
+return { run: !running, stop: Boolean(running) };
 }
 
 function fixed(value, digits, divide = 1) {
-  if (value === null || value === undefined || Number.isNaN(value)) return "-";
-  return (value / divide).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+if (value === null || value === undefined || Number.isNaN(value)) return "-";
+return (value / divide).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
 const TABLE_HEADERS = ["batch", "status", "samples/s", "median ms", "p5 ms", "p95 ms", "peak MiB", "note"];
 
 function pickNote(size, rec) {
-  const r = rec || {};
-  return [["best", "best"], ["recommended", "recommended"], ["largest_fit", "largest fit"]]
-    .filter(([key]) => r[key] === size)
-    .map(([, label]) => label)
-    .join(", ");
+const r = rec || {};
+return [["best", "best"], ["recommended", "recommended"], ["largest_fit", "largest fit"]]
+.filter(([key]) => r[key] === size)
+.map(([, label]) => label)
+.join(", ");
 }
 
 function tableRows(report) {
-  const r = report || {};
-  const rec = r.recommendation || {};
-  return (r.rows || []).map((row) => {
-    const memory = row.gpu_memory !== null && row.gpu_memory !== undefined ? row.gpu_memory : row.peak_memory;
-    const ok = row.status === "ok";
-    return {
-      cls: !ok ? "failed" : row.batch_size === rec.recommended ? "recommended" : "",
-      title: ok ? "" : row.message || "",
-      cells: [
-        String(row.batch_size), row.status, fixed(row.throughput, 1), fixed(row.median_ms, 4),
-        fixed(row.p5_ms, 4), fixed(row.p95_ms, 4), fixed(memory, 2, 1048576),
-        ok ? pickNote(row.batch_size, rec) : row.message || "",
-      ],
-    };
-  });
+const r = report || {};
+const rec = r.recommendation || {};
+return (r.rows || []).map((row) => {
+const memory = row.gpu_memory !== null && row.gpu_memory !== undefined ? row.gpu_memory : row.peak_memory;
+const ok = row.status === "ok";
+return {
+cls: !ok ? "failed" : row.batch_size === rec.recommended ? "recommended" : "",
+title: ok ? "" : row.message || "",
+cells: [
+String(row.batch_size), row.status, fixed(row.throughput, 1), fixed(row.median_ms, 4),
+fixed(row.p5_ms, 4), fixed(row.p95_ms, 4), fixed(memory, 2, 1048576),
+ok ? pickNote(row.batch_size, rec) : row.message || "",
+],
+};
+});
 }
 
 function renderSweepTable(doc, report) {
-  const table = doc.createElement("table");
-  table.className = "everyo-table everyo-sweep-table";
-  const head = doc.createElement("tr");
-  for (const text of TABLE_HEADERS) {
-    const th = doc.createElement("th");
-    th.textContent = text;
-    head.appendChild(th);
-  }
-  const thead = doc.createElement("thead");
-  thead.appendChild(head);
-  const body = doc.createElement("tbody");
-  for (const row of tableRows(report)) {
-    const tr = doc.createElement("tr");
-    if (row.cls) tr.className = `everyo-sweep-${row.cls}`;
-    if (row.title) tr.title = row.title;
-    row.cells.forEach((text, i) => {
-      const td = doc.createElement("td");
-      td.textContent = text;
-      if (i !== 1 && i !== 7) td.className = "everyo-num";
-      tr.appendChild(td);
-    });
-    body.appendChild(tr);
-  }
-  table.append(thead, body);
-  return table;
+const table = doc.createElement("table");
+table.className = "everyo-table everyo-sweep-table";
+const head = doc.createElement("tr");
+for (const text of TABLE_HEADERS) {
+const th = doc.createElement("th");
+th.textContent = text;
+head.appendChild(th);
+}
+const thead = doc.createElement("thead");
+thead.appendChild(head);
+const body = doc.createElement("tbody");
+for (const row of tableRows(report)) {
+const tr = doc.createElement("tr");
+if (row.cls) tr.className = `everyo-sweep-${row.cls}`;
+if (row.title) tr.title = row.title;
+row.cells.forEach((text, i) => {
+const td = doc.createElement("td");
+td.textContent = text;
+if (i !== 1 && i !== 7) td.className = "everyo-num";
+tr.appendChild(td);
+});
+body.appendChild(tr);
+}
+table.append(thead, body);
+return table;
 }
 return { progressText, progressLine, buttonStates, TABLE_HEADERS, pickNote, tableRows, renderSweepTable };
 })();
@@ -275,54 +277,54 @@ return { progressText, progressLine, buttonStates, TABLE_HEADERS, pickNote, tabl
 const __everyo_src_theme_js = (() => {
 
 function detectTheme(body, fallback = "light") {
-  if (!body) return fallback;
-  const flag = body.dataset ? body.dataset.jpThemeLight : undefined;
-  if (flag === "true") return "light";
-  if (flag === "false") return "dark";
-  const classes = body.classList;
-  if (classes && classes.contains("jp-theme-dark")) return "dark";
-  if (classes && classes.contains("jp-theme-light")) return "light";
-  return fallback;
+if (!body) return fallback;
+const flag = body.dataset ? body.dataset.jpThemeLight : undefined;
+if (flag === "true") return "light";
+if (flag === "false") return "dark";
+const classes = body.classList;
+if (classes && classes.contains("jp-theme-dark")) return "dark";
+if (classes && classes.contains("jp-theme-light")) return "light";
+return fallback;
 }
 
 function watchTheme(doc, onChange) {
-  const body = doc.body;
-  let current = detectTheme(body);
-  onChange(current);
-  if (typeof MutationObserver === "undefined" || !body) return () => {};
-  const observer = new MutationObserver(() => {
-    const next = detectTheme(body);
-    if (next !== current) {
-      current = next;
-      onChange(next);
-    }
-  });
-  observer.observe(body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
-  return () => observer.disconnect();
+const body = doc.body;
+let current = detectTheme(body);
+onChange(current);
+if (typeof MutationObserver === "undefined" || !body) return () => {};
+const observer = new MutationObserver(() => {
+const next = detectTheme(body);
+if (next !== current) {
+current = next;
+onChange(next);
+}
+});
+observer.observe(body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
+return () => observer.disconnect();
 }
 
 function syncTheme(model, doc) {
-  return watchTheme(doc, (theme) => {
-    if (model.get("theme") !== theme) {
-      model.set("theme", theme);
-      model.save_changes();
-    }
-  });
+return watchTheme(doc, (theme) => {
+if (model.get("theme") !== theme) {
+model.set("theme", theme);
+model.save_changes();
+}
+});
 }
 
 const DEFAULT_COLORS = {
-  paper_bgcolor: "#ffffff",
-  plot_bgcolor: "#ffffff",
-  font_color: "#2a3f5f",
-  grid_color: "#ebf0f8",
-  line_color: "#c8d4e3",
-  muted: "#6b7a90",
-  text_on_bar: "#111111",
+paper_bgcolor: "#ffffff",
+plot_bgcolor: "#ffffff",
+font_color: "#2a3f5f",
+grid_color: "#ebf0f8",
+line_color: "#c8d4e3",
+muted: "#6b7a90",
+text_on_bar: "#111111",
 };
 
 function figureColors(themes, theme) {
-  const all = themes || {};
-  return { ...DEFAULT_COLORS, ...(all.light || {}), ...(all[theme] || {}) };
+const all = themes || {};
+return { ...DEFAULT_COLORS, ...(all.light || {}), ...(all[theme] || {}) };
 }
 return { detectTheme, watchTheme, syncTheme, DEFAULT_COLORS, figureColors };
 })();
@@ -350,161 +352,161 @@ const CSS = `
 `;
 
 function initialize({ model }) {
-  const onMessage = (msg, buffers) => {
-    if (!msg) return;
-    if (msg.type === "plotly") {
-      if (msg.error) failPlotly(msg.error);
-      else if (buffers && buffers.length) receivePlotly(buffers[0]);
-    } else if (isDownloadMessage(msg, buffers)) {
-      const mime = msg.filename.endsWith(".csv") ? "text/csv" : "application/json";
-      downloadBytes(document, msg.filename, buffers[0], mime);
-    }
-  };
-  model.on("msg:custom", onMessage);
-  return () => model.off("msg:custom", onMessage);
+const onMessage = (msg, buffers) => {
+if (!msg) return;
+if (msg.type === "plotly") {
+if (msg.error) failPlotly(msg.error);
+else if (buffers && buffers.length) receivePlotly(buffers[0]);
+} else if (isDownloadMessage(msg, buffers)) {
+const mime = msg.filename.endsWith(".csv") ? "text/csv" : "application/json";
+downloadBytes(document, msg.filename, buffers[0], mime);
+}
+};
+model.on("msg:custom", onMessage);
+return () => model.off("msg:custom", onMessage);
 }
 
 function button(doc, text, cls, onClick) {
-  const b = doc.createElement("button");
-  b.className = `jp-Button everyo-sweep-${cls}`;
-  b.textContent = text;
-  b.addEventListener("click", onClick);
-  return b;
+const b = doc.createElement("button");
+b.className = `jp-Button everyo-sweep-${cls}`;
+b.textContent = text;
+b.addEventListener("click", onClick);
+return b;
 }
 
 function render({ model, el }) {
-  const doc = el.ownerDocument || document;
-  el.classList.add("everyo-sweep");
-  addStyle(doc, el);
-  const style = doc.createElement("style");
-  style.textContent = CSS;
+const doc = el.ownerDocument || document;
+el.classList.add("everyo-sweep");
+addStyle(doc, el);
+const style = doc.createElement("style");
+style.textContent = CSS;
 
-  const bar = doc.createElement("div");
-  bar.className = "everyo-sweep-bar";
-  const title = doc.createElement("span");
-  title.className = "everyo-sweep-title";
-  const progress = doc.createElement("span");
-  progress.className = "everyo-sweep-progress";
-  const run = button(doc, "Run", "run", () => model.send({ type: "run" }));
-  const stop = button(doc, "Stop", "stop", () => {
-    stop.disabled = true; // the kernel confirms through `running`
-    model.send({ type: "stop" });
-  });
-  const csv = button(doc, "Export CSV", "csv", () => model.send({ type: "export", format: "csv" }));
-  const json = button(doc, "Export JSON", "json", () => model.send({ type: "export", format: "json" }));
-  const exportStatus = doc.createElement("span");
-  exportStatus.className = "everyo-export-status";
-  bar.append(title, run, stop, csv, json, progress, exportStatus);
+const bar = doc.createElement("div");
+bar.className = "everyo-sweep-bar";
+const title = doc.createElement("span");
+title.className = "everyo-sweep-title";
+const progress = doc.createElement("span");
+progress.className = "everyo-sweep-progress";
+const run = button(doc, "Run", "run", () => model.send({ type: "run" }));
+const stop = button(doc, "Stop", "stop", () => {
+stop.disabled = true; // the kernel confirms through `running`
+model.send({ type: "stop" });
+});
+const csv = button(doc, "Export CSV", "csv", () => model.send({ type: "export", format: "csv" }));
+const json = button(doc, "Export JSON", "json", () => model.send({ type: "export", format: "json" }));
+const exportStatus = doc.createElement("span");
+exportStatus.className = "everyo-export-status";
+bar.append(title, run, stop, csv, json, progress, exportStatus);
 
-  const rec = doc.createElement("div");
-  rec.className = "everyo-sweep-rec";
-  const error = doc.createElement("div");
-  error.className = "everyo-warning";
-  const charts = doc.createElement("div");
-  charts.className = "everyo-sweep-charts";
-  const divs = Object.fromEntries(CHARTS.map((key) => {
-    const div = doc.createElement("div");
-    div.className = `everyo-sweep-chart everyo-sweep-${key}`;
-    charts.appendChild(div);
-    return [key, div];
-  }));
-  const tableBox = doc.createElement("div");
-  el.append(style, bar, error, rec, charts, tableBox);
+const rec = doc.createElement("div");
+rec.className = "everyo-sweep-rec";
+const error = doc.createElement("div");
+error.className = "everyo-warning";
+const charts = doc.createElement("div");
+charts.className = "everyo-sweep-charts";
+const divs = Object.fromEntries(CHARTS.map((key) => {
+const div = doc.createElement("div");
+div.className = `everyo-sweep-chart everyo-sweep-${key}`;
+charts.appendChild(div);
+return [key, div];
+}));
+const tableBox = doc.createElement("div");
+el.append(style, bar, error, rec, charts, tableBox);
 
-  let plotly = null;
-  let redraws = 0;
-  let pointKey = "";
-  let pointStart = 0;
-  let ticker = null;
+let plotly = null;
+let redraws = 0;
+let pointKey = "";
+let pointStart = 0;
+let ticker = null;
 
-  const showProgress = () => {
-    const report = model.get("report") || {};
-    progress.textContent = progressLine(report, (performance.now() - pointStart) / 1000);
-  };
-  const onReport = () => {
-    const report = model.get("report") || {};
-    title.textContent = report.title || "Batch-size sweep";
-    const p = report.status === "running" ? report.progress : null;
-    const key = p ? `${p.index}:${p.batch_size}` : "";
-    if (key !== pointKey) {
-      pointKey = key;
-      pointStart = performance.now() - 1000 * ((p && p.elapsed_s) || 0);
-      if (ticker) clearInterval(ticker);
-      ticker = p ? setInterval(showProgress, 200) : null;
-    }
-    showProgress();
-    const rtext = (report.recommendation || {}).text || "";
-    rec.textContent = rtext;
-    rec.hidden = !rtext;
-    error.textContent = report.error ? `error: ${report.error}` : "";
-    error.hidden = !report.error;
-    tableBox.replaceChildren(renderSweepTable(doc, report));
-    el.dataset.status = report.status || "";
-    el.dataset.rows = String((report.rows || []).length);
-  };
-  const onRunning = () => {
-    const state = buttonStates(model.get("running"));
-    run.disabled = !state.run;
-    stop.disabled = !state.stop;
-  };
-  const onExport = () => {
-    exportStatus.textContent = model.get("export_status") || "";
-  };
-  const draw = () => {
-    if (!plotly) return;
-    const figures = model.get("charts") || {};
-    for (const key of CHARTS) {
-      const fig = figures[key];
-      if (!fig) continue;
-      const width = divs[key].clientWidth;
-      const layout = width > 0 ? { ...fig.layout, width } : fig.layout;
-      plotly.react(divs[key], fig.data, layout, CONFIG);
-    }
-    const first = (figures.throughput || { data: [] }).data[0];
-    el.dataset.points = String(first && first.x ? first.x.length : 0);
-    redraws += 1;
-    el.dataset.redraws = String(redraws);
-  };
+const showProgress = () => {
+const report = model.get("report") || {};
+progress.textContent = progressLine(report, (performance.now() - pointStart) / 1000);
+};
+const onReport = () => {
+const report = model.get("report") || {};
+title.textContent = report.title || "Batch-size sweep";
+const p = report.status === "running" ? report.progress : null;
+const key = p ? `${p.index}:${p.batch_size}` : "";
+if (key !== pointKey) {
+pointKey = key;
+pointStart = performance.now() - 1000 * ((p && p.elapsed_s) || 0);
+if (ticker) clearInterval(ticker);
+ticker = p ? setInterval(showProgress, 200) : null;
+}
+showProgress();
+const rtext = (report.recommendation || {}).text || "";
+rec.textContent = rtext;
+rec.hidden = !rtext;
+error.textContent = report.error ? `error: ${report.error}` : "";
+error.hidden = !report.error;
+tableBox.replaceChildren(renderSweepTable(doc, report));
+el.dataset.status = report.status || "";
+el.dataset.rows = String((report.rows || []).length);
+};
+const onRunning = () => {
+const state = buttonStates(model.get("running"));
+run.disabled = !state.run;
+stop.disabled = !state.stop;
+};
+const onExport = () => {
+exportStatus.textContent = model.get("export_status") || "";
+};
+const draw = () => {
+if (!plotly) return;
+const figures = model.get("charts") || {};
+for (const key of CHARTS) {
+const fig = figures[key];
+if (!fig) continue;
+const width = divs[key].clientWidth;
+const layout = width > 0 ? { ...fig.layout, width } : fig.layout;
+plotly.react(divs[key], fig.data, layout, CONFIG);
+}
+const first = (figures.throughput || { data: [] }).data[0];
+el.dataset.points = String(first && first.x ? first.x.length : 0);
+redraws += 1;
+el.dataset.redraws = String(redraws);
+};
 
-  let widths = "";
-  const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
-    const now = CHARTS.map((key) => divs[key].clientWidth).join(",");
-    if (now !== widths) {
-      widths = now;
-      draw();
-    }
-  });
-  if (resized) resized.observe(charts);
+let widths = "";
+const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
+const now = CHARTS.map((key) => divs[key].clientWidth).join(",");
+if (now !== widths) {
+widths = now;
+draw();
+}
+});
+if (resized) resized.observe(charts);
 
-  const bindings = [["report", onReport], ["running", onRunning], ["export_status", onExport], ["charts", draw]];
-  for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
-  const stopTheme = syncTheme(model, doc);
-  onReport();
-  onRunning();
-  onExport();
+const bindings = [["report", onReport], ["running", onRunning], ["export_status", onExport], ["charts", draw]];
+for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
+const stopTheme = syncTheme(model, doc);
+onReport();
+onRunning();
+onExport();
 
-  let closed = false;
-  el.dataset.plotly = "loading";
-  loadPlotly(model).then((p) => {
-    if (closed) return;
-    plotly = p;
-    el.dataset.plotly = "loaded";
-    draw();
-  }, (err) => {
-    if (closed) return;
-    el.dataset.plotly = "failed";
-    error.textContent = `no charts: ${err.message}`;
-    error.hidden = false;
-  });
+let closed = false;
+el.dataset.plotly = "loading";
+loadPlotly(model).then((p) => {
+if (closed) return;
+plotly = p;
+el.dataset.plotly = "loaded";
+draw();
+}, (err) => {
+if (closed) return;
+el.dataset.plotly = "failed";
+error.textContent = `no charts: ${err.message}`;
+error.hidden = false;
+});
 
-  return () => {
-    closed = true;
-    if (ticker) clearInterval(ticker);
-    if (resized) resized.disconnect();
-    stopTheme();
-    for (const [name, fn] of bindings) model.off(`change:${name}`, fn);
-    if (plotly) for (const key of CHARTS) plotly.purge(divs[key]);
-  };
+return () => {
+closed = true;
+if (ticker) clearInterval(ticker);
+if (resized) resized.disconnect();
+stopTheme();
+for (const [name, fn] of bindings) model.off(`change:${name}`, fn);
+if (plotly) for (const key of CHARTS) plotly.purge(divs[key]);
+};
 }
 
 return { initialize, render };

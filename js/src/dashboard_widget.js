@@ -5,7 +5,7 @@
 // the widget shares one copy of the events. Per view (`render`): the DOM and the flame chart.
 import { mountCompare } from "./compare_view.js";
 import { downloadBytes, isDownloadMessage, renderExportButton } from "./export.js";
-import { FlameView } from "./flame_view.js";
+import { FlameView, running } from "./flame_view.js";
 import { frameBatcher } from "./frames.js";
 import { patchHeader, renderHeader, renderNotes } from "./header.js";
 import { mountMemory } from "./memory_view.js";
@@ -21,6 +21,7 @@ import { decodeColumns } from "./wire.js";
 // got, but both read the same model: its object-valued traits are the same objects.
 const STATES = new Set();
 const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle", "comparison"];
+const REPORT_WAIT_MS = 100; // how long the chart waits for the report after a live refresh's events
 
 function ownsModel(state, model) {
   return IDENTITY_TRAITS.some((name) => {
@@ -172,16 +173,28 @@ function render({ model, el }) {
       notes = nextNotes;
     }
     drawSteps();
-    flame.schedule();
+    clearTimeout(dataTimer);
+    dataTimer = 0;
+    flame.drawNow(); // this is a frame already: the chart and the header change in the same one
     showOwn();
     askResend(model, state);
   };
   drawSteps();
   showOwn();
 
+  // A live refresh sends its events, then its report: the chart waits for the report (at most
+  // REPORT_WAIT_MS), so the page lays out and paints once per refresh, not twice.
+  let dataTimer = 0;
   const onData = () => {
-    flame.schedule();
     compare.schedule();
+    if (!running(model.get("report"))) {
+      flame.schedule();
+    } else if (!dataTimer) {
+      dataTimer = setTimeout(() => {
+        dataTimer = 0;
+        flame.schedule();
+      }, REPORT_WAIT_MS);
+    }
   };
   const redraw = () => {
     flame.schedule();
@@ -230,6 +243,7 @@ function render({ model, el }) {
 
   return () => {
     closed = true;
+    clearTimeout(dataTimer);
     inFrame.cancel();
     stopTheme();
     for (const [name, fn] of bindings) model.off(`change:${name}`, fn);

@@ -5,11 +5,17 @@
 // theme, size), in an idle task of its own (it is the costliest step: not in the frame that
 // also lays out the page, nor in the task that renders a new view); a new window is a cheap
 // Plotly.relayout of the x range, in the frame.
+//
+// While the run is live and nobody has pointed at the chart, plotly draws nothing: the axes
+// and legend are painted on a canvas of their own (live_axes.js), so a live cell costs the
+// page a few milliseconds a refresh. The first pointer over the chart, or the run's end,
+// brings plotly's axes, zoom and legend; until its figure is drawn the canvas axes stay.
 import { showTooltip, pointerToData, tooltipLines } from "./hover.js";
 import { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } from "./figure.js";
-import { nextFrame } from "./frames.js";
+import { cancelFrame, nextFrame } from "./frames.js";
 import { whenIdle } from "./idle.js";
 import { layoutLanes } from "./lanes.js";
+import { legendEntries, paintAxes } from "./live_axes.js";
 import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
 import { paintFlame, pixelMap, prepareCanvas } from "./paint.js";
 import { figureColors } from "./theme.js";
@@ -29,6 +35,11 @@ const CONFIG = {
 };
 
 const now = () => (typeof performance === "object" ? performance.now() : Date.now());
+
+/** True while `report`'s run is recording (a live report, or a run still running). */
+export function running(report) {
+  return Boolean(report && (report.live || report.status === "running"));
+}
 
 export class FlameView {
   /**
@@ -54,12 +65,18 @@ export class FlameView {
     this.hidden = new Set(); // colour keys hidden through the legend
     this.redraws = 0;
     this.pending = false;
+    this.frame = null; // the animation frame of a scheduled redraw
     this.detailTimer = 0;
     this.asked = null; // {window, at, gen} of the last detail request
     this.el = doc.createElement("div");
     this.el.className = "everyo-flame-box";
     this.canvas = doc.createElement("canvas");
     this.canvas.className = "everyo-flame-canvas";
+    this.axes = doc.createElement("canvas"); // axes and legend until plotly's figure is drawn
+    this.axes.className = "everyo-flame-axes";
+    this.axes.hidden = true;
+    this.axesShown = ""; // what the axes canvas shows (skips repainting the same)
+    this.engaged = false; // a pointer came over the chart: plotly's axes and zoom from then on
     this.plot = doc.createElement("div");
     this.plot.className = "everyo-flame";
     this.message = doc.createElement("div");
@@ -68,7 +85,15 @@ export class FlameView {
     this.tip = doc.createElement("div");
     this.tip.className = "everyo-tooltip";
     this.tip.style.display = "none";
-    this.el.append(this.message, this.canvas, this.plot, this.tip);
+    this.el.append(this.message, this.axes, this.canvas, this.plot, this.tip);
+    const engage = () => {
+      if (this.engaged) return;
+      this.engaged = true;
+      this.schedule();
+    };
+    this.el.addEventListener("pointerenter", engage);
+    this.el.addEventListener("pointerdown", engage);
+    this.el.addEventListener("focusin", engage);
     const hide = () => {
       this.tip.style.display = "none";
     };
@@ -104,10 +129,23 @@ export class FlameView {
   schedule() {
     if (this.pending || this.destroyed) return;
     this.pending = true;
-    nextFrame(() => {
+    this.frame = nextFrame(() => {
+      this.frame = null;
       this.pending = false;
       this.draw();
     });
+  }
+
+  /**
+   * Redraw now, dropping a scheduled redraw: for code that runs in an animation frame already
+   * (the report's DOM updates), so the page lays out and paints once, not in two frames.
+   */
+  drawNow() {
+    if (this.destroyed) return;
+    if (this.frame !== null) cancelFrame(this.frame);
+    this.frame = null;
+    this.pending = false;
+    this.draw();
   }
 
   /** Zoom to `[x0, x1]` (null: the whole run). */
@@ -146,16 +184,63 @@ export class FlameView {
       if (first !== undefined) items.push({ lane, row: first + lane.depth });
     }
     const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
+    // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
+    for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
+      this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
+    }
     const colors = figureColors(themes, theme);
     if (this.el.style.background !== colors.paper_bgcolor) this.el.style.background = colors.paper_bgcolor;
     const view = {
       window: [x0, x1], bars, items, lanes, colors, width, report, signature, themes,
       raw: store.raw && src.set === store.whole,
     };
-    if (!this.figured) this.placeholder(width, lanes);
-    // a new structure: the react comes first, in a task of its own (the bars are painted after)
-    if (this.plotly && !this.panning && !this.drawFigure(view) && this.figured) return;
+    if (!this.figured) {
+      this.placeholder(width, lanes);
+      this.paintCanvasAxes(view);
+    }
+    // a new structure: the react comes first, in a task of its own (the bars are painted after);
+    // none while the run records and nobody uses the chart (the canvas axes do)
+    const plotlyAxes = this.plotly && !this.panning && !this.canvasAxesOnly(report);
+    if (plotlyAxes && !this.drawFigure(view) && this.figured) return;
     this.show(view, t0);
+  }
+
+  /** The axes stay on the canvas: plotly has drawn nothing yet, the run records, and the chart
+   * has not been pointed at. */
+  canvasAxesOnly(report) {
+    return !this.figured && !this.engaged && running(report);
+  }
+
+  /**
+   * Until plotly's first figure: the axes, lane labels and legend of `view` on the axes canvas
+   * (repainted only when they change), or, with no events yet, "recording…".
+   */
+  paintCanvasAxes(view) {
+    const { store } = this.state;
+    const report = view.report;
+    if (store.empty) {
+      this.axes.hidden = true;
+      this.axesShown = "";
+      if (running(report)) this.message.textContent = "recording…";
+      return;
+    }
+    if (this.message.textContent === "recording…" || this.message.textContent === "loading plotly.js…") {
+      this.message.textContent = "";
+    }
+    const legend = legendEntries(store.keys, this.mixedSeen);
+    const height = flameHeight(view.lanes.nLanes);
+    const shown = JSON.stringify([view.window, view.width, height, view.lanes.bands, legend, view.colors, [...this.hidden]]);
+    this.axes.hidden = false;
+    if (shown === this.axesShown) return;
+    this.axesShown = shown;
+    const win = this.doc.defaultView;
+    const ctx = prepareCanvas(this.axes, view.width, height, (win && win.devicePixelRatio) || 1);
+    if (!this.font) this.font = (win && win.getComputedStyle(this.root).fontFamily) || "sans-serif";
+    const painted = paintAxes(ctx, {
+      x0: view.window[0], x1: view.window[1], lanes: view.lanes, size: this.fallbackSize,
+      width: view.width, height, colors: view.colors, font: this.font, legend, hidden: this.hidden,
+    });
+    this.root.dataset.yrange = painted.yRange.join(",");
   }
 
   /** Paint `view` on the canvas and publish what is shown (the test hooks). */
@@ -170,6 +255,7 @@ export class FlameView {
     data.events = String(store.whole.n);
     data.window = `${view.window[0]},${view.window[1]}`;
     data.redraws = String(this.redraws);
+    data.axes = this.figured ? "plotly" : this.axes.hidden ? "none" : "canvas";
     data.drawMs = (now() - t0).toFixed(1);
     if (moved) for (const fn of this.windowListeners) fn(view.window);
   }
@@ -201,10 +287,6 @@ export class FlameView {
     const { store } = this.state;
     const { bars, report } = view;
     const [x0, x1] = view.window;
-    // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
-    for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
-      this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
-    }
     if (store.empty && report.status === "running") {
       // a cell that has recorded nothing yet: no axes to draw (their react would be one of a
       // live cell's costliest tasks, taking CPU from the kernel when its run starts)
@@ -248,6 +330,8 @@ export class FlameView {
       this.figured = true;
       this.message.remove();
       this.plot.style.height = "";
+      this.axes.hidden = true;
+      this.axesShown = "";
     }
     // the window as it is now (the run grew while the react waited): the next frame's redraw
     // then finds the axis right and needs no relayout
@@ -387,6 +471,8 @@ export class FlameView {
 
   destroy() {
     this.destroyed = true;
+    if (this.frame !== null) cancelFrame(this.frame);
+    this.frame = null;
     if (this.cancelReact) this.cancelReact();
     this.cancelReact = null;
     clearTimeout(this.detailTimer);

@@ -3,6 +3,10 @@
 export const nextFrame = (fn) =>
   typeof requestAnimationFrame === "function" ? requestAnimationFrame(fn) : setTimeout(fn, 16);
 
+/** Cancel what `nextFrame` returned. */
+export const cancelFrame = (id) =>
+  typeof cancelAnimationFrame === "function" ? cancelAnimationFrame(id) : clearTimeout(id);
+
 /**
  * `inFrame(fn)` is `fn` deferred to the next animation frame; every function deferred before
  * that frame runs once in it, in the order first asked. `inFrame.cancel()` drops them.

@@ -45,20 +45,21 @@ export function mountPicker(doc, model) {
 }
 
 // A live table's numbers are rewritten at most this often (the chart and header follow every
-// refresh): at 8 refreshes a second, rewriting the table each time took about a fifth of the
-// page's extra Chromium CPU for a live cell (a scratch ablation, 2026-12-02; the benchmark's
-// before and after: observer_variants.py's CPU rows in benchmarks/RESULTS.md).
-export const LIVE_TABLE_MS = 500;
+// refresh). A rewrite lays out and paints the table: at 8 refreshes a second, rewriting it each
+// time took about a fifth of the page's extra Chromium CPU for a live cell (a scratch ablation,
+// 2026-12-02; the benchmark's before and after: observer_variants.py's CPU rows in
+// benchmarks/RESULTS.md).
+export const LIVE_TABLE_MS = 1000;
 
 /**
  * The summary table of `report.rows`: header clicks set `sort_by` / `descending` (the same
  * column flips the order, a new one sorts descending), the select sets `group_by`; the shown
  * rows are sorted here at once, Python recomputes them (and `top`) behind. While the report is
- * live, its numbers reach the table at most every `LIVE_TABLE_MS` (the latest ones, at the end
- * of the interval); a new sort, grouping or columns, and the final report, show at once.
- * `now` and `later` (the clock and `setTimeout`) are for tests.
+ * live, its numbers reach the table with the first report at least `LIVE_TABLE_MS` after the
+ * last ones (in that report's frame, with the chart and header: no task of its own); a new
+ * sort, grouping or columns, and the final report, show at once. `now` (the clock) is for tests.
  */
-export function mountTable(doc, model, { now = () => performance.now(), later = setTimeout } = {}) {
+export function mountTable(doc, model, { now = () => performance.now() } = {}) {
   const el = doc.createElement("div");
   el.className = "everyo-table-section";
   const controls = doc.createElement("div");
@@ -81,7 +82,6 @@ export function mountTable(doc, model, { now = () => performance.now(), later = 
   el.append(controls, holder);
   let table = null;
   let liveAt = -Infinity; // when live numbers were last written
-  let pending = false;
   const update = () => {
     const groupBy = model.get("group_by") || "name";
     select.value = groupBy;
@@ -97,16 +97,7 @@ export function mountTable(doc, model, { now = () => performance.now(), later = 
       // the numbers of a live report: the same table, its cells rewritten where they changed
       const live = Boolean((model.get("report") || {}).live);
       const t = now();
-      if (live && t - liveAt < LIVE_TABLE_MS) {
-        if (!pending) {
-          pending = true;
-          later(() => {
-            pending = false;
-            update();
-          }, LIVE_TABLE_MS - (t - liveAt));
-        }
-        return;
-      }
+      if (live && t - liveAt < LIVE_TABLE_MS) return; // a later report brings newer numbers
       liveAt = live ? t : -Infinity;
       patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
       return;

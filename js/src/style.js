@@ -27,6 +27,8 @@ export const CSS = `
 .everyo-step-table { width: auto; }
 .everyo-flame-box { position: relative; min-height: 40px; }
 .everyo-flame-canvas { position: absolute; left: 0; top: 0; z-index: 0; pointer-events: none; }
+.everyo-flame-axes { position: absolute; left: 0; top: 0; z-index: 0; pointer-events: none; }
+.everyo-flame-axes[hidden] { display: none; }
 .everyo-flame { position: relative; z-index: 1; }
 .everyo-flame-message { position: absolute; left: 60px; top: 10px; z-index: 2;
   color: var(--jp-ui-font-color2, #555); }

@@ -77,10 +77,13 @@ window.__everyoBoard = (i) => {
   out.header = (root.querySelector('.everyo-header') || {}).textContent || '';
   out.window = d.window || null;
   out.plotly = d.plotly || null;
+  out.axes = d.axes || null;  // "canvas" (live, nobody pointing at it), "plotly", "none"
   const gd = root.querySelector('.everyo-flame.js-plotly-plot');
   if (gd && gd.layout && gd.layout.yaxis && gd.layout.yaxis.range) {
     const r = gd.layout.yaxis.range;
     out.yrange = [r[0], r[1]];
+  } else if (d.axes === 'canvas' && d.yrange) {
+    out.yrange = d.yrange.split(',').map(Number);
   }
   return out;
 };
@@ -113,7 +116,7 @@ FLAME_JS = """
     window: win, bars, outside, inverted, dataBars: Number(root.dataset.bars || 0),
     redraws: Number(root.dataset.redraws || 0), canvas: null,
   };
-  const canvas = root.querySelector('canvas');
+  const canvas = root.querySelector('canvas.everyo-flame-canvas');
   const area = gd.querySelector('.nsewdrag');
   if (canvas && area && canvas.width && canvas.height) {
     const c = canvas.getBoundingClientRect(), a = area.getBoundingClientRect();
