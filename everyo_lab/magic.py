@@ -20,6 +20,8 @@ import sys
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
+from everyo_lab.live import DEFAULT_HZ
+
 
 class UsageProblem(Exception):
     """Bad magic options: reported as a usage message, never as a traceback."""
@@ -152,9 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--refresh",
         type=_refresh_hz,
-        default=4.0,
+        default=DEFAULT_HZ,
         metavar="HZ",
-        help="live refreshes per second (at least 2; default 4)",
+        help=f"live refreshes per second (at least 2; default {DEFAULT_HZ:g})",
     )
     return p
 

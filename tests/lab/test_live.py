@@ -6,7 +6,7 @@ import pytest
 from fakes import FakeClock
 
 from everyo.profiler import Profiler, record_function
-from everyo_lab.live import MIN_HZ, LiveRefresher
+from everyo_lab.live import DEFAULT_HZ, MIN_HZ, LiveRefresher
 
 
 class CostlyTarget:
@@ -102,7 +102,7 @@ def test_a_refresh_slowed_by_the_gil_counts_its_duration(running):
     assert live.poll() == pytest.approx(1 / MIN_HZ - 0.2)
     record(3000)
     target.delay = 10.0  # longer than any interval: the next one comes soon, not at once
-    assert live.poll() == pytest.approx(0.1 * 0.25)
+    assert live.poll() == pytest.approx(0.1 / DEFAULT_HZ)
 
 
 def test_rejects_slow_rates():
