@@ -64,7 +64,8 @@ def main() -> int:
     print("| ---: | ---: |")
     for threads in sorted(per):
         print(f"| {threads} | {statistics.median(per[threads]) * 1e3:.2f} |")
-    print(f"\n{default} threads ÷ 1 thread, median per-round ratio: {statistics.median(ratios):.3f}")
+    ratio = statistics.median(ratios)
+    print(f"\n{default} threads ÷ 1 thread, median per-round ratio: {ratio:.3f}")
     return 0
 
 

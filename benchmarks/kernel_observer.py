@@ -1,6 +1,6 @@
 """The browser benchmark's observer cells in a Jupyter kernel with no browser attached.
 
-    python benchmarks/kernel_observer.py [--rounds 8] [--seconds 3]
+    python benchmarks/kernel_observer.py [--rounds 8] [--seconds 3] [--workload mlp|cnn|cnn1]
 
 Starts an IPython kernel (``jupyter_client``), loads ``everyo_lab`` and runs, ``--rounds``
 times in a rotating order, the same compute-bound loop as ``dashboard_browser.py``'s observer
@@ -77,11 +77,12 @@ class Kernel:
         self.manager.shutdown_kernel()
 
 
-def measure(rounds: int, seconds: float) -> tuple[dict, list]:
+def measure(rounds: int, seconds: float, workload: str = "mlp") -> tuple[dict, list]:
     kernel = Kernel()
     try:
         kernel.run('get_ipython().run_line_magic("load_ext", "everyo_lab")')
         kernel.run(harness.warmup_cell())
+        kernel.run(harness.WORKLOADS[workload])  # the loop's model, optimizer and batch
         kernel.run(LOG_REFRESHES)
         steps: dict[str, list[int]] = {m: [] for m in MODES}
         refreshes = []
@@ -107,11 +108,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument(
+        "--workload",
+        choices=sorted(harness.WORKLOADS),
+        default="mlp",
+        help="the loop (harness.WORKLOADS): the stress MLP, the CNN, the CNN on one BLAS thread",
+    )
     args = parser.parse_args()
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be at least 1 and --seconds positive")
-    steps, refreshes = measure(args.rounds, args.seconds)
-    print(f"{args.rounds} rounds of {args.seconds:g}-s cells, no browser")
+    steps, refreshes = measure(args.rounds, args.seconds, args.workload)
+    print(f"{args.rounds} rounds of {args.seconds:g}-s cells of {args.workload}, no browser")
     print("| cells | steps ÷ plain, median (pooled) | each round |")
     print("| --- | ---: | --- |")
     for name in ("nolive", "live"):

@@ -708,10 +708,13 @@ x = eo.tensor(np.random.default_rng(0).standard_normal((32, 3, 32, 32), dtype=np
 # two threads take both cores here (and are slower: 1.2x the one-thread step time side by side,
 # benchmarks/blas_threads.py), so anything else running, the page included, stalls both at
 # each GEMM's barrier.
-CNN_ONE_THREAD_SETUP = CNN_SETUP + """import threadpoolctl
+CNN_ONE_THREAD_SETUP = (
+    CNN_SETUP
+    + """import threadpoolctl
 
 _blas_limit = threadpoolctl.threadpool_limits(1, user_api="blas")
 """
+)
 # the loops STEP runs (model, optimizer and x), by the names benchmarks/observer_variants.py takes
 WORKLOADS = {"mlp": SETUP, "cnn": CNN_SETUP, "cnn1": CNN_ONE_THREAD_SETUP}
 STEP = """    optimizer.zero_grad()
