@@ -26,7 +26,6 @@ import argparse
 import re
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -69,26 +68,22 @@ def run(
     cells, measured = plan(variants, repeats, seconds, workload)
     sequence = []
     used: dict[str, list[dict]] = {}
-    with tempfile.TemporaryDirectory(prefix="everyo-variants-") as tmp:
-        folder = Path(tmp)
-        harness.write_notebook(folder / "variants.ipynb", cells)
-        with harness.BrowserSession(folder, app="lab") as s:
-            s.open("variants.ipynb")
-            for index, name in enumerate(measured):
-                if name is not None:  # the previous cell's final view is drawn
-                    s.bytes.wait_quiet(s.page)
-                    s.page.wait_for_timeout(800)
-                before = cpu_seconds()
-                s.run_cell(index)
-                s.wait_prompt(index, timeout_ms=120000)
-                if name is not None:
-                    after = cpu_seconds()
-                    used.setdefault(name, []).append({g: after[g] - before[g] for g in GROUPS})
-                    text = s.cell(index).locator(".jp-OutputArea").inner_text()
-                    found = re.search(r"STEPS (\w+) (\d+)", text)
-                    if found is None:
-                        raise RuntimeError(f"cell {index} printed no step count:\n{text}")
-                    sequence.append((found.group(1), int(found.group(2))))
+    with harness.notebook_page(cells, "variants.ipynb", "everyo-variants-") as s:
+        for index, name in enumerate(measured):
+            if name is not None:  # the previous cell's final view is drawn
+                s.bytes.wait_quiet(s.page)
+                s.page.wait_for_timeout(800)
+            before = cpu_seconds()
+            s.run_cell(index)
+            s.wait_prompt(index, timeout_ms=120000)
+            if name is not None:
+                after = cpu_seconds()
+                used.setdefault(name, []).append({g: after[g] - before[g] for g in GROUPS})
+                text = s.cell(index).locator(".jp-OutputArea").inner_text()
+                found = re.search(r"STEPS (\w+) (\d+)", text)
+                if found is None:
+                    raise RuntimeError(f"cell {index} printed no step count:\n{text}")
+                sequence.append((found.group(1), int(found.group(2))))
     ratios: dict[str, list[float]] = {}
     for (a, na), (b, nb) in zip(sequence[::2], sequence[1::2]):
         name, ratio = (a, na / nb) if a != "plain" else (b, nb / na)

@@ -27,7 +27,6 @@ import json
 import re
 import statistics
 import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -119,24 +118,20 @@ def plan(workload: str, rounds: int, seconds: float, bundles: dict) -> tuple[lis
 def measure(workload: str, rounds: int, seconds: float, bundles: dict) -> dict:
     cells, measured = plan(workload, rounds, seconds, bundles)
     out: dict = defaultdict(list)
-    with tempfile.TemporaryDirectory(prefix="everyo-trace-") as tmp:
-        folder = Path(tmp)
-        harness.write_notebook(folder / "trace.ipynb", cells)
-        with harness.BrowserSession(folder, app="lab") as s:
-            s.open("trace.ipynb")
-            for index, name in enumerate(measured):
-                if name is None:
-                    s.run_cell(index)
-                    s.wait_prompt(index, timeout_ms=180000)
-                    continue
-                s.bytes.wait_quiet(s.page)
-                s.page.wait_for_timeout(1000)
-                browser = s.page.context.browser
-                browser.start_tracing(page=s.page, categories=CATEGORIES)
+    with harness.notebook_page(cells, "trace.ipynb", "everyo-trace-") as s:
+        for index, name in enumerate(measured):
+            if name is None:
                 s.run_cell(index)
                 s.wait_prompt(index, timeout_ms=180000)
-                s.bytes.wait_quiet(s.page)
-                out[name].append(busy(browser.stop_tracing(), seconds))
+                continue
+            s.bytes.wait_quiet(s.page)
+            s.page.wait_for_timeout(1000)
+            browser = s.page.context.browser
+            browser.start_tracing(page=s.page, categories=CATEGORIES)
+            s.run_cell(index)
+            s.wait_prompt(index, timeout_ms=180000)
+            s.bytes.wait_quiet(s.page)
+            out[name].append(busy(browser.stop_tracing(), seconds))
     return out
 
 

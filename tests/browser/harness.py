@@ -642,6 +642,18 @@ class BrowserSession:
         return self.board(index)
 
 
+@contextlib.contextmanager
+def notebook_page(cells: list[str], name: str = "bench.ipynb", prefix: str = "everyo-page-"):
+    """A notebook of ``cells`` in a temporary folder, open in JupyterLab: the session (the
+    benchmarks' set-up)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        folder = Path(tmp)
+        write_notebook(folder / name, cells)
+        with BrowserSession(folder, app="lab") as session:
+            session.open(name)
+            yield session
+
+
 def execute_notebook(cells: list[str], folder: Path, name: str = "executed.ipynb", timeout=300):
     """Run ``cells`` with nbclient (it stores widget state as Lab's save does), write the
     notebook to ``folder/name`` and return (the notebook as read back, its path)."""
