@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:5a48871ad09c730b | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:a57d2d3b002ecac9 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:5a48871ad09c730b"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:a57d2d3b002ecac9"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -1381,7 +1381,7 @@ this.hidden = new Set();
 
 drawFigure(view) {
 const { store } = this.state;
-const { bars, report } = view;
+const { report } = view;
 const [x0, x1] = view.window;
 if (store.empty && report.status === "running") {
 if (!this.figured) this.message.textContent = "recording…"; // (--no-live: until the cell ends)
@@ -2406,9 +2406,15 @@ const start = k === 0 ? Math.min(firstStart, stepEnds[0]) : stepEnds[k - 1];
 return [start, stepEnds[k]];
 }
 
-function zoomWindow(start, end, margin = 0.05) {
+function zoomWindow(start, end, margin = 0.05, extent = null) {
 const pad = Math.max((end - start) * margin, 1e-6);
-return [start - pad, end + pad];
+let x0 = start - pad;
+let x1 = end + pad;
+if (extent) {
+x0 = Math.max(x0, Math.min(extent[0], start));
+x1 = Math.min(x1, Math.max(extent[1], end));
+}
+return [x0, x1];
 }
 
 function stepRows(steps) {
@@ -2429,7 +2435,7 @@ if (typeof steps[key] === "number") parts.push(`${label} ${formatMs(steps[key])}
 return parts.join(" · ");
 }
 
-function mountSteps(doc, { onZoom, stepWindowOf }) {
+function mountSteps(doc, { onZoom, stepWindowOf, extent = () => null }) {
 const el = doc.createElement("div");
 el.className = "everyo-steps";
 const line = doc.createElement("div");
@@ -2472,7 +2478,7 @@ for (let c = 0; c < 3; c++) tr.insertCell();
 const button = doc.createElement("button");
 button.className = "everyo-step-row-zoom jp-Button";
 button.textContent = "zoom";
-button.addEventListener("click", () => onZoom(zoomWindow(tr.everyoRow.start_ms, tr.everyoRow.end_ms)));
+button.addEventListener("click", () => onZoom(zoomWindow(tr.everyoRow.start_ms, tr.everyoRow.end_ms, 0.05, extent())));
 tr.insertCell().appendChild(button);
 return tr;
 };
@@ -2581,6 +2587,7 @@ const { EventStore } = __everyo_src_store_js;
 const { addStyle } = __everyo_src_style_js;
 const { syncTheme } = __everyo_src_theme_js;
 const { decodeColumns } = __everyo_src_wire_js;
+const { wholeWindow } = __everyo_src_zoom_js;
 
 const STATES = new Set();
 const IDENTITY_TRAITS = ["report", "themes", "runs", "icicle", "comparison"];
@@ -2701,10 +2708,11 @@ const compare = mountCompare(doc, model, state);
 el.append(picker.el, header, notes, steps, flame.el, memory.el, exportBox, table.el, icicle.el, compare.el);
 const showOwn = () => el.classList.toggle("everyo-compare-only", Boolean(model.get("compare_only")));
 
+const extent = () => wholeWindow((model.get("report") || {}).wall_ms, state.store.whole.x1);
 const stepWindowOf = (k) => {
 const { store } = state;
 const bounds = stepBounds(store.stepEnds, k, Number.isFinite(store.whole.x0) ? store.whole.x0 : 0);
-return bounds && zoomWindow(bounds[0], bounds[1]);
+return bounds && zoomWindow(bounds[0], bounds[1], 0.05, extent());
 };
 let stepsShown; // JSON of what is shown: a live report is a new object a few times a second
 let stepsPanel = null;
@@ -2716,7 +2724,7 @@ stepsShown = text;
 steps.hidden = !info;
 if (!info) return;
 if (!stepsPanel) {
-stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf });
+stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf, extent });
 steps.append(stepsPanel.el);
 }
 stepsPanel.update(info);

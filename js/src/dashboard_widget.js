@@ -16,6 +16,7 @@ import { EventStore } from "./store.js";
 import { addStyle } from "./style.js";
 import { syncTheme } from "./theme.js";
 import { decodeColumns } from "./wire.js";
+import { wholeWindow } from "./zoom.js";
 
 // Model states of this module instance. A view's model proxy is not the proxy `initialize`
 // got, but both read the same model: its object-valued traits are the same objects.
@@ -141,10 +142,12 @@ function render({ model, el }) {
   // everyo_lab.compare(a, b): the comparison alone (a CSS rule hides the run's own sections)
   const showOwn = () => el.classList.toggle("everyo-compare-only", Boolean(model.get("compare_only")));
 
+  // the run's extent on the chart's clock, which step zooms stay inside
+  const extent = () => wholeWindow((model.get("report") || {}).wall_ms, state.store.whole.x1);
   const stepWindowOf = (k) => {
     const { store } = state;
     const bounds = stepBounds(store.stepEnds, k, Number.isFinite(store.whole.x0) ? store.whole.x0 : 0);
-    return bounds && zoomWindow(bounds[0], bounds[1]);
+    return bounds && zoomWindow(bounds[0], bounds[1], 0.05, extent());
   };
   let stepsShown; // JSON of what is shown: a live report is a new object a few times a second
   let stepsPanel = null;
@@ -156,7 +159,7 @@ function render({ model, el }) {
     steps.hidden = !info;
     if (!info) return;
     if (!stepsPanel) {
-      stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf });
+      stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf, extent });
       steps.append(stepsPanel.el);
     }
     stepsPanel.update(info);

@@ -281,11 +281,11 @@ export class FlameView {
    * at once (a few milliseconds), and true. A new structure: false, and Plotly.react (tens of
    * milliseconds, the first one of a view the most) waits for an idle moment in a task of its
    * own, then the next frame paints the newest view. Until then the canvas shows the previous
-   * view under the previous axes, or, before a view's first figure, the placeholder.
+   * view under the previous axes, or, before a view's first figure, the canvas axes.
    */
   drawFigure(view) {
     const { store } = this.state;
-    const { bars, report } = view;
+    const { report } = view;
     const [x0, x1] = view.window;
     if (store.empty && report.status === "running") {
       // a cell that has recorded nothing yet: no axes to draw (their react would be one of a

@@ -67,7 +67,7 @@ export function legendEntries(keys, mixed = false) {
  * Paint axes, titles and legend for a plot area `size` (`{l, t, w, h}`) inside a figure
  * `width` x `height`: the x axis of `[x0, x1]` (ms) under the plot area, the lanes' labels
  * left of it (row 0 on top), the legend in the top margin. `hidden`: colour keys hidden
- * through the legend (struck through). Returns `{ticks, yRange}` as painted.
+ * through the legend (their entries faint). Returns `{ticks, yRange}` as painted.
  */
 export function paintAxes(ctx, { x0, x1, lanes, size, width, height, colors = {}, font = "sans-serif", legend = [], hidden = new Set() }) {
   const { l, t, w, h } = size;

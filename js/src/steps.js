@@ -10,10 +10,20 @@ export function stepBounds(stepEnds, k, firstStart = 0) {
   return [start, stepEnds[k]];
 }
 
-/** A zoom window around `[start, end]` with `margin` of its span on each side. */
-export function zoomWindow(start, end, margin = 0.05) {
+/**
+ * A zoom window around `[start, end]` with `margin` of its span on each side, kept inside
+ * `extent` (the run's `[x0, x1]`, when given) where the margin would pass it: the first step
+ * starts at the run's start, and a window before it would show time the run never had.
+ */
+export function zoomWindow(start, end, margin = 0.05, extent = null) {
   const pad = Math.max((end - start) * margin, 1e-6);
-  return [start - pad, end + pad];
+  let x0 = start - pad;
+  let x1 = end + pad;
+  if (extent) {
+    x0 = Math.max(x0, Math.min(extent[0], start));
+    x1 = Math.min(x1, Math.max(extent[1], end));
+  }
+  return [x0, x1];
 }
 
 /** The rows of the per-step table: `[{what, index, dur_ms, start_ms, end_ms}]`. */
@@ -39,12 +49,13 @@ export function stepSummary(steps) {
 /**
  * The steps panel: summary line, "zoom to step" input, and the table (median, p95, slowest,
  * fastest; each row a zoom button). `onZoom([x0, x1])` zooms the flame chart;
- * `stepWindowOf(k)` gives step k's window or null. Returns `{el, update(steps)}`: a live run's
+ * `stepWindowOf(k)` gives step k's window or null; `extent()` the run's `[x0, x1]` (windows
+ * stay inside it). Returns `{el, update(steps)}`: a live run's
  * steps change with every refresh, and `update` rewrites the panel's texts in place (rows are
  * reused; the step number a user typed stays), where a new panel each time cost the page a
  * style and layout pass of its buttons and took the input away from whoever was typing in it.
  */
-export function mountSteps(doc, { onZoom, stepWindowOf }) {
+export function mountSteps(doc, { onZoom, stepWindowOf, extent = () => null }) {
   const el = doc.createElement("div");
   el.className = "everyo-steps";
   const line = doc.createElement("div");
@@ -88,7 +99,7 @@ export function mountSteps(doc, { onZoom, stepWindowOf }) {
     button.className = "everyo-step-row-zoom jp-Button";
     button.textContent = "zoom";
     // the row's step as it is now (updates replace tr.everyoRow)
-    button.addEventListener("click", () => onZoom(zoomWindow(tr.everyoRow.start_ms, tr.everyoRow.end_ms)));
+    button.addEventListener("click", () => onZoom(zoomWindow(tr.everyoRow.start_ms, tr.everyoRow.end_ms, 0.05, extent())));
     tr.insertCell().appendChild(button);
     return tr;
   };

@@ -57,6 +57,14 @@ test("zoomWindow adds a small margin", () => {
   assert.ok(a < 5 && b > 5);
 });
 
+test("zoomWindow stays inside the run: the first and last steps get no margin beyond it", () => {
+  assert.deepEqual(zoomWindow(0, 20, 0.05, [0, 100]), [0, 21]);
+  assert.deepEqual(zoomWindow(80, 100, 0.05, [0, 100]), [79, 100]);
+  assert.deepEqual(zoomWindow(10, 30, 0.05, [0, 100]), [9, 31]); // inside: as without
+  // a step reaching past the extent (events after the wall time) keeps its own end
+  assert.deepEqual(zoomWindow(90, 110, 0.05, [0, 100]), [89, 110]);
+});
+
 test("step rows and summary from report.steps", () => {
   const steps = {
     count: 40, source: "optimizer", mean_ms: 1.25, median_ms: 1.2, p95_ms: 1.5,
