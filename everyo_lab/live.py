@@ -20,10 +20,10 @@ from __future__ import annotations
 import threading
 import time
 
-# Refreshes a second at most. Each one costs the page about 15-25 ms of Chromium CPU (its
-# messages, one layout, paint and commit; traced in JupyterLab on a 2-core machine, 2026-12-02),
-# which a loop using every core pays for; three a second keep the issue's "at least two visible
-# changes a second" with a margin.
+# Refreshes a second at most. Each one costs the page its messages, a layout, paint and commit
+# (at three a second a live 3-s cell still kept Chromium 168 ms busier than a plain one,
+# benchmarks/page_trace.py), which a loop using every core pays for; three a second keep the
+# issue's "at least two visible changes a second" with a margin (2.8 measured, RESULTS.md).
 DEFAULT_HZ = 3.0
 # The first poll: soon enough for a first chart within a second, late enough that the browser
 # has drawn the new widget first. Refreshing at 0.2 s put both at the loop's start, on a 2-core

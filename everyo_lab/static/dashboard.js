@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:a57d2d3b002ecac9 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:d23fc8246fb6f953 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:a57d2d3b002ecac9"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:d23fc8246fb6f953"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -662,7 +662,29 @@ due.clear();
 };
 return inFrame;
 }
-return { nextFrame, cancelFrame, frameBatcher };
+
+function reportWaiter(draw, waitMs, { later = setTimeout, cancel = clearTimeout } = {}) {
+let timer = null;
+const drop = () => {
+if (timer !== null) cancel(timer);
+timer = null;
+};
+return {
+data(live) {
+if (!live) {
+draw();
+} else if (timer === null) {
+timer = later(() => {
+timer = null;
+draw();
+}, waitMs);
+}
+},
+report: drop,
+dispose: drop,
+};
+}
+return { nextFrame, cancelFrame, frameBatcher, reportWaiter };
 })();
 
 // ---- src/idle.js
@@ -2577,7 +2599,7 @@ return { CSS, STYLE_ID, addStyle };
 const { mountCompare } = __everyo_src_compare_view_js;
 const { downloadBytes, isDownloadMessage, renderExportButton } = __everyo_src_export_js;
 const { FlameView, running } = __everyo_src_flame_view_js;
-const { frameBatcher } = __everyo_src_frames_js;
+const { frameBatcher, reportWaiter } = __everyo_src_frames_js;
 const { patchHeader, renderHeader, renderNotes } = __everyo_src_header_js;
 const { mountMemory } = __everyo_src_memory_view_js;
 const { failPlotly, loadPlotly, receivePlotly } = __everyo_src_plotly_loader_js;
@@ -2741,8 +2763,7 @@ notes.replaceWith(nextNotes);
 notes = nextNotes;
 }
 drawSteps();
-clearTimeout(dataTimer);
-dataTimer = 0;
+waiter.report();
 flame.drawNow(); // this is a frame already: the chart and the header change in the same one
 showOwn();
 askResend(model, state);
@@ -2750,17 +2771,10 @@ askResend(model, state);
 drawSteps();
 showOwn();
 
-let dataTimer = 0;
+const waiter = reportWaiter(() => flame.schedule(), REPORT_WAIT_MS);
 const onData = () => {
 compare.schedule();
-if (!running(model.get("report"))) {
-flame.schedule();
-} else if (!dataTimer) {
-dataTimer = setTimeout(() => {
-dataTimer = 0;
-flame.schedule();
-}, REPORT_WAIT_MS);
-}
+waiter.data(running(model.get("report")));
 };
 const redraw = () => {
 flame.schedule();
@@ -2806,7 +2820,7 @@ askResend(model, state);
 
 return () => {
 closed = true;
-clearTimeout(dataTimer);
+waiter.dispose();
 inFrame.cancel();
 stopTheme();
 for (const [name, fn] of bindings) model.off(`change:${name}`, fn);

@@ -6,7 +6,7 @@
 import { mountCompare } from "./compare_view.js";
 import { downloadBytes, isDownloadMessage, renderExportButton } from "./export.js";
 import { FlameView, running } from "./flame_view.js";
-import { frameBatcher } from "./frames.js";
+import { frameBatcher, reportWaiter } from "./frames.js";
 import { patchHeader, renderHeader, renderNotes } from "./header.js";
 import { mountMemory } from "./memory_view.js";
 import { failPlotly, loadPlotly, receivePlotly } from "./plotly_loader.js";
@@ -176,8 +176,7 @@ function render({ model, el }) {
       notes = nextNotes;
     }
     drawSteps();
-    clearTimeout(dataTimer);
-    dataTimer = 0;
+    waiter.report();
     flame.drawNow(); // this is a frame already: the chart and the header change in the same one
     showOwn();
     askResend(model, state);
@@ -185,19 +184,11 @@ function render({ model, el }) {
   drawSteps();
   showOwn();
 
-  // A live refresh sends its events, then its report: the chart waits for the report (at most
-  // REPORT_WAIT_MS), so the page lays out and paints once per refresh, not twice.
-  let dataTimer = 0;
+  // new events of a live run: the chart waits for the report that follows them
+  const waiter = reportWaiter(() => flame.schedule(), REPORT_WAIT_MS);
   const onData = () => {
     compare.schedule();
-    if (!running(model.get("report"))) {
-      flame.schedule();
-    } else if (!dataTimer) {
-      dataTimer = setTimeout(() => {
-        dataTimer = 0;
-        flame.schedule();
-      }, REPORT_WAIT_MS);
-    }
+    waiter.data(running(model.get("report")));
   };
   const redraw = () => {
     flame.schedule();
@@ -246,7 +237,7 @@ function render({ model, el }) {
 
   return () => {
     closed = true;
-    clearTimeout(dataTimer);
+    waiter.dispose();
     inFrame.cancel();
     stopTheme();
     for (const [name, fn] of bindings) model.off(`change:${name}`, fn);

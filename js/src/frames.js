@@ -34,3 +34,32 @@ export function frameBatcher(schedule = nextFrame) {
   };
   return inFrame;
 }
+
+/**
+ * A live refresh sends its events, then its report. `reportWaiter(draw, waitMs)` draws for new
+ * events only if no report follows within `waitMs` (`data(live)`: events arrived; not live,
+ * `draw` at once); `report()` drops the pending draw, since the report's own frame draws the
+ * chart with the header: the page lays out and paints once per refresh, not twice.
+ * `later`/`cancel` (setTimeout and clearTimeout) are for tests.
+ */
+export function reportWaiter(draw, waitMs, { later = setTimeout, cancel = clearTimeout } = {}) {
+  let timer = null;
+  const drop = () => {
+    if (timer !== null) cancel(timer);
+    timer = null;
+  };
+  return {
+    data(live) {
+      if (!live) {
+        draw();
+      } else if (timer === null) {
+        timer = later(() => {
+          timer = null;
+          draw();
+        }, waitMs);
+      }
+    },
+    report: drop,
+    dispose: drop,
+  };
+}
