@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:d23fc8246fb6f953 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:ff41fef5798cadf0 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:d23fc8246fb6f953"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:ff41fef5798cadf0"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -708,6 +708,11 @@ const { MERGED_COLOR, MERGED_KEY, colorKeys } = __everyo_src_figure_js;
 const MIN_TICK_PX = 80; // x tick labels at least this far apart
 const LEGEND_ROW_PX = 18;
 
+function engagesChart(ev) {
+if (ev.type === "pointermove") return (ev.movementX || 0) !== 0 || (ev.movementY || 0) !== 0;
+return ev.type === "pointerdown" || ev.type === "focusin";
+}
+
 function niceStep(span, maxTicks) {
 const raw = Math.abs(span) / Math.max(1, maxTicks);
 if (!(raw > 0) || !Number.isFinite(raw)) return 1;
@@ -820,7 +825,7 @@ ctx.fillText(`+${entries.length - shown} more`, x, y);
 }
 return shown;
 }
-return { niceStep, xTicks, tickText, laneTicks, legendEntries, paintAxes, paintLegend };
+return { engagesChart, niceStep, xTicks, tickText, laneTicks, legendEntries, paintAxes, paintLegend };
 })();
 
 // ---- src/lod.js
@@ -1170,7 +1175,7 @@ const { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } = __everyo_
 const { cancelFrame, nextFrame } = __everyo_src_frames_js;
 const { whenIdle } = __everyo_src_idle_js;
 const { layoutLanes } = __everyo_src_lanes_js;
-const { legendEntries, paintAxes } = __everyo_src_live_axes_js;
+const { engagesChart, legendEntries, paintAxes } = __everyo_src_live_axes_js;
 const { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } = __everyo_src_lod_js;
 const { paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
 const { figureColors } = __everyo_src_theme_js;
@@ -1224,7 +1229,7 @@ this.axes = doc.createElement("canvas"); // axes and legend until plotly's figur
 this.axes.className = "everyo-flame-axes";
 this.axes.hidden = true;
 this.axesShown = ""; // what the axes canvas shows (skips repainting the same)
-this.engaged = false; // a pointer came over the chart: plotly's axes and zoom from then on
+this.engaged = false; // a pointer moved over the chart: plotly's axes and zoom from then on
 this.plot = doc.createElement("div");
 this.plot.className = "everyo-flame";
 this.message = doc.createElement("div");
@@ -1234,14 +1239,14 @@ this.tip = doc.createElement("div");
 this.tip.className = "everyo-tooltip";
 this.tip.style.display = "none";
 this.el.append(this.message, this.axes, this.canvas, this.plot, this.tip);
-const engage = () => {
-if (this.engaged) return;
+const turns = ["pointermove", "pointerdown", "focusin"];
+const engage = (ev) => {
+if (this.engaged || !engagesChart(ev)) return;
 this.engaged = true;
+for (const type of turns) this.el.removeEventListener(type, engage);
 this.schedule();
 };
-this.el.addEventListener("pointerenter", engage);
-this.el.addEventListener("pointerdown", engage);
-this.el.addEventListener("focusin", engage);
+for (const type of turns) this.el.addEventListener(type, engage);
 const hide = () => {
 this.tip.style.display = "none";
 };

@@ -8,14 +8,15 @@
 //
 // While the run is live and nobody has pointed at the chart, plotly draws nothing: the axes
 // and legend are painted on a canvas of their own (live_axes.js), so a live cell costs the
-// page a few milliseconds a refresh. The first pointer over the chart, or the run's end,
-// brings plotly's axes, zoom and legend; until its figure is drawn the canvas axes stay.
+// page a few milliseconds a refresh. A pointer moving over the chart (engagesChart: not one
+// the page scrolled the chart under), a press or focus, or the run's end, brings plotly's axes,
+// zoom and legend; until its figure is drawn the canvas axes stay.
 import { showTooltip, pointerToData, tooltipLines } from "./hover.js";
 import { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } from "./figure.js";
 import { cancelFrame, nextFrame } from "./frames.js";
 import { whenIdle } from "./idle.js";
 import { layoutLanes } from "./lanes.js";
-import { legendEntries, paintAxes } from "./live_axes.js";
+import { engagesChart, legendEntries, paintAxes } from "./live_axes.js";
 import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
 import { paintFlame, pixelMap, prepareCanvas } from "./paint.js";
 import { figureColors } from "./theme.js";
@@ -76,7 +77,7 @@ export class FlameView {
     this.axes.className = "everyo-flame-axes";
     this.axes.hidden = true;
     this.axesShown = ""; // what the axes canvas shows (skips repainting the same)
-    this.engaged = false; // a pointer came over the chart: plotly's axes and zoom from then on
+    this.engaged = false; // a pointer moved over the chart: plotly's axes and zoom from then on
     this.plot = doc.createElement("div");
     this.plot.className = "everyo-flame";
     this.message = doc.createElement("div");
@@ -86,14 +87,14 @@ export class FlameView {
     this.tip.className = "everyo-tooltip";
     this.tip.style.display = "none";
     this.el.append(this.message, this.axes, this.canvas, this.plot, this.tip);
-    const engage = () => {
-      if (this.engaged) return;
+    const turns = ["pointermove", "pointerdown", "focusin"];
+    const engage = (ev) => {
+      if (this.engaged || !engagesChart(ev)) return;
       this.engaged = true;
+      for (const type of turns) this.el.removeEventListener(type, engage);
       this.schedule();
     };
-    this.el.addEventListener("pointerenter", engage);
-    this.el.addEventListener("pointerdown", engage);
-    this.el.addEventListener("focusin", engage);
+    for (const type of turns) this.el.addEventListener(type, engage);
     const hide = () => {
       this.tip.style.display = "none";
     };

@@ -1,6 +1,6 @@
 // The flame chart's axes and legend while its run is live, painted on a canvas of their own.
 //
-// Plotly draws the axes once the chart is used (a pointer over it) or the run has ended. Until
+// Plotly draws the axes once the chart is used (a pointer moving over it) or the run has ended. Until
 // then a live view is a canvas the page repaints in a few milliseconds: plotly's first react
 // of a view (its axes, legend and modebar as SVG) and the style, layout and paint it brings
 // were the costliest part of a live cell for the page, and on a machine whose cores the
@@ -9,6 +9,19 @@ import { MERGED_COLOR, MERGED_KEY, colorKeys } from "./figure.js";
 
 const MIN_TICK_PX = 80; // x tick labels at least this far apart
 const LEGEND_ROW_PX = 18;
+
+/**
+ * Whether a pointer or focus event on a live chart is the user turning to it (plotly's axes and
+ * zoom from then on): a pointer moving over the chart, a press on it, or keyboard focus in it.
+ * Not the pointerenter (and, in some browsers, the motionless pointermove) sent when the page
+ * scrolls or grows under a resting pointer: JupyterLab scrolls the notebook as a cell runs, and
+ * a live chart arriving under the pointer would otherwise bring plotly's costly redraws for the
+ * whole run with nobody looking at it.
+ */
+export function engagesChart(ev) {
+  if (ev.type === "pointermove") return (ev.movementX || 0) !== 0 || (ev.movementY || 0) !== 0;
+  return ev.type === "pointerdown" || ev.type === "focusin";
+}
 
 /** A round step (1, 2, 2.5 or 5 times a power of ten) giving at most `maxTicks` over `span`. */
 export function niceStep(span, maxTicks) {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { layoutLanes } from "../src/lanes.js";
 import { laneAxis } from "../src/lanes.js";
 import { MERGED_KEY, legendTraces } from "../src/figure.js";
-import { laneTicks, legendEntries, niceStep, paintAxes, paintLegend, tickText, xTicks } from "../src/live_axes.js";
+import { engagesChart, laneTicks, legendEntries, niceStep, paintAxes, paintLegend, tickText, xTicks } from "../src/live_axes.js";
 import { keyInfo } from "../src/wire.js";
 
 /** A 2D context that records what is painted (measureText: 7 px a character). */
@@ -110,4 +110,16 @@ test("paintLegend: what does not fit is counted, hidden keys are faint", () => {
   const alphas = calls.filter((c) => c[0] === "set globalAlpha").map((c) => c[1]);
   assert.ok(alphas.includes(0.35), alphas);
   assert.equal(paintLegend(recorder().ctx, entries.slice(0, 2), { left: 0, bottom: 30, right: 2000, color: "#000" }), 2);
+});
+
+test("engagesChart: a pointer moving over the chart, a press or focus turn to it; a scroll under a resting pointer does not", () => {
+  assert.equal(engagesChart({ type: "pointermove", movementX: 3, movementY: 0 }), true);
+  assert.equal(engagesChart({ type: "pointermove", movementX: 0, movementY: -1 }), true);
+  assert.equal(engagesChart({ type: "pointerdown" }), true);
+  assert.equal(engagesChart({ type: "focusin" }), true);
+  // what Chromium sends when the page scrolls a chart under a pointer that has not moved
+  assert.equal(engagesChart({ type: "pointerenter", movementX: 0, movementY: 0 }), false);
+  assert.equal(engagesChart({ type: "pointermove", movementX: 0, movementY: 0 }), false);
+  assert.equal(engagesChart({ type: "pointermove" }), false); // no movement reported
+  assert.equal(engagesChart({ type: "pointerleave", movementX: 5, movementY: 5 }), false);
 });

@@ -183,7 +183,21 @@ def test_pointing_at_a_live_chart_brings_plotly_and_zoom_while_it_runs(lab, page
     plot = s.cell(POINTED).locator(".everyo-flame")
     plot.scroll_into_view_if_needed()
     box = plot.bounding_box()
-    s.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    # First the page scrolls the chart under a resting pointer, as JupyterLab scrolls while
+    # cells run: nobody turned to the chart, so it stays light (Chromium sends it a pointerenter)
+    shift = box["height"] + 40
+    _scroll_notebook(s, -shift)
+    s.page.mouse.move(x, y)  # above the chart now
+    _scroll_notebook(s, shift)
+    under = s.page.evaluate(
+        "([x, y]) => !!document.elementFromPoint(x, y)?.closest('.everyo-flame-box')", [x, y]
+    )
+    assert under, "the scroll did not bring the chart under the pointer"
+    s.page.wait_for_timeout(800)  # two live refreshes
+    rested = s.board(POINTED)
+    assert rested["axes"] == "canvas" and rested["prompt"].startswith("[*]"), rested
+    s.page.mouse.move(x + 5, y + 5)  # the pointer moves over the chart: plotly's axes come
     s.page.wait_for_function(
         "i => window.__everyoBoard(i).axes === 'plotly'", arg=POINTED, timeout=10000
     )
@@ -198,6 +212,23 @@ def test_pointing_at_a_live_chart_brings_plotly_and_zoom_while_it_runs(lab, page
     s.screenshot(s.cell(POINTED).locator(".everyo-flame-box"), "dashboard-live-zoomed")
     s.wait_prompt(POINTED, timeout_ms=60000)
     print(f"zoomed while live: {zoomed['window']}, prompt then {still['prompt']}")
+
+
+def _scroll_notebook(s: BrowserSession, dy: float) -> None:
+    """Scroll the notebook by ``dy`` px (what JupyterLab does as cells run), then let a frame
+    pass; fails if the notebook could not scroll that far."""
+    moved = s.page.evaluate(
+        """dy => {
+          const panel = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')
+            || document.querySelector('.jp-NotebookPanel .jp-Notebook');
+          const before = panel.scrollTop;
+          panel.scrollTop = before + dy;
+          return panel.scrollTop - before;
+        }""",
+        dy,
+    )
+    assert abs(moved - dy) < 1, f"the notebook scrolled {moved} px, not {dy}"
+    s.page.wait_for_timeout(150)
 
 
 def _check_view(s: BrowserSession, what: str, index: int = LIVE) -> dict:
