@@ -9,12 +9,16 @@ One JupyterLab page, one kernel, cells run one by one:
   (``longtask`` entries) during the cell, and the websocket bytes of the cell (until quiet);
 - the same refresh rates for a 4-s compute-bound loop (no sleep: about 150,000 events a second,
   so each live refresh folds in tens of thousands);
-- the observer effect: a fixed-time 3-s loop counting steps without the magic and under
-  ``%%everyo_profile`` with the dashboard rendering, ten adjacent pairs (``--pairs``)
-  alternating which runs first (their median and each, and the pooled ratio: all steps with
-  over all without, which a steady drift of the machine's speed moves least), the same per
-  main-thread CPU second (what the kernel pays per step, whatever else loads the machine), and
-  ``--no-live`` pairs (the profiler's own cost without live redraws);
+- the observer effect, for each loop of ``--observer`` (default both): a fixed-time 3-s loop
+  counting steps without the magic and under ``%%everyo_profile`` with the dashboard
+  rendering, ten adjacent pairs (``--pairs``) alternating which runs first (their median and
+  each, and the pooled ratio: all steps with over all without, which a steady drift of the
+  machine's speed moves least), the same per main-thread CPU second (what the kernel pays per
+  step, whatever else loads the machine), and two ``--no-live`` pairs (the profiler's own cost
+  without live redraws). The loops: ``cnn``, the issue's training loop (a small CNN, about
+  11 ms and 21 events a step, OpenBLAS on its default two threads), and ``mlp``, a stress loop
+  (a 32-64-8 MLP on 64 rows, about 70 us and 11 events a step: some 150,000 events a second,
+  where the recorder alone costs about 8 % of a step);
 - 1,000,000 ``record_function`` events under ``--no-live``: bytes of the final view;
 - plotly.js transfers over the whole page load (websocket frames over 4 MB);
 
@@ -66,6 +70,12 @@ OBSERVER_S = 3.0
 # machine's speed drifting by 30 % from minute to minute): ten pairs by default (--pairs), and
 # the pooled ratio beside their median.
 PAIRS_DEFAULT = 10
+# the observer loops (harness.WORKLOADS), in running order: what each is
+OBSERVER_LOOPS = {
+    "cnn": "the issue's training loop: CNN conv-relu-pool ×2 + linear on 32×3×32×32, two BLAS"
+    " threads",
+    "mlp": "stress loop: MLP 32-64-8 on 64 rows, about 150,000 events a second",
+}
 
 
 def observer_plan(pairs: int = PAIRS_DEFAULT) -> tuple[dict, list, list]:
@@ -78,16 +88,16 @@ def observer_plan(pairs: int = PAIRS_DEFAULT) -> tuple[dict, list, list]:
         raise ValueError(f"--pairs must be an even number of at least 2, got {pairs}")
     order = {
         "plain1": None,
-        "magic1": "--label observer1",
-        "nolive1": "--label nolive1 --no-live",
-        "nolive2": "--label nolive2 --no-live",
-        "magic2": "--label observer2",
+        "magic1": "",
+        "nolive1": "--no-live",
+        "nolive2": "--no-live",
+        "magic2": "",
         "plain2": None,
     }
     for i in range(3, pairs + 1, 2):
         order[f"plain{i}"] = None
-        order[f"magic{i}"] = f"--label observer{i}"
-        order[f"magic{i + 1}"] = f"--label observer{i + 1}"
+        order[f"magic{i}"] = ""
+        order[f"magic{i + 1}"] = ""
         order[f"plain{i + 1}"] = None
     magic = [(f"magic{i}", f"plain{i}") for i in range(1, pairs + 1)]
     return order, magic, [("nolive1", "plain1"), ("nolive2", "plain2")]
@@ -96,19 +106,38 @@ def observer_plan(pairs: int = PAIRS_DEFAULT) -> tuple[dict, list, list]:
 FIRST_OBSERVER = 4  # cells before: load_ext, warm-up, the 4-s live cell, the busy cell
 
 
-def cells(observer: dict) -> list[str]:
+def parse_loops(text: str) -> list[str]:
+    loops = [w.strip() for w in text.split(",") if w.strip()]
+    unknown = [w for w in loops if w not in OBSERVER_LOOPS]
+    if not loops or unknown:
+        raise ValueError(
+            f"--observer takes a comma-separated list of {', '.join(OBSERVER_LOOPS)}; got {text!r}"
+        )
+    return list(dict.fromkeys(loops))
+
+
+def cells(observer: dict, loops: list[str]) -> tuple[list[str], dict]:
+    """The notebook's cells, and the index of each observer cell: "loop/name" -> index (each
+    loop's cells follow a cell that builds its model, optimizer and input)."""
     loop = dict(sleep=None)  # compute-bound: the kernel and the browser share 2 cores
-    return [
+    out = [
         LOAD_EXT,  # 0
         harness.warmup_cell(),  # 1
         harness.training_cell(4.0, magic="--label live"),  # 2
         harness.training_cell(4.0, magic="--label busy", **loop),  # 3: ~150,000 events/s
-        *[
-            harness.training_cell(OBSERVER_S, magic=options, report=name, **loop)
-            for name, options in observer.items()
-        ],
-        MILLION,  # the last cell
     ]
+    where = {}
+    for workload in loops:
+        out.append(harness.WORKLOADS[workload])
+        for name, options in observer.items():
+            key = f"{workload}/{name}"
+            where[key] = len(out)
+            opts = None if options is None else f"{options} --label {workload}-{name}".strip()
+            out.append(
+                harness.training_cell(OBSERVER_S, magic=opts, report=key.replace("/", "_"), **loop)
+            )
+    out.append(MILLION)  # the last cell
+    return out, where
 
 
 def output_text(session, index: int) -> str:
@@ -162,12 +191,12 @@ def run_cell_bytes(session, index: int, timeout_ms: int = 180000):
     return watch, session.bytes.between(mark)
 
 
-def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT) -> dict:
+def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT, loops=tuple(OBSERVER_LOOPS)) -> dict:
     observer, magic_pairs, nolive_pairs = observer_plan(pairs)
-    order = list(observer)
-    million_cell = FIRST_OBSERVER + len(order)
-    harness.write_notebook(folder / "bench.ipynb", cells(observer))
-    m: dict = {"order": order}
+    notebook, where = cells(observer, list(loops))
+    million_cell = len(notebook) - 1
+    harness.write_notebook(folder / "bench.ipynb", notebook)
+    m: dict = {"order": list(where), "loops": list(loops)}
     with harness.BrowserSession(folder, app="lab") as s:
         session_start = s.bytes.mark()
         s.open("bench.ipynb")
@@ -213,41 +242,33 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT) -> dict:
         m["busy_redraws_per_s"] = busy.changes_per_second("redraws")
 
         steps, cpu, used, sched = {}, {}, {}, {}
-        for index in range(FIRST_OBSERVER, FIRST_OBSERVER + len(order)):
+        index = FIRST_OBSERVER
+        while index < million_cell:
             s.bytes.wait_quiet(s.page)  # the previous cell's final view is drawn
             s.page.wait_for_timeout(1000)
+            key = next((k for k, i in where.items() if i == index), None)
             before = cpu_seconds()
             s.run_cell(index)
             s.wait_prompt(index, timeout_ms=60000)
             after = cpu_seconds()
-            text = output_text(s, index)
-            key, n, seconds, delay, switches = re.search(
-                r"STEPS (\w+) (\d+) ([\d.]+) SCHED (\S+) (\S+)", text
+            index += 1
+            if key is None:  # a loop's set-up cell
+                continue
+            text = output_text(s, where[key])
+            n, seconds, delay, switches = re.search(
+                r"STEPS \w+ (\d+) ([\d.]+) SCHED (\S+) (\S+)", text
             ).groups()
             steps[key], cpu[key] = int(n), float(seconds)
             if delay != "-":
                 sched[key] = (int(delay), int(switches))
             used[key] = {g: after[g] - before[g] for g in GROUPS}
         m["steps"], m["cpu"], m["used"], m["sched"] = steps, cpu, used, sched
-        for kind in ("plain", "magic", "nolive"):
-            cells_of = [k for k in order if k.startswith(kind)]
-            m[f"used_{kind}"] = {g: statistics.median(used[k][g] for k in cells_of) for g in GROUPS}
-            counted = [sched[k] for k in cells_of if k in sched]
-            m[f"sched_{kind}"] = (
-                tuple(statistics.median(c[i] for c in counted) for i in (0, 1)) if counted else None
+        m["observer"] = {
+            w: observer_figures(
+                w, list(observer), steps, cpu, used, sched, magic_pairs, nolive_pairs
             )
-
-        def ratios(pairs, per_cpu=False):
-            rate = (lambda k: steps[k] / cpu[k]) if per_cpu else (lambda k: steps[k])
-            return [rate(a) / rate(b) for a, b in pairs]
-
-        m["observer_wall"] = ratios(magic_pairs)
-        m["observer_pooled"] = sum(steps[a] for a, _ in magic_pairs) / sum(
-            steps[b] for _, b in magic_pairs
-        )
-        m["observer_cpu"] = ratios(magic_pairs, per_cpu=True)
-        m["nolive_wall"] = ratios(nolive_pairs)
-        m["nolive_cpu"] = ratios(nolive_pairs, per_cpu=True)
+            for w in loops
+        }
 
         s.bytes.wait_quiet(s.page)
         watch, m["million_bytes"] = run_cell_bytes(s, million_cell, timeout_ms=300000)
@@ -258,6 +279,32 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT) -> dict:
         m["page_bytes"] = s.bytes.total()
         s.screenshot(s.cell(million_cell).locator(".everyo-dashboard").first, "bench-million")
     return m
+
+
+def observer_figures(workload, names, steps, cpu, used, sched, magic_pairs, nolive_pairs) -> dict:
+    """One loop's observer figures from its cells' steps, CPU seconds and counters."""
+    k = lambda name: f"{workload}/{name}"  # noqa: E731
+    out: dict = {}
+    for kind in ("plain", "magic", "nolive"):
+        cells_of = [k(n) for n in names if n.startswith(kind)]
+        out[f"used_{kind}"] = {g: statistics.median(used[c][g] for c in cells_of) for g in GROUPS}
+        counted = [sched[c] for c in cells_of if c in sched]
+        out[f"sched_{kind}"] = (
+            tuple(statistics.median(c[i] for c in counted) for i in (0, 1)) if counted else None
+        )
+
+    def ratios(pairs, per_cpu=False):
+        rate = (lambda c: steps[c] / cpu[c]) if per_cpu else (lambda c: steps[c])
+        return [rate(k(a)) / rate(k(b)) for a, b in pairs]
+
+    out["wall"] = ratios(magic_pairs)
+    out["pooled"] = sum(steps[k(a)] for a, _ in magic_pairs) / sum(
+        steps[k(b)] for _, b in magic_pairs
+    )
+    out["cpu"] = ratios(magic_pairs, per_cpu=True)
+    out["nolive_wall"] = ratios(nolive_pairs)
+    out["nolive_cpu"] = ratios(nolive_pairs, per_cpu=True)
+    return out
 
 
 def measure_state(folder: Path) -> dict:
@@ -279,18 +326,19 @@ def measure_state(folder: Path) -> dict:
     }
 
 
-def cpu_use(m: dict) -> str:
+def cpu_use(o: dict) -> str:
+    """A loop's CPU seconds per cell, per kind of cell (``o``: its observer figures)."""
     return "; ".join(
-        f"{kind} " + ", ".join(f"{g} {m[f'used_{kind}'][g]:.2f}" for g in GROUPS)
+        f"{kind} " + ", ".join(f"{g} {o[f'used_{kind}'][g]:.2f}" for g in GROUPS)
         for kind in ("plain", "magic", "nolive")
     )
 
 
-def sched_use(m: dict) -> str:
+def sched_use(o: dict) -> str:
     """Median ms waiting for a core and voluntary switches of the loop thread, per kind."""
     parts = []
     for kind in ("plain", "magic", "nolive"):
-        c = m.get(f"sched_{kind}")
+        c = o.get(f"sched_{kind}")
         parts.append(f"{kind} " + ("n/a" if c is None else f"{c[0]:.0f} ms, {c[1]:.0f}"))
     return "; ".join(parts)
 
@@ -302,6 +350,44 @@ def fmt(value, spec: str, unit: str = "") -> str:
 def ratio_list(values: list[float]) -> str:
     each = ", ".join(f"{v:.2f}" for v in values)
     return f"{statistics.median(values):.2f} ({each})"
+
+
+def observer_rows(workload: str, o: dict) -> list[tuple[str, str, str]]:
+    what = f"{workload} ({OBSERVER_LOOPS[workload]})"
+    return [
+        (
+            f"observer effect, {what}: steps with / without, adjacent pairs (median; each)",
+            ratio_list(o["wall"]),
+            "≥ 0.9",
+        ),
+        (
+            f"{workload}: the same, pooled: all steps with / all steps without",
+            f"{o['pooled']:.3f}",
+            "–",
+        ),
+        (
+            f"{workload}: the same per CPU second of the training thread (what recording costs it)",
+            ratio_list(o["cpu"]),
+            "–",
+        ),
+        (
+            f"{workload}: the same under `--no-live` (the profiler alone), wall; per CPU second",
+            f"{ratio_list(o['nolive_wall'])}; {ratio_list(o['nolive_cpu'])}",
+            "–",
+        ),
+        (
+            f"{workload}: CPU seconds per 3-s observer cell (median): kernel, Chromium, server,"
+            " rest",
+            cpu_use(o).replace("; ", "<br>"),
+            "–",
+        ),
+        (
+            f"{workload}: the loop thread per 3-s cell (median): ms waiting for a core, voluntary"
+            " switches (mostly GIL waits)",
+            sched_use(o),
+            "–",
+        ),
+    ]
 
 
 def table(m: dict) -> list[str]:
@@ -326,37 +412,7 @@ def table(m: dict) -> list[str]:
         ),
         ("bytes received for the 4-s profiled cell", f"{m['live_bytes']:,} B", "≤ 2 MB"),
         ("plotly.js transfers in the page load", str(m["plotly_transfers"]), "≤ 1"),
-        (
-            "observer effect: steps with / without, adjacent pairs (median; each)",
-            ratio_list(m["observer_wall"]),
-            "≥ 0.9",
-        ),
-        (
-            "the same, pooled: all steps with / all steps without",
-            f"{m['observer_pooled']:.3f}",
-            "–",
-        ),
-        (
-            "the same per CPU second of the training thread (what recording costs it)",
-            ratio_list(m["observer_cpu"]),
-            "–",
-        ),
-        (
-            "the same under `--no-live` (the profiler alone), wall; per CPU second",
-            f"{ratio_list(m['nolive_wall'])}; {ratio_list(m['nolive_cpu'])}",
-            "–",
-        ),
-        (
-            "CPU seconds per 3-s observer cell (median): kernel, Chromium, server, rest",
-            cpu_use(m).replace("; ", "<br>"),
-            "–",
-        ),
-        (
-            "the loop thread per 3-s cell (median): ms waiting for a core, voluntary switches "
-            "(mostly GIL waits)",
-            sched_use(m),
-            "–",
-        ),
+        *[row for w in m["loops"] for row in observer_rows(w, m["observer"][w])],
         ("`%load_ext everyo_lab` in a fresh kernel", f"{m['load_ext_s']:.2f} s", "≤ 1.5 s"),
         (
             "widget state, executed notebook with two profiled cells",
@@ -393,7 +449,8 @@ def write_results(m: dict, path: Path) -> None:
     notes = (
         f"Observer effect: {OBSERVER_S:.0f}-s compute-bound loops, steps "
         + ", ".join(f"{k} {steps[k]} ({m['cpu'][k]:.2f} s CPU)" for k in m["order"])
-        + f" in that order. The live cell showed `[*]` for {m['running_s']:.1f} s; long "
+        + " in that order (each loop after a cell that builds its model). The live cell showed "
+        f"`[*]` for {m['running_s']:.1f} s; long "
         f"tasks (s from its start, ms) {m['longtasks']}. The {m['million_events']:,.0f}-event "
         f"run's final view drew {board.get('bars', 'n/a')} bars from "
         f"{board.get('events', 'n/a')} level-of-detail rows held by the page."
@@ -421,8 +478,20 @@ def main() -> int:
         default=PAIRS_DEFAULT,
         help=f"observer-effect pairs, an even number (default {PAIRS_DEFAULT}; 3-s cells each)",
     )
+    parser.add_argument(
+        "--observer",
+        default=",".join(OBSERVER_LOOPS),
+        help="the observer-effect loops, comma-separated, in running order (default "
+        + ",".join(OBSERVER_LOOPS)
+        + "): "
+        + "; ".join(f"{k}, {v}" for k, v in OBSERVER_LOOPS.items()),
+    )
     args = parser.parse_args()
-    observer_plan(args.pairs)  # a bad --pairs fails before the browser starts
+    try:  # a bad --pairs or --observer fails before the browser starts
+        observer_plan(args.pairs)
+        loops = parse_loops(args.observer)
+    except ValueError as e:
+        parser.error(str(e))
     reason = harness.missing()
     if reason:
         print(f"cannot run: {reason}", file=sys.stderr)
@@ -431,14 +500,15 @@ def main() -> int:
     started = time.monotonic()
     before = load()
     with tempfile.TemporaryDirectory(prefix="everyo-bench-") as tmp:
-        m = measure_browser(Path(tmp), args.pairs)
+        m = measure_browser(Path(tmp), args.pairs, loops)
     with tempfile.TemporaryDirectory(prefix="everyo-bench-") as tmp:
         m.update(measure_state(Path(tmp)))
     m["load_before"], m["load_after"] = before, load()
     print("\n".join(table(m)))
     print(f"steps: {m['steps']}; main-thread CPU s: {m['cpu']}")
-    print(f"CPU s per observer cell (median): {cpu_use(m)}")
-    print(f"loop thread per observer cell (median): {sched_use(m)}")
+    for w in loops:
+        print(f"{w}: CPU s per observer cell (median): {cpu_use(m['observer'][w])}")
+        print(f"{w}: loop thread per observer cell (median): {sched_use(m['observer'][w])}")
     print(f"live cell [*] for {m['running_s']:.1f} s")
     print(f"long tasks around the live cell (s from its start, ms): {m['longtasks']}")
     print(f"1M-event run: {m['million_events']:,.0f} events in its header")
