@@ -25,7 +25,8 @@ One JupyterLab page, one kernel, cells run one by one:
 then, without a browser, the widget state of a notebook with two profiled cells executed by
 nbclient.
 
-    python benchmarks/dashboard_browser.py [--write] [--results FILE]
+    python benchmarks/dashboard_browser.py [--write] [--results FILE] [--pairs 10]
+        [--observer cnn,mlp]
 
 ``--write`` puts the figures into ``benchmarks/RESULTS.md`` (or ``--results FILE``; section
 "Live dashboard (Chromium, 2-core)", replaced if present). The browser and the kernel share the
