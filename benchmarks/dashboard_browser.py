@@ -457,10 +457,11 @@ def write_results(m: dict, path: Path) -> None:
         f"{board.get('events', 'n/a')} level-of-detail rows held by the page."
     )
     intro, notes = textwrap.fill(intro, 100), textwrap.fill(notes, 100)
-    body = [SECTION, "", intro, "", *table(m), "", notes, ""]
+    body = [SECTION, "", intro, "", *table(m), "", notes, "", ""]
     start = text.find(SECTION)
-    if start >= 0:
-        end = text.find("\n## ", start + len(SECTION))
+    if start >= 0:  # up to the next heading: hand-written ### notes after the figures stay
+        ends = [text.find(h, start + len(SECTION)) for h in ("\n## ", "\n### ")]
+        end = min((e for e in ends if e >= 0), default=-1)
         text = text[:start] + "\n".join(body) + ("" if end < 0 else text[end + 1 :])
     else:
         text = text.rstrip("\n") + "\n\n" + "\n".join(body)
