@@ -13,10 +13,16 @@ times a second unless the refresh's other work (the report, the messages) alone 
 pace. Without this, a loop recording about 150,000 events a second got one live refresh in its
 first 3-s cell: the first refresh caught up on 0.8 s of events (44 ms) and rested 2.15 s; later
 ones rested 0.3 to 0.8 s (in a kernel, at commit 36275df).
+
+While the profiled code keeps every core busy (its process left less than three quarters of
+a core free since the last poll), the default pace drops to ``BUSY_HZ``, the issue's floor of two visible
+changes a second: each refresh's work in the kernel, the server and the browser then comes out
+of the profiled code's share of the machine. An explicit ``hz`` is kept whatever the load.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -33,6 +39,21 @@ DEFAULT_HZ = 3.0
 FIRST_PAINT_S = 0.8
 DEFAULT_BUDGET = 0.02
 MIN_HZ = 3.0  # refreshes started a second at least, while events keep arriving (after the first)
+# The default pace while the profiled code keeps every core busy. On the 2-core machine, with
+# the issue's CNN on OpenBLAS's two threads, the loop kept a median 0.908 of its steps at two
+# refreshes a second (30 pairs, three runs) against 0.861 at three (40 pairs, four runs; the
+# same runs' --no-live cells 0.955-0.999): benchmarks/observer_variants.py, RESULTS.md.
+BUSY_HZ = 2.0
+BUSY_SPARE_CORES = 0.75  # "every core busy": the process left less than this much of a core
+BUSY_SAMPLE_S = 0.2  # the shortest span the process's CPU rate is measured over
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the platform tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 class LiveRefresher:
@@ -46,12 +67,16 @@ class LiveRefresher:
     run
         The running ``Run`` (``events_since`` is polled to see whether anything is new).
     hz
-        Refreshes per second while events keep arriving; at least 2.
+        Refreshes per second while events keep arriving; at least 2. ``None`` (the default):
+        ``DEFAULT_HZ``, or ``BUSY_HZ`` while the profiled code keeps every core busy.
     budget
         Largest share of wall time the refreshes may take.
     clock, wall
         The clocks of a refresh's CPU cost (the budget's) and of its duration (the pace's);
         injected for tests (a fake clock).
+    process_clock, cores
+        The process's CPU clock (every thread's) and the cores it may use, which tell whether
+        the profiled code keeps every core busy; injected for tests.
     """
 
     def __init__(
@@ -59,18 +84,26 @@ class LiveRefresher:
         target,
         run,
         *,
-        hz: float = DEFAULT_HZ,
+        hz: float | None = None,
         budget: float = DEFAULT_BUDGET,
         clock=time.thread_time,
         wall=time.monotonic,
+        process_clock=time.process_time,
+        cores: int | None = None,
     ):
-        if not hz >= 2:
+        if hz is not None and not hz >= 2:
             raise ValueError(f"hz must be at least 2 refreshes per second, got {hz}")
         if not 0 < budget <= 1:
             raise ValueError(f"budget must be in (0, 1], got {budget}")
         self.target = target
         self.run = run
-        self.period = 1.0 / hz
+        self.adaptive = hz is None
+        self.period = 1.0 / (DEFAULT_HZ if hz is None else hz)
+        self.process_clock = process_clock
+        self.cores = usable_cores() if cores is None else cores
+        self.busy = False  # the profiled code kept every core busy (the last measure)
+        self.busy_refreshes = 0
+        self._sample = (wall(), process_clock())
         self.budget = budget
         self.clock = clock
         self.wall = wall
@@ -102,11 +135,12 @@ class LiveRefresher:
         code, so it lasts longer than its CPU time (``benchmarks/kernel_observer.py``: 7-16 ms
         for 5-11 ms of CPU; a first refresh catching up on 0.8 s of events, 21-35 ms for 15-29
         ms)."""
+        period = self._period()
         cursor = self._recorded()
         status = self.run.status
         if cursor == self.cursor and self.refreshes and status == "running":
             self.skipped += 1
-            return self.period
+            return period
         self.cursor = cursor
         t0, w0 = self.clock(), self.wall()
         try:
@@ -117,11 +151,27 @@ class LiveRefresher:
         cost = self.clock() - t0
         self.busy_s += cost
         self.refreshes += 1
+        self.busy_refreshes += int(self.busy and self.adaptive)
         fixed = cost - min(max(float(catch_up or 0.0), 0.0), cost)
         within_budget = cost / self.budget  # start to start: `cost` of it refreshing
         cap = max(1.0 / MIN_HZ, fixed / self.budget)
-        interval = max(self.period, min(within_budget, cap))
-        return max(0.1 * self.period, interval - (self.wall() - w0))
+        interval = max(period, min(within_budget, cap))
+        return max(0.1 * period, interval - (self.wall() - w0))
+
+    def _period(self) -> float:
+        """Seconds from one refresh's start to the next at the fastest: ``1 / hz``, or, by
+        default, ``1 / BUSY_HZ`` while the process left less than ``BUSY_SPARE_CORES`` of a core
+        free since the last measure (at least ``BUSY_SAMPLE_S`` long; shorter ones keep the last
+        answer)."""
+        if not self.adaptive:
+            return self.period
+        wall, cpu = self.wall(), self.process_clock()
+        span = wall - self._sample[0]
+        if span >= BUSY_SAMPLE_S:
+            rate = (cpu - self._sample[1]) / span
+            self.busy = rate >= self.cores - BUSY_SPARE_CORES
+            self._sample = (wall, cpu)
+        return 1.0 / BUSY_HZ if self.busy else self.period
 
     def _recorded(self) -> int:
         """Events recorded so far: ``num_events`` when the run has it (no rows are copied; the

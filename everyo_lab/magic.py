@@ -20,7 +20,7 @@ import sys
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
-from everyo_lab.live import DEFAULT_HZ
+from everyo_lab.live import BUSY_HZ, DEFAULT_HZ
 
 
 class UsageProblem(Exception):
@@ -154,9 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--refresh",
         type=_refresh_hz,
-        default=DEFAULT_HZ,
+        default=None,
         metavar="HZ",
-        help=f"live refreshes per second (at least 2; default {DEFAULT_HZ:g})",
+        help=(
+            f"live refreshes per second (at least 2; default {DEFAULT_HZ:g}, or {BUSY_HZ:g}"
+            " while the profiled code keeps every core busy)"
+        ),
     )
     return p
 

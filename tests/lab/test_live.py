@@ -6,7 +6,7 @@ import pytest
 from fakes import FakeClock
 
 from everyo.profiler import Profiler, record_function
-from everyo_lab.live import DEFAULT_HZ, MIN_HZ, LiveRefresher
+from everyo_lab.live import BUSY_HZ, DEFAULT_HZ, MIN_HZ, LiveRefresher
 
 
 class CostlyTarget:
@@ -115,3 +115,64 @@ def test_thread_starts_and_stops(running):
     live = LiveRefresher(target, running.run, hz=50).start()
     live.stop(timeout=5)
     assert not live._thread.is_alive()
+
+
+class ProcessClock:
+    """The process's CPU seconds, advanced as if ``cores_busy`` cores ran whenever the fake wall
+    clock moves."""
+
+    def __init__(self, wall, cores_busy):
+        self.wall, self.cores_busy, self.cpu, self.seen = wall, cores_busy, 0.0, wall()
+
+    def __call__(self):
+        now = self.wall()
+        self.cpu += (now - self.seen) * self.cores_busy
+        self.seen = now
+        return self.cpu
+
+
+@pytest.mark.parametrize(
+    ("cores_busy", "period"),
+    [
+        (1.9, 1 / BUSY_HZ),  # both cores of two: the pace drops to the floor
+        (1.3, 1 / BUSY_HZ),  # less than three quarters of a core free counts as every core
+        (1.2, 1 / DEFAULT_HZ),
+        (1.0, 1 / DEFAULT_HZ),  # a core to spare: the default pace
+    ],
+)
+def test_default_pace_drops_while_the_code_keeps_every_core_busy(running, cores_busy, period):
+    clock = FakeClock()
+    target = CostlyTarget(clock, cost=0.001)
+    cpu = ProcessClock(clock, cores_busy)
+    live = LiveRefresher(target, running.run, clock=clock, wall=clock, process_clock=cpu, cores=2)
+    clock.now += 0.8  # the first poll, FIRST_PAINT_S after the start
+    assert live.poll() == pytest.approx(period - 0.001)
+    assert live.busy is (period == 1 / BUSY_HZ)
+    assert live.busy_refreshes == int(live.busy)
+
+
+def test_pace_follows_the_load_and_short_spans_keep_the_last_answer(running):
+    clock = FakeClock()
+    target = CostlyTarget(clock, cost=0.0)
+    cpu = ProcessClock(clock, 2.0)
+    live = LiveRefresher(target, running.run, clock=clock, wall=clock, process_clock=cpu, cores=2)
+    clock.now += 0.8
+    assert live.poll() == pytest.approx(1 / BUSY_HZ)
+    cpu.cores_busy = 0.2  # the loop ends its heavy phase
+    clock.now += 0.1  # too short a span to measure: still busy
+    assert live.poll() == pytest.approx(1 / BUSY_HZ)
+    clock.now += 0.5
+    assert live.poll() == pytest.approx(1 / DEFAULT_HZ)
+    assert not live.busy
+
+
+def test_an_explicit_rate_is_kept_whatever_the_load(running):
+    clock = FakeClock()
+    target = CostlyTarget(clock, cost=0.0)
+    cpu = ProcessClock(clock, 2.0)
+    live = LiveRefresher(
+        target, running.run, hz=4, clock=clock, wall=clock, process_clock=cpu, cores=2
+    )
+    clock.now += 0.8
+    assert live.poll() == pytest.approx(0.25)
+    assert (live.busy, live.busy_refreshes) == (False, 0)

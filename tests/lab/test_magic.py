@@ -183,7 +183,8 @@ def test_options_map_to_profiler_keywords():
     sched = parse_options("--schedule 1,2,3").schedule
     assert (sched.wait, sched.warmup, sched.active, sched.repeat) == (1, 2, 3, 0)
     defaults = parse_options("")
-    assert defaults.record_shapes and defaults.live and defaults.refresh == 3.0
+    # no --refresh: the adaptive pace (three a second, two while every core is busy)
+    assert defaults.record_shapes and defaults.live and defaults.refresh is None
 
 
 def test_profiler_options_reach_the_run(shell):

@@ -1,0 +1,42 @@
+"""`benchmarks/ablation_bundle.py` builds its variant of the current front end (its edits still
+apply to the sources) and refuses, with a clear error, an edit whose anchor is gone."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def ablation():
+    spec = importlib.util.spec_from_file_location(
+        "ablation_bundle", ROOT / "benchmarks" / "ablation_bundle.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_no_live_drawing_builds_from_the_current_sources(ablation, tmp_path):
+    out = ablation.build("no-live-drawing", tmp_path / "nodraw.js")
+    text = out.read_text()
+    committed = (ROOT / "everyo_lab" / "static" / "dashboard.js").read_text()
+    # another sources hash: both builds can live in one page
+    assert text.splitlines()[0] != committed.splitlines()[0]
+    assert text.count("ablation: no live drawing") == 1
+    assert 'running(model.get("report"))) table.update()' in text
+    assert not (ROOT / "js" / "everyo_lab").exists()  # the checkout's js/ is untouched
+
+
+def test_an_edit_whose_anchor_is_gone_is_an_error(ablation):
+    with pytest.raises(ValueError, match="update benchmarks/ablation_bundle.py"):
+        ablation.patch("const x = 1;\n", [("const y = 2;", "const y = 3;")])
+    with pytest.raises(ValueError, match="found it 2 times"):
+        ablation.patch("a;\na;\n", [("a;", "b;")])
+    assert ablation.patch("a;\nc;\n", [("a;", "b;")]) == "b;\nc;\n"
