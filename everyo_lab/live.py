@@ -15,9 +15,10 @@ first 3-s cell: the first refresh caught up on 0.8 s of events (44 ms) and reste
 ones rested 0.3 to 0.8 s (in a kernel, at commit 36275df).
 
 While the profiled code keeps every core busy (its process left less than three quarters of
-a core free since the last poll), the default pace drops to ``BUSY_HZ``, the issue's floor of two visible
-changes a second: each refresh's work in the kernel, the server and the browser then comes out
-of the profiled code's share of the machine. An explicit ``hz`` is kept whatever the load.
+a core free since the last poll), the default pace drops to ``BUSY_HZ``, the issue's floor of
+two visible changes a second: each refresh's work in the kernel, the server and the browser
+then comes out of the profiled code's share of the machine. An explicit ``hz`` is kept
+whatever the load.
 """
 
 from __future__ import annotations
