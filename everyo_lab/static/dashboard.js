@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:ff41fef5798cadf0 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:f0089b751c6893d9 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:ff41fef5798cadf0"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:f0089b751c6893d9"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -2088,6 +2088,48 @@ return cache.promise;
 return { plotlyCache, loadPlotly, failPlotly, wrapUmd, bufferText, receivePlotly };
 })();
 
+// ---- src/live_report.js
+const __everyo_src_live_report_js = (() => {
+
+function liveReports(model) {
+const live = { report: null, listeners: new Set() };
+const dropLive = () => {
+live.report = null;
+};
+model.on("change:report", dropLive);
+live.dispose = () => model.off("change:report", dropLive);
+live.clear = dropLive; // another run is shown
+live.accept = (report) => {
+if (!report || typeof report !== "object") return;
+live.report = report;
+for (const fn of [...live.listeners]) fn();
+};
+return live;
+}
+
+function liveModel(model, live) {
+const get = (name) => (name === "report" && live.report ? live.report : model.get(name));
+const on = (event, fn) => {
+model.on(event, fn);
+if (event === "change:report") live.listeners.add(fn);
+};
+const off = (event, fn) => {
+model.off(event, fn);
+if (event === "change:report") live.listeners.delete(fn);
+};
+return new Proxy(model, {
+get(target, prop) {
+if (prop === "get") return get;
+if (prop === "on") return on;
+if (prop === "off") return off;
+const value = Reflect.get(target, prop);
+return typeof value === "function" ? value.bind(target) : value;
+},
+});
+}
+return { liveReports, liveModel };
+})();
+
 // ---- src/picker.js
 const __everyo_src_picker_js = (() => {
 const { formatMs } = __everyo_src_format_js;
@@ -2608,6 +2650,7 @@ const { frameBatcher, reportWaiter } = __everyo_src_frames_js;
 const { patchHeader, renderHeader, renderNotes } = __everyo_src_header_js;
 const { mountMemory } = __everyo_src_memory_view_js;
 const { failPlotly, loadPlotly, receivePlotly } = __everyo_src_plotly_loader_js;
+const { liveModel, liveReports } = __everyo_src_live_report_js;
 const { mountIcicle, mountPicker, mountTable } = __everyo_src_sections_js;
 const { mountSteps, stepBounds, zoomWindow } = __everyo_src_steps_js;
 const { EventStore } = __everyo_src_store_js;
@@ -2635,6 +2678,7 @@ compareStore: new EventStore(model.get("compare_id") || ""), // A's, while compa
 listeners: new Set(),
 resendAsked: false,
 compareResendAsked: false,
+live: liveReports(model), // a live refresh's report comes with its events
 };
 const notify = () => state.listeners.forEach((fn) => fn());
 const onMessage = (msg, buffers) => {
@@ -2644,6 +2688,8 @@ if (msg.error) failPlotly(msg.error);
 else if (buffers && buffers.length) receivePlotly(buffers[0]);
 } else if (msg.type === "download") {
 if (isDownloadMessage(msg, buffers)) downloadBytes(document, msg.filename, buffers[0]);
+} else if (msg.type === "report") {
+if (msg.run === (model.get("run_id") || "")) state.live.accept(msg.report);
 } else if (msg.type === "events" || msg.type === "bars") {
 const runId = model.get("run_id") || "";
 const compareId = model.get("compare_id") || "";
@@ -2665,9 +2711,11 @@ changed = true;
 }
 }
 if (changed) notify();
+if (msg.run === runId && msg.report) state.live.accept(msg.report); // after its events
 }
 };
 const onRun = () => {
+state.live.clear();
 state.store.reset(model.get("run_id") || "");
 state.resendAsked = false;
 notify();
@@ -2681,6 +2729,7 @@ model.on("msg:custom", onMessage);
 model.on("change:run_id", onRun);
 model.on("change:compare_id", onCompare);
 state.dispose = () => {
+state.live.dispose();
 model.off("msg:custom", onMessage);
 model.off("change:run_id", onRun);
 model.off("change:compare_id", onCompare);
@@ -2709,12 +2758,13 @@ model.send({ type: "resend", run: compareId });
 }
 }
 
-function render({ model, el }) {
-let state = [...STATES].find((s) => ownsModel(s, model));
+function render({ model: traits, el }) {
+let state = [...STATES].find((s) => ownsModel(s, traits));
 if (!state) {
-state = createState(model); // no initialize (older anywidget): the views keep the store
+state = createState(traits); // no initialize (older anywidget): the views keep the store
 state.fromView = true;
 }
+const model = liveModel(traits, state.live); // the report: a live refresh's, else the trait
 state.views = (state.views || 0) + 1;
 const doc = el.ownerDocument || document;
 el.classList.add("everyo-dashboard");

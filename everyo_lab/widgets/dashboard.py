@@ -3,9 +3,13 @@
 Wiring only. The numbers come from one :class:`~everyo_lab.views.report.Report` per refresh
 (synced as the ``report`` trait, a few kilobytes); the flame chart's events travel as binary
 columns in custom messages (:mod:`.wire`, :class:`.stream.EventStream`), never in widget state,
-and the browser does level of detail, zoom and pan itself. plotly.js reaches the page once: the
-first dashboard of a page asks the kernel for it (:mod:`.plotly_asset`) and every later one
-reuses it. ``dashboard()`` adds a run picker over every run in ``everyo.profiler.runs``.
+and the browser does level of detail, zoom and pan itself. A live refresh sends one message:
+its report rides in the header of its last events message (or a ``report`` message of its own)
+and the trait takes the same value without a second message; each message sets off a chain of
+wake-ups (kernel, server, browser) that a loop keeping every core busy pays for. plotly.js
+reaches the page once: the first dashboard of a page asks the kernel for it
+(:mod:`.plotly_asset`) and every later one reuses it. ``dashboard()`` adds a run picker over
+every run in ``everyo.profiler.runs``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from everyo.profiler.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
 from everyo_lab.widgets.stream import EventStream
+from everyo_lab.widgets.wire import Encoded
 
 STATIC = Path(__file__).parent.parent / "static"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -126,6 +131,7 @@ class Dashboard(anywidget.AnyWidget):
         self._run = None
         self._stream: EventStream | None = None
         self._live = None  # LiveState while a live refresher feeds us
+        self._report_in_message = None  # the live report sent with the events (not resent)
         self._report = None  # the last Report (the static rendering reuses it)
         self._unsubscribe = None
         self.on_msg(self._on_message)
@@ -241,9 +247,26 @@ class Dashboard(anywidget.AnyWidget):
             self.compare_id = current
 
     def _refresh_live(self, run, stream, batch, state) -> None:
-        self._send_all(stream.update(batch, state=state))
+        messages = stream.update(batch, state=state)
         self._report = self._live_report(run, state)
-        self.report = self._report.to_dict()
+        report = self._report.to_dict()
+        if messages:  # the browser applies the events, then shows the report
+            messages[-1].header["report"] = report
+        else:
+            messages = [Encoded({"type": "report", "run": run.id, "report": report}, [])]
+        self._send_all(messages)
+        self._report_in_message = report
+        try:
+            self.report = report  # the kernel's copy (a new view, a page reload), not resent
+        finally:
+            self._report_in_message = None
+
+    def _should_send_property(self, key, value):
+        """ipywidgets' hook before it syncs a trait: not the live report just sent with the
+        events (see the module)."""
+        if key == "report" and value is self._report_in_message:
+            return False
+        return super()._should_send_property(key, value)
 
     def _feed(self, batch):
         """Add ``batch`` to the running aggregates. They start with the stream (at row 0) and

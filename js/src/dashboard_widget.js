@@ -10,6 +10,7 @@ import { frameBatcher, reportWaiter } from "./frames.js";
 import { patchHeader, renderHeader, renderNotes } from "./header.js";
 import { mountMemory } from "./memory_view.js";
 import { failPlotly, loadPlotly, receivePlotly } from "./plotly_loader.js";
+import { liveModel, liveReports } from "./live_report.js";
 import { mountIcicle, mountPicker, mountTable } from "./sections.js";
 import { mountSteps, stepBounds, zoomWindow } from "./steps.js";
 import { EventStore } from "./store.js";
@@ -39,6 +40,7 @@ function createState(model) {
     listeners: new Set(),
     resendAsked: false,
     compareResendAsked: false,
+    live: liveReports(model), // a live refresh's report comes with its events
   };
   const notify = () => state.listeners.forEach((fn) => fn());
   const onMessage = (msg, buffers) => {
@@ -48,6 +50,8 @@ function createState(model) {
       else if (buffers && buffers.length) receivePlotly(buffers[0]);
     } else if (msg.type === "download") {
       if (isDownloadMessage(msg, buffers)) downloadBytes(document, msg.filename, buffers[0]);
+    } else if (msg.type === "report") {
+      if (msg.run === (model.get("run_id") || "")) state.live.accept(msg.report);
     } else if (msg.type === "events" || msg.type === "bars") {
       const runId = model.get("run_id") || "";
       const compareId = model.get("compare_id") || "";
@@ -69,9 +73,11 @@ function createState(model) {
         }
       }
       if (changed) notify();
+      if (msg.run === runId && msg.report) state.live.accept(msg.report); // after its events
     }
   };
   const onRun = () => {
+    state.live.clear();
     state.store.reset(model.get("run_id") || "");
     state.resendAsked = false;
     notify();
@@ -85,6 +91,7 @@ function createState(model) {
   model.on("change:run_id", onRun);
   model.on("change:compare_id", onCompare);
   state.dispose = () => {
+    state.live.dispose();
     model.off("msg:custom", onMessage);
     model.off("change:run_id", onRun);
     model.off("change:compare_id", onCompare);
@@ -115,12 +122,13 @@ function askResend(model, state) {
   }
 }
 
-function render({ model, el }) {
-  let state = [...STATES].find((s) => ownsModel(s, model));
+function render({ model: traits, el }) {
+  let state = [...STATES].find((s) => ownsModel(s, traits));
   if (!state) {
-    state = createState(model); // no initialize (older anywidget): the views keep the store
+    state = createState(traits); // no initialize (older anywidget): the views keep the store
     state.fromView = true;
   }
+  const model = liveModel(traits, state.live); // the report: a live refresh's, else the trait
   state.views = (state.views || 0) + 1;
   const doc = el.ownerDocument || document;
   el.classList.add("everyo-dashboard");

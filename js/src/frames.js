@@ -36,7 +36,8 @@ export function frameBatcher(schedule = nextFrame) {
 }
 
 /**
- * A live refresh sends its events, then its report. `reportWaiter(draw, waitMs)` draws for new
+ * A live refresh brings its events, then its report (one message: the report is taken right
+ * after the events are stored). `reportWaiter(draw, waitMs)` draws for new
  * events only if no report follows within `waitMs` (`data(live)`: events arrived; not live,
  * `draw` at once); `report()` drops the pending draw, since the report's own frame draws the
  * chart with the header: the page lays out and paints once per refresh, not twice.

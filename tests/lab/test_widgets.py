@@ -253,3 +253,34 @@ def test_load_ext_does_not_import_plotly_python():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+class StateRecording(Recording):
+    """A recording dashboard that also notes which traits ipywidgets syncs to the browser."""
+
+    def send_state(self, key=None):
+        self.__dict__.setdefault("synced", []).append(key)
+        return super().send_state(key)
+
+
+def test_a_live_refresh_is_one_message_with_its_report_and_the_trait_is_not_resent():
+    p = Profiler(label="one-message").start()
+    try:
+        board = StateRecording(p.run)
+        board.__dict__["synced"] = []
+        work(5)
+        p.flush()
+        board.refresh(live=True)
+        events = board.messages("events")
+        assert len(events) == 1 and events[0]["n"] == 10
+        assert events[0]["report"] == board.report and board.report["live"]
+        assert board.__dict__["synced"] == []  # the report went with the events, once
+        board.refresh(live=True)  # nothing new: the report goes in a message of its own
+        (alone,) = board.messages("report")
+        assert alone["run"] == p.run.id and alone["report"]["live"]
+        assert len(board.messages("events")) == 1 and board.__dict__["synced"] == []
+    finally:
+        p.stop()
+    board.refresh()  # the final report is the widget's state: synced as a trait
+    assert not board.report["live"] and "report" in board.__dict__["synced"]
+    assert "report" not in board.messages("events")[-1]
