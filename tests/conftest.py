@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +63,18 @@ def _no_profiler_left_active():
     leaked = clean_up()
     if leaked is not None:
         pytest.fail(f"test left a profiler active: {leaked!r}")
+
+
+@pytest.fixture(scope="session")
+def benchmark_script():
+    """``benchmark_script("name")``: the module ``benchmarks/name.py``, imported from its file
+    (the scripts are not a package)."""
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

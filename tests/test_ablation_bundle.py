@@ -3,7 +3,6 @@ apply to the sources) and refuses, with a clear error, an edit whose anchor is g
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -13,13 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def ablation():
-    spec = importlib.util.spec_from_file_location(
-        "ablation_bundle", ROOT / "benchmarks" / "ablation_bundle.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def ablation(benchmark_script):
+    return benchmark_script("ablation_bundle")
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

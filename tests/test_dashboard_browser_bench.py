@@ -5,7 +5,6 @@ real run (tests never assert times)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -15,13 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location(
-        "dashboard_browser", ROOT / "benchmarks" / "dashboard_browser.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(benchmark_script):
+    return benchmark_script("dashboard_browser")
 
 
 def test_pairs_alternate_which_runs_first_and_bad_counts_are_refused(bench):
