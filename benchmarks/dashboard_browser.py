@@ -8,7 +8,8 @@ One JupyterLab page, one kernel, cells run one by one:
   second while it runs (``data-redraws`` sampled every 50 ms), the longest main-thread task
   (``longtask`` entries) during the cell, and the websocket bytes of the cell (until quiet);
 - the same refresh rates for a 4-s compute-bound loop (no sleep: about 150,000 events a second,
-  so each live refresh folds in tens of thousands);
+  so each live refresh folds in tens of thousands), and for a 4-s loop of the CNN below, whose
+  two BLAS threads keep both cores busy (the live refresher's slower busy-core pace);
 - the observer effect, for each loop of ``--observer`` (default both): a fixed-time 3-s loop
   counting steps without the magic and under ``%%everyo_profile`` with the dashboard
   rendering, ten adjacent pairs (``--pairs``) alternating which runs first (their median and
@@ -104,7 +105,9 @@ def observer_plan(pairs: int = PAIRS_DEFAULT) -> tuple[dict, list, list]:
     return order, magic, [("nolive1", "plain1"), ("nolive2", "plain2")]
 
 
-FIRST_OBSERVER = 4  # cells before: load_ext, warm-up, the 4-s live cell, the busy cell
+# cells before: load_ext, warm-up, the 4-s live cell, the busy cell, the CNN's set-up and its
+# live cell (the loop on every core, at the slower busy-core pace)
+FIRST_OBSERVER = 6
 
 
 def parse_loops(text: str) -> list[str]:
@@ -126,6 +129,8 @@ def cells(observer: dict, loops: list[str]) -> tuple[list[str], dict]:
         harness.warmup_cell(),  # 1
         harness.training_cell(4.0, magic="--label live"),  # 2
         harness.training_cell(4.0, magic="--label busy", **loop),  # 3: ~150,000 events/s
+        harness.WORKLOADS["cnn"],  # 4
+        harness.training_cell(4.0, magic="--label cores", **loop),  # 5: every core busy
     ]
     where = {}
     for workload in loops:
@@ -241,6 +246,14 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT, loops=tuple(OBSERV
         # held often stays the same from one refresh to the next
         m["busy_updates_per_s"] = busy.changes_per_second("header")
         m["busy_redraws_per_s"] = busy.changes_per_second("redraws")
+        # liveness of a loop on every core (two refreshes a second, everyo_lab.live.BUSY_HZ)
+        s.run_cell(4)
+        s.wait_prompt(4, timeout_ms=60000)
+        s.bytes.wait_quiet(s.page)
+        s.page.wait_for_timeout(1000)
+        cores = s.run_and_watch(5, timeout_ms=60000, every_ms=50)
+        m["cores_updates_per_s"] = cores.changes_per_second("header")
+        m["cores_redraws_per_s"] = cores.changes_per_second("redraws")
 
         steps, cpu, used, sched = {}, {}, {}, {}
         index = FIRST_OBSERVER
@@ -425,6 +438,13 @@ def table(m: dict) -> list[str]:
             " redraws)",
             fmt(m.get("busy_updates_per_s"), ".1f")
             + f" ({fmt(m.get('busy_redraws_per_s'), '.1f')})",
+            "≥ 2",
+        ),
+        (
+            "the same, a loop keeping every core busy (the CNN on two BLAS threads, paced at two"
+            " refreshes a second): new reports (all redraws)",
+            fmt(m.get("cores_updates_per_s"), ".1f")
+            + f" ({fmt(m.get('cores_redraws_per_s'), '.1f')})",
             "≥ 2",
         ),
         (

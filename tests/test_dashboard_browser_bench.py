@@ -39,6 +39,9 @@ def test_loops_are_checked_and_each_runs_after_the_cell_that_builds_its_model(be
     cells, where = bench.cells(order, ["cnn", "mlp"])
     assert len(where) == 2 * len(order)
     assert cells[-1] == bench.MILLION
+    assert min(where.values()) == bench.FIRST_OBSERVER + 1  # after the first loop's set-up
+    assert cells[bench.FIRST_OBSERVER - 2] == bench.harness.WORKLOADS["cnn"]
+    assert "--label cores" in cells[bench.FIRST_OBSERVER - 1]  # the every-core liveness cell
     for loop in ("cnn", "mlp"):
         indices = sorted(i for k, i in where.items() if k.startswith(f"{loop}/"))
         assert cells[indices[0] - 1] == bench.harness.WORKLOADS[loop]  # its set-up comes first
@@ -77,6 +80,8 @@ def _figures(bench) -> dict:
         "refreshes_per_s": 2.8,
         "busy_updates_per_s": 2.5,
         "busy_redraws_per_s": 3.0,
+        "cores_updates_per_s": 2.1,
+        "cores_redraws_per_s": 2.2,
         "longest_task_ms": 0,
         "longtasks_over_200ms": 0,
         "live_bytes": 500_000,
