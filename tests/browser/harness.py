@@ -75,6 +75,8 @@ window.__everyoBoard = (i) => {
   out.events = Number(d.events || 0);
   out.redraws = Number(d.redraws || 0);
   out.header = (root.querySelector('.everyo-header') || {}).textContent || '';
+  const body = root.querySelector('.everyo-table-section .everyo-table tbody');
+  out.table = body ? body.textContent.slice(0, 400) : '';  // the summary table's first rows
   out.window = d.window || null;
   out.plotly = d.plotly || null;
   out.axes = d.axes || null;  // "canvas" (live, nobody pointing at it), "plotly", "none"

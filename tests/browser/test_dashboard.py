@@ -158,6 +158,10 @@ def test_compute_bound_cell_gets_new_reports_all_along(lab, page_on_failure):
     running = [x for x in watch.running() if x.get("board")]
     headers = [(round((x["t"] - running[0]["t"]) / 1000, 2), x["header"][-60:]) for x in running]
     assert watch.changes("header") >= 4, f"new reports while running (s, header): {headers}"
+    # the live table's numbers follow too (a live report comes in its refresh's events message;
+    # a page that drew the table only with the final report would show one change)
+    tables = [(round((x["t"] - running[0]["t"]) / 1000, 2), x["table"][:80]) for x in running]
+    assert watch.changes("table") >= 2, f"the table while running (s, first rows): {tables}"
 
 
 def test_live_cell_bytes_and_main_thread(lab, page_on_failure):
