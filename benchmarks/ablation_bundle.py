@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET = "src/dashboard_widget.js"
 
-# file -> [(text in the sources, its replacement)]; each text must occur exactly once
+# ablation -> [(text in WIDGET, its replacement)]; each text must occur exactly once
 ABLATIONS = {
     "no-live-drawing": [
         (

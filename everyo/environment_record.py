@@ -157,16 +157,21 @@ def _threads_from_env() -> int | None:
     return None
 
 
-def _cpu() -> dict[str, Any]:
+def usable_cores() -> int | None:
+    """The cores this process may run on (its CPU affinity); ``None`` where the OS does not
+    say."""
     try:
-        usable = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on every OS
-        usable = None
+        return None
+
+
+def _cpu() -> dict[str, Any]:
     return {
         "model": _cpu_model(),
         "machine": platform.machine(),
         "logical_cores": os.cpu_count(),
-        "usable_cores": usable,
+        "usable_cores": usable_cores(),
     }
 
 

@@ -49,14 +49,6 @@ BUSY_SPARE_CORES = 0.75  # "every core busy": the process left less than this mu
 BUSY_SAMPLE_S = 0.2  # the shortest span the process's CPU rate is measured over
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity where the platform tells it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 class LiveRefresher:
     """Refresh ``target`` (anything with ``refresh(live=True)``) from ``run`` on a thread.
 
@@ -101,9 +93,12 @@ class LiveRefresher:
         self.adaptive = hz is None
         self.period = 1.0 / (DEFAULT_HZ if hz is None else hz)
         self.process_clock = process_clock
-        self.cores = usable_cores() if cores is None else cores
+        if cores is None:
+            from everyo.environment_record import usable_cores
+
+            cores = usable_cores() or os.cpu_count() or 1
+        self.cores = cores
         self.busy = False  # the profiled code kept every core busy (the last measure)
-        self.busy_refreshes = 0
         self._sample = (wall(), process_clock())
         self.budget = budget
         self.clock = clock
@@ -152,7 +147,6 @@ class LiveRefresher:
         cost = self.clock() - t0
         self.busy_s += cost
         self.refreshes += 1
-        self.busy_refreshes += int(self.busy and self.adaptive)
         fixed = cost - min(max(float(catch_up or 0.0), 0.0), cost)
         within_budget = cost / self.budget  # start to start: `cost` of it refreshing
         cap = max(1.0 / MIN_HZ, fixed / self.budget)
