@@ -10,6 +10,7 @@ import numpy as np
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import schema
 from everyo.profiler.batch import EventBatch
+from everyo.profiler.step_stats import StepStats, step_spans
 from everyo.profiler.table import SummaryTable
 
 GROUP_BY, SORT_KEYS, TREE_BY = schema.GROUP_BY, schema.SORT_KEYS, schema.TREE_BY  # re-exported
@@ -298,18 +299,6 @@ def step_bounds(source) -> tuple[np.ndarray, np.ndarray, str]:
     return (*step_spans(ends, first), "optimizer")
 
 
-def step_spans(ends_ns, first_ns: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``(starts, ends)`` of consecutive steps ending at ``ends_ns`` (sorted), the first one
-    starting at ``first_ns`` (or at its end, if that comes earlier)."""
-    ends = np.asarray(ends_ns, np.int64)
-    if len(ends) > 1 and not (ends[1:] >= ends[:-1]).all():  # usually sorted already
-        ends = np.sort(ends)
-    if not len(ends):
-        return np.zeros(0, np.int64), ends
-    starts = np.concatenate(([min(int(first_ns), int(ends[0]))], ends[:-1]))
-    return starts, ends
-
-
 def step_summary(starts_ns, ends_ns, source: str) -> dict | None:
     """Count, mean, median and p95 duration of the steps, and the typical and extreme ones.
 
@@ -321,33 +310,7 @@ def step_summary(starts_ns, ends_ns, source: str) -> dict | None:
     >>> step_summary([0, 10_000_000], [10_000_000, 30_000_000], "optimizer")["slowest"]
     {'index': 1, 'start_ms': 10.0, 'end_ms': 30.0, 'dur_ms': 20.0}
     """
-    starts = np.asarray(starts_ns, np.int64)
-    ends = np.asarray(ends_ns, np.int64)
-    if not len(ends):
-        return None
-    dur = ends - starts
-    median, p95 = np.percentile(dur, [50, 95], method="linear").tolist()
-
-    def step(i) -> dict:
-        i = int(i)
-        return {
-            "index": i,
-            "start_ms": int(starts[i]) / 1e6,
-            "end_ms": int(ends[i]) / 1e6,
-            "dur_ms": int(dur[i]) / 1e6,
-        }
-
-    return {
-        "count": len(dur),
-        "source": str(source),
-        "mean_ms": float(dur.mean()) / 1e6,
-        "median_ms": median / 1e6,
-        "p95_ms": p95 / 1e6,
-        "median": step(np.abs(dur - median).argmin()),
-        "p95": step(np.abs(dur - p95).argmin()),
-        "slowest": step(dur.argmax()),
-        "fastest": step(dur.argmin()),
-    }
+    return StepStats().add_spans(starts_ns, ends_ns).summary(source)
 
 
 def call_tree(source, by: str = "path") -> list[dict]:

@@ -161,6 +161,7 @@ def live_report(
     run,
     state,
     *,
+    steps=None,
     step_ends_ns=(),
     step_first_start_ns: int | None = None,
     group_by: str = "name",
@@ -171,9 +172,12 @@ def live_report(
     """The report of a running run, from a :class:`~everyo_lab.views.live_state.LiveState`.
 
     Rows and hot spots come from the events fed to ``state`` (no median or standard deviation
-    while live); steps from ``step_ends_ns``, the step ends seen so far (ns from the run start;
-    the run's own ``profiler.step()`` marks when none are given), the first step starting at
-    ``step_first_start_ns`` (the run's start when ``None``). Raises as :func:`build_report`.
+    while live). Steps come from ``steps``, an :class:`~everyo.profiler.step_stats.StepStats`
+    kept up to date as the run records (what the dashboard's stream holds: the summary then
+    costs the same however many steps the run has), or else from ``step_ends_ns``, the step
+    ends seen so far (ns from the run start; the run's own ``profiler.step()`` marks when none
+    are given), the first step starting at ``step_first_start_ns`` (the run's start when
+    ``None``). Raises as :func:`build_report`.
     """
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
@@ -185,8 +189,10 @@ def live_report(
     )
     rows = _rows(table, wall)
     by_name = rows if group_by == "name" else _rows(state.table_rows(wall_ns=wall), wall)
-    ends = step_ends_ns if len(step_ends_ns) else marks  # no copies: a run may have 10^5 steps
-    spans = analysis.step_spans(ends, step_first_start_ns or 0)
+    source = "profiler.step()" if marks else "optimizer"
+    if steps is None:
+        ends = step_ends_ns if len(step_ends_ns) else marks
+        steps = analysis.StepStats().add_ends(ends, step_first_start_ns or 0)
     return _report(
         run,
         wall=wall,
@@ -195,7 +201,7 @@ def live_report(
         options=(group_by, sort_by, descending, top),
         rows=rows,
         by_name=by_name,
-        steps=analysis.step_summary(*spans, "profiler.step()" if marks else "optimizer"),
+        steps=steps.summary(source),
         notes=analysis.run_notes(run),
     )
 

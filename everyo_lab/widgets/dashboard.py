@@ -298,8 +298,7 @@ class Dashboard(anywidget.AnyWidget):
             return live_report(
                 source,
                 state,
-                step_ends_ns=self._stream.step_ends_ns,
-                step_first_start_ns=self._stream.first_start_ns,
+                steps=self._stream.steps,
                 **options,
             )
 

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from everyo.profiler.step_stats import StepStats
 from everyo_lab.views._batch import key_color_codes
 from everyo_lab.views.lod import merge_bars
 from everyo_lab.widgets.wire import MIXED, RAW_LIMIT, Encoded, encode_bars, encode_events
@@ -41,7 +42,7 @@ class EventStream:
         self.keys_sent = 0
         self.threads: dict[int, int] = {}  # thread id -> small index, by first appearance
         self.names_sent = 0
-        self.step_ends_ns = np.zeros(0, np.int64)  # from the run start, in time order
+        self.steps = StepStats()  # the steps so far (ns from the run start), summary kept exact
         self._marks = False  # True once the steps come from profiler.step() marks
         self.first_start_ns: int | None = None  # where step 0 starts
         self.steps_sent = 0
@@ -55,26 +56,32 @@ class EventStream:
         self._note_steps(batch)
         return batch
 
+    @property
+    def step_ends_ns(self) -> np.ndarray:
+        """The ends of the steps so far (ns from the run start), in time order."""
+        return self.steps.ends
+
     def _note_steps(self, batch) -> None:
+        """Bring the steps up to date (O(new rows and steps): a live refresh must not cost more
+        as the run grows, see :mod:`everyo.profiler.step_stats`)."""
         if len(batch):
             first = int(np.min(batch.start_ns))
             if self.first_start_ns is None or first < self.first_start_ns:
                 self.first_start_ns = first
+        first = self.first_start_ns or 0
         marks = getattr(self.run, "step_ns", None)
         if marks:  # explicit profiler.step() marks win over optimizer steps
             if not self._marks:  # they replace the optimizer steps held so far
-                self._marks, self.step_ends_ns, self.steps_sent = True, self.step_ends_ns[:0], 0
-            new = marks[len(self.step_ends_ns) :]
-            if new:
-                self.step_ends_ns = np.concatenate([self.step_ends_ns, np.asarray(new, np.int64)])
+                self._marks, self.steps, self.steps_sent = True, StepStats(), 0
+            self.steps.add_ends(marks[len(self.steps) :], first)
             return
-        if len(batch) == 0:
-            return
-        kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)
-        opt = kinds[np.asarray(batch.key, np.int64)]
-        if opt.any():
-            ends = np.sort(batch.start_ns[opt] + batch.dur_ns[opt]).astype(np.int64)
-            self.step_ends_ns = np.concatenate([self.step_ends_ns, ends])
+        ends = ()
+        if len(batch):
+            kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)
+            opt = kinds[np.asarray(batch.key, np.int64)]
+            if opt.any():
+                ends = batch.start_ns[opt] + batch.dur_ns[opt]
+        self.steps.add_ends(ends, first)  # also where the first step starts, if that moved
 
     def _new_steps(self) -> tuple[int, np.ndarray]:
         """``(index of the first, ms)`` of the step ends the browser lacks; marks them sent."""

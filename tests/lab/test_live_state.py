@@ -344,3 +344,36 @@ def test_table_option_change_while_live_reorders_the_live_rows():
         assert board.report["live"]
     finally:
         p.stop()
+
+
+def test_live_steps_equal_the_exact_steps_at_every_refresh():
+    """The dashboard keeps the steps' summary up to date from the new rows (StepStats); at every
+    refresh it is the one step_summary gives on the whole run so far, also once profiler.step()
+    marks take over from the optimizer steps."""
+    pytest.importorskip("anywidget")
+    from everyo.profiler import hooks
+    from everyo_lab.widgets.dashboard import Dashboard
+
+    clock = FakeClock()
+    p = Profiler(label="steps", registry=None, clock=clock).start()
+    try:
+        board = Dashboard(p.run)
+        for durations in ((30, 10, 20), (10, 10), (50, 5, 5, 40)):
+            for dt in durations:
+                with record_function("forward"):
+                    clock.advance(dt)
+                with hooks.active.region("SGD.step", "optimizer"):
+                    clock.advance(5)
+            p.flush()
+            board.refresh(live=True)
+            assert board.report["steps"] == analysis.step_summary(*analysis.step_bounds(p.run))
+        assert board.report["steps"]["count"] == 9
+        for dt in (7, 3):
+            clock.advance(dt)
+            p.step()  # marks win over the optimizer steps, live as at the end
+        board.refresh(live=True)
+        steps = board.report["steps"]
+        assert steps == analysis.step_summary(*analysis.step_bounds(p.run))
+        assert (steps["count"], steps["source"]) == (2, "profiler.step()")
+    finally:
+        p.stop()
