@@ -25,14 +25,19 @@ from everyo.profiler import hooks as _hooks
 
 __all__ = ["Optimizer"]
 
-_STEP_REGIONS: dict[type, str] = {}  # class -> "<ClassName>.step", one string per class
+_STEP_REGION = "_everyo_step_region"  # on each optimizer class: "<ClassName>.step"
 
 
 def _new_step_region(cls: type) -> str:
-    """The region name of ``cls.step``, made once per class (``step`` reads it from
-    ``_STEP_REGIONS``: a string built per step was new each time, and the recorder hashed it
-    afresh to find the region's key)."""
-    name = _STEP_REGIONS[cls] = f"{cls.__name__}.step"
+    """The region name of ``cls.step``, made once per class and kept in the class's own
+    namespace (``step`` reads it there: a string built per step was new each time, and the
+    recorder hashed it afresh to find the region's key). Kept on the class, not in a table of
+    classes, so that a class defined again in a notebook does not keep the old one alive."""
+    name = f"{cls.__name__}.step"
+    try:
+        setattr(cls, _STEP_REGION, name)
+    except (AttributeError, TypeError):  # a class that refuses attributes: built per step
+        pass
     return name
 
 
@@ -109,7 +114,8 @@ class Optimizer:
         if p is None:
             self._step()
         else:
-            name = _STEP_REGIONS.get(type(self)) or _new_step_region(type(self))
+            cls = type(self)
+            name = cls.__dict__.get(_STEP_REGION) or _new_step_region(cls)
             with p.region(name, "optimizer"):
                 self._step()
         return loss

@@ -160,6 +160,30 @@ def test_step_records_optimizer_region():
                                                  ("SGD.step", "optimizer")]  # fmt: skip
 
 
+def test_step_region_names_follow_subclasses_and_keep_no_class_alive():
+    import gc
+    import weakref
+
+    def make():
+        class Tuned(SGD):
+            pass
+
+        return Tuned
+
+    w = _param()
+    w.grad = eo.tensor([1.0], dtype="float64")
+    tuned = make()
+    with profiling() as p:
+        tuned([w], lr=0.1).step()
+        tuned([w], lr=0.1).step()
+        SGD([w], lr=0.1).step()
+    assert [n for n, _, _ in p.regions] == ["Tuned.step", "Tuned.step", "SGD.step"]
+    gone = weakref.ref(tuned)
+    del tuned
+    gc.collect()
+    assert gone() is None  # a class defined again in a notebook lets the old one go
+
+
 def test_step_lr():
     opt = SGD([_param()], lr=1.0)
     sched = StepLR(opt, step_size=2, gamma=0.5)
