@@ -228,6 +228,9 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT, loops=tuple(OBSERV
             m["first_chart_s"] = None if first is None else (first["t"] - t0) / 1000
             m["refreshes_per_s"] = watch.changes_per_second("redraws")
             m["event_updates_per_s"] = watch.changes_per_second("events")
+            m["event_updates_shown_per_s"] = watch.changes_per_second(
+                "events", after_first_chart=True
+            )
         m["running_s"] = (t1 - t0) / 1000
         tasks = s.longtasks(t0, t1)
         m["longtasks"] = [
@@ -245,6 +248,7 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT, loops=tuple(OBSERV
         # new reports (wall time and events in the header): in bars mode the number of bars
         # held often stays the same from one refresh to the next
         m["busy_updates_per_s"] = busy.changes_per_second("header")
+        m["busy_updates_shown_per_s"] = busy.changes_per_second("header", after_first_chart=True)
         m["busy_redraws_per_s"] = busy.changes_per_second("redraws")
         # liveness of a loop on every core (two refreshes a second, everyo_lab.live.BUSY_HZ)
         s.run_cell(4)
@@ -253,6 +257,7 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT, loops=tuple(OBSERV
         s.page.wait_for_timeout(1000)
         cores = s.run_and_watch(5, timeout_ms=60000, every_ms=50)
         m["cores_updates_per_s"] = cores.changes_per_second("header")
+        m["cores_updates_shown_per_s"] = cores.changes_per_second("header", after_first_chart=True)
         m["cores_redraws_per_s"] = cores.changes_per_second("redraws")
 
         steps, cpu, used, sched = {}, {}, {}, {}
@@ -425,26 +430,33 @@ def observer_rows(workload: str, o: dict) -> list[tuple[str, str, str]]:
     ]
 
 
+def liveness(m: dict, updates: str, redraws: str) -> str:
+    """ "2.4 (2.1; 2.1)": changes a second once the first chart is shown (from the cell's
+    start; every redraw from the start)."""
+    return (
+        f"{fmt(m.get(updates + '_shown_per_s'), '.1f')} ({fmt(m.get(updates + '_per_s'), '.1f')};"
+        f" {fmt(m.get(redraws + '_per_s'), '.1f')})"
+    )
+
+
 def table(m: dict) -> list[str]:
     rows = [
         ("first chart after the cell starts", fmt(m.get("first_chart_s"), ".2f", " s"), "≤ 1.5 s"),
         (
-            "chart refreshes per second while the cell runs: with new events (all redraws)",
-            fmt(m.get("event_updates_per_s"), ".1f") + f" ({fmt(m.get('refreshes_per_s'), '.1f')})",
+            "chart refreshes per second while the cell runs, with new events: once the first"
+            " chart is shown (from the cell's start; all redraws from the start)",
+            liveness(m, "event_updates", "refreshes"),
             "≥ 2",
         ),
         (
-            "the same, compute-bound loop (about 150,000 events a second): new reports (all"
-            " redraws)",
-            fmt(m.get("busy_updates_per_s"), ".1f")
-            + f" ({fmt(m.get('busy_redraws_per_s'), '.1f')})",
+            "the same, compute-bound loop (about 150,000 events a second): new reports",
+            liveness(m, "busy_updates", "busy_redraws"),
             "≥ 2",
         ),
         (
             "the same, a loop keeping every core busy (the CNN on two BLAS threads, paced at two"
-            " refreshes a second): new reports (all redraws)",
-            fmt(m.get("cores_updates_per_s"), ".1f")
-            + f" ({fmt(m.get('cores_redraws_per_s'), '.1f')})",
+            " refreshes a second): new reports",
+            liveness(m, "cores_updates", "cores_redraws"),
             "≥ 2",
         ),
         (

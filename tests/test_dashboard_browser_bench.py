@@ -81,6 +81,9 @@ def _figures(bench) -> dict:
         "busy_updates_per_s": 2.5,
         "busy_redraws_per_s": 3.0,
         "cores_updates_per_s": 2.1,
+        "event_updates_shown_per_s": 3.0,
+        "busy_updates_shown_per_s": 2.7,
+        "cores_updates_shown_per_s": 2.4,
         "cores_redraws_per_s": 2.2,
         "longest_task_ms": 0,
         "longtasks_over_200ms": 0,
@@ -102,6 +105,20 @@ def _figures(bench) -> dict:
         "load_before": "load average 0.5",
         "load_after": "load average 0.6",
     }
+
+
+def test_liveness_is_counted_once_the_first_chart_is_shown(bench):
+    """The rate a user sees: changes a second from the first picture on (the wait for it is the
+    first-chart figure), beside the rate over the whole cell."""
+    sample = {"prompt": "[*]:", "board": True}
+    bars = [(0, 0, "empty"), (800, 4, "a"), (1300, 9, "b"), (1800, 14, "c"), (2300, 19, "d")]
+    samples = [{**sample, "t": t, "bars": n, "header": h} for t, n, h in bars]
+    watch = bench.harness.Watch(started_ms=0.0, samples=[*samples, {"prompt": "[5]:"}])
+    assert watch.changes_per_second("header", after_first_chart=True) == pytest.approx(3 / 1.5)
+    assert watch.changes_per_second("header") == pytest.approx(4 / 2.3)
+    no_chart = bench.harness.Watch(started_ms=0.0, samples=samples[:1])
+    assert no_chart.changes_per_second("header", after_first_chart=True) == 0.0
+    assert "| 2.4 (2.1; 2.2) | ≥ 2 |" in "\n".join(bench.table(_figures(bench)))
 
 
 def test_write_replaces_the_figures_and_keeps_the_notes_after_them(bench, tmp_path):

@@ -344,9 +344,21 @@ class Watch:
         values = [s.get(key) for s in self.running() if s.get("board")]
         return sum(1 for a, b in zip(values, values[1:]) if b != a)
 
-    def changes_per_second(self, key: str = "redraws") -> float:
-        t0, t1 = self.span_ms()
-        return self.changes(key) / max((t1 - t0) / 1000, 1e-9)
+    def changes_per_second(self, key: str = "redraws", *, after_first_chart: bool = False) -> float:
+        """``changes(key)`` per second of ``[*]``; with ``after_first_chart``, per second from
+        the first sample showing bars to the last running one (the rate once there is a
+        picture: the wait for the first one has its own figure)."""
+        if not after_first_chart:
+            t0, t1 = self.span_ms()
+            return self.changes(key) / max((t1 - t0) / 1000, 1e-9)
+        shown = [s for s in self.running() if s.get("board")]
+        first = next((i for i, s in enumerate(shown) if s.get("bars", 0) > 0), len(shown))
+        shown = shown[first:]
+        if len(shown) < 2:
+            return 0.0
+        values = [s.get(key) for s in shown]
+        changed = sum(1 for a, b in zip(values, values[1:]) if b != a)
+        return changed / max((shown[-1]["t"] - shown[0]["t"]) / 1000, 1e-9)
 
 
 class BrowserSession:
