@@ -78,6 +78,11 @@ OBSERVER_LOOPS = {
     " threads",
     "mlp": "stress loop: MLP 32-64-8 on 64 rows, about 150,000 events a second",
 }
+# the target each loop's observer ratio is held to: the figure is for its training loop;
+# the stress loop records about 80 times as many events a second as the CNN, so its
+# ratio is mostly the recorder's own cost per event (its `--no-live` row), which the profiler's
+# figures in RESULTS.md hold to their own targets
+OBSERVER_TARGETS = {"cnn": "≥ 0.9", "mlp": "– (stress check: see the `--no-live` row)"}
 
 
 def observer_plan(pairs: int = PAIRS_DEFAULT) -> tuple[dict, list, list]:
@@ -397,7 +402,7 @@ def observer_rows(workload: str, o: dict) -> list[tuple[str, str, str]]:
         (
             f"observer effect, {what}: steps with / without, adjacent pairs (median; each)",
             ratio_list(o["wall"]),
-            "≥ 0.9",
+            OBSERVER_TARGETS[workload],
         ),
         (
             f"{workload}: the same, pooled: all steps with / all steps without (90 % bootstrap"
