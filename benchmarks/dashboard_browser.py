@@ -202,6 +202,19 @@ def run_cell_bytes(session, index: int, timeout_ms: int = 180000):
     return watch, session.bytes.between(mark)
 
 
+def watch_liveness(session, index: int, m: dict, name: str) -> None:
+    """Run cell ``index`` once the page is quiet and note in ``m`` how live its dashboard was:
+    new reports (the header's wall time and events: in bars mode the number of bars held often
+    stays the same from one refresh to the next) a second over the cell and once the first
+    chart shows, and redraws a second over the cell."""
+    session.bytes.wait_quiet(session.page)
+    session.page.wait_for_timeout(1000)
+    watch = session.run_and_watch(index, timeout_ms=60000, every_ms=50)
+    m[f"{name}_updates_per_s"] = watch.changes_per_second("header")
+    m[f"{name}_updates_shown_per_s"] = watch.changes_per_second("header", after_first_chart=True)
+    m[f"{name}_redraws_per_s"] = watch.changes_per_second("redraws")
+
+
 def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT, loops=tuple(OBSERVER_LOOPS)) -> dict:
     observer, magic_pairs, nolive_pairs = observer_plan(pairs)
     notebook, where = cells(observer, list(loops))
@@ -216,11 +229,7 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT, loops=tuple(OBSERV
         m["load_ext_s"] = number(r"LOADEXT ([\d.]+)", output_text(s, 0))
         s.run_cell(1)
         s.wait_prompt(1)
-        s.page.wait_for_function(
-            "() => { const b = window.__everyoBoard(1);"
-            " return b && b.bars > 0 && b.plotly === 'loaded'; }",
-            timeout=60000,
-        )
+        s.wait_plotly_chart(1)
         s.bytes.wait_quiet(s.page)
 
         watch, m["live_bytes"] = run_cell_bytes(s, 2)
@@ -247,23 +256,11 @@ def measure_browser(folder: Path, pairs: int = PAIRS_DEFAULT, loops=tuple(OBSERV
         m["longtasks_over_200ms"] = sum(1 for d in tasks if d > 200)
 
         # liveness under a compute-bound loop: each live refresh then folds in ~75,000 events
-        s.bytes.wait_quiet(s.page)
-        s.page.wait_for_timeout(1000)
-        busy = s.run_and_watch(3, timeout_ms=60000, every_ms=50)
-        # new reports (wall time and events in the header): in bars mode the number of bars
-        # held often stays the same from one refresh to the next
-        m["busy_updates_per_s"] = busy.changes_per_second("header")
-        m["busy_updates_shown_per_s"] = busy.changes_per_second("header", after_first_chart=True)
-        m["busy_redraws_per_s"] = busy.changes_per_second("redraws")
+        watch_liveness(s, 3, m, "busy")
         # liveness of a loop on every core (two refreshes a second, everyo_lab.live.BUSY_HZ)
         s.run_cell(4)
         s.wait_prompt(4, timeout_ms=60000)
-        s.bytes.wait_quiet(s.page)
-        s.page.wait_for_timeout(1000)
-        cores = s.run_and_watch(5, timeout_ms=60000, every_ms=50)
-        m["cores_updates_per_s"] = cores.changes_per_second("header")
-        m["cores_updates_shown_per_s"] = cores.changes_per_second("header", after_first_chart=True)
-        m["cores_redraws_per_s"] = cores.changes_per_second("redraws")
+        watch_liveness(s, 5, m, "cores")
 
         steps, cpu, used, sched = {}, {}, {}, {}
         index = FIRST_OBSERVER

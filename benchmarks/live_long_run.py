@@ -55,11 +55,7 @@ def measure(seconds: float, window_s: float) -> tuple[list, str]:
         for index in (0, 1):
             s.run_cell(index)
             s.wait_prompt(index)
-        s.page.wait_for_function(
-            "() => { const b = window.__everyoBoard(1);"
-            " return b && b.bars > 0 && b.plotly === 'loaded'; }",
-            timeout=60000,
-        )
+        s.wait_plotly_chart(1)
         s.bytes.wait_quiet(s.page)
         watch = s.run_and_watch(2, timeout_ms=int(seconds * 1000) + 120000, every_ms=50)
         rates = window_rates(watch.running(), watch.span_ms()[0], window_s)

@@ -174,7 +174,7 @@ def live_report(
     Rows and hot spots come from the events fed to ``state`` (no median or standard deviation
     while live). Steps come from ``steps``, an :class:`~everyo.profiler.step_stats.StepStats`
     kept up to date as the run records (what the dashboard's stream holds: the summary then
-    costs the same however many steps the run has), or else from ``step_ends_ns``, the step
+    does not go over every step again), or else from ``step_ends_ns``, the step
     ends seen so far (ns from the run start; the run's own ``profiler.step()`` marks when none
     are given), the first step starting at ``step_first_start_ns`` (the run's start when
     ``None``). Raises as :func:`build_report`.

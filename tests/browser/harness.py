@@ -645,6 +645,16 @@ class BrowserSession:
         box = self.plot_area(plot)
         self.page.mouse.dblclick(box["x"] + x * box["width"], box["y"] + y * box["height"])
 
+    def wait_plotly_chart(self, index: int, timeout_ms: int = 60000) -> None:
+        """Wait until the dashboard of cell ``index`` draws bars with plotly.js loaded (the
+        page's first dashboard brings plotly.js: a benchmark waits for it before measuring)."""
+        self.page.wait_for_function(
+            "i => { const b = window.__everyoBoard(i);"
+            " return b && b.bars > 0 && b.plotly === 'loaded'; }",
+            arg=index,
+            timeout=timeout_ms,
+        )
+
     def wait_board_change(self, index: int, key: str, before, timeout_ms: int = 10000) -> dict:
         """Wait until the dashboard of cell ``index`` shows a ``key`` other than ``before``."""
         self.page.wait_for_function(

@@ -69,12 +69,7 @@ def test_lab_01_in_jupyterlab(tmp_path):
             )
             assert errors.count() == 0, errors.first.inner_text()[-2000:]
             s.wait_all_done(timeout_ms=60000)
-            s.page.wait_for_function(
-                "i => { const b = window.__everyoBoard(i);"
-                " return b && b.plotly === 'loaded' && b.bars > 0; }",
-                arg=profiled,
-                timeout=60000,
-            )
+            s.wait_plotly_chart(profiled)
             text = s.page.inner_text(".jp-Notebook")
             assert "\u2713 check 4 passed" in text and "Not yet" not in text
             assert "Error displaying widget" not in text
