@@ -18,6 +18,28 @@ except ImportError:  # pragma: no cover - threadpoolctl is in the dev extra
     pass
 
 
+def _check_every_exported_trace() -> None:
+    """Every Chrome trace the suite writes must nest exactly as viewers read it (issue 33).
+
+    Wrapped here, at import, so that test modules importing the writer get the checked one."""
+    from trace_nesting import assert_trace_nests
+
+    from everyo.profiler.export import chrome
+
+    write = chrome.export_chrome_trace
+
+    def export_and_check(run, path, **options):
+        written = write(run, path, **options)
+        assert_trace_nests(written)
+        return written
+
+    export_and_check.__doc__ = write.__doc__
+    chrome.export_chrome_trace = export_and_check
+
+
+_check_every_exported_trace()
+
+
 def _gpu_available() -> bool:
     if os.environ.get("EVERYO_DISABLE_CUDA") == "1":
         return False

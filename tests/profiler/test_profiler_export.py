@@ -8,7 +8,9 @@ import os
 
 import numpy as np
 import pytest
+from fakes import FakeClock
 from profiler_fakes import mlp
+from trace_nesting import assert_trace_nests, misnested, read_trace
 
 from everyo.errors import EveryOExportError
 from everyo.profiler import load, profile, record_function
@@ -30,21 +32,8 @@ def _complete_events(trace):
 
 
 def assert_children_inside_parents(events):
-    """Every event lies inside the innermost enclosing event of its own thread."""
-    by_tid = {}
-    for e in events:
-        by_tid.setdefault(e["tid"], []).append(e)
-    for evs in by_tid.values():
-        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
-        stack = []
-        for e in evs:
-            while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"]:
-                stack.pop()
-            if stack:
-                parent = stack[-1]
-                assert parent["ts"] <= e["ts"]
-                assert e["ts"] + e["dur"] <= parent["ts"] + parent["dur"] + 1e-9, (e, parent)
-            stack.append(e)
+    """Every event lies inside the innermost enclosing event of its own thread, exactly."""
+    assert not misnested(events)
 
 
 def test_chrome_trace_is_valid(prof, tmp_path):
@@ -262,3 +251,49 @@ def test_chrome_numeric_args_and_unknowns_round_trip(clock, registry, tmp_path):
     assert a_.name.tolist() == b_.name.tolist() and (a_.parent == b_.parent).all()
     assert a_.flops.tolist() == b_.flops.tolist()
     assert a_.mem_bytes.tolist() == b_.mem_bytes.tolist() and a_.metadata == b_.metadata
+
+
+def test_exact_durations_land_on_the_end_as_a_float_sum():
+    """``ts + dur`` parsed and summed as doubles equals the parsed end, for any ns values."""
+    from everyo.profiler.export._fixed import exact_durations, fixed3
+
+    rng = np.random.default_rng(0)
+    start = np.concatenate([[21_741_558], rng.integers(0, 2**45, 5000)])  # up to ~10 hours
+    dur = np.concatenate([[9_220], rng.integers(0, 10**10, 5000)])
+
+    def parsed(matrix):  # each row of the fixed-width field as a viewer parses it
+        return [float(bytes(row)) for row in matrix]
+
+    ts, end = parsed(fixed3(start)), parsed(fixed3(start + dur))
+    durs = parsed(exact_durations(start, dur))
+    assert all(t + d == e for t, d, e in zip(ts, durs, end))
+    assert all(abs(d * 1000 - n) < 0.5 for d, n in zip(durs, dur))  # still the same ns
+
+
+class TouchingClock(FakeClock):
+    """Moves on every other read only, so an event ends at the very ns its next sibling (or its
+    parent) starts or ends: the cases where a float sum overshooting by one ulp misnests."""
+
+    def __init__(self, tick, *, start=0):
+        super().__init__(tick, start=start)
+        self.moves = False
+
+    def __call__(self):
+        self.moves = not self.moves
+        self.now += self.tick if self.moves else 0
+        return self.now
+
+
+def test_long_run_trace_nests_exactly(registry, tmp_path):
+    """Hours into a run, events that touch in ns still touch (not overlap) as floats."""
+    clock = TouchingClock(9_220, start=21_741_558)  # 9.22 µs: the demo's overshooting case
+    model = mlp(clock)
+    with profile(clock=clock, registry=registry, label="long") as p:
+        for hours in (0, 1, 7):
+            clock.advance(hours * 3_600_000_000_000 + 1_337)
+            for i in range(40):
+                with record_function("step", index=i):
+                    model(np.zeros((4, 4)))
+    path = p.export_chrome_trace(tmp_path / "long.json")
+    assert_trace_nests(path)
+    assert max(e["ts"] for e in read_trace(path) if e["ph"] == "X") > 7 * 3.6e9

@@ -45,6 +45,42 @@ def fixed3(values: np.ndarray) -> np.ndarray:
     return res
 
 
+def exact_durations(start_ns: np.ndarray, dur_ns: np.ndarray) -> np.ndarray:
+    """The ``dur`` field (µs) of each row such that ``ts + dur``, summed in float64 as trace
+    viewers do, is exactly the float of the event's end.
+
+    ``ts`` and the end are written as exact decimals of whole nanoseconds, and parse to the
+    nearest doubles; the three-decimal ``dur`` does too, but the sum of two rounded doubles can
+    miss the rounded end by one ulp (``21741.558 + 9.22 == 21750.778000000002``). A viewer
+    compares exactly, so such an event overlaps the sibling starting at its end and every later
+    event nests inside it. Rows whose sum misses get the double that lands on the end, written
+    as its shortest round-trip text (``9.219999999999999``); the others keep three decimals.
+    Ends are monotone in the true end, so children stay within parents and siblings apart.
+    """
+    s = np.maximum(np.asarray(start_ns, np.int64), 0)
+    d = np.maximum(np.asarray(dur_ns, np.int64), 0)
+    field = fixed3(d)
+    ts, end = s / 1000, (s + d) / 1000  # int -> double is exact below 2**53; / rounds once
+    dur = d / 1000
+    bad = np.flatnonzero(ts + dur != end)
+    if not len(bad):
+        return field
+    fixed = end[bad] - ts[bad]
+    for _ in range(64):  # a few ulps at most: each step moves the sum by at most one ulp
+        total = ts[bad] + fixed
+        if (total == end[bad]).all():
+            break
+        fixed = np.where(total < end[bad], np.nextafter(fixed, np.inf), fixed)
+        fixed = np.where(total > end[bad], np.nextafter(fixed, -np.inf), fixed)
+    texts = padded_table([repr(float(x)) for x in fixed], pad_left=True)
+    width = max(field.shape[1], texts.shape[1])
+    out = np.full((len(d), width), SPACE, np.uint8)
+    out[:, width - field.shape[1] :] = field
+    out[bad] = SPACE
+    out[bad, width - texts.shape[1] :] = texts
+    return out
+
+
 def int_or_null(values: np.ndarray) -> np.ndarray:
     """Non-negative ints as digits; negative values (unknown) as ``null``."""
     v = np.asarray(values, np.int64)

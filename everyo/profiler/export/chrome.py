@@ -19,6 +19,7 @@ from everyo.profiler.export._checks import check_metadata
 from everyo.profiler.export._fixed import (
     assemble,
     constant,
+    exact_durations,
     fixed3,
     int_or_null,
     padded_table,
@@ -76,7 +77,7 @@ def format_chunk(cols: dict, keys, shapes, threads, skip=None, pids=None) -> byt
         padded_table(prefixes)[inv],
         fixed3(cols["start_ns"]),
         constant(',"dur":', n),
-        fixed3(cols["dur_ns"]),
+        exact_durations(cols["start_ns"], cols["dur_ns"]),
         constant(',"args":{', n),
     ]
     sep = ""
@@ -123,7 +124,7 @@ def format_rows(
         head = json.dumps(event, separators=(",", ":"))[:-1]
         out.append(
             f',\n{head},"ts":{start // 1000}.{start % 1000:03d},'
-            f'"dur":{dur // 1000}.{dur % 1000:03d},'
+            f'"dur":{exact_durations([start], [dur]).tobytes().decode().strip()},'
             f'"args":{dumps(args, separators=(",", ":"))}}}'
         )
     return "".join(out)
