@@ -16,14 +16,17 @@ after each exercise and ``lab.record(...)`` in its last cell.
 - ``EVERYO_LAB_CHECKS`` says what an unmet check does: ``stop`` (the default, as above) or
   ``report``, which prints the same "Not yet" line and goes on, so the whole notebook runs
   (CI runs the student notebooks so, and an instructor sees every exercise's state at once).
-- ``record`` writes ``results/<lab>.json`` next to the notebook: the figures, the checks passed
-  (and, in ``report`` mode, those not yet met) and the environment record of
-  ``everyo.bench.environment()``.
+- Each check is one exercise, keyed by where it is called (the notebook cell, or the file and
+  line outside Jupyter), not by how many checks ran: rerunning a check cell replaces that
+  check's earlier result and keeps its number.
+- ``record`` writes ``results/<lab>.json`` next to the notebook: the figures, exactly one entry
+  per check (its latest result), and the environment record of ``everyo.bench.environment()``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -84,8 +87,26 @@ def check_mode() -> str:
     return value
 
 
+def _cell_id() -> tuple[str | None, str | None]:
+    """The Jupyter cell being run and the execution request running it, where the front end
+    says (JupyterLab and Notebook 7 send a ``cellId``); ``(None, None)`` elsewhere."""
+    ipython = sys.modules.get("IPython")  # never imported here: a lab outside Jupyter has none
+    shell = ipython.get_ipython() if ipython is not None else None
+    header = getattr(shell, "parent_header", None) or {}
+    cell = (header.get("metadata") or {}).get("cellId")
+    return cell, (header.get("header") or {}).get("msg_id")
+
+
+def _call_site(depth: int) -> tuple:
+    """The file and line of the call ``depth`` frames up: a check's key where the front end does
+    not name cells (IPython names a cell's code by a hash of its text, so an unchanged cell run
+    again keeps its key; nbclient, which runs each cell once, needs no more)."""
+    frame = sys._getframe(depth + 1)
+    return frame.f_code.co_filename, frame.f_lineno
+
+
 class Lab:
-    """One lab's state: its name, size, the checks passed so far and when it started."""
+    """One lab's state: its name, size, each check's latest result and when it started."""
 
     def __init__(
         self, name: str, goal: str, size: str | None = None, checks: str | None = None
@@ -98,9 +119,28 @@ class Lab:
         self.checks = check_mode() if checks is None else checks
         if self.checks not in CHECK_MODES:
             raise EveryOConfigError(f"checks must be one of {CHECK_MODES}, got {self.checks!r}")
-        self.passed: list[str] = []
-        self.not_yet: list[str] = []
+        self.results: dict[tuple, tuple[bool, str]] = {}  # check key -> (met, text), in order
+        self._cell: tuple[str | None, str | None, int] = (None, None, 0)
         self.started = time.time()
+
+    @property
+    def passed(self) -> list[str]:
+        """The checks whose latest run was met, in check order."""
+        return [text for met, text in self.results.values() if met]
+
+    @property
+    def not_yet(self) -> list[str]:
+        """The checks whose latest run was not met, in check order."""
+        return [text for met, text in self.results.values() if not met]
+
+    def _key(self) -> tuple:
+        cell, request = _cell_id()
+        if cell is None:
+            return _call_site(2)
+        last_cell, last_request, count = self._cell
+        count = count + 1 if (cell, request) == (last_cell, last_request) else 1
+        self._cell = (cell, request, count)
+        return ("cell", cell, count)
 
     def pick(self, *, small: Any, full: Any) -> Any:
         """The value for this lab size: ``small`` in CI, ``full`` in class."""
@@ -111,15 +151,17 @@ class Lab:
         :class:`LabCheckError` with ``hint``, which should say what to change. In the
         ``report`` check mode an unmet check prints that message as one line and returns."""
         __tracebackhide__ = True  # pytest and IPython: the check's frame is not the story
-        number = len(self.passed) + len(self.not_yet) + 1
-        if not condition:
+        key = self._key()
+        keys = list(self.results)
+        number = keys.index(key) + 1 if key in self.results else len(keys) + 1
+        met = bool(condition)
+        self.results[key] = (met, (passed or hint) if met else hint)
+        if not met:
             message = f"Not yet (check {number} of {self.name}): {hint}"
             if self.checks == "stop":
                 raise LabCheckError(message)
-            self.not_yet.append(hint)
             print(f"\u2717 {message}")
             return
-        self.passed.append(passed or hint)
         print(f"\u2713 check {number} passed: {passed or hint}")
 
     def record(self, folder: str | os.PathLike = "results", **figures: Any) -> Path:
@@ -133,8 +175,12 @@ class Lab:
             "lab": self.name,
             "goal": self.goal,
             "size": self.size,
-            "checks_passed": list(self.passed),
-            "checks_not_yet": list(self.not_yet),
+            "checks_passed": self.passed,
+            "checks_not_yet": self.not_yet,
+            "checks": [
+                {"check": i, "met": met, "text": text}
+                for i, (met, text) in enumerate(self.results.values(), 1)
+            ],
             "results": figures,
             "elapsed_s": round(time.time() - self.started, 3),
             "environment": environment(),

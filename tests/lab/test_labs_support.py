@@ -77,6 +77,59 @@ def test_record_writes_figures_checks_and_environment(tmp_path):
     assert data["environment"]["everyo"]["version"]
 
 
+def test_a_rerun_check_replaces_its_result_and_keeps_its_number(tmp_path, capsys):
+    """A check cell run again is the same exercise: its number stays, its result is replaced,
+    and the results file holds one entry per check (issue 33)."""
+    lab = Lab("06_demo", "goal", size="small", checks="report")
+
+    def exercise_1(met):
+        lab.check(met, "make it faster", passed="3x faster")
+
+    def exercise_2(met):
+        lab.check(met, "same weights")
+
+    exercise_1(False)
+    exercise_2(True)
+    exercise_1(False)  # run the check cell again, still not met
+    exercise_1(True)  # ... and again, met
+    exercise_2(True)
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == ["\u2713 check 1 passed: 3x faster", "\u2713 check 2 passed: same weights"]
+    assert "check 3" not in "\n".join(out)
+    data = json.loads(lab.record(tmp_path).read_text())
+    assert data["checks_passed"] == ["3x faster", "same weights"] and data["checks_not_yet"] == []
+    assert [c["check"] for c in data["checks"]] == [1, 2]
+    exercise_1(False)  # a check passed before and not met now is "not yet", only
+    assert lab.passed == ["same weights"] and lab.not_yet == ["make it faster"]
+
+
+def test_checks_are_keyed_by_the_notebook_cell(monkeypatch, capsys):
+    """Where the front end names the cell (JupyterLab, Notebook 7), a check is its cell and its
+    place in that cell, so editing the cell keeps its checks' numbers."""
+    import sys
+    import types
+
+    shell = types.SimpleNamespace(parent_header={})
+    fake = types.SimpleNamespace(get_ipython=lambda: shell)
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    lab = Lab("07_demo", "goal", size="small", checks="report")
+
+    def run_cell(cell, request, *conditions):
+        shell.parent_header = {"header": {"msg_id": request}, "metadata": {"cellId": cell}}
+        for met in conditions:  # each line is a check written on a different line
+            lab.check(met, f"exercise in {cell}")
+
+    run_cell("a", "r1", True, False)
+    run_cell("b", "r2", False)
+    run_cell("a", "r3", True, True)  # the cell edited and run again
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [
+        "\u2713 check 1 passed: exercise in a",
+        "\u2713 check 2 passed: exercise in a",
+    ]
+    assert lab.passed == ["exercise in a", "exercise in a"] and lab.not_yet == ["exercise in b"]
+
+
 def test_a_failed_check_shows_one_line_in_ipython(monkeypatch, capsys):
     from IPython.core.interactiveshell import InteractiveShell
 
