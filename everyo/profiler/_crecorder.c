@@ -244,8 +244,9 @@ static PyTypeObject EventBufferType = {
 
 /* A direct-mapped cache of keymap look-ups (module -> its keymap entry), valid for one keymap:
    the same modules are called every step, and a hit skips making an int of the module's id,
-   hashing it and comparing it with the dict's key. Keymaps only ever gain entries (a changed
-   module tree gets a new keymap), so an entry once found stays right for its keymap. */
+   hashing it and comparing it with the dict's key. An entry leaves a keymap only when its
+   module dies (recorder._forget), which bumps the recorder's generation: the cache is valid for
+   one keymap and one generation, so a new module at a dead one's address is never a hit. */
 #define KM_SLOTS 64
 typedef struct {
     void *module; /* identity only, never dereferenced (like the keymap's id() keys) */
@@ -259,6 +260,7 @@ typedef struct {
     PyObject *scope;
     PyObject *keymap;
     PyObject *km_owner; /* the keymap `km` caches, or NULL */
+    Py_ssize_t km_gen;  /* the recorder's generation when `km` was started */
     KmSlot km[KM_SLOTS];
     PyObject *root;
     PyObject *backward;
@@ -293,9 +295,9 @@ km_slot(ThreadState *t, PyObject *module)
 
 /* t->keymap's entry for `module` from the cache (a new reference), or NULL (no error set) */
 static inline PyObject *
-km_get(ThreadState *t, PyObject *module)
+km_get(ThreadState *t, PyObject *module, Py_ssize_t gen)
 {
-    if (t->km_owner != t->keymap)
+    if (t->km_owner != t->keymap || t->km_gen != gen)
         return NULL;
     KmSlot *s = km_slot(t, module);
     return s->module == (void *)module ? Py_NewRef(s->entry) : NULL;
@@ -303,11 +305,12 @@ km_get(ThreadState *t, PyObject *module)
 
 /* remember t->keymap's entry for `module` */
 static void
-km_put(ThreadState *t, PyObject *module, PyObject *entry)
+km_put(ThreadState *t, PyObject *module, PyObject *entry, Py_ssize_t gen)
 {
-    if (t->km_owner != t->keymap) {
+    if (t->km_owner != t->keymap || t->km_gen != gen) {
         km_reset(t);
         t->km_owner = Py_NewRef(t->keymap);
+        t->km_gen = gen;
     }
     KmSlot *s = km_slot(t, module);
     s->module = (void *)module;
@@ -429,6 +432,7 @@ typedef struct {
     long long rk_key;
     Py_ssize_t data_off;   /* offset of Tensor's `data` slot in its instances, or 0 */
     Py_ssize_t max_depth;  /* regions.MAX_DEPTH when the recorder was made */
+    Py_ssize_t generation; /* bumped by recorder._forget when a keymapped module dies */
     int mode;
     int clock_is_default;
     int general; /* module_call is the general Python path: ModuleBase calls it by name */
@@ -834,7 +838,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     }
 
     /* entry = keymap.get(id(module)) or self._unlisted(t, module) */
-    PyObject *entry = km_get(t, module);
+    PyObject *entry = km_get(t, module, self->generation);
     if (entry == NULL && PyDict_Check(t->keymap)) {
         PyObject *mid = PyLong_FromVoidPtr(module);
         if (mid == NULL) {
@@ -845,7 +849,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
         Py_DECREF(mid);
         Py_XINCREF(entry); /* ours before km_put drops the entries it held */
         if (entry != NULL)
-            km_put(t, module, entry);
+            km_put(t, module, entry, self->generation);
     }
     if (entry == NULL) {
         if (PyErr_Occurred()) {
@@ -1685,6 +1689,8 @@ static PyMemberDef mc_members[] = {
     {"_cuda_possible", T_BOOL, offsetof(ModuleCall, cuda_possible), 0,
      "a CUDA tensor may start device timing (outermost calls then go through Python)"},
     {"_max_depth", T_PYSSIZET, offsetof(ModuleCall, max_depth), 0, "deepest region nesting"},
+    {"_generation", T_PYSSIZET, offsetof(ModuleCall, generation), 0,
+     "bumped when a keymapped module dies (look-up caches start over)"},
     {"_fast", T_BOOL, offsetof(ModuleCall, fast), 0,
      "regions and backward groups append straight to the buffer"},
     {"_general", T_INT, offsetof(ModuleCall, general), 0,

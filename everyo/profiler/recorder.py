@@ -20,6 +20,7 @@ The module-call path (``module_call``) is the hottest: it comes from the compile
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -246,7 +247,10 @@ class _RecorderBody(RegionHooks):
         self._threads: list = []
         self._by_thread: dict = {}  # threading.get_ident() -> that thread's record
         self._threads_lock = threading.Lock()
-        self._roots: dict[int, dict] = {}
+        self._roots: dict[int, dict] = {}  # id(outermost module) -> its keymap, while it lives
+        self._watched: dict[int, weakref.ref] = {}  # id(module) -> ref whose callback forgets it
+        self._pinned: list = []  # keymapped objects without weak references: kept alive
+        self._generation = 0  # bumped when a module dies: compiled look-up caches start over
         self._max_depth = regions.MAX_DEPTH  # (read here: tests lower it)
         self._region_keys: dict[tuple[str, str], int] = {}
         self._bw_keys: dict = {}
@@ -467,33 +471,64 @@ class _RecorderBody(RegionHooks):
             tail += (self.memory.on_output(out, end - self.origin_ns),)
         return tail
 
-    def _keymap_for(self, module) -> dict:
+    # Identity: keymaps are keyed by id(module), and an id is only a module's while it lives.
+    # Every keymapped module is watched: when it dies, its id leaves every keymap (and _roots)
+    # before its memory can be reused, and the generation tells cached look-ups to start over.
+    def _keymap_for(self, module, refresh: bool = False) -> dict:
+        """The outermost module's keymap: one per outermost module while it lives, made on its
+        first call and, with ``refresh``, brought up to date in place with its tree (an entry
+        once made stays while its module lives)."""
         keymap = self._roots.get(id(module))
+        if keymap is not None and not refresh:
+            return keymap
         if keymap is None:
             keymap = {}
-            named = getattr(module, "named_modules", None)
-            pairs = named() if named is not None else [("", module)]
-            for path, m in pairs:
-                name = type(m).__name__
-                keymap[id(m)] = _entry(self.store.intern_key("module", name, path), name, path)
-            if id(module) not in keymap:
-                name = type(module).__name__
-                keymap[id(module)] = _entry(self.store.intern_key("module", name, ""), name, "")
+            self._watch(module)
             self._roots[id(module)] = keymap
+        named = getattr(module, "named_modules", None)
+        pairs = named() if named is not None else [("", module)]
+        for path, m in pairs:
+            if id(m) not in keymap:
+                self._add_entry(keymap, m, path)
+        if id(module) not in keymap:
+            self._add_entry(keymap, module, "")
         return keymap
 
+    def _add_entry(self, keymap: dict, module, path: str):
+        name = type(module).__name__
+        self._watch(module)
+        entry = keymap[id(module)] = _entry(self.store.intern_key("module", name, path), name, path)
+        return entry
+
+    def _watch(self, module) -> None:
+        mid = id(module)
+        if mid in self._watched:
+            return
+        try:
+            self._watched[mid] = weakref.ref(module, lambda _, mid=mid: self._forget(mid))
+        except TypeError:  # no weak references: keep it alive, so that its id stays its own
+            self._watched[mid] = None
+            self._pinned.append(module)
+
+    def _forget(self, mid: int) -> None:
+        """A watched module died: no keymap may lend its entry to the next object at its address
+        (runs inside that module's deallocation, before its memory is reused)."""
+        self._generation += 1
+        self._roots.pop(mid, None)
+        for keymap in list(self._roots.values()):
+            keymap.pop(mid, None)
+        self._watched.pop(mid, None)
+
     def _unlisted(self, t, module):
-        # A module called inside the outermost one but not among its named_modules(): the
-        # tree may have changed since we cached it, so look again before inventing a path.
-        self._roots.pop(id(t.root), None)
-        t.keymap = self._keymap_for(t.root)
-        entry = t.keymap.get(id(module))
+        # A module called inside the outermost one but not in its keymap: the tree may have
+        # changed since the keymap was made, so look again before inventing a path.
+        keymap = t.keymap = self._keymap_for(t.root, refresh=True)
+        entry = keymap.get(id(module))
         if entry is None:
-            name = type(module).__name__
             parent_path = t.scope[1] if t.scope else ""
+            name = type(module).__name__
             path = f"{parent_path}.{name}" if parent_path else name
-            entry = _entry(self.store.intern_key("module", name, path), name, path)
-            t.keymap[id(module)] = entry
+            entry = self._add_entry(keymap, module, path)
         return entry
 
     def _shape_id(self, args, kwargs, out) -> int:
