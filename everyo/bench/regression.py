@@ -22,6 +22,7 @@ import numpy as np
 from everyo.bench.machine import machine_differences
 from everyo.bench.result import BenchmarkResult
 from everyo.bench.stats import ratio_interval, statistic_fn
+from everyo.bench.threshold import threshold_fraction
 from everyo.errors import EveryOBenchmarkError
 
 __all__ = ["Comparison", "RegressionCheck", "compare", "check_regression", "regression_verdict"]
@@ -170,8 +171,9 @@ def check_regression(
     result : BenchmarkResult or array of seconds
         The new measurement.
     baseline : BenchmarkResult, path to a saved result, or array of seconds
-    threshold : float
-        The smallest slowdown that counts, as a fraction (0.10 = 10 %).
+    threshold : float or str
+        The smallest slowdown that counts: a fraction (0.10 = 10 %) or ``"10%"``; a number
+        of 1 or more is refused (it reads as a percentage: write ``"10%"``).
     statistic : {"median", "mean"}
         What ``T`` is in the guide's formula; the median resists the occasional slow call.
     confidence : float
@@ -188,6 +190,7 @@ def check_regression(
     verdict, est, lo, hi = regression_verdict(
         base, new, threshold=threshold, statistic=statistic, confidence=confidence
     )
+    threshold = threshold_fraction(threshold)
     stat = statistic_fn(statistic)
     t_base, t_new = float(stat(base)), float(stat(new))
     return RegressionCheck(
@@ -223,10 +226,7 @@ def regression_verdict(
     Returns ``(verdict, ratio, ci_low, ci_high)`` where ``ratio = T_new / T_baseline`` and
     ``verdict`` holds the strings of :attr:`RegressionCheck.verdict`.
     """
-    if not (isinstance(threshold, (int, float)) and 0 <= threshold < 10):
-        raise EveryOBenchmarkError(
-            f"threshold is a fraction (0.10 = 10 %) between 0 and 10, got {threshold!r}"
-        )
+    threshold = threshold_fraction(threshold)
     est, lo, hi = ratio_interval(
         new_times, baseline_times, statistic=statistic, confidence=confidence
     )

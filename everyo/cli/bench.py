@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threshold",
         metavar="PCT",
-        type=float,
-        default=10.0,
-        help="slowdown in percent that counts as a regression (default: 10)",
+        default="10",
+        help="slowdown in percent that counts as a regression: 10 or 10%% (default: 10); "
+        "a value below 1 is refused, as it would read as a fraction",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the result as JSON")
     parser.add_argument("--warmup", type=int, default=10, help="untimed calls first (default 10)")
@@ -45,10 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from everyo.bench import benchmark, check_regression, load
+    from everyo.bench.threshold import threshold_fraction
     from everyo.bench.timing import _check_options
 
-    if not 0 <= args.threshold < 1000:
-        raise EveryOBenchmarkError(f"--threshold is a percentage >= 0, got {args.threshold}")
+    threshold_fraction(args.threshold, bare="percent")  # refuse a bad value before timing
+    threshold = args.threshold.strip()  # percent: spelt so for check_regression
+    threshold = threshold if threshold.endswith("%") else f"{threshold}%"
     fn = resolve_spec(args.spec)
     baseline = load(args.baseline) if args.baseline else None  # fail before timing, not after
     # every option is checked here, so an error from benchmark() below is the workload's own
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if baseline.name != result.name:
         print(f"note: the baseline was recorded for {baseline.name!r}, not {result.name!r}")
-    check = check_regression(result, baseline, threshold=args.threshold / 100)
+    check = check_regression(result, baseline, threshold=threshold)
     print(check)
     return 0 if check.passed else REGRESSION
 

@@ -134,6 +134,21 @@ def test_exit_codes_for_regression_and_failure_differ_in_a_subprocess(tmp_path):
     assert "ZeroDivisionError" in failed.stderr
 
 
+def test_threshold_accepts_percent_text_and_refuses_a_fraction(tmp_path, monkeypatch, capsys):
+    """``--threshold 10%`` is ``--threshold 10``; ``--threshold 0.10`` (a fraction, as Python
+    takes it) would gate at 0.1 %, so it is refused with a message that names the unit."""
+    monkeypatch.chdir(ROOT)
+    baseline = tmp_path / "fast.json"
+    spec = "tests.bench.sample_workloads:fast_fn"
+    quick = ["--warmup", "0", "--repeat", "5"]
+    assert main(["bench", spec, "--save-baseline", str(baseline), *quick]) == 0
+    assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "500%", *quick]) == 0
+    assert "threshold 500.0%" in capsys.readouterr().out
+    assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "0.10", *quick]) == 2
+    err = capsys.readouterr().err
+    assert "--threshold 0.10 is in percent" in err and "--threshold 10 (or 10%)" in err
+
+
 def test_baseline_from_another_machine_says_so_next_to_the_verdict(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     baseline = tmp_path / "fast.json"

@@ -112,9 +112,27 @@ def test_compare_with_bootstrap_and_mean():
     assert compare(old, new, statistic="mean").verdict == "faster"
 
 
-@pytest.mark.parametrize("threshold", [-0.1, "10%", 50])
+@pytest.mark.parametrize("threshold", [-0.1, "ten%", "-5%", "5000%", True, None])
 def test_bad_threshold_is_rejected(threshold):
     with pytest.raises(EveryOBenchmarkError, match="threshold"):
+        check_regression([1.0, 1.1], [1.0, 1.1], threshold=threshold)
+
+
+def test_threshold_in_percent_text_is_the_same_threshold():
+    """``"10%"`` is accepted wherever a threshold is (issue 33): the same check as 0.10."""
+    rng = np.random.default_rng(9)
+    base = rng.lognormal(np.log(0.010), 0.02, 200)
+    new = base * 1.05
+    for text, fraction in (("10%", 0.10), (" 2 % ", 0.02)):
+        check = check_regression(new, base, threshold=text)
+        assert check.threshold == pytest.approx(fraction)
+        assert check.verdict == check_regression(new, base, threshold=fraction).verdict
+
+
+@pytest.mark.parametrize("threshold", [1, 10, 50.0])
+def test_a_python_threshold_of_one_or_more_names_the_unit(threshold):
+    """``threshold=10`` meant 10 %, not 1000 %: refused with the spelling that works."""
+    with pytest.raises(EveryOBenchmarkError, match=r"is a fraction \(0.10 = 10 %\).*'\d+%'"):
         check_regression([1.0, 1.1], [1.0, 1.1], threshold=threshold)
 
 
