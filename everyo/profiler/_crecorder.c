@@ -718,6 +718,41 @@ dims_equal(PyObject *tup, PyObject *arr)
     return 1;
 }
 
+/* an error raised while reading shapes: an Exception is cleared (0: the profiler never turns a
+   call that succeeded into an error); anything else, an interrupt, stays set (-1) */
+static int
+not_an_interrupt(void)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* the shapes the single-input cache compares, as new references: 1 when the input's and the
+   output's shapes are both tuples; 0 (both NULL) when this call is not cached (no tuple shape,
+   such as a list of tensors, or a `.shape` that raised an Exception, cleared); -1 (an interrupt
+   while reading them) */
+static int
+single_shapes(ModuleCall *self, PyObject *a, PyObject *out, PyObject **as, PyObject **os)
+{
+    PyObject *T = self->tensor;
+    int tensors = T != NULL && (PyObject *)Py_TYPE(a) == T && (PyObject *)Py_TYPE(out) == T;
+    *os = NULL;
+    *as = tensors ? tensor_shape(a) : getattr_default(a, str_shape, Py_None);
+    if (*as != NULL)
+        *os = tensors ? tensor_shape(out) : getattr_default(out, str_shape, Py_None);
+    if (*os == NULL) {
+        Py_CLEAR(*as);
+        return not_an_interrupt();
+    }
+    if (PyTuple_CheckExact(*as) && PyTuple_CheckExact(*os))
+        return 1;
+    Py_CLEAR(*as);
+    Py_CLEAR(*os);
+    return 0;
+}
+
 /* a packed value from the shape cache (written by the recorder itself, so an int within int64):
    its bits, without the byte-array conversion PyLong_AsLongLong makes of a multi-digit int */
 static inline long long
@@ -943,21 +978,11 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                 goto fail;
         }
         else if (one) {
-            PyObject *T = self->tensor;
             PyObject *ashape, *oshape;
-            if (T != NULL && (PyObject *)Py_TYPE(a) == T && (PyObject *)Py_TYPE(out) == T) {
-                ashape = tensor_shape(a);
-                oshape = ashape ? tensor_shape(out) : NULL;
-            }
-            else {
-                ashape = getattr_default(a, str_shape, Py_None);
-                oshape = ashape ? getattr_default(out, str_shape, Py_False) : NULL;
-            }
-            if (oshape == NULL) {
-                Py_XDECREF(ashape);
+            int ok = single_shapes(self, a, out, &ashape, &oshape);
+            if (ok < 0)
                 goto fail;
-            }
-            if (same == -2 && lastcur != NULL) { /* objects with a Python-level shape */
+            if (ok == 1 && same == -2 && lastcur != NULL) { /* objects with a Python-level shape */
                 same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 0), ashape, Py_EQ);
                 if (same == 1)
                     same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 1), oshape, Py_EQ);
@@ -967,52 +992,31 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                         same = -1;
                 }
                 if (same < 0) {
-                    Py_DECREF(ashape);
-                    Py_DECREF(oshape);
-                    goto fail;
+                    ok = not_an_interrupt();
+                    same = 0;
                 }
             }
-            if (same != 1) {
-                PyObject *cur = PyTuple_New(3);
-                PyObject *dobj = PyLong_FromSsize_t(depth);
-                if (cur == NULL || dobj == NULL) {
-                    Py_XDECREF(cur);
-                    Py_XDECREF(dobj);
-                    Py_DECREF(ashape);
-                    Py_DECREF(oshape);
-                    goto fail;
-                }
-                PyTuple_SET_ITEM(cur, 0, ashape); /* steals */
-                PyTuple_SET_ITEM(cur, 1, oshape);
-                PyTuple_SET_ITEM(cur, 2, dobj);
+            if (ok >= 0 && same != 1) {
                 kw = kwargs_for_python(kwargs);
                 PyObject *sid = kw ? PyObject_CallMethodObjArgs(self_obj, str_shape_id, args, kw,
                                                                 out, NULL)
                                    : NULL;
                 long long sidv = sid ? PyLong_AsLongLong(sid) : -1;
                 Py_XDECREF(sid);
-                PyObject *pobj = NULL;
-                if (sid != NULL && !(sidv == -1 && PyErr_Occurred())) {
+                if (sid == NULL || (sidv == -1 && PyErr_Occurred()))
+                    ok = -1;
+                else
                     packed = pack3(key, depth, sidv);
-                    pobj = PyLong_FromLongLong(packed);
-                }
-                PyObject *pair = pobj ? PyTuple_Pack(2, cur, pobj) : NULL;
-                Py_DECREF(cur);
-                Py_XDECREF(pobj);
-                if (pair == NULL)
-                    goto fail;
-                if (PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
-                    if (PyList_SetItem(slot, 0, pair) < 0) /* steals pair, drops the old one */
-                        goto fail;
-                }
-                else {
-                    Py_DECREF(pair);
+                if (ok == 1 && PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
+                    PyObject *pair = Py_BuildValue("((OOn)L)", ashape, oshape, depth, packed);
+                    if (pair == NULL || PyList_SetItem(slot, 0, pair) < 0) /* steals pair */
+                        ok = -1;
                 }
             }
-            else {
-                Py_DECREF(ashape);
-                Py_DECREF(oshape);
-            }
+            Py_XDECREF(ashape);
+            Py_XDECREF(oshape);
+            if (ok < 0)
+                goto fail;
         }
         else {
             kw = kwargs_for_python(kwargs);

@@ -34,7 +34,7 @@ from everyo.profiler.packing import (
     pack,
 )
 from everyo.profiler.regions import RegionHooks
-from everyo.profiler.shapes import format_shapes
+from everyo.profiler.shapes import format_shapes, shape_key
 
 FLUSH_EVENTS = 2048
 FLUSH_NS = 50_000_000
@@ -48,6 +48,17 @@ def _entry(key: int, name: str, path: str) -> tuple:
     module's last single-input call, replaced whole (so threads never see half of one).
     """
     return key, (name, path), [(None, 0)]
+
+
+def _single_shapes(a, out, depth: int):
+    """What the single-input shape cache compares: ``(input shape, output shape, depth)`` when
+    both shapes are tuples, else ``None`` (not cached: a list of tensors, no shape, or a
+    ``.shape`` that raised)."""
+    try:
+        shapes = (getattr(a, "shape", None), getattr(out, "shape", None), depth)
+    except Exception:  # noqa: BLE001 - a user's property failing: no shape, never an error
+        return None
+    return shapes if type(shapes[0]) is tuple and type(shapes[1]) is tuple else None
 
 
 class _PyThreadState:
@@ -149,22 +160,22 @@ class _PyModuleCall:
         t.scope = prev
         mode = self._mode  # recording everything (no warmup, no schedule): append, maybe flush
         if mode == _SHAPES:
-            if one:
-                # compare the shapes with those of the module's last call: cheaper than hashing
-                # them, and a training loop repeats them call after call
-                a, T = args[0], self._tensor
-                if type(a) is T and type(out) is T:  # a Tensor's shape is a property
-                    cur = (a.data.shape, out.data.shape, depth)
-                else:
-                    cur = (getattr(a, "shape", None), getattr(out, "shape", False), depth)
-                last = entry[2][0]
-                if last[0] == cur:
-                    packed = last[1]
-                else:
-                    packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
-                    entry[2][0] = (cur, packed)
+            # one input: compare the shapes with those of the module's last call (cheaper than
+            # hashing them, and a training loop repeats them call after call); only tuple shapes
+            a, T = args[0] if one else None, self._tensor
+            if not one:
+                cur = None
+            elif type(a) is T and type(out) is T:  # a Tensor's shape is a property
+                cur = (a.data.shape, out.data.shape, depth)
+            else:
+                cur = _single_shapes(a, out, depth)
+            last = entry[2][0]
+            if cur is not None and last[0] == cur:
+                packed = last[1]
             else:
                 packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
+                if cur is not None:
+                    entry[2][0] = (cur, packed)
             buf = t.buf
             buf += (start, end, packed)
             if len(buf) >= self._flush_len or end > t.flush_at:
@@ -532,15 +543,22 @@ class _RecorderBody(RegionHooks):
         return entry
 
     def _shape_id(self, args, kwargs, out) -> int:
+        """The interned shape text of one call, cached by a key that tells apart every call
+        whose text differs (lists and tuples of tensors included)."""
         T = self._tensor  # a Tensor's shape is a Python property; its array's is C
-        sk = (
-            tuple([a.data.shape if type(a) is T else getattr(a, "shape", None) for a in args]),
-            tuple([(k, getattr(v, "shape", None)) for k, v in kwargs.items()]) if kwargs else None,
-            out.data.shape if type(out) is T else getattr(out, "shape", False),
-        )
-        sid = self._shape_ids.get(sk)
+        try:
+            sk = (
+                tuple([a.data.shape if type(a) is T else shape_key(a, T) for a in args]),
+                tuple([(k, shape_key(v, T)) for k, v in kwargs.items()]) if kwargs else None,
+                shape_key(out, T),
+            )
+            sid = self._shape_ids.get(sk)
+        except Exception:  # noqa: BLE001 - an unhashable or failing shape: not cached
+            sk = sid = None
         if sid is None:
-            sid = self._shape_ids[sk] = self.store.intern_shape(format_shapes(args, kwargs, out))
+            sid = self.store.intern_shape(format_shapes(args, kwargs, out))
+            if sk is not None:
+                self._shape_ids[sk] = sid
         return sid
 
     # -- CUDA device times ---------------------------------------------------------------------

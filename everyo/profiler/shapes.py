@@ -1,16 +1,45 @@
-"""Shape text of module and op events: ``"[(32, 4), mask=(32, 1)] -> (32, 16)"``."""
+"""Shape text of module and op events: ``"[(32, 4), mask=(32, 1)] -> (32, 16)"``.
+
+Reading a shape never raises: an argument whose ``.shape`` raises an ``Exception`` counts as one
+without a shape (the profiler never turns a call that succeeded into an error).
+"""
 
 from __future__ import annotations
 
 
+class _Seq:
+    """Marks a list or tuple in a shape key (a shape may itself be a tuple)."""
+
+
+def _shape(x):
+    try:
+        return getattr(x, "shape", None)
+    except Exception:  # noqa: BLE001 - any fault of a user's property: no shape
+        return None
+
+
 def _shape_text(x) -> str | None:
-    shape = getattr(x, "shape", None)
+    shape = _shape(x)
     if shape is None:
         if isinstance(x, (tuple, list)):
             inner = [s for s in map(_shape_text, x) if s is not None]
             return f"({', '.join(inner)})" if inner else None
         return None
-    return str(tuple(shape))
+    try:
+        return str(tuple(shape))
+    except Exception:  # noqa: BLE001 - a shape that is not a sequence
+        return None
+
+
+def shape_key(x, tensor=None):
+    """A hashable key with the same text for equal keys: ``x``'s shape, or for a list or tuple
+    without one, its items' keys (``tensor``: a class whose ``.data.shape`` is read directly)."""
+    if type(x) is tensor:
+        return x.data.shape
+    shape = _shape(x)
+    if shape is None and isinstance(x, (tuple, list)):
+        return (_Seq, *[shape_key(i, tensor) for i in x])
+    return shape
 
 
 def format_shapes(args, kwargs, out) -> str:

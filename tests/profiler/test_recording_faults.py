@@ -77,3 +77,86 @@ def test_a_model_rebuilt_in_a_loop_keeps_no_dead_keymaps(registry):
     names = [e.name for e in p.events if e.depth == 1 and e.path == "1"]
     assert names == ["Tanh", "ReLU"] * 15
     assert held <= 2  # the dead models' keymaps went with them
+
+
+# -- fault 2: the shape cache tells apart every call whose shapes differ ----------------------
+class _Pool(eo.Module):
+    def forward(self, *args, **kwargs):
+        return eo.zeros(1, 3)  # the same output whatever the inputs
+
+
+class _Pair(eo.Module):
+    def __init__(self):
+        super().__init__()
+        self.extra = eo.zeros(1)
+
+    def forward(self, x):
+        return (x, self.extra)
+
+
+def test_lists_of_tensors_do_not_reuse_the_first_calls_shapes(registry):
+    model = _Pool()
+    with Profiler(registry=registry) as p:
+        model([eo.zeros(2, 3), eo.zeros(4, 3)])
+        model([eo.zeros(5, 3)])
+        model((eo.zeros(6, 1), eo.zeros(6, 1)))
+        model([eo.zeros(2, 3), eo.zeros(4, 3)])
+    assert [e.shapes for e in p.events] == [
+        "[((2, 3), (4, 3))] -> (1, 3)",
+        "[((5, 3))] -> (1, 3)",
+        "[((6, 1), (6, 1))] -> (1, 3)",
+        "[((2, 3), (4, 3))] -> (1, 3)",
+    ]
+    rows = p.summary(group_by="shape")
+    assert sorted(r["calls"] for r in rows) == [1, 1, 2]
+
+
+def test_tuple_outputs_and_keyword_lists_keep_their_own_shapes(registry):
+    pair, pool, x = _Pair(), _Pool(), eo.zeros(2, 3)
+    with Profiler(registry=registry) as p:
+        pair(x)
+        pair.extra = eo.zeros(5)
+        pair(x)
+        pool(x, xs=[eo.zeros(1, 1)])
+        pool(x, xs=[eo.zeros(2, 2)])
+    assert [e.shapes for e in p.events] == [
+        "[(2, 3)] -> ((2, 3), (1,))",
+        "[(2, 3)] -> ((2, 3), (5,))",
+        "[(2, 3), xs=((1, 1))] -> (1, 3)",
+        "[(2, 3), xs=((2, 2))] -> (1, 3)",
+    ]
+
+
+# -- a `.shape` that raises never turns a call that succeeded into an error --------------------
+class _BadShape:
+    calls = 0
+
+    @property
+    def shape(self):
+        _BadShape.calls += 1
+        raise RuntimeError("no shape today")
+
+
+class _Echo(eo.Module):
+    def forward(self, x, *rest, **kw):
+        return x
+
+
+def test_a_shape_property_that_raises_does_not_fail_the_call(registry):
+    model = _Echo()
+    bad = _BadShape()
+    with Profiler(registry=registry) as p:
+        assert model(bad) is bad
+        assert model(bad) is bad
+        assert model(eo.zeros(2, 2), bad) is not None
+        assert model(eo.zeros(2, 2), mask=bad) is not None
+        assert model([bad, eo.zeros(1, 2)]) is not None
+    assert _BadShape.calls > 0
+    assert [e.shapes for e in p.events] == [
+        "[]",
+        "[]",
+        "[(2, 2)] -> (2, 2)",
+        "[(2, 2)] -> (2, 2)",
+        "[((1, 2))] -> ((1, 2))",
+    ]
+    assert p.run.status == "completed"
