@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from everyo.bench.stats import summarize
+from everyo.bench.stats import OUTLIER_Z, outliers, stability, summarize
 from everyo.errors import EveryOExportError, EveryOSerializationError
 from everyo.fileio import dumps, write_text
+from everyo.machine_state import MachineState
 
 __all__ = ["BenchmarkResult", "load", "describe"]
 
@@ -43,6 +44,10 @@ class BenchmarkResult:
         :func:`everyo.environment` at measurement time.
     worker : str or None
         The worker that measured it when an executor ran it (``benchmark_grid``), else ``None``.
+    machine : dict or None
+        What the machine did while it measured (:class:`~everyo.machine_state.MachineState`
+        as a dict: other processes' CPU use, threads, the verdict); ``None`` in a result saved
+        before it was recorded. :attr:`machine_state` gives the object.
     """
 
     times: Any
@@ -56,6 +61,7 @@ class BenchmarkResult:
     environment: dict | None = None
     created: float = field(default_factory=time.time)
     worker: str | None = None
+    machine: dict | None = None
 
     def __post_init__(self) -> None:
         self.times = np.asarray(self.times, dtype=float)
@@ -77,6 +83,47 @@ class BenchmarkResult:
             return None
         return self.samples / self.mean
 
+    @property
+    def machine_state(self) -> MachineState | None:
+        """The machine's state while it measured (``None`` when not recorded)."""
+        return MachineState.from_dict(self.machine)
+
+    @property
+    def outliers(self) -> np.ndarray:
+        """Indices of the timed calls that break from the rest (see
+        :func:`everyo.bench.stats.outliers`)."""
+        return outliers(self.times)
+
+    @property
+    def stability(self) -> str:
+        """``"stable"``, ``"noisy"`` or ``"unstable"``: the timings' spread (1.4826 MAD) relative
+        to their median, up to 5 %, 15 %, or above."""
+        return stability(self.times)[0]
+
+    @property
+    def trusted(self) -> bool:
+        """False when the machine was contended while it measured (see :attr:`machine_state`)."""
+        state = self.machine_state
+        return state is None or state.trusted
+
+    def quality_lines(self) -> list[str]:
+        """The outliers, the stability and the machine's state, one line each."""
+        verdict, cv = stability(self.times)
+        n_out = len(self.outliers)
+        lines = [
+            f"Outliers: {n_out} of {self.n} timed calls (modified z-score > {OUTLIER_Z:g})",
+            f"Stability: {verdict} (spread {cv:.1%} of the median)",
+        ]
+        state = self.machine_state
+        if state is not None:
+            lines.append(state.line())
+            if not state.trusted:
+                lines.append(
+                    "Warning: the machine was contended while this was measured: these "
+                    "figures are not to be trusted"
+                )
+        return lines
+
     def stats_ms(self) -> dict[str, float | int]:
         """The statistics in milliseconds (``n`` stays a count)."""
         return {k: (v if k == "n" else v * 1e3) for k, v in self._stats.items()}
@@ -95,7 +142,7 @@ class BenchmarkResult:
         ]
         if self.throughput is not None:
             lines.append(f"Approx. throughput: {self.throughput:.2f} samples/s")
-        return "\n".join(lines)
+        return "\n".join(lines + self.quality_lines())
 
     def __repr__(self) -> str:
         return (
@@ -121,6 +168,9 @@ class BenchmarkResult:
             "workload": self.workload,
             "environment": self.environment,
             "worker": self.worker,
+            "outliers": len(self.outliers),
+            "stability": self.stability,
+            "machine": self.machine,
         }
 
     def to_json(self, path: str | os.PathLike) -> Path:
@@ -149,6 +199,7 @@ class BenchmarkResult:
                 environment=data.get("environment"),
                 created=data.get("created", 0.0),
                 worker=data.get("worker"),
+                machine=data.get("machine") if isinstance(data.get("machine"), dict) else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             message = f"benchmark result is incomplete or corrupt: {exc}"

@@ -18,7 +18,15 @@ import numpy as np
 
 from everyo.errors import EveryOBenchmarkError
 
-__all__ = ["summarize", "t_quantile", "ratio_interval", "STATISTICS", "statistic_fn"]
+__all__ = [
+    "summarize",
+    "t_quantile",
+    "ratio_interval",
+    "STATISTICS",
+    "statistic_fn",
+    "outliers",
+    "stability",
+]
 
 STATISTICS = ("median", "mean")
 _STATISTIC_FNS = {"median": np.median, "mean": np.mean}
@@ -56,6 +64,51 @@ def summarize(times: Any) -> dict[str, float | int]:
         "p5": float(np.percentile(x, 5)),
         "p95": float(np.percentile(x, 95)),
     }
+
+
+OUTLIER_Z = 3.5
+"""Modified z-score (Iglewicz and Hoaglin: 0.6745 (x - median) / MAD) beyond which a timing is an
+outlier."""
+STABLE_CV, NOISY_CV = 0.05, 0.15
+"""Robust coefficient of variation (1.4826 MAD / median) up to which timings are ``"stable"``,
+and up to which ``"noisy"``; above it ``"unstable"`` (pyperf warns from a 10 % spread)."""
+
+
+def outliers(times: Any) -> np.ndarray:
+    """Indices of the timings that break from the rest (modified z-score above
+    :data:`OUTLIER_Z`); empty when the spread is zero.
+
+    >>> outliers([1.0, 1.01, 0.99, 1.0, 5.0]).tolist()
+    [4]
+    """
+    x = _as_sample(times)
+    median = np.median(x)
+    mad = np.median(np.abs(x - median))
+    if mad == 0:
+        return np.flatnonzero(x != median) if x.size > 2 else np.array([], dtype=np.int64)
+    return np.flatnonzero(np.abs(0.6745 * (x - median) / mad) > OUTLIER_Z)
+
+
+def stability(times: Any) -> tuple[str, float]:
+    """``("stable" | "noisy" | "unstable", robust coefficient of variation)`` of a sample.
+
+    The spread decides first (up to :data:`STABLE_CV`, :data:`NOISY_CV`); outliers then lower
+    the verdict, since they move the mean that throughput is often read from: more than 2 % of
+    the calls (and at least two) make it at best ``"noisy"``, more than 10 % ``"unstable"``.
+
+    >>> stability([1.0, 1.01, 0.99, 1.0, 1.02])[0]
+    'stable'
+    """
+    x = _as_sample(times)
+    median = float(np.median(x))
+    cv = _MAD_TO_SIGMA * float(np.median(np.abs(x - median))) / median if median > 0 else 0.0
+    level = 0 if cv <= STABLE_CV else 1 if cv <= NOISY_CV else 2
+    n_out = len(outliers(x))
+    if n_out > 0.1 * x.size:
+        level = 2
+    elif n_out >= 2 and n_out > 0.02 * x.size:
+        level = max(level, 1)
+    return ("stable", "noisy", "unstable")[level], cv
 
 
 def statistic_fn(statistic: str):

@@ -16,6 +16,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from everyo.bench.devices import free_gpu_pool, is_module
+from everyo.bench.sweep_check import recheck, remeasure
 from everyo.bench.sweep_point import (
     SweepProgress,
     SweepRow,
@@ -25,6 +26,8 @@ from everyo.bench.sweep_point import (
 from everyo.bench.sweep_result import SweepResult
 from everyo.bench.timing import check_count
 from everyo.errors import EveryOBenchmarkError, EveryOBenchmarkWarning
+from everyo.machine_state import MachineWatch
+from everyo.thread_policy import ThreadPolicy, check_threads
 
 __all__ = [
     "sweep_batch_sizes",
@@ -60,6 +63,8 @@ def sweep_batch_sizes(
     device: str | None = None,
     on_point: Callable[[SweepProgress], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    threads: Any = "auto",
+    recheck: bool = True,
 ) -> SweepResult:
     """Measure a workload at several batch sizes.
 
@@ -103,6 +108,20 @@ def sweep_batch_sizes(
         Checked before each point (``stop()`` or ``stop.is_set()``): once true, no further point
         starts, and the result holds the finished points with ``stopped=True``.
 
+    threads : "auto", int or None
+        BLAS/OpenMP threads for the whole sweep (see :mod:`everyo.thread_policy`): ``"auto"``
+        limits them to the cores other processes leave free when those are busy (decided once,
+        before the first point, so that every point runs with the same threads). With an
+        executor each worker applies the policy around its points.
+    recheck : bool
+        Re-measure points that break from their neighbours, interleaved with them, and mark
+        those that stay inconsistent unreliable (in process; see
+        :mod:`everyo.bench.sweep_check`).
+
+    Every point records the machine's state while it was timed (``row.verdict``); the sweep
+    recommends only from trusted points (measured, consistent, not contended) and says in
+    :attr:`SweepResult.recommendation` which points it left out and why.
+
     Returns
     -------
     SweepResult
@@ -124,36 +143,49 @@ def sweep_batch_sizes(
         repeat=repeat,
         max_batch=max_batch,
         memory_limit=memory_limit,
+        threads=threads,
     )
     _warn_if_parallel_on_one_machine(executor)
+    policy = ThreadPolicy(threads)
     step, restore = _prepare_step(model_or_step, mode, device)
     if device is not None:
         make_batch = OnDevice(make_batch, device)
-    options = (warmup, repeat, memory_limit, clock, synchronize)
+    # in process the policy is applied once, here; an executor's workers apply it per point
+    worker_threads = policy.policy if executor is not None else None
+    options = (warmup, repeat, memory_limit, clock, synchronize, worker_threads)
     gc.collect()  # start from a clean heap; each point collects after itself
     free_gpu_pool()
     run = _PointRunner(step, make_batch, options, executor, progress, sizes, on_point, stop)
+    watch = MachineWatch(threads_policy=policy.policy)
     try:
+        if executor is None:
+            policy.apply()
+        watch.threads_applied = policy.applied
+        watch.start()
         if sizes is None:
             _auto(run, max_batch)
         elif executor is not None:
             run.many(sizes)
         else:
             _in_order(run, sizes)
+        if recheck and executor is None:
+            run.recheck()
     except _Stopped:
         pass
     except KeyboardInterrupt as exc:
-        exc.sweep_result = run.result(mode, stopped=True)
+        exc.sweep_result = run.result(mode, stopped=True, machine=watch.stop())
         raise
     finally:
+        machine = watch.stop()  # while the policy's threads are still in force
         run.close()
         restore()
+        policy.restore()
     env = None
     if record_environment:
         from everyo.environment_record import environment
 
         env = environment()
-    return run.result(mode, stopped=run.stopped, environment=env)
+    return run.result(mode, stopped=run.stopped, environment=env, machine=machine)
 
 
 def check_sweep_options(
@@ -166,6 +198,7 @@ def check_sweep_options(
     repeat: int = 10,
     max_batch: int = 8192,
     memory_limit: int | None = None,
+    threads: Any = "auto",
 ) -> list[int] | None:
     """Check a sweep's arguments as :func:`sweep_batch_sizes` does, without measuring anything.
 
@@ -175,6 +208,7 @@ def check_sweep_options(
     """
     sizes = _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_batch)
     _check_memory_limit(memory_limit)
+    check_threads(threads)
     if mode == "train" and is_module(model_or_step):
         raise EveryOBenchmarkError(_TRAIN_NEEDS_STEP)
     return sizes
@@ -270,7 +304,26 @@ class _PointRunner:
         """A point not measured (``"skipped"``): reported, never started."""
         self._done(row)
 
-    def result(self, mode: str, *, stopped: bool, environment=None) -> SweepResult:
+    def recheck(self) -> None:
+        """Re-measure the points that break from their neighbours (interleaved with them)."""
+        warmup, repeat, _, clock, synchronize, _ = self.options
+
+        def measure(sizes):
+            return remeasure(
+                self.step,
+                self.make_batch,
+                sizes,
+                warmup=warmup,
+                repeat=repeat,
+                clock=clock,
+                synchronize=synchronize,
+            )
+
+        if self.bar is not None:
+            self.bar.set_postfix(status="re-measuring suspects")
+        self.rows = recheck(self.rows, measure)
+
+    def result(self, mode: str, *, stopped: bool, environment=None, machine=None) -> SweepResult:
         rows = sorted(self.rows, key=lambda r: r.batch_size)
         return SweepResult(
             rows=rows,
@@ -278,6 +331,7 @@ class _PointRunner:
             environment=environment,
             stopped=stopped,
             workers=self.workers or None,
+            machine=None if machine is None else machine.to_dict(),
         )
 
     def close(self) -> None:

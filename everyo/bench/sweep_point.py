@@ -17,6 +17,8 @@ from everyo.bench.devices import free_gpu_pool, gpu_pool_bytes, is_out_of_memory
 from everyo.bench.memory import traced_peak
 from everyo.bench.stats import summarize
 from everyo.bench.timing import Timer
+from everyo.machine_state import MachineState, MachineWatch
+from everyo.thread_policy import ThreadPolicy
 
 __all__ = [
     "SweepRow",
@@ -42,6 +44,12 @@ class SweepRow:
     ``peak_memory`` is host bytes (the batch plus the call's peak allocations); ``gpu_memory``
     the CuPy pool bytes the call needed (``None`` without CuPy). ``worker`` names the worker
     that measured the point when an executor ran it (``None`` in process).
+
+    ``verdict`` is the machine's state while the point was timed (``"quiet"``, ``"busy"``,
+    ``"contended"``, ``"unknown"``; ``machine`` holds all of it); ``reliable`` is False for a
+    point that broke from its neighbours and stayed inconsistent when re-measured, and
+    ``note`` says why, or what a re-measurement found. :attr:`trusted` combines both: a sweep
+    recommends only from trusted points.
     """
 
     batch_size: int
@@ -59,10 +67,28 @@ class SweepRow:
     gpu_memory: int | None = None
     p5_ms: float | None = None
     worker: str | None = None
+    verdict: str | None = None
+    reliable: bool = True
+    note: str = ""
+    machine: dict | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def trusted(self) -> bool:
+        """Measured, consistent with its neighbours, and not on a contended machine."""
+        return self.ok and self.reliable and self.verdict != "contended"
+
+    @property
+    def flag(self) -> str | None:
+        """``"unreliable"``, ``"contended"`` or ``None``: why a measured point is not trusted."""
+        if not self.ok:
+            return None
+        if not self.reliable:
+            return "unreliable"
+        return "contended" if self.verdict == "contended" else None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,17 +125,29 @@ def measure_point(
     memory_limit: int | None = None,
     clock: Callable[[], float] | None = None,
     synchronize: Callable[[], None] | None = None,
+    threads: Any = None,
 ) -> SweepRow:
-    """Measure ``step(make_batch(batch_size))``: peak memory of one call, then timed calls.
+    """Measure ``step(make_batch(batch_size))``: peak memory of one call, then timed calls,
+    with the machine's state while they ran.
 
     Module-level (and so picklable) so that any executor can run it. Garbage is collected
     after the point (a full collection costs tens of milliseconds in a big process; the sweep
-    collects once before its first point).
+    collects once before its first point). ``threads`` is the thread policy to apply around
+    the point (an executor's worker applies it there; in process the sweep applies it once).
     """
     try:
-        return _measure(
-            step, make_batch, batch_size, warmup, repeat, memory_limit, clock, synchronize
-        )
+        with ThreadPolicy(threads) as policy:
+            return _measure(
+                step,
+                make_batch,
+                batch_size,
+                warmup,
+                repeat,
+                memory_limit,
+                clock,
+                synchronize,
+                policy,
+            )
     except Exception as exc:  # noqa: BLE001 - every failure becomes a row, the sweep goes on
         status = "oom" if is_out_of_memory(exc) else "error"
         message = f"{type(exc).__name__}: {exc}"
@@ -134,7 +172,9 @@ def measure_point_on_worker(*args: Any, token: str = "") -> tuple[SweepRow, dict
     return row, worker_environment()
 
 
-def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, synchronize):
+def _measure(
+    step, make_batch, batch_size, warmup, repeat, memory_limit, clock, synchronize, policy
+):
     gpu_before = gpu_pool_bytes()  # before the batch, so that the GPU figure includes it
     batch = make_batch(batch_size)
     peak, gpu_after = _probe_memory(step, batch)
@@ -146,7 +186,21 @@ def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, 
                 f"peak {_mib(used)} exceeds memory_limit {_mib(memory_limit)}"
             )
     timer = Timer(clock=clock, synchronize=synchronize)
+    watch = MachineWatch(threads_policy=policy.policy, threads_applied=policy.applied).start()
     times = timer.run(lambda: step(batch), warmup, repeat, inputs=(step, batch))
+    machine = watch.stop()
+    return row_from_times(batch_size, times, peak=peak, gpu=gpu_peak, machine=machine)
+
+
+def row_from_times(
+    batch_size: int,
+    times: Any,
+    *,
+    peak: int | None = None,
+    gpu: int | None = None,
+    machine: MachineState | None = None,
+) -> SweepRow:
+    """A measured row from its timed calls (seconds) and the machine's state over them."""
     s = summarize(times)
     return SweepRow(
         batch_size=batch_size,
@@ -161,7 +215,9 @@ def _measure(step, make_batch, batch_size, warmup, repeat, memory_limit, clock, 
         p5_ms=s["p5"] * 1e3,
         throughput=batch_size / s["median"],  # the median resists interference spikes
         peak_memory=peak,
-        gpu_memory=gpu_peak,
+        gpu_memory=gpu,
+        verdict=None if machine is None else machine.verdict,
+        machine=None if machine is None else machine.to_dict(),
     )
 
 

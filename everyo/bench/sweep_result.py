@@ -11,12 +11,13 @@ from typing import Any
 
 from everyo.bench.result import write_json
 from everyo.bench.sweep_point import SweepRow
+from everyo.machine_state import MachineState
 
 __all__ = ["SweepResult", "WITHIN", "CSV_COLUMNS"]
 
 WITHIN = 0.05
 """The recommendation is the smallest batch within this fraction of the best throughput."""
-CSV_COLUMNS = [f.name for f in fields(SweepRow)]
+CSV_COLUMNS = [f.name for f in fields(SweepRow) if f.name != "machine"]
 
 
 @dataclass
@@ -34,6 +35,9 @@ class SweepResult:
     workers : dict or None
         With an executor: worker name -> that worker's environment record (each row's
         ``worker`` says where it was measured; ``environment`` is the caller's).
+    machine : dict or None
+        The machine's state over the whole sweep, with the thread policy applied
+        (:attr:`machine_state` gives the object); each row has its own ``verdict``.
     """
 
     rows: list[SweepRow]
@@ -42,25 +46,63 @@ class SweepResult:
     within: float = field(default=WITHIN)
     stopped: bool = False
     workers: dict | None = None
+    machine: dict | None = None
 
     @property
     def ok_rows(self) -> list[SweepRow]:
         return [r for r in self.rows if r.ok]
 
     @property
+    def trusted_rows(self) -> list[SweepRow]:
+        """Measured points that are neither unreliable nor measured on a contended machine."""
+        return [r for r in self.rows if r.trusted]
+
+    @property
+    def flagged_rows(self) -> list[SweepRow]:
+        """Measured points that are not trusted (``row.flag`` says why)."""
+        return [r for r in self.rows if r.ok and not r.trusted]
+
+    @property
+    def machine_state(self) -> MachineState | None:
+        return MachineState.from_dict(self.machine)
+
+    @property
     def best(self) -> SweepRow | None:
-        """The point with the highest throughput."""
-        ok = self.ok_rows
+        """The trusted point with the highest throughput."""
+        ok = self.trusted_rows
         return max(ok, key=lambda r: r.throughput) if ok else None
 
     @property
     def recommended(self) -> SweepRow | None:
-        """The smallest batch within 5 % of the best throughput (less memory, lower latency)."""
+        """The smallest trusted batch within 5 % of the best throughput (less memory, lower
+        latency); ``None`` when no point is trusted (:attr:`recommendation` says why)."""
         best = self.best
         if best is None:
             return None
-        good = [r for r in self.ok_rows if r.throughput >= (1 - self.within) * best.throughput]
+        good = [r for r in self.trusted_rows if r.throughput >= (1 - self.within) * best.throughput]
         return min(good, key=lambda r: r.batch_size)
+
+    @property
+    def recommendation(self) -> str:
+        """The recommendation in one line, with the points it left out and why."""
+        rec, best, big = self.recommended, self.best, self.largest_fit
+        left_out = self.flagged_rows
+        why = ", ".join(f"{r.batch_size} ({r.flag})" for r in left_out)
+        if rec is None:
+            if not left_out:
+                return "No recommendation: no batch size was measured."
+            return (
+                f"No recommendation: no point can be trusted ({why}). Rerun with "
+                "threads='auto' (or 1), or when the machine is quiet."
+            )
+        line = (
+            f"Recommended batch size: {rec.batch_size} (within {self.within:.0%} of the best "
+            f"throughput, {best.throughput:.1f} samples/s at {best.batch_size}); "
+            f"largest that fits: {big.batch_size}"
+        )
+        if left_out:
+            line += f"; not considered: {why}"
+        return line
 
     @property
     def largest_fit(self) -> SweepRow | None:
@@ -83,6 +125,8 @@ class SweepResult:
             "stopped": self.stopped,
             "rows": [r.to_dict() for r in self.rows],
             **{k: (r.batch_size if r else None) for k, r in pick.items()},
+            "recommendation": self.recommendation,
+            "machine": self.machine,
             "environment": self.environment,
             "workers": self.workers,
         }
@@ -102,21 +146,28 @@ class SweepResult:
         writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
         writer.writeheader()
         for row in self.rows:
-            writer.writerow({k: ("" if v is None else v) for k, v in row.to_dict().items()})
+            values = {k: v for k, v in row.to_dict().items() if k in CSV_COLUMNS}
+            writer.writerow({k: ("" if v is None else v) for k, v in values.items()})
         return out.getvalue()
 
     def to_dataframe(self):
         """The rows as a pandas DataFrame (pandas is imported here, not with everyo)."""
         import pandas as pd
 
-        return pd.DataFrame([r.to_dict() for r in self.rows])
+        return pd.DataFrame(
+            [{k: v for k, v in r.to_dict().items() if k != "machine"} for r in self.rows]
+        )
 
     def __str__(self) -> str:
         header = (
-            f"{'batch':>7} {'status':>8} {'mean ms':>10} {'p95 ms':>10} "
-            f"{'samples/s':>12} {'peak MiB':>9}  note"
+            f"{'batch':>7} {'status':>8} {'median ms':>10} {'p95 ms':>10} "
+            f"{'samples/s':>12} {'peak MiB':>9} {'machine':>9}  note"
         )
-        lines = [f"Batch-size sweep ({self.mode})", header]
+        lines = [f"Batch-size sweep ({self.mode})"]
+        state = self.machine_state
+        if state is not None:
+            lines.append(state.line())
+        lines.append(header)
         best, rec, big = self.best, self.recommended, self.largest_fit
         for r in self.rows:
             notes = [
@@ -126,20 +177,21 @@ class SweepResult:
             ]
             if not r.ok:
                 notes = [r.message]
+            if r.flag is not None:
+                notes.insert(0, f"! {r.flag}")
+            if r.note:
+                notes.append(r.note)
             if r.worker is not None:
                 notes.append(f"on worker {r.worker}")
             lines.append(
-                f"{r.batch_size:>7} {r.status:>8} {_num(r.mean_ms, 4):>10} {_num(r.p95_ms, 4):>10} "
-                f"{_num(r.throughput, 1):>12} {_mib(r):>9}  {', '.join(notes)}"
+                f"{r.batch_size:>7} {r.status:>8} {_num(r.median_ms, 4):>10} "
+                f"{_num(r.p95_ms, 4):>10} {_num(r.throughput, 1):>12} {_mib(r):>9} "
+                f"{r.verdict or '-':>9}  {', '.join(notes)}"
             )
         if self.stopped:
             lines.append(f"Stopped after {len(self.rows)} points; the others were not measured.")
-        if rec is not None:
-            lines.append(
-                f"Recommended batch size: {rec.batch_size} (within {self.within:.0%} of the best "
-                f"throughput, {best.throughput:.1f} samples/s at {best.batch_size}); "
-                f"largest that fits: {big.batch_size}"
-            )
+        if self.rows:
+            lines.append(self.recommendation)
         return "\n".join(lines)
 
 

@@ -15,6 +15,8 @@ from typing import Any
 from everyo.bench.devices import cuda_synchronize, on_gpu
 from everyo.bench.result import BenchmarkResult, describe
 from everyo.errors import EveryOBenchmarkError
+from everyo.machine_state import MachineWatch
+from everyo.thread_policy import ThreadPolicy
 
 __all__ = ["benchmark", "Timer"]
 
@@ -33,6 +35,7 @@ def benchmark(
     clock: Clock | None = None,
     synchronize: Callable[[], None] | None = None,
     record_environment: bool = True,
+    threads: Any = "auto",
     **kwargs: Any,
 ) -> BenchmarkResult:
     """Call ``fn(*args, **kwargs)`` ``warmup`` times, then time ``repeat`` calls.
@@ -63,11 +66,17 @@ def benchmark(
         Waits for the GPU (default: synchronise the current CuPy device, if CuPy is loaded).
     record_environment : bool
         Store :func:`everyo.environment` in the result (a few milliseconds; off in tight loops).
+    threads : "auto", int or None
+        BLAS/OpenMP threads while timing (see :mod:`everyo.thread_policy`): ``"auto"`` limits
+        them to the cores other processes leave free when those are busy, an integer sets
+        them, ``None`` (or ``"keep"``) leaves them alone. The machine's state while it measured
+        (other processes' CPU use, the threads applied, a verdict) is always recorded.
 
     Returns
     -------
     BenchmarkResult
-        ``print(result)`` gives the guide's report; ``result.to_json(path)`` saves it.
+        ``print(result)`` gives the guide's report, with the outliers, the stability and the
+        machine's state; ``result.to_json(path)`` saves it.
 
     Examples
     --------
@@ -79,9 +88,13 @@ def benchmark(
     (20, 128)
     """
     _check_options(fn, warmup, repeat, min_time, samples, sync)
+    policy = ThreadPolicy(threads)
     timer = Timer(clock=clock, sync=sync, synchronize=synchronize)
     inputs = (fn, args, kwargs)
-    times = timer.run(lambda: fn(*args, **kwargs), warmup, repeat, min_time, inputs=inputs)
+    with policy:
+        watch = MachineWatch(threads_policy=policy.policy, threads_applied=policy.applied).start()
+        times = timer.run(lambda: fn(*args, **kwargs), warmup, repeat, min_time, inputs=inputs)
+        machine = watch.stop()
     env = None
     if record_environment:
         from everyo.environment_record import environment
@@ -97,6 +110,7 @@ def benchmark(
         synchronized=timer.synchronized,
         workload=describe(fn, args, kwargs),
         environment=env,
+        machine=machine.to_dict(),
     )
 
 

@@ -1,0 +1,120 @@
+"""The ``threads=`` policy of measurements: how many BLAS/OpenMP threads a measurement uses.
+
+Several BLAS threads speed a large matmul up on an idle machine, and collapse when another
+process keeps the cores busy: OpenBLAS's workers spin waiting for each other while the scheduler
+runs the other process, and single calls become 10-300x slower. So measurements default to
+``threads="auto"``:
+
+- ``"auto"``: when other processes are using the cores, limit BLAS/OpenMP threads to the cores
+  they leave free (at least 1); on a quiet machine leave them as they are;
+- an integer ``n >= 1``: exactly ``n`` threads;
+- ``None`` or ``"keep"``: leave them alone.
+
+The limit is set with threadpoolctl for the measurement only, and what was applied is recorded
+with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied``).
+
+>>> with ThreadPolicy(1) as policy:
+...     policy.applied
+1
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from everyo.errors import EveryOConfigError
+from everyo.machine_state import MachineState, current_load, thread_controller, threads_in_use
+
+__all__ = ["AUTO", "ThreadPolicy", "check_threads", "choose_threads", "parse_threads"]
+
+AUTO = "auto"
+
+
+def check_threads(threads: Any) -> str | int | None:
+    """``threads`` checked and normalised: ``"auto"``, an int >= 1, or ``None`` (keep)."""
+    if threads is None or threads == "keep":
+        return None
+    if threads == AUTO:
+        return AUTO
+    if isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1:
+        return threads
+    raise EveryOConfigError(
+        f"threads must be 'auto' (limit BLAS threads to the cores other processes leave free), "
+        f"a whole number of threads >= 1, or None / 'keep' (leave them as they are); got "
+        f"{threads!r}"
+    )
+
+
+def parse_threads(text: str) -> str | int | None:
+    """A ``--threads`` value from a command line: ``auto``, ``keep`` or a number."""
+    word = str(text).strip().lower()
+    if word.isdigit():
+        return check_threads(int(word))
+    return check_threads(word if word in (AUTO, "keep") else text)
+
+
+def choose_threads(threads: Any, state: MachineState | None = None) -> int | None:
+    """The thread limit ``threads`` asks for now (``None``: leave the threads alone).
+
+    ``"auto"`` reads the machine's load (``state``, or :func:`~everyo.machine_state.current_load`)
+    and limits the threads to the usable cores that other processes leave free, when they are
+    busy and the threads in use exceed that.
+    """
+    threads = check_threads(threads)
+    if threads != AUTO:
+        return threads
+    state = state or current_load()
+    if state.verdict in ("quiet", "unknown") or state.others_cores is None:
+        return None
+    free = max(1, math.floor(state.usable_cores - state.others_cores))
+    inuse = threads_in_use()
+    current = max(inuse["blas"] or 1, inuse["openmp"] or 1)
+    return free if free < current else None
+
+
+class ThreadPolicy:
+    """Apply a ``threads=`` policy for the duration of a ``with`` block (or until
+    :meth:`restore`); ``applied`` is the limit set, ``None`` when the threads were left alone."""
+
+    def __init__(self, threads: Any = AUTO, *, state: MachineState | None = None):
+        self.policy = check_threads(threads)
+        self._state = state
+        self.applied: int | None = None
+        self._limits = None
+
+    def apply(self) -> ThreadPolicy:
+        limit = choose_threads(self.policy, self._state)
+        if limit is None:
+            return self
+        if thread_controller() is None:
+            if self.policy == AUTO:
+                return self  # nothing to limit with; the state's reason says so
+            raise EveryOConfigError(
+                f"threads={self.policy} needs threadpoolctl to set BLAS threads: "
+                "pip install threadpoolctl"
+            )
+        from threadpoolctl import threadpool_limits
+
+        self._limits = threadpool_limits(limits=limit)
+        self.applied = limit
+        return self
+
+    def restore(self) -> None:
+        if self._limits is not None:
+            self._limits.restore_original_limits()
+            self._limits = None
+
+    def __enter__(self) -> ThreadPolicy:
+        return self.apply()
+
+    def __exit__(self, *exc) -> None:
+        self.restore()
+
+    def describe(self) -> str:
+        """``"threads='auto': BLAS limited to 1 thread (other processes busy)"``."""
+        if self.policy is None:
+            return "threads left as configured"
+        if self.applied is None:
+            return f"threads={self.policy!r}: left as configured (the machine is quiet)"
+        return f"threads={self.policy!r}: BLAS/OpenMP limited to {self.applied}"
