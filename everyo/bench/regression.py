@@ -9,6 +9,11 @@ Two questions are kept apart:
 
 A regression is reported only when both hold, which keeps false alarms on unchanged code (A/A
 runs) rare, while a 20 % slowdown measured with ordinary noise is always caught.
+
+A third question comes first: *was the machine the same?* When either side was measured on a
+contended machine (its threads shared cores with other processes), or one side on a quiet
+machine and the other on a busy one, the times differ for that alone; the verdict is then
+:data:`MACHINE_BUSY` ("inconclusive: the machine was busy"), never faster or slower.
 """
 
 from __future__ import annotations
@@ -25,7 +30,18 @@ from everyo.bench.stats import ratio_interval, statistic_fn
 from everyo.bench.threshold import threshold_fraction
 from everyo.errors import EveryOBenchmarkError
 
-__all__ = ["Comparison", "RegressionCheck", "compare", "check_regression", "regression_verdict"]
+__all__ = [
+    "Comparison",
+    "RegressionCheck",
+    "compare",
+    "check_regression",
+    "regression_verdict",
+    "machine_caveat",
+    "MACHINE_BUSY",
+]
+
+MACHINE_BUSY = "inconclusive: the machine was busy"
+"""The verdict of a comparison or check whose sides the machine's state makes incomparable."""
 
 Timings = Any  # BenchmarkResult, a path to a saved one, or an array of seconds
 
@@ -34,8 +50,9 @@ Timings = Any  # BenchmarkResult, a path to a saved one, or an array of seconds
 class Comparison:
     """Speedup ``S = T_baseline / T_candidate`` of a candidate over a baseline.
 
-    ``verdict`` is ``"faster"`` or ``"slower"`` when the confidence interval excludes 1, and
-    ``"no significant change"`` otherwise.
+    ``verdict`` is ``"faster"`` or ``"slower"`` when the confidence interval excludes 1,
+    ``"no significant change"`` otherwise, and :data:`MACHINE_BUSY` when the machine's state
+    makes the two sides incomparable (``machine_note`` says why).
     """
 
     speedup: float
@@ -46,14 +63,21 @@ class Comparison:
     baseline_time: float
     candidate_time: float
     verdict: str
+    machine_note: str = ""
+
+    @property
+    def conclusive(self) -> bool:
+        """False when the machine's state makes the two sides incomparable."""
+        return self.verdict != MACHINE_BUSY
 
     def __str__(self) -> str:
         pct = round(self.confidence * 100)
-        return (
+        text = (
             f"Speedup: {self.speedup:.3f}x ({pct}% CI {self.ci_low:.3f}-{self.ci_high:.3f}), "
             f"{self.statistic} {self.baseline_time * 1e3:.4f} ms -> "
             f"{self.candidate_time * 1e3:.4f} ms: {self.verdict}"
         )
+        return f"{text} ({self.machine_note})" if self.machine_note else text
 
 
 @dataclass(frozen=True)
@@ -69,7 +93,8 @@ class RegressionCheck:
     verdict : str
         ``"regression"`` (slower by more than the threshold, beyond noise), ``"improvement"``
         (the same, faster), ``"inconclusive"`` (beyond the threshold but within noise: measure
-        more), or ``"ok"``.
+        more), :data:`MACHINE_BUSY` (either side measured on a contended machine, or one on a
+        quiet and one on a busy machine: ``machine_note`` says which), or ``"ok"``.
     machine_differences : tuple of str
         How the baseline's machine differs from the new result's (CPU, cores, GPUs, BLAS
         threads...), from the environment both recorded; empty when they match or either
@@ -88,11 +113,17 @@ class RegressionCheck:
     verdict: str
     name: str = "workload"
     machine_differences: tuple[str, ...] = ()
+    machine_note: str = ""
 
     @property
     def passed(self) -> bool:
         """False only for a regression (what gates CI)."""
         return self.verdict != "regression"
+
+    @property
+    def conclusive(self) -> bool:
+        """False when the machine's state makes the two sides incomparable."""
+        return self.verdict != MACHINE_BUSY
 
     def __str__(self) -> str:
         pct = round(self.confidence * 100)
@@ -105,6 +136,7 @@ class RegressionCheck:
                 f"Regression: {self.regression_pct:+.2f}% ({pct}% CI {change[0]:+.2f}% "
                 f"to {change[1]:+.2f}%; threshold {self.threshold * 100:.1f}%)",
                 f"Verdict: {self.verdict.upper()}{self._machine_note()}",
+                *([f"Machine: {self.machine_note}"] if self.machine_note else []),
             ]
         )
 
@@ -144,15 +176,25 @@ def compare(
     >>> compare(old, new).verdict
     'faster'
     """
+    baseline, candidate = _result(baseline), _result(candidate)
     base, cand = _times(baseline), _times(candidate)
     est, lo, hi = ratio_interval(
         base, cand, statistic=statistic, confidence=confidence, method=method
     )
     est, lo, hi = float(est), float(lo), float(hi)
     verdict = "faster" if lo > 1 else "slower" if hi < 1 else "no significant change"
+    caveat = machine_caveat(baseline, candidate, sides=("baseline", "candidate"))
     stat = statistic_fn(statistic)
     return Comparison(
-        est, lo, hi, confidence, statistic, float(stat(base)), float(stat(cand)), verdict
+        est,
+        lo,
+        hi,
+        confidence,
+        statistic,
+        float(stat(base)),
+        float(stat(cand)),
+        MACHINE_BUSY if caveat else verdict,
+        caveat or "",
     )
 
 
@@ -193,6 +235,9 @@ def check_regression(
     threshold = threshold_fraction(threshold)
     stat = statistic_fn(statistic)
     t_base, t_new = float(stat(base)), float(stat(new))
+    caveat = machine_caveat(baseline, result, sides=("baseline", "new result"))
+    if caveat:
+        verdict = MACHINE_BUSY
     return RegressionCheck(
         regression_pct=(t_new - t_base) / t_base * 100,
         ratio=float(est),
@@ -210,6 +255,7 @@ def check_regression(
                 getattr(baseline, "environment", None), getattr(result, "environment", None)
             )
         ),
+        machine_note=caveat or "",
     )
 
 
@@ -237,6 +283,33 @@ def regression_verdict(
         np.where(beyond & (hi < 1), "improvement", np.where(beyond, "inconclusive", "ok")),
     )
     return verdict, est, lo, hi
+
+
+def machine_caveat(a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new result")) -> str:
+    """Why the machine's state makes two measurements incomparable, or ``""`` when it does not
+    (or when either side did not record it).
+
+    Either side measured on a contended machine, or one on a quiet and the other on a busy
+    one (another process's load slows a measurement by itself), makes them incomparable.
+    """
+    states = [getattr(x, "machine_state", None) for x in (a, b)]
+    named = [(side, s) for side, s in zip(sides, states) if s is not None]
+    contended = [(side, s) for side, s in named if not s.trusted]
+    if contended:
+        side, state = contended[0]
+        return f"the {side} was measured on a contended machine: {state.reason}"
+    if len(named) == 2 and {named[0][1].verdict, named[1][1].verdict} == {"quiet", "busy"}:
+        side, state = next((side, s) for side, s in named if s.verdict == "busy")
+        return (
+            f"only the {side} was measured on a busy machine ({state.reason}); measure both "
+            "under the same conditions"
+        )
+    return ""
+
+
+def _result(value: Timings) -> Any:
+    """A saved result loaded (its machine state is needed), anything else as it is."""
+    return BenchmarkResult.load(value) if isinstance(value, (str, os.PathLike)) else value
 
 
 def _times(value: Timings) -> np.ndarray:
