@@ -6,8 +6,11 @@ with ``as_strided`` (no copy) and the only large copy is the im2col matrix the p
 
 from __future__ import annotations
 
+import numbers
+
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
+from everyo.core.ops import conv_kernels as kernels
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, weighted_inputs
 from everyo.errors import EveryOShapeError
@@ -38,89 +41,76 @@ def _out_size(size, k, s, p, d, op) -> int:
     return n
 
 
-def _pad(xp, a, ph, pw, value=0):
-    if ph == 0 and pw == 0:
-        return a
-    return xp.pad(a, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
-
-
-def _windows(xp, ap, kh, kw, ho, wo, stride, dil):
-    """View ``(N, C, kh, kw, Ho, Wo)`` of the padded input: element ``[.., i, j, h, w]`` is
-    ``ap[.., h*sh + i*dh, w*sw + j*dw]``."""
-    sn, sc, sh_, sw_ = ap.strides
-    shape = ap.shape[:2] + (kh, kw, ho, wo)
-    strides = (sn, sc, sh_ * dil[0], sw_ * dil[1], sh_ * stride[0], sw_ * stride[1])
-    return xp.lib.stride_tricks.as_strided(ap, shape=shape, strides=strides)
-
-
-def _region(i, j, ho, wo, stride, dil):
-    """The slice of the padded input that window offset ``(i, j)`` touches."""
-    h0, w0 = i * dil[0], j * dil[1]
-    return (
-        slice(None),
-        slice(None),
-        slice(h0, h0 + stride[0] * (ho - 1) + 1, stride[0]),
-        slice(w0, w0 + stride[1] * (wo - 1) + 1, stride[1]),
-    )
-
-
-def _conv2d(x, weight, bias, stride, padding, dilation):
-    parents, dev = weighted_inputs(x, weight, bias)
-    a, w = parents[0].data, parents[1].data
+def _conv_geometry(a, w, stride, padding, dilation, groups):
+    """``(Ho, Wo)``, after checking the shapes against each other."""
     if a.ndim != 4 or w.ndim != 4:
-        raise EveryOShapeError(f"conv2d needs NCHW input and (out, in, kh, kw) weight, got "
-                               f"{a.shape} and {w.shape}")  # fmt: skip
-    if a.shape[1] != w.shape[1]:
+        raise EveryOShapeError(f"conv2d needs NCHW input and (out, in/groups, kh, kw) weight, "
+                               f"got {a.shape} and {w.shape}")  # fmt: skip
+    if groups < 1 or a.shape[1] % groups or w.shape[0] % groups:
+        raise EveryOShapeError(
+            f"conv2d: groups={groups} must be >= 1 and divide both the input channels "
+            f"({a.shape[1]}) and the output channels ({w.shape[0]})"
+        )
+    if a.shape[1] != w.shape[1] * groups:
         raise EveryOShapeError(
             f"conv2d: input has {a.shape[1]} channels (shape {a.shape}) but the weight "
-            f"{w.shape} expects {w.shape[1]}"
+            f"{w.shape} with groups={groups} expects {w.shape[1] * groups}"
         )
+    for name, v in (("stride", stride), ("dilation", dilation)):
+        if min(v) < 1:
+            raise EveryOShapeError(f"conv2d: {name} must be >= 1, got {v}")
+    if min(padding) < 0:
+        raise EveryOShapeError(f"conv2d: padding must be >= 0, got {padding}")
+    kh, kw = w.shape[2:]
+    ho = _out_size(a.shape[2], kh, stride[0], padding[0], dilation[0], CONV2D)
+    wo = _out_size(a.shape[3], kw, stride[1], padding[1], dilation[1], CONV2D)
+    return ho, wo
+
+
+def _conv2d(x, weight, bias, stride, padding, dilation, groups):
+    parents, dev = weighted_inputs(x, weight, bias)
+    a, w = parents[0].data, parents[1].data
+    ho, wo = _conv_geometry(a, w, stride, padding, dilation, groups)
     xp = namespace_of(a)
-    n, c, h, wd = a.shape
-    o, _, kh, kw = w.shape
-    ho = _out_size(h, kh, stride[0], padding[0], dilation[0], CONV2D)
-    wo = _out_size(wd, kw, stride[1], padding[1], dilation[1], CONV2D)
-    ap = _pad(xp, a, *padding)
-    # im2col as (C*kh*kw, N*Ho*Wo): one large matrix product (NumPy's batched matmul with a
-    # broadcast operand skips BLAS and is ~25x slower)
-    win = _windows(xp, ap, kh, kw, ho, wo, stride, dilation)  # (N, C, kh, kw, Ho, Wo) view
-    cols = win.transpose(1, 2, 3, 0, 4, 5).reshape(c * kh * kw, n * ho * wo)
-    w2 = w.reshape(o, -1)
-    out2 = w2 @ cols  # (O, N*Ho*Wo)
-    if bias is not None:
-        out2 += parents[2].data.reshape(o, 1)
-    out = xp.ascontiguousarray(out2.reshape(o, n, ho, wo).transpose(1, 0, 2, 3))
+    ap = kernels.pad(xp, a, *padding)
+    b = None if bias is None else parents[2].data
+    out, cols = kernels.conv_forward(xp, ap, w, b, ho, wo, stride, dilation, groups)
     xt, wt = parents[0], parents[1]
+    n, o = out.shape[:2]
+    (ph, pw), (h, wd) = padding, a.shape[2:]
 
     def backward(g):
-        # channel-major and contiguous, BLAS-ready (also when g is a zero-stride broadcast)
-        g2 = xp.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(o, n * ho * wo)
+        # contiguous, BLAS-ready (also when g is a zero-stride broadcast)
+        g4 = xp.ascontiguousarray(g).reshape(n, groups, o // groups, ho * wo)
         gx = gw = gb = None
         if wt.requires_grad:
-            gw = (g2 @ cols.T).reshape(w.shape)
-        if bias is not None and parents[2].requires_grad:
-            gb = g2.sum(axis=1)
+            gw = kernels.grad_weight(xp, g4, cols, w.shape)
+        if b is not None and parents[2].requires_grad:
+            gb = g4.sum(axis=(0, 3)).reshape(o)
         if xt.requires_grad:
-            gcols = (w2.T @ g2).reshape(c, kh, kw, n, ho, wo)
-            gxp = xp.zeros((c, n) + ap.shape[2:], dtype=gcols.dtype)  # channel-major, as gcols
-            for i in range(kh):
-                for j in range(kw):
-                    gxp[_region(i, j, ho, wo, stride, dilation)] += gcols[:, i, j]
-            ph, pw = padding
-            gx = gxp[:, :, ph : ph + h, pw : pw + wd].transpose(1, 0, 2, 3)
-        return (gx, gw) if bias is None else (gx, gw, gb)
+            gxp = kernels.grad_input(xp, g4, w, ap.shape, ho, wo, stride, dilation)
+            gx = gxp[:, :, ph : ph + h, pw : pw + wd]
+        return (gx, gw) if b is None else (gx, gw, gb)
 
     return make_result(out, parents, backward, CONV2D, dev)
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1):  # noqa: A002
-    """2-D convolution of an ``(N, C, H, W)`` input with an ``(O, C, kh, kw)`` weight.
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):  # noqa: A002
+    """2-D convolution of an ``(N, C, H, W)`` input with an ``(O, C/groups, kh, kw)`` weight.
 
-    ``stride``, ``padding`` (zeros) and ``dilation`` are ints or ``(h, w)`` pairs. Under
-    :func:`everyo.autocast` it computes in the autocast dtype.
+    ``stride``, ``padding`` (zeros) and ``dilation`` are ints or ``(h, w)`` pairs; ``groups``
+    splits the channels into that many independent convolutions (``groups=C`` is depthwise).
+    Under :func:`everyo.autocast` it computes in the autocast dtype.
     """
     return dispatch(CONV2D, _conv2d, input, weight, bias, _pair(stride, "stride"),
-                    _pair(padding, "padding"), _pair(dilation, "dilation"))  # fmt: skip
+                    _pair(padding, "padding"), _pair(dilation, "dilation"),
+                    _count(groups, "groups"))  # fmt: skip
+
+
+def _count(v, name) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise EveryOShapeError(f"{name} must be an int, got {v!r}")
+    return int(v)
 
 
 def _pool_geometry(a, kernel_size, stride, padding, op):
@@ -141,20 +131,30 @@ def _max_pool2d(x, kernel_size, stride, padding):
     a = x.data
     xp = namespace_of(a)
     (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, MAX_POOL2D)
-    ap = _pad(xp, a, p[0], p[1], value=-xp.inf)
-    # a running max over the kh*kw window offsets: no (.., kh*kw) copy, first maximum wins
-    best = ap[_region(0, 0, ho, wo, s, (1, 1))].copy()
-    arg = xp.zeros(best.shape, dtype=xp.int8 if kh * kw < 128 else xp.int32)
-    for k in range(1, kh * kw):
-        cand = ap[_region(k // kw, k % kw, ho, wo, s, (1, 1))]
-        upd = cand > best
-        xp.copyto(best, cand, where=upd)
-        xp.copyto(arg, k, where=upd)
+    ap = kernels.pad(xp, a, p[0], p[1], value=-xp.inf)
+    views = [ap[kernels.region(k // kw, k % kw, ho, wo, s, (1, 1))] for k in range(kh * kw)]
+    best = views[0].copy()
+    for v in views[1:]:  # a running maximum over the window offsets: no (.., kh*kw) copy
+        xp.maximum(best, v, out=best)
+    disjoint = s[0] >= kh and s[1] >= kw
 
     def backward(g):
+        # the first offset equal to its window's maximum wins; later equal ones are masked
         gxp = xp.zeros(ap.shape, dtype=g.dtype)
-        for k in range(kh * kw):
-            gxp[_region(k // kw, k % kw, ho, wo, s, (1, 1))] += g * (arg == k)
+        free = None
+        for k, v in enumerate(views):
+            hit = v == best
+            if free is None:
+                free = ~hit
+            else:
+                hit &= free
+                if k + 1 < len(views):
+                    free ^= hit
+            dst = gxp[kernels.region(k // kw, k % kw, ho, wo, s, (1, 1))]
+            if disjoint:  # each input cell is in one window at most: write, do not add
+                xp.multiply(g, hit, out=dst)
+            else:
+                dst += g * hit
         return (gxp[:, :, p[0] : p[0] + a.shape[2], p[1] : p[1] + a.shape[3]],)
 
     return make_result(best, (x,), backward, MAX_POOL2D, x._device)
@@ -171,23 +171,27 @@ def _avg_pool2d(x, kernel_size, stride, padding, count_include_pad):
     a = x.data
     xp = namespace_of(a)
     (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, AVG_POOL2D)
-    ap = _pad(xp, a, p[0], p[1])
-    total = xp.zeros(a.shape[:2] + (ho, wo), dtype=a.dtype)
-    for k in range(kh * kw):
-        total += ap[_region(k // kw, k % kw, ho, wo, s, (1, 1))]
+    ap = kernels.pad(xp, a, p[0], p[1])
+    regions = [kernels.region(k // kw, k % kw, ho, wo, s, (1, 1)) for k in range(kh * kw)]
+    total = ap[regions[0]].copy()
+    for r in regions[1:]:
+        total += ap[r]
     if count_include_pad or p == (0, 0):
         scale = 1.0 / (kh * kw)
     else:  # divide by the number of real (unpadded) elements of each window
-        ones = _pad(xp, xp.ones((1, 1) + a.shape[2:], dtype=a.dtype), p[0], p[1])
-        counts = sum(ones[_region(k // kw, k % kw, ho, wo, s, (1, 1))] for k in range(kh * kw))
-        scale = 1.0 / counts
+        ones = kernels.pad(xp, xp.ones((1, 1) + a.shape[2:], dtype=a.dtype), p[0], p[1])
+        scale = 1.0 / sum(ones[r] for r in regions)
     out = total * scale
+    disjoint = s[0] >= kh and s[1] >= kw
 
     def backward(g):
         gs = g * scale
-        gxp = xp.zeros(ap.shape, dtype=g.dtype)
-        for k in range(kh * kw):
-            gxp[_region(k // kw, k % kw, ho, wo, s, (1, 1))] += gs
+        gxp = xp.zeros(ap.shape, dtype=gs.dtype)
+        for r in regions:
+            if disjoint:  # each input cell is in one window at most: write, do not add
+                gxp[r] = gs
+            else:
+                gxp[r] += gs
         return (gxp[:, :, p[0] : p[0] + a.shape[2], p[1] : p[1] + a.shape[3]],)
 
     return make_result(out.astype(a.dtype, copy=False), (x,), backward, AVG_POOL2D, x._device)
