@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from everyo.errors import EveryOProfilerWarning
+from everyo.machine_state import MachineState, MachineWatch, worst
 from everyo.profiler.batch import EventBatch
 from everyo.profiler.loops import LOOPS
 from everyo.profiler.store import EventStore
@@ -132,6 +133,10 @@ class Run:
         self.skipped = 0  # events dropped by warmup
         self.memory: dict | None = None  # peaks, with profile_memory
         self.step_ns: list[int] = []
+        # what the machine did while the run recorded (MachineState.to_dict(); a loaded run:
+        # the file's); a live run watches from its start to its finish
+        self.machine: dict | None = None
+        self._watch = MachineWatch().start() if start_time is None else None
         # thread id -> (process number, process name) when the threads came from several
         # processes (a run merged from workers); Chrome traces show one process per number
         self.processes: dict[int, tuple[int, str]] = {}
@@ -175,6 +180,9 @@ class Run:
         ``wall_ns`` gives the duration instead of reading the clock (a run built from a file,
         or merged from several processes).
         """
+        if self._watch is not None and self._wall_ns is None:
+            state = worst([MachineState.from_dict(self.machine), self._watch.stop()])
+            self.machine = state.to_dict()
         self._wall_ns = int(self._clock() - self._t0) if wall_ns is None else int(wall_ns)
         if error is None:
             self.status = "completed"
@@ -187,8 +195,18 @@ class Run:
         else:
             self.error = f"{type(error).__name__}: {error}"
 
+    @property
+    def machine_state(self) -> MachineState | None:
+        """The machine's state while the run recorded: so far while it runs, the least
+        trustworthy of its sessions once finished (``None`` for a file without one)."""
+        final = MachineState.from_dict(self.machine)
+        if self._watch is None or self._wall_ns is not None:
+            return final
+        return worst([final, self._watch.peek()])
+
     def resume(self) -> None:
         """Running again after ``finish`` (a profiler started again adds to its run)."""
+        self._watch = MachineWatch().start()
         self._wall_ns = None
         self.status = "running"
         self.error = None
@@ -210,6 +228,7 @@ class Run:
             "processes": [[t, p, name] for t, (p, name) in self.processes.items()],
             "process_id": self.process_id,
             "environment": self.environment,
+            "machine": None if (state := self.machine_state) is None else state.to_dict(),
         }
 
     # -- events ------------------------------------------------------------------------------

@@ -97,6 +97,7 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     run.error = header.get("error")
     run.skipped = int(header.get("skipped_events") or 0)
     run.memory = header.get("memory")
+    run.machine = header.get("machine") if isinstance(header.get("machine"), dict) else None
     run.step_ns = [int(t) for t in header.get("step_ns") or []]
     run.processes = {int(t): (int(p), str(n)) for t, p, n in header.get("processes") or []}
     if header.get("process_id") is not None:
