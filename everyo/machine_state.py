@@ -53,6 +53,9 @@ MIN_WINDOW_S = 0.2
 """Below this a window is too short to read the load from the kernel's 10-ms ticks alone: the
 watch reaches back to an earlier reading (at most :data:`MAX_LOOKBACK_S` old)."""
 MAX_LOOKBACK_S = 3.0
+SHORTEST_S = 0.05
+"""A window shorter than this, with no earlier reading to reach back to, tells nothing: the
+verdict is ``unknown``."""
 
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -233,6 +236,13 @@ class MachineState:
         """False when the figure measured may be wrong for the machine's sake (contended)."""
         return self.verdict != "contended"
 
+    @property
+    def load_text(self) -> str:
+        """``"other processes used 1.7 of 2 cores"`` (or why that is unknown)."""
+        if self.others_cores is None:
+            return "other processes' CPU use unknown on this platform"
+        return f"other processes used {self.others_cores:.1f} of {self.usable_cores} cores"
+
     def line(self) -> str:
         """``"Machine: busy (another process used 1.7 of 2 cores; 1 BLAS thread, limited by
         threads='auto')"``: what every view prints next to the figure."""
@@ -290,11 +300,17 @@ def judge(
     if None in (start.busy, end.busy, start.own, end.own):
         reason = "the platform does not report other processes' CPU use"
         return MachineState("unknown", f"{reason}; {thread_text}", **common)
+    if window < SHORTEST_S:
+        reason = (
+            f"read over {window * 1e3:.0f} ms only, too short to tell other processes' load "
+            "(the kernel counts CPU time in 10-ms ticks)"
+        )
+        return MachineState("unknown", f"{reason}; {thread_text}", **common)
     others = max(end.busy - start.busy - (end.own - start.own), 0.0) / _HZ / window
     own = max(end.own - start.own, 0.0) / _HZ / window
     others, own = min(others, float(cores)), min(own, float(cores))
     common.update(others_cores=round(others, 3), own_cores=round(own, 3))
-    used = f"other processes used {others:.1f} of {cores} cores"
+    used = f"other processes used {others:.1f} of {cores} cores"  # as load_text
     if others <= max(QUIET_CORES, 0.1 * cores):
         return MachineState("quiet", f"{used}; {thread_text}", **common)
     if ours > 1 and others + ours > cores + OVERSUBSCRIBED:
