@@ -199,37 +199,65 @@ class Lab:
 def interleaved(before, after, *args, warmup: int = 1, repeat: int = 10, clock=None, **kwargs):
     """Time ``before(*args, **kwargs)`` and ``after(*args, **kwargs)`` in turns and compare them.
 
-    Alternating the calls (before, after, before, ...) exposes both versions to the same
-    machine conditions, so a busy neighbour slows both rather than one: on a shared machine
-    the ratio is far steadier than two benchmarks run one after the other. Returns
-    :func:`everyo.bench.compare`'s result (``speedup`` with its confidence interval,
-    ``verdict``) for the medians of ``repeat`` calls each, after ``warmup`` untimed calls each.
+    Alternating the calls exposes both versions to the same machine conditions, so a busy
+    neighbour slows both rather than one: on a shared machine the ratio is far steadier than
+    two benchmarks run one after the other. The order alternates too (before-after, then
+    after-before), so that whatever the first call of a pair leaves behind (warm caches, a
+    pending collection) favours neither. Returns :func:`everyo.bench.compare`'s result
+    (``speedup`` with its confidence interval, ``verdict``) for the medians of ``repeat`` calls
+    each, after ``warmup`` untimed calls each; its verdict is "inconclusive: the machine was
+    busy" when other processes contended for the cores while it ran.
     """
     from everyo.bench import BenchmarkResult, compare
+    from everyo.machine_state import MachineWatch
 
     clock = clock or time.perf_counter
     for _ in range(warmup):
         before(*args, **kwargs)
         after(*args, **kwargs)
     times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(repeat):
-        for fn, out in ((before, times[0]), (after, times[1])):
+    pairs = ((before, times[0]), (after, times[1]))
+    watch = MachineWatch().start()
+    for i in range(repeat):
+        for fn, out in pairs if i % 2 == 0 else pairs[::-1]:
             start = clock()
             fn(*args, **kwargs)
             out.append(clock() - start)
+    machine = watch.stop().to_dict()
     name = getattr(before, "__name__", "before"), getattr(after, "__name__", "after")
     return compare(
-        BenchmarkResult(times[0], name=name[0], warmup=warmup, repeat=repeat),
-        BenchmarkResult(times[1], name=name[1], warmup=warmup, repeat=repeat),
+        BenchmarkResult(times[0], name=name[0], warmup=warmup, repeat=repeat, machine=machine),
+        BenchmarkResult(times[1], name=name[1], warmup=warmup, repeat=repeat, machine=machine),
     )
 
 
-def start_lab(name: str, goal: str, *, size: str | None = None, checks: str | None = None) -> Lab:
-    """Start a lab: print its goal, its size (and the check mode when it is ``report``), and
-    return its :class:`Lab`."""
+def start_lab(
+    name: str,
+    goal: str,
+    *,
+    size: str | None = None,
+    checks: str | None = None,
+    threads: Any = "auto",
+) -> Lab:
+    """Start a lab: apply its thread policy, print its goal, its size, the threads and the
+    machine's state (and the check mode when it is ``report``), and return its :class:`Lab`.
+
+    ``threads`` is the BLAS/OpenMP thread policy for the rest of the session (see
+    :mod:`everyo.thread_policy`): ``"auto"`` limits the threads to the cores other processes
+    leave free when they are busy (on a shared JupyterHub, the other students' kernels);
+    every sweep and profile checks again when it starts.
+    """
+    from everyo.machine_state import current_load
+    from everyo.thread_policy import ThreadPolicy
+
+    state = current_load()
+    policy = ThreadPolicy(threads, state=state).apply()  # kept for the session: not restored
     lab = Lab(name, goal, size, checks)
+    lab.threads = policy
+    lab.machine = state
     print(f"Lab {name}: {goal}")
     print(f"size: {lab.size} (set {SIZE_VARIABLE}=small or full before starting Jupyter)")
+    print(f"threads: {policy.describe()} ({state.load_text} when the lab started)")
     if lab.checks == "report":
         print(f"checks: report ({CHECKS_VARIABLE}=report: an unmet check prints and goes on)")
     return lab
