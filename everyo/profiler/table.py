@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from everyo.profiler import names
 from everyo.profiler.schema import COLUMN_ORDER, TEXT_COLUMNS
 
 _PREFERRED = tuple(k for k in COLUMN_ORDER if k != "label")  # rows here have no label
@@ -57,6 +58,11 @@ class SummaryTable(list):
         self.wall_ms = wall_ms
         self.notes = list(notes or [])
         self._columns = columns
+
+    def find(self, label: str) -> dict:
+        """The row a view's label names: ``"RowScale [1]"``, ``"RowScale"`` or the path ``"1"``
+        (see :func:`everyo.profiler.names.matches`); an error lists the labels there are."""
+        return names.find(self, label)
 
     def columns(self) -> list[str]:
         if self._columns is not None:

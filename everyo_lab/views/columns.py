@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from everyo.profiler import schema
+from everyo.profiler import names, schema
 
 __all__ = [
     "OVERLAP_WARNING",
@@ -49,21 +49,19 @@ _GROUP_HEADER = schema.GROUP_HEADERS
 def display_label(name: str, path: str) -> str:
     """A group's name with its module path as a qualifier: ``"Conv2d [features.3]"``.
 
-    Just the name when the path is empty (an outermost module, a region) or is the name itself.
+    Just the name when the path is empty (an outermost module, a region) or is the name itself;
+    :func:`everyo.profiler.names.matches` accepts this text back.
 
     >>> display_label("Conv2d", "features.3"), display_label("Sequential", "")
     ('Conv2d [features.3]', 'Sequential')
     """
-    name, path = str(name), str(path or "")
-    return name if not path or path == name else f"{name} [{path}]"
+    return names.label(name, path)
 
 
 def event_label(kind: str, name: str, path: str) -> str:
     """:func:`display_label`, with a module's backward work (``"Conv2d.backward"``) read as
     ``"Conv2d [features.3] (backward)"``: the class first, as for its forward call."""
-    if kind == "backward" and str(name).endswith(".backward"):
-        return f"{display_label(str(name)[: -len('.backward')], path)} (backward)"
-    return display_label(name, path)
+    return names.event_label(kind, name, path)
 
 
 def group_label(row: dict, group_by: str) -> str:

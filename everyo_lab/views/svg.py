@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from everyo_lab.views.colors import MERGED_COLOR, color_for
+from everyo_lab.views.columns import event_label
 from everyo_lab.views.flame import flame_bars
 
 __all__ = ["flame_svg"]
@@ -82,6 +83,7 @@ def _labels(batch, bars, x, w, y) -> list[str]:
     wide = wide[np.argsort(-w[wide], kind="stable")][:_MAX_TITLES]
     names = np.asarray(batch.name, dtype=object)
     paths = np.asarray(batch.path, dtype=object)
+    kinds = np.asarray(batch.kind, dtype=object)
     out = []
     for i in wide.tolist():
         row = int(bars.row[i])
@@ -89,8 +91,7 @@ def _labels(batch, bars, x, w, y) -> list[str]:
         ms = (int(bars.end[i]) - int(bars.start[i])) / 1e6
         if count == 1:
             label = str(names[row])
-            where = f" ({paths[row]})" if paths[row] else ""
-            title = f"{label}{where}: {ms:.3f} ms"
+            title = f"{event_label(kinds[row], names[row], paths[row])}: {ms:.3f} ms"
         else:
             label = f"{count} events"
             title = f"merged: {count} events, {ms:.3f} ms span"
