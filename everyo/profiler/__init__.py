@@ -18,6 +18,8 @@ from everyo.profiler.schedule import Schedule, schedule  # eager: the name is al
 _LAZY = {
     "EventBatch": "batch",
     "ProfileEvent": "batch",
+    "hot_lines": "sampled_lines",
+    "HotLines": "sampled_lines",
     "load": "loading",
     "Profiler": "profiler",
     "profile": "profiler",
@@ -46,6 +48,8 @@ __all__ = [
     "EventStore",
     "EveryOProfilerWarning",
     "load",
+    "hot_lines",
+    "HotLines",
     "analysis",
 ]
 

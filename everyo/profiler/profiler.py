@@ -25,6 +25,8 @@ from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.memory import MemoryTracker
 from everyo.profiler.recorder import Recorder
 from everyo.profiler.run import Run, runs
+from everyo.profiler.sampler import Sampler, check_sample
+from everyo.profiler.samples import SampleStore
 from everyo.profiler.schedule import Schedule
 from everyo.profiler.store import EventStore
 
@@ -61,6 +63,13 @@ class Profiler:
         once per iteration.
     label : str, optional
         A name for the run in ``everyo.profiler.runs`` and in exports.
+    sample : float or bool, optional
+        Also sample the Python stacks of the profiled threads every ``sample`` ms (``True``:
+        1 ms), so that any event can say which lines spent its time
+        (:func:`everyo.profiler.hot_lines`). ``None`` (default): no sampling.
+    sample_mode : str
+        ``"wall"`` (default: time spent, waits included) or ``"cpu"`` (CPU time only): how
+        :func:`~everyo.profiler.hot_lines` weighs the samples; both are stored.
     clock : callable, optional
         Returns integer nanoseconds; defaults to ``time.perf_counter_ns``.
     registry : RunRegistry, optional
@@ -88,8 +97,11 @@ class Profiler:
         label: str | None = None,
         clock=None,
         registry=None,
+        sample: float | bool | None = None,
+        sample_mode: str = "wall",
     ):
         self.warmup = _check_warmup(warmup)
+        self.sample_ms, self.sample_mode = check_sample(sample, sample_mode)
         if schedule is not None and not isinstance(schedule, Schedule):
             raise EveryOProfilerError("schedule= takes everyo.profiler.schedule(...)")
         self.record_shapes = bool(record_shapes)
@@ -104,6 +116,7 @@ class Profiler:
         self._clock = clock or default_clock
         self._stopped = False
         self._recorder: Recorder | None = None
+        self._sampler: Sampler | None = None
         self._over_budget = False
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -133,7 +146,19 @@ class Profiler:
             hooks.release(self)
             raise
         hooks.set_active(self._recorder)
+        self._start_sampler()
         return self
+
+    def _start_sampler(self) -> None:
+        if self.sample_ms is None:
+            return
+        if self.run.samples is None:
+            self.run.samples = SampleStore()
+        run = self.run
+        self._sampler = Sampler(
+            run.samples, self.sample_ms, self._clock, lambda: run.t0_ns, self.store.threads
+        )
+        self._sampler.start()
 
     def _begin(self) -> None:
         optional = ("shape",) if self.record_shapes else ()
@@ -203,6 +228,8 @@ class Profiler:
                 "repeat": sched.repeat,
             },
             "cuda_timing": self._recorder is not None and self._recorder.cuda_timing,
+            "sample_ms": self.sample_ms,
+            "sample_mode": self.sample_mode,
         }
 
     def stop(self, error: BaseException | str | None = None) -> Run | None:
@@ -213,6 +240,9 @@ class Profiler:
         if hooks.active is self._recorder:
             hooks.set_active(None)
         hooks.release(self)
+        if self._sampler is not None:  # first: its samples are taken while the events are
+            self._sampler.stop()
+            self._sampler = None
         rec = self._recorder
         rec.stop()
         if rec.gpu is not None:

@@ -4,6 +4,8 @@ Layout::
 
     {"format": "everyo.raw", "version": 1, "run": {...header...},
      "threads": [[tid, name], ...], "counters": {name: {"t_ns": [...], "values": [...]}},
+     "samples": {"frames": [[file, line, function], ...], "stacks": [[parent, frame], ...],
+                 "columns": {"t_ns": [...], "tid": [...], "stack": [...], ...}},  (sample=)
      "events": [{"row": 0, "name": "Linear", "kind": "module", "path": "0",
                  "start_ns": 1200, "dur_ns": 5300, "depth": 1, "parent": 4, "tid": 140, ...}]}
 """
@@ -83,7 +85,10 @@ def export_json(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
         f.write(f'{{"format":"{FORMAT}","version":{VERSION},\n')
         f.write(f'"run":{dumps(run.header(), default=str)},\n')
         f.write(f'"threads":{json.dumps(run.store.threads)},\n')
-        f.write(f'"counters":{json.dumps(counters)},\n"events":[\n')
+        f.write(f'"counters":{json.dumps(counters)},\n')
+        if getattr(run, "samples", None) is not None:
+            f.write(f'"samples":{json.dumps(run.samples.to_json())},\n')
+        f.write('"events":[\n')
         for lo, batch in batches(run, chunk_rows):
             f.write((",\n" if lo else "") + _chunk_lines(batch))
         f.write("\n]}\n")

@@ -58,7 +58,12 @@ def _from_raw(data: dict) -> Run:
             cols[name] = np.array([e.get(name, -1) for e in ev], np.int64)
     meta = {i: e["metadata"] for i, e in enumerate(ev) if e.get("metadata")}
     counters = {k: (c["t_ns"], c["values"]) for k, c in (data.get("counters") or {}).items()}
-    return run_from(data.get("run", {}), b.store(cols, meta), counters)
+    run = run_from(data.get("run", {}), b.store(cols, meta), counters)
+    if data.get("samples") is not None:
+        from everyo.profiler.samples import SampleStore
+
+        run.samples = SampleStore.from_json(data["samples"])
+    return run
 
 
 def _checked_events(events: list) -> list[dict]:

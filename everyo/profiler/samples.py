@@ -1,0 +1,138 @@
+"""``SampleStore``: a run's sampled Python stacks, columnar and interned.
+
+One row per sample of one thread::
+
+    t_ns     int64   when the stack was read, relative to the run start (the events' clock)
+    tid      int64   OS thread id (``threading.get_native_id()``: the events' ``tid``)
+    stack    int32   interned stack id (see below)
+    wall_ns  int64   wall time the sample stands for (since that thread's previous sample)
+    cpu_ns   int64   CPU time the thread used over the same span
+
+Frames are interned as ``(file, line, function)``; a stack is a node of a trie,
+``stacks[id] = (parent stack id or -1, frame id)``, outermost frame at the root, so a
+sample costs one int of the sample row and a deep loop's stacks share their common part.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+COLUMNS = (
+    ("t_ns", np.int64),
+    ("tid", np.int64),
+    ("stack", np.int32),
+    ("wall_ns", np.int64),
+    ("cpu_ns", np.int64),
+)
+_ROW_BYTES = sum(np.dtype(d).itemsize for _, d in COLUMNS)
+_FRAME_BYTES = 200  # a (file, line, function) tuple and its dict entry; strings are shared
+_STACK_BYTES = 120  # a (parent, frame) tuple and its dict entry
+
+
+class SampleStore:
+    """Append-only sample rows plus the interned frames and stacks they point to."""
+
+    def __init__(self):
+        self.frames: list[tuple[str, int, str]] = []
+        self.stacks: list[tuple[int, int]] = []
+        self._frame_ids: dict = {}
+        self._stack_ids: dict[tuple[int, int], int] = {}
+        self._parts: list[dict] = []
+        self._n = 0
+        self._lock = threading.Lock()
+
+    # -- interning (the sampler thread only) ----------------------------------------------
+    def frame_id(self, key, file: str, line: int, function: str) -> int:
+        """The id of a frame; ``key`` is any hashable that identifies it (the sampler passes
+        ``(code object, line)``, cheaper to hash than the strings)."""
+        fid = self._frame_ids.get(key)
+        if fid is None:
+            fid = self._frame_ids[key] = len(self.frames)
+            self.frames.append((file, int(line), function))
+        return fid
+
+    def stack_id(self, parent: int, frame: int) -> int:
+        """The id of the stack ``parent`` + ``frame`` (``parent`` -1: an outermost frame)."""
+        k = (parent, frame)
+        sid = self._stack_ids.get(k)
+        if sid is None:
+            sid = self._stack_ids[k] = len(self.stacks)
+            self.stacks.append(k)
+        return sid
+
+    # -- rows -----------------------------------------------------------------------------
+    def append(self, columns: dict) -> None:
+        """Append rows given as equal-length sequences per column (names of ``COLUMNS``)."""
+        part = {name: np.asarray(columns[name], dtype) for name, dtype in COLUMNS}
+        k = len(part["t_ns"])
+        if k == 0:
+            return
+        with self._lock:
+            self._parts.append(part)
+            self._n += k
+            if len(self._parts) > 64:  # keep reads cheap: merge the small parts
+                self._parts = [_concat(self._parts)]
+
+    def __len__(self) -> int:
+        return self._n
+
+    def read(self) -> dict:
+        """Every row so far, one array per column (a copy)."""
+        with self._lock:
+            parts = list(self._parts)
+        return _concat(parts)
+
+    @property
+    def nbytes(self) -> int:
+        """Rows plus interned frames and stacks (what the memory budget counts)."""
+        return (
+            self._n * _ROW_BYTES + len(self.frames) * _FRAME_BYTES + len(self.stacks) * _STACK_BYTES
+        )
+
+    def frames_of(self, stack: int) -> list[int]:
+        """Frame ids of ``stack``, outermost first."""
+        out = []
+        while stack >= 0:
+            stack, frame = self.stacks[stack]
+            out.append(frame)
+        out.reverse()
+        return out
+
+    # -- files ----------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        cols = self.read()
+        return {
+            "frames": [list(f) for f in self.frames],
+            "stacks": [list(s) for s in self.stacks],
+            "columns": {name: cols[name].tolist() for name, _ in COLUMNS},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> SampleStore:
+        """The store :meth:`to_json` wrote; a damaged part is a ``ValueError`` saying which
+        (``load`` reports it with the file's name)."""
+        store = cls()
+        try:
+            store.frames = [(str(f), int(ln), str(fn)) for f, ln, fn in data["frames"]]
+            store.stacks = [(int(p), int(fr)) for p, fr in data["stacks"]]
+            cols = data["columns"]
+            store.append({name: cols[name] for name, _ in COLUMNS})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"the samples are damaged ({exc!r})") from None
+        nf, ns = len(store.frames), len(store.stacks)
+        if any(not (-1 <= p < i) or not (0 <= fr < nf) for i, (p, fr) in enumerate(store.stacks)):
+            raise ValueError("a sample stack points to a frame or stack that is missing")
+        stack = store.read()["stack"]
+        if len(stack) and (stack.min() < 0 or stack.max() >= ns):
+            raise ValueError("a sample points to a stack that is missing")
+        store._frame_ids = {i: i for i in range(nf)}  # (a loaded store is not added to)
+        store._stack_ids = {s: i for i, s in enumerate(store.stacks)}
+        return store
+
+
+def _concat(parts: list[dict]) -> dict:
+    if not parts:
+        return {name: np.empty(0, dtype) for name, dtype in COLUMNS}
+    return {name: np.concatenate([p[name] for p in parts]) for name, _ in COLUMNS}

@@ -1,0 +1,249 @@
+"""Sampled Python stacks: capture, attribution to events, hot lines, export and load.
+
+Shares measured from samples are compared with the truth the recorder measured in the same run
+(each planted function is also a recorded region), with a tolerance from the sampling
+statistics: a share p estimated from n samples has a standard error of sqrt(p(1-p)/n).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import everyo.profiler as ep
+from everyo.errors import EveryOProfilerError
+from everyo.profiler.attribution import owners
+from everyo.profiler.run import Run
+from everyo.profiler.samples import SampleStore
+from everyo.profiler.store import EventStore
+
+pytestmark = pytest.mark.usefixtures("recorder_impl")
+
+
+def spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+CPU_NS: dict[str, int] = {}
+
+
+def planted(name: str, seconds: float) -> None:
+    t0 = time.thread_time_ns()
+    spin(seconds)
+    CPU_NS[name] = CPU_NS.get(name, 0) + time.thread_time_ns() - t0
+
+
+def planted_a():
+    planted("a", 0.003)
+
+
+def planted_b():
+    planted("b", 0.0015)
+
+
+def planted_c():
+    planted("c", 0.0005)
+
+
+def _function_share(hot, name: str) -> float:
+    return sum(r["total_share"] for r in hot.lines if r["function"] == name)
+
+
+def _tolerance(p: float, n: int) -> float:
+    return 5 * (p * (1 - p) / n) ** 0.5 + 0.01  # 5 standard errors, and 1 point of edge effects
+
+
+def test_planted_shares_are_recovered(registry):
+    """CPU-time mode against the CPU time each planted function measured itself: on a shared
+    machine the process is preempted, and the CPU truth is what a sampler can see."""
+    CPU_NS.clear()
+    with ep.profile(sample=0.5, sample_mode="cpu", registry=registry) as p:
+        t_end = time.perf_counter() + 0.8
+        while time.perf_counter() < t_end:
+            with ep.record_function("region"):
+                planted_a()
+                planted_b()
+                planted_c()
+    hot = ep.hot_lines(p.run, "region", top=None)
+    assert hot.samples >= 100, "the sampler took too few samples to test anything"
+    total = sum(CPU_NS.values())
+    for name in "abc":
+        truth = CPU_NS[name] / total
+        share = _function_share(hot, f"planted_{name}")
+        assert abs(share - truth) <= _tolerance(truth, hot.samples), (name, share, truth)
+    top = hot.top_line
+    assert top["function"] == "spin" and "perf_counter" in top["source"]
+
+
+def _synthetic_run(events, samples) -> Run:
+    """A run from ``(name, start, dur, depth, tid)`` events and ``(t, tid, wall)`` samples."""
+    names = sorted({e[0] for e in events})
+    tids = sorted({e[4] for e in events} | {s[1] for s in samples})
+    cols = {
+        "start_ns": [e[1] for e in events],
+        "dur_ns": [e[2] for e in events],
+        "key": np.array([names.index(e[0]) for e in events], np.int32),
+        "thread": np.array([tids.index(e[4]) for e in events], np.int16),
+        "depth": np.array([e[3] for e in events], np.int16),
+    }
+    store = EventStore.from_columns(
+        cols, [("user", n, "") for n in names], threads=[(t, f"t{t}") for t in tids]
+    )
+    run = Run(store, label="synthetic", options={"sample_mode": "wall"})
+    s = SampleStore()
+    f_outer = s.frame_id("o", "/x/app.py", 10, "outer_fn")
+    f_inner = s.frame_id("i", "/x/app.py", 20, "inner_fn")
+    outer = s.stack_id(-1, f_outer)
+    inner = s.stack_id(outer, f_inner)
+    s.append(
+        {
+            "t_ns": [t for t, _, _ in samples],
+            "tid": [tid for _, tid, _ in samples],
+            "stack": [inner if t % 2 else outer for t, _, _ in samples],
+            "wall_ns": [w for _, _, w in samples],
+            "cpu_ns": [w for _, _, w in samples],
+        }
+    )
+    run.samples = s
+    run.finish()
+    return run
+
+
+def test_attribution_is_the_innermost_open_event_on_the_samples_thread():
+    events = [
+        ("outer", 0, 100, 0, 7),
+        ("inner", 10, 20, 1, 7),  # [10, 30)
+        ("inner", 50, 10, 1, 7),  # [50, 60)
+        ("leaf", 50, 5, 2, 7),  # starts with its parent
+        ("other", 0, 100, 0, 8),  # another thread, same times
+    ]
+    samples = [(5, 7, 1), (15, 7, 1), (30, 7, 1), (52, 7, 1), (57, 7, 1), (99, 7, 1)]
+    samples += [(100, 7, 1), (15, 8, 1), (15, 9, 1)]
+    run = _synthetic_run(events, samples)
+    batch = run.snapshot()
+    cols = run.samples.read()
+    got = [batch.name[o] if o >= 0 else None for o in owners(batch, cols["t_ns"], cols["tid"])]
+    assert got == ["outer", "inner", "outer", "leaf", "inner", "outer", None, "other", None]
+    inner = ep.hot_lines(run, "inner")
+    assert (inner.calls, inner.event_ns, inner.samples) == (2, 30, 3)  # the leaf's sample too
+    assert ep.hot_lines(run, "inner", self_only=True).samples == 2
+    assert ep.hot_lines(run, "outer").samples == 6
+
+
+def test_threads_keep_their_own_samples(registry):
+    def work(name, seconds):
+        with ep.record_function(name):
+            spin(seconds)
+
+    with ep.profile(sample=0.5, registry=registry) as p:
+        with ep.record_function("main-warm"):  # the threads start after the main one's event
+            spin(0.01)
+        threads = [
+            threading.Thread(target=work, args=("worker-1", 0.25)),
+            threading.Thread(target=work, args=("worker-2", 0.25)),
+        ]
+        for t in threads:
+            t.start()
+        with ep.record_function("main-work"):
+            spin(0.25)
+        for t in threads:
+            t.join()
+    run = p.run
+    batch, cols, s = run.snapshot(), run.samples.read(), run.samples
+    owner = owners(batch, cols["t_ns"], cols["tid"])
+    for name in ("worker-1", "worker-2", "main-work"):
+        assert ep.hot_lines(run, name).samples > 0, name
+        mine = np.flatnonzero((owner >= 0) & (batch.name[np.maximum(owner, 0)] == name))
+        assert len(set(cols["tid"][mine].tolist())) == 1, name  # one thread's samples
+        in_work = [
+            any(s.frames[f][2].endswith(".work") for f in s.frames_of(sid))
+            for sid in cols["stack"][mine]
+        ]
+        assert all(in_work) if name != "main-work" else not any(in_work), name
+
+
+def test_a_failing_profile_keeps_its_samples(registry):
+    with pytest.raises(ValueError, match="planned"):
+        with ep.profile(sample=0.5, registry=registry) as p:
+            with ep.record_function("doomed"):
+                spin(0.05)
+                raise ValueError("planned")
+    assert p.run.status == "failed"
+    assert len(p.run.samples) > 0
+    assert ep.hot_lines(p.run, "doomed").samples > 0
+
+
+def test_raw_export_and_load_keep_the_samples(registry, tmp_path):
+    with ep.profile(sample=0.5, sample_mode="cpu", registry=registry) as p:
+        with ep.record_function("x"):
+            spin(0.05)
+    path = p.export_json(tmp_path / "run.json.gz", format="raw")
+    back = ep.load(path)
+    a, b = p.run.samples.read(), back.samples.read()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name])
+    assert back.samples.frames == p.run.samples.frames
+    assert back.options["sample_mode"] == "cpu"
+    assert ep.hot_lines(back, "x").lines == ep.hot_lines(p.run, "x").lines
+
+
+def test_a_damaged_samples_part_names_the_file(registry, tmp_path):
+    import json
+
+    with ep.profile(sample=0.5, registry=registry) as p:
+        spin(0.01)
+    path = p.export_json(tmp_path / "run.json", format="raw")
+    data = json.loads(path.read_text())
+    data["samples"]["stacks"] = [[5, 0]]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ep.EveryOExportError if hasattr(ep, "EveryOExportError") else Exception):
+        ep.load(path)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"sample": -1}, {"sample": "fast"}, {"sample": 0}, {"sample": 1, "sample_mode": "gpu"}],
+)
+def test_bad_sampling_options_say_what_to_do(kwargs):
+    with pytest.raises(EveryOProfilerError, match="sample"):
+        ep.Profiler(**kwargs)
+
+
+def test_hot_lines_needs_samples_and_a_known_event(registry):
+    with ep.profile(registry=registry) as p:
+        with ep.record_function("x"):
+            pass
+    with pytest.raises(EveryOProfilerError, match="sample=1"):
+        ep.hot_lines(p.run, "x")
+    with ep.profile(sample=1, registry=registry) as p:
+        with ep.record_function("x"):
+            pass
+    with pytest.raises(EveryOProfilerError, match="no event named 'y'.*'x'"):
+        ep.hot_lines(p.run, "y")
+    with pytest.raises(EveryOProfilerError, match="row number"):
+        ep.hot_lines(p.run, 5)
+    with pytest.raises(EveryOProfilerError, match="hide="):
+        ep.hot_lines(p.run, "x", hide="all")
+    text = str(ep.hot_lines(p.run, "x"))  # too short for a sample: says so
+    assert "no samples inside it" in text or "hot lines of 'x'" in text
+
+
+def test_everyo_frames_are_folded_unless_asked(registry):
+    import everyo as eo
+
+    model = eo.Sequential(eo.Linear(64, 64, seed=0), eo.ReLU(), eo.Linear(64, 64, seed=1))
+    x = eo.zeros(256, 64)
+    with ep.profile(sample=0.5, registry=registry) as p:
+        t_end = time.perf_counter() + 0.2
+        while time.perf_counter() < t_end:
+            model(x)
+    folded = ep.hot_lines(p.run, "Sequential", top=None)
+    assert folded.samples > 0
+    assert all("/everyo/" not in r["file"] for r in folded.lines)
+    shown = ep.hot_lines(p.run, "Sequential", hide=None, top=None)
+    assert any("/everyo/" in r["file"] for r in shown.lines)
