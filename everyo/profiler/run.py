@@ -239,7 +239,8 @@ class Run:
     @property
     def nbytes(self) -> int:
         counter_bytes = sum(t.nbytes + v.nbytes for t, v in self.counters.values())
-        return self.store.nbytes + counter_bytes
+        sample_bytes = self.samples.nbytes if self.samples is not None else 0
+        return self.store.nbytes + counter_bytes + sample_bytes
 
     def events_since(self, cursor: int = 0) -> tuple[EventBatch, int]:
         """Rows recorded since ``cursor`` and the cursor to pass next time.
@@ -301,6 +302,7 @@ class RunRegistry:
     def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES):
         self._runs: list[Run] = []
         self._subscribers: list = []
+        self._evict_subscribers: list = []
         self._lock = threading.RLock()
         self.budget_bytes = budget_bytes
 
@@ -312,9 +314,13 @@ class RunRegistry:
         return len(self._runs)
 
     def __contains__(self, item) -> bool:
+        """``run in runs`` (that very run is held) or ``"run-3-..." in runs`` (an id or label)."""
+        if isinstance(item, Run):
+            with self._lock:
+                return any(r is item for r in self._runs)
         try:
             self[item]
-        except KeyError:
+        except (KeyError, IndexError):
             return False
         return True
 
@@ -341,8 +347,7 @@ class RunRegistry:
         with self._lock:
             self._runs.append(run)
             subscribers = list(self._subscribers)
-        for callback in subscribers:
-            callback(run)
+        _notify(subscribers, run, "new run")
         self.enforce_budget()
         return run
 
@@ -371,6 +376,7 @@ class RunRegistry:
                     break
                 self._runs.remove(victim)
                 evicted.append(victim)
+            listeners = list(self._evict_subscribers)
         for run in evicted:
             warnings.warn(
                 f"everyo profiler: evicted run {run.id} ({run.label!r}, {run.nbytes:,} bytes) "
@@ -379,6 +385,7 @@ class RunRegistry:
                 EveryOProfilerWarning,
                 stacklevel=3,
             )
+            _notify(listeners, run, "evicted run")
         return evicted
 
     def subscribe(self, callback):
@@ -390,6 +397,23 @@ class RunRegistry:
             with self._lock:
                 if callback in self._subscribers:
                     self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def subscribe_evictions(self, callback):
+        """Call ``callback(run)`` for each run the budget evicts, so that whatever shows it
+        (a dashboard) lets it go; returns a function that unsubscribes.
+
+        The registry holds ``callback``: pass one that holds its owner weakly, or the owner
+        lives as long as the registry.
+        """
+        with self._lock:
+            self._evict_subscribers.append(callback)
+
+        def unsubscribe():
+            with self._lock:
+                if callback in self._evict_subscribers:
+                    self._evict_subscribers.remove(callback)
 
         return unsubscribe
 

@@ -23,6 +23,7 @@ Optional columns exist only when their option is on: ``shape`` (int32 interned s
 
 from __future__ import annotations
 
+import mmap
 import sys
 import threading
 
@@ -48,7 +49,16 @@ MAX_KEYS = 1 << 24  # key ids, depth and shape ids share one int while buffered 
 MAX_SHAPES = (1 << 22) - 1
 _FIRST_CHUNK = 4096
 _MAX_CHUNK = 1 << 18
+_MAPPED_BYTES = 256 * 1024  # columns from this size up get a memory mapping of their own
 _META_ENTRY_BYTES = 64  # the store's {row: dict} slot and its int key
+# an interned key or shape: its tuple (keys), its list slot, its dict entry with hash-table slack
+_TABLE_ENTRY_BYTES = 120
+
+
+def table_entry_bytes(*texts: str) -> int:
+    """Bytes one interned key or shape holds: its strings, its tuple and the two tables' entries
+    (the kind of a key is one of a few shared strings, counted anyway: the bound errs high)."""
+    return _TABLE_ENTRY_BYTES + sum(sys.getsizeof(t) for t in texts)
 
 
 def metadata_bytes(meta: dict) -> int:
@@ -60,11 +70,21 @@ def metadata_bytes(meta: dict) -> int:
     return _META_ENTRY_BYTES + sys.getsizeof(meta) + sum(sys.getsizeof(v) for v in meta.values())
 
 
+def _column(capacity: int, dtype) -> np.ndarray:
+    """An uninitialised column. A large one is a private anonymous mapping of its own, which the
+    OS gets back the moment the run is freed: from the C heap, freed columns of evicted runs stay
+    in the process (the allocator keeps them for reuse), so its size would outgrow the budget."""
+    nbytes = capacity * np.dtype(dtype).itemsize
+    if nbytes < _MAPPED_BYTES:
+        return np.empty(capacity, dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype)
+
+
 class _Chunk:
     __slots__ = ("cols", "capacity", "n")
 
     def __init__(self, dtypes: dict, capacity: int):
-        self.cols = {name: np.empty(capacity, dtype) for name, dtype in dtypes.items()}
+        self.cols = {name: _column(capacity, dtype) for name, dtype in dtypes.items()}
         self.capacity = capacity
         self.n = 0
 
@@ -94,6 +114,7 @@ class EventStore:
         self.threads: list[tuple[int, str]] = []  # thread index -> (thread id, thread name)
         self.metadata: dict[int, dict] = {}
         self.metadata_nbytes = 0  # what the metadata dicts hold (see metadata_bytes)
+        self.tables_nbytes = 0  # what the interned keys and shapes hold (see table_entry_bytes)
         self._chunks: list[_Chunk] = []
         self._n = 0
         self._lock = threading.Lock()
@@ -115,6 +136,7 @@ class EventStore:
                         )
                     self.keys.append(k)
                     self._key_ids[k] = kid
+                    self.tables_nbytes += table_entry_bytes(kind, name, path)
         return kid
 
     def intern_shape(self, text: str) -> int:
@@ -128,6 +150,7 @@ class EventStore:
                     )
                 sid = self._shape_ids[text] = len(self.shapes)
                 self.shapes.append(text)
+                self.tables_nbytes += table_entry_bytes(text)
             return sid
 
     def add_thread(self, ident: int, name: str) -> int:
@@ -219,9 +242,9 @@ class EventStore:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the published rows: their columns and their metadata dicts (column
-        capacity not yet used is not counted)."""
-        return self._n * self.row_bytes + self.metadata_nbytes
+        """Bytes held by the published rows: their columns, their metadata dicts and the interned
+        keys and shapes they name (column capacity not yet used is not counted)."""
+        return self._n * self.row_bytes + self.metadata_nbytes + self.tables_nbytes
 
     @property
     def allocated_bytes(self) -> int:

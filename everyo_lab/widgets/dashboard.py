@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
+import weakref
 from pathlib import Path
 
 import anywidget
 import traitlets
 
-from everyo.errors import EveryOProfilerError
+from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
@@ -57,6 +59,16 @@ def hide_when_live(live: str = "everyo-dashboard", static: str = "everyo-static"
 HIDE_WHEN_LIVE = hide_when_live()
 
 
+def bundle_text(name: str) -> str:
+    """The front end ``static/<name>`` as text, for a widget's ``_esm``.
+
+    Text, not a path: anywidget connects every widget of a class whose ``_esm`` is a path to the
+    file's change signal with a closure over the widget, which keeps each widget, and the run it
+    shows, alive for good (even after ``close()``).
+    """
+    return (STATIC / name).read_text(encoding="utf-8")
+
+
 def _views():
     import everyo_lab.views as views  # the other half of the lab; imported on first refresh
 
@@ -90,7 +102,7 @@ class Dashboard(anywidget.AnyWidget):
     >>> Dashboard(runs.latest)  # doctest: +SKIP
     """
 
-    _esm = STATIC / "dashboard.js"
+    _esm = bundle_text("dashboard.js")
     report = traitlets.Dict().tag(sync=True)
     icicle = traitlets.Dict().tag(sync=True)
     run_id = traitlets.Unicode("").tag(sync=True)
@@ -134,6 +146,8 @@ class Dashboard(anywidget.AnyWidget):
         self._report_in_message = None  # the live report sent with the events (not resent)
         self._report = None  # the last Report (the static rendering reuses it)
         self._unsubscribe = None
+        self._gone = None  # the label of the run shown until the memory budget evicted it
+        self._unsubscribe_evictions = _runs().subscribe_evictions(_evicted_from(weakref.ref(self)))
         self.on_msg(self._on_message)
         self.observe(self._on_table_options, ["group_by", "sort_by", "descending"])
         self.observe(self._on_theme, "theme")
@@ -155,6 +169,7 @@ class Dashboard(anywidget.AnyWidget):
     def run(self, run) -> None:
         with self._lock:
             self._run = run
+            self._gone = None
             self._stream = EventStream(run) if run is not None else None
             self._live = None
             self.run_id = run.id if run is not None else ""
@@ -326,6 +341,8 @@ class Dashboard(anywidget.AnyWidget):
     def widget_bundle(self) -> dict:
         """The widget view alone, with a one-line ``text/plain`` for front ends without widgets."""
         label = self._run.label if self._run is not None else "no run"
+        if self._gone is not None:
+            label = f"{self._gone} (evicted by the memory budget)"
         return {
             WIDGET_MIME: {"version_major": 2, "version_minor": 1, "model_id": self.model_id},
             "text/plain": f"everyo dashboard: {label}",
@@ -336,7 +353,7 @@ class Dashboard(anywidget.AnyWidget):
         the report of the last refresh. ``hide_when_live`` adds the rules that show exactly one
         of the live widget and this static output (the magic shows both; see the module)."""
         if self._run is None:
-            return static_bundle(None)
+            return static_bundle(None) if self._gone is None else _evicted_bundle(self._gone)
         views = _views()
         report = self._report
         if report is None or report.live:
@@ -365,7 +382,30 @@ class Dashboard(anywidget.AnyWidget):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        self._unsubscribe_evictions()
+        with self._lock:  # a closed widget shows nothing: let its runs go now
+            self._run = self._stream = self._live = self._report = self._cmp = None
         super().close()
+
+    def _evicted(self, run) -> None:
+        """The memory budget evicted ``run``: stop holding it (the browser keeps what it shows).
+
+        ipywidgets holds every widget until it is closed, and a notebook's dashboards stay open,
+        so a dashboard that held its run would keep every run alive whatever the budget.
+        """
+        with self._lock:
+            if self._cmp is not None and self._cmp.run is run:
+                self._cmp = None
+                self.compare_id = ""
+            if self._run is run:
+                self._run = self._stream = self._live = self._report = None
+                self._gone = run.label
+                self.export_status = (
+                    f"run {run.label!r} was evicted by the memory budget "
+                    "(everyo.profiler.runs.budget_bytes); export runs you want to keep"
+                )
+        if self.picker:
+            self._list_runs()
 
     def __repr__(self) -> str:
         run = self._run
@@ -449,7 +489,7 @@ class Dashboard(anywidget.AnyWidget):
         self._unsubscribe = runs.subscribe(self._on_new_run)
         if run is None and self.selected:
             run = runs[self.selected]
-        self.run = run
+        self._show(run)
         if run is not None:
             self.selected = run.id
 
@@ -469,7 +509,53 @@ class Dashboard(anywidget.AnyWidget):
         from everyo.profiler import runs
 
         if change["new"] and (self._run is None or change["new"] != self._run.id):
-            self.run = runs[change["new"]]
+            try:
+                run = runs[change["new"]]
+            except KeyError:  # evicted by the memory budget since the list was sent
+                self._list_runs()
+                return
+            self._show(run)
+
+    def _show(self, run) -> None:
+        """Show ``run`` from the picker. A run whose report cannot be built (a bad file loaded
+        past its checks) is named in the status line: the picker must keep every other run."""
+        try:
+            self.run = run
+        except Exception as exc:  # noqa: BLE001 - any fault of one run, reported, not raised
+            message = f"cannot show run {run.label!r}: {type(exc).__name__}: {exc}"
+            warnings.warn(f"everyo dashboard: {message}", EveryOProfilerWarning, stacklevel=2)
+            with self._lock:
+                self._run = self._stream = self._live = self._report = None
+            self.report = {}
+            self.export_status = message
+
+
+def _runs():
+    from everyo.profiler import runs
+
+    return runs
+
+
+def _evicted_from(board_ref):
+    """The registry's eviction callback for the dashboard behind ``board_ref`` (held weakly, so
+    the registry does not keep it alive)."""
+
+    def callback(run) -> None:
+        board = board_ref()
+        if board is not None:
+            board._evicted(run)
+
+    return callback
+
+
+def _evicted_bundle(label: str) -> dict:
+    from html import escape
+
+    text = (
+        f"everyo dashboard: run {label!r} was evicted by the memory budget "
+        "(everyo.profiler.runs.budget_bytes)"
+    )
+    return {"text/plain": text, "text/html": f'<div class="everyo-static">{escape(text)}</div>'}
 
 
 def _with_fallback_sort(build, run, options: dict):
