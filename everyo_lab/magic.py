@@ -71,6 +71,16 @@ def _refresh_hz(text: str) -> float:
     return value
 
 
+def _threads(text: str):
+    from everyo.errors import EveryOConfigError
+    from everyo.thread_policy import parse_threads
+
+    try:
+        return parse_threads(text)
+    except EveryOConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _sort_key(text: str) -> str:
     from everyo.profiler.schema import SORT_KEYS
 
@@ -128,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         "positive": _positive_int,
         "sort": _sort_key,
         "group_by": _group_by,
+        "threads": _threads,
     }
     add_options(p, types)
     p.add_argument(
@@ -260,6 +271,7 @@ class EveryOMagics(Magics):
 
 def profile_cell(shell, cell: str, opts: argparse.Namespace):
     """Run ``cell`` in ``shell`` under a profiler with a live dashboard; see the module doc."""
+    from everyo.thread_policy import ThreadPolicy
     from everyo_lab.live import LiveRefresher
     from everyo_lab.widgets.dashboard import Dashboard
 
@@ -276,8 +288,14 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
     handle = display(board.widget_bundle(), raw=True, display_id=True)
     static = display(_running_bundle(opts.label), raw=True, display_id=True)
     marker = _CellStart(shell)
-    profiler.start()
+    policy = ThreadPolicy(opts.threads).apply()  # restored when the cell ends
+    try:
+        profiler.start()
+    except BaseException:
+        policy.restore()
+        raise
     run = profiler.run
+    run.watch_threads(policy.policy, policy.applied)
     try:
         board.run = run
         if opts.live:
@@ -296,7 +314,10 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
             if refresher is not None:
                 refresher.stop()
         finally:  # a second Ctrl-C while the refresher winds down must not leave it recording
-            _stop(profiler, error)
+            try:
+                _stop(profiler, error)
+            finally:
+                policy.restore()
     _finish(board, handle, static, run, opts)
     if error is not None:
         raise CellFailed(

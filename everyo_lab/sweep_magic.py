@@ -15,7 +15,14 @@ import re
 import shlex
 import sys
 
-from everyo_lab.magic import CellFailed, UsageProblem, _non_negative_int, _Parser, _positive_int
+from everyo_lab.magic import (
+    CellFailed,
+    UsageProblem,
+    _non_negative_int,
+    _Parser,
+    _positive_int,
+    _threads,
+)
 
 __all__ = ["build_sweep_parser", "parse_sweep_options", "sweep_line"]
 
@@ -77,6 +84,13 @@ def build_sweep_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=_positive_int, default=10, metavar="N")
     p.add_argument("--max-batch", type=_positive_int, default=8192, metavar="N")
     p.add_argument("--device", default=None, metavar="DEVICE", help="cpu, cuda, cuda:N, auto")
+    p.add_argument(
+        "--threads",
+        type=_threads,
+        default="auto",
+        metavar="N",
+        help="BLAS/OpenMP threads: auto (the cores other processes leave free), N, or keep",
+    )
     return p
 
 
@@ -135,6 +149,7 @@ def sweep_line(shell, line: str):
             memory_limit=opts.memory_limit,
             device=opts.device,
             label=opts.label,
+            threads=opts.threads,
         )
     except UsageProblem as problem:
         print(sweep_usage(str(problem)), file=sys.stdout)

@@ -78,6 +78,10 @@ def _check(args) -> None:
     check_sort_by(args.sort, "--sort")
     if args.warmup < 0:
         raise EveryOConfigError("--warmup takes a whole number >= 0")
+    if isinstance(args.threads, str):
+        from everyo.thread_policy import parse_threads
+
+        args.threads = parse_threads(args.threads)  # EveryOConfigError names the values
     if args.top is not None and args.top < 1:
         raise EveryOConfigError("--top takes a whole number >= 1")
     for option, path in (("--chrome-trace", args.chrome_trace), ("--json", args.json)):
@@ -115,13 +119,17 @@ def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseExceptio
 def run(args: argparse.Namespace) -> int:
     from everyo.profiler import Profiler
     from everyo.profiler.options import profiler_kwargs
+    from everyo.thread_policy import ThreadPolicy
 
     script_argv = split_script_args(args)
     _check(args)
     args.label = args.label or os.path.basename(args.script)
     profiler = Profiler(**profiler_kwargs(args))
-    code, error = _run_script(args.script, script_argv, profiler)
-    run = profiler.stop(error)
+    with ThreadPolicy(args.threads) as policy:
+        code, error = _run_script(args.script, script_argv, profiler)
+        if profiler.run is not None:
+            profiler.run.watch_threads(policy.policy, policy.applied)
+        run = profiler.stop(error)
     sys.stdout.flush()
     status = run.status if run.error is None else f"{run.status}: {run.error}"
     print(

@@ -252,8 +252,16 @@ def _device_columns(batch, g, G, rows, notes) -> None:
 
 
 def run_notes(run) -> list[str]:
-    """What a reader of the run's numbers should know: skipped warmup events, a failure."""
+    """What a reader of the run's numbers should know: skipped warmup events, a failure, a
+    machine that was busy or contended while it recorded (a quiet one goes without saying)."""
     notes = []
+    state = getattr(run, "machine_state", None)
+    if state is not None and state.verdict in ("busy", "contended"):
+        notes.append(
+            state.line()
+            + (": times are slower than on a quiet machine" if state.verdict == "busy" else "")
+            + (": these times are not to be trusted" if state.verdict == "contended" else "")
+        )
     if run is not None and getattr(run, "skipped", 0):
         notes.append(f"{run.skipped} first events skipped by warmup={run.options.get('warmup')}")
     if run is not None and run.status == "failed":

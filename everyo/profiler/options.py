@@ -33,7 +33,9 @@ class Option(NamedTuple):
 
     ``kind`` is ``"flag"`` (sets ``True``), ``"no"`` (sets ``False``: ``--no-shapes`` clears
     ``record_shapes``), ``"count"`` (whole number >= 0), ``"positive"`` (whole number >= 1),
-    ``"group_by"``, ``"sort"``, ``"path"`` or ``"text"``.
+    ``"group_by"``, ``"sort"``, ``"threads"`` (``auto``, ``keep`` or a number: the thread policy
+    the front end applies around the profiled code, not a ``Profiler`` keyword), ``"path"`` or
+    ``"text"``.
     """
 
     flags: tuple[str, ...]
@@ -66,6 +68,15 @@ OPTIONS = (
         "KEY",
     ),
     Option(("--group-by",), "group_by", "group_by", "name", " | ".join(schema.GROUP_BY), "KEY"),
+    Option(
+        ("--threads",),
+        "threads",
+        "threads",
+        "auto",
+        "BLAS/OpenMP threads while profiling: auto (limit them to the cores other processes "
+        "leave free when those are busy), N, or keep",
+        "N",
+    ),
     Option(
         ("--chrome-trace", "--export"),
         "chrome_trace",

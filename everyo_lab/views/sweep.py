@@ -123,6 +123,9 @@ def sweep_charts(report, *, theme: str = "light") -> dict:
     throughput = [
         _line(x, pts["throughput"], "throughput", _THROUGHPUT, "%{y:,.4~s} samples/s"),
     ]
+    flagged = [i for i, flag in enumerate(pts.get("flag") or []) if flag]
+    if flagged:
+        throughput.append(_flagged(pts, flagged))
     if rec["recommended"] is not None:
         at = x.index(rec["recommended"])
         throughput.append(
@@ -196,6 +199,29 @@ def _band_edge(x, y, fill):
     if fill:
         edge.update(fill=fill, fillcolor="rgba(255,127,14,0.2)")
     return edge
+
+
+def _flagged(pts, at):
+    """Rings around the points that are not trusted (unreliable, or measured on a contended
+    machine); hover says why."""
+    return {
+        "type": "scatter",
+        "mode": "markers+text",
+        "name": "not trusted",
+        "x": [pts["batch_size"][i] for i in at],
+        "y": [pts["throughput"][i] for i in at],
+        "text": [pts["flag"][i] for i in at],
+        "customdata": [(pts["note"][i] or pts["flag"][i])[:200] for i in at],
+        "textposition": "bottom center",
+        "textfont": {"color": _FAILED, "size": 10},
+        "marker": {
+            "symbol": "circle-open",
+            "size": 16,
+            "color": _FAILED,
+            "line": {"width": 2, "color": _FAILED},
+        },
+        "hovertemplate": "batch %{x}: %{customdata}<extra></extra>",
+    }
 
 
 def _marks(marks):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from everyo.bench.sweep_result import WITHIN, SweepResult
+from everyo.machine_state import MachineState
 
 __all__ = [
     "STATUSES",
@@ -92,6 +93,8 @@ def sweep_points(rows) -> dict:
 
     return {
         "batch_size": [r.batch_size for r in ok],
+        "flag": [getattr(r, "flag", None) for r in ok],
+        "note": [_point_note(r) for r in ok],
         "throughput": [r.throughput for r in ok],
         "median_ms": [r.median_ms for r in ok],
         "mean_ms": [r.mean_ms for r in ok],
@@ -130,12 +133,20 @@ def recommendation(rows, *, within: float = WITHIN, final: bool = True) -> dict:
         "best": best.batch_size if best else None,
         "text": "",
     }
+    flagged = result.flagged_rows
+    left_out = ", ".join(f"{r.batch_size} ({r.flag})" for r in flagged)
     if rec is None:
-        out["text"] = (
-            "No batch size ran, so there is nothing to recommend: see the marked points."
-            if result.rows
-            else "No point measured yet."
-        )
+        if flagged:
+            out["text"] = (
+                f"No batch size is recommended: no point can be trusted ({left_out}). Rerun "
+                "with threads='auto' (or 1), or when the machine is quiet."
+            )
+        elif result.rows:
+            out["text"] = (
+                "No batch size ran, so there is nothing to recommend: see the marked points."
+            )
+        else:
+            out["text"] = "No point measured yet."
         return out
     so_far = "" if final else " so far"
     share = f"{within:.0%}".replace("%", " %")
@@ -154,6 +165,8 @@ def recommendation(rows, *, within: float = WITHIN, final: bool = True) -> dict:
         else "; it is also the largest that fits"
     )
     out["text"] = f"Batch size {rec.batch_size} is recommended: {why}{fits}."
+    if flagged:
+        out["text"] += f" Not considered: {left_out}."
     return out
 
 
@@ -173,12 +186,14 @@ def build_sweep_report(
     progress: dict | None = None,
     error: str = "",
     memory_limit: int | None = None,
+    machine: dict | None = None,
 ) -> SweepReport:
     """The report of a sweep: ``rows`` is a ``SweepResult`` or a list of ``SweepRow``.
 
     ``status`` is one of :data:`STATUSES`; ``progress`` (``index``, ``total``, ``batch_size``,
     ``elapsed_s``) is the point being measured while ``status == "running"``;
-    ``memory_limit`` (bytes) is drawn on the memory chart.
+    ``memory_limit`` (bytes) is drawn on the memory chart; ``machine`` is the machine's state
+    over the sweep (a ``SweepResult`` carries its own), shown as the first note.
     """
     if status not in STATUSES:
         raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
@@ -188,6 +203,17 @@ def build_sweep_report(
     table = [_table_row(r) for r in sorted(_rows_of(rows), key=lambda r: r.batch_size)]
     on_gpu = any(r.get("gpu_memory") is not None for r in table)
     notes = []
+    state = MachineState.from_dict(
+        machine if machine is not None else getattr(rows, "machine", None)
+    )
+    if state is not None:
+        notes.append(state.line())
+    flagged = [r for r in _rows_of(rows) if getattr(r, "flag", None)]
+    if flagged:
+        notes.append(
+            f"{_points(len(flagged))} not trusted (marked on the charts): "
+            + "; ".join(f"{r.batch_size}: {_point_note(r)}" for r in flagged)
+        )
     if status == "running" and not table:
         notes.append("The first point is being measured.")
     return SweepReport(
@@ -207,9 +233,31 @@ def build_sweep_report(
     )
 
 
+def _point_note(row) -> str:
+    """Why a point is flagged, or what its re-measurement found; ``""`` for a plain point."""
+    flag = getattr(row, "flag", None)
+    note = getattr(row, "note", "") or ""
+    if flag == "contended":
+        reason = (getattr(row, "machine", None) or {}).get("reason", "")
+        note = "; ".join(n for n in (f"measured on a contended machine ({reason})", note) if n)
+    return note
+
+
 def _table_row(row) -> dict:
-    keys = ("batch_size", "status", "message", "n", "median_ms", "p5_ms", "p95_ms", "mean_ms")
+    keys = (
+        "batch_size",
+        "status",
+        "message",
+        "n",
+        "median_ms",
+        "p5_ms",
+        "p95_ms",
+        "mean_ms",
+        "verdict",
+        "flag",
+    )
     out = {k: getattr(row, k, None) for k in keys}
+    out["note"] = _point_note(row)
     out.update(throughput=row.throughput, peak_memory=row.peak_memory, gpu_memory=row.gpu_memory)
     return out
 

@@ -64,12 +64,13 @@ def render_sweep_text(report: SweepReport | dict) -> str:
     head = f"{'batch':>7} {'status':>8} {'median ms':>10} {'p95 ms':>10} {'samples/s':>12} "
     lines.append(head + f"{'peak MiB':>9}  note")
     for row in r["rows"]:
-        note = row["message"] if row["status"] != "ok" else _pick_note(row["batch_size"], r)
+        note = row["message"] if row["status"] != "ok" else _row_note(row, r)
         lines.append(
             f"{row['batch_size']:>7} {row['status']:>8} {_num(row['median_ms'], 4):>10} "
             f"{_num(row['p95_ms'], 4):>10} {_num(row['throughput'], 1):>12} "
             f"{_num(_memory(row), 2, _MIB):>9}  {note}"
         )
+    lines.extend(r["notes"])
     if r["recommendation"]["text"]:
         lines.append(r["recommendation"]["text"])
     return "\n".join(lines)
@@ -125,6 +126,7 @@ def chart_svg(report: SweepReport | dict, key: str) -> str:
         line = " ".join(f"{scale.x(x):.1f},{scale.y(v):.1f}" for x, v in pairs)
         out.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2"/>')
     rec = r["recommendation"]["recommended"]
+    flags = dict(zip(xs, pts.get("flag") or [None] * len(xs)))
     for x, v in pairs:
         big = x == rec and key == "throughput"
         fill = _RECOMMENDED if big else color
@@ -132,6 +134,12 @@ def chart_svg(report: SweepReport | dict, key: str) -> str:
             f'<circle cx="{scale.x(x):.1f}" cy="{scale.y(v):.1f}" r="{5 if big else 3}" '
             f'fill="{fill}"><title>batch {x}: {_fmt(v)} {unit}</title></circle>'
         )
+        if flags.get(x):  # a point that is not trusted: a ring, and why on hover
+            out.append(
+                f'<circle cx="{scale.x(x):.1f}" cy="{scale.y(v):.1f}" r="7" fill="none" '
+                f'stroke="{_FAILED}" stroke-width="2"><title>batch {x}: {flags[x]}</title>'
+                "</circle>"
+            )
     for mark in r["marks"]:
         cx, cy = scale.x(mark["batch_size"]), scale.y(0)
         out.append(
@@ -241,9 +249,9 @@ def _table_html(r: dict) -> str:
             "p5_ms": _num(row["p5_ms"], 4),
             "p95_ms": _num(row["p95_ms"], 4),
             "memory": _num(_memory(row), 2, _MIB),
-            "note": row["message"] if row["status"] != "ok" else _pick_note(row["batch_size"], r),
+            "note": row["message"] if row["status"] != "ok" else _row_note(row, r),
         }
-        color = f"color:{_FAILED};" if row["status"] != "ok" else ""
+        color = f"color:{_FAILED};" if row["status"] != "ok" or row.get("flag") else ""
         weight = "font-weight:600;" if row["batch_size"] == rec else ""
         tds = "".join(
             f'<td style="{cell}{color}{weight}text-align:'
@@ -256,6 +264,12 @@ def _table_html(r: dict) -> str:
         f'<table style="border-collapse:collapse;margin:6px 0;color:{_FG};font-size:13px">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def _row_note(row: dict, r: dict) -> str:
+    flag = f"! {row['flag']}" if row.get("flag") else ""
+    parts = (flag, _pick_note(row["batch_size"], r), row.get("note") or "")
+    return ", ".join(p for p in parts if p)
 
 
 def _pick_note(size: int, r: dict) -> str:

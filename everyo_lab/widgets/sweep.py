@@ -42,7 +42,7 @@ class SweepWidget(anywidget.AnyWidget):
 
     Parameters
     ----------
-    model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_batch, memory_limit
+    model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_batch, memory_limit, threads
         As :func:`everyo.bench.sweep_batch_sizes`; checked here, so a bad one raises at once.
     device
         Where to run (``"cpu"``, ``"cuda"``, ...): the model and every batch are moved there.
@@ -83,9 +83,12 @@ class SweepWidget(anywidget.AnyWidget):
         export_dir: str | Path | None = None,
         clock=None,
         synchronize=None,
+        threads="auto",
     ):
         super().__init__()
-        options = dict(mode=mode, warmup=warmup, repeat=repeat, max_batch=max_batch)
+        options = dict(
+            mode=mode, warmup=warmup, repeat=repeat, max_batch=max_batch, threads=threads
+        )
         check_sweep_options(
             model_or_step, make_batch, batch_sizes, memory_limit=memory_limit, **options
         )
@@ -312,6 +315,7 @@ class SweepWidget(anywidget.AnyWidget):
                 progress=self._progress,
                 error=self._error,
                 memory_limit=self._options["memory_limit"],
+                machine=None if self._result is None else self._result.machine,
             )
             self.report = self._report.to_dict()
             self.charts = sweep_charts(self._report, theme=self.theme)
