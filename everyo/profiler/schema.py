@@ -51,6 +51,12 @@ GROUP_HEADERS = {"name": "name", "path": "module [path]", "shape": "input shapes
 GROUP_BY = tuple(GROUP_HEADERS)
 """One summary row per (kind, name), per (kind, module path) or per (kind, name, input shapes)."""
 
+SHAPES_NOT_RECORDED = (
+    "shapes were not recorded: profile with record_shapes=True (the default; --no-shapes "
+    "turns it off) to group by input shapes"
+)
+"""What a view grouping by shape says of a run without shapes (instead of other rows)."""
+
 TREE_BY = ("path", "name")
 """How :func:`~everyo.profiler.analysis.call_tree` labels its nodes."""
 

@@ -137,9 +137,9 @@ class LiveTable:
         ``min_ns``, ``max_ns``.
         """
         if group_by == "shape" and not self.has_shapes:
-            raise EveryOProfilerError(
-                "group_by='shape' needs shapes: profile with record_shapes=True"
-            )
+            from everyo.profiler.schema import SHAPES_NOT_RECORDED
+
+            raise EveryOProfilerError(f"group_by='shape': {SHAPES_NOT_RECORDED}")
         out: dict[tuple, dict] = {}
         for slot, (k, sid) in enumerate(self._slot_pairs):
             kind, name, path = keys[k]

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from everyo.profiler import schema
 from everyo_lab.views._batch import as_run
 from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, display_label
 from everyo_lab.views.table import add_labels, add_share, check_group_by, sort_rows, wall_ns
@@ -127,8 +128,9 @@ def build_report(
     Raises
     ------
     EveryOProfilerError
-        For an unknown ``group_by``, a ``sort_by`` column the rows lack, or
-        ``group_by="shape"`` on a run recorded without shapes.
+        For an unknown ``group_by`` or a ``sort_by`` column the rows lack. Grouping by shape
+        a run recorded without shapes gives no rows and a note that says so
+        (``schema.SHAPES_NOT_RECORDED``), not rows grouped some other way.
     """
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
@@ -136,13 +138,16 @@ def build_report(
     run = as_run(run_or_batch)
     source = run_or_batch if run is None else _Frozen(run)
     wall = wall_ns(source)
+    batch = source.snapshot() if run is not None else source
+    if group_by == "shape" and _shapes_missing(run, len(batch), batch.shape_id is not None):
+        return _report_without_shapes(run, source, wall, len(batch), (sort_by, descending, top))
     summary = analysis.summarize(source, group_by=group_by)
     rows = sort_rows(_rows(summary, wall), sort_by, descending=descending)
     by_name = rows if group_by == "name" else _rows(analysis.summarize(source), wall)
     report = _report(
         None if run is None else source,
         wall=wall,
-        events=len(source.snapshot() if run is not None else source),
+        events=len(batch),
         live=False,
         options=(group_by, sort_by, descending, top),
         rows=rows,
@@ -184,9 +189,14 @@ def live_report(
     check_group_by(group_by)
     wall = int(run.wall_ns)
     marks = getattr(run, "step_ns", None) or ()
-    table = state.table_rows(
-        group_by=group_by, sort_by=sort_by, descending=descending, wall_ns=wall
-    )
+    notes = analysis.run_notes(run)
+    if group_by == "shape" and _shapes_missing(run, int(state.events), state.table.has_shapes):
+        table = []  # say so (a note) rather than group by something else
+        notes.append(schema.SHAPES_NOT_RECORDED)
+    else:
+        table = state.table_rows(
+            group_by=group_by, sort_by=sort_by, descending=descending, wall_ns=wall
+        )
     rows = _rows(table, wall)
     by_name = rows if group_by == "name" else _rows(state.table_rows(wall_ns=wall), wall)
     source = "profiler.step()" if marks else "optimizer"
@@ -202,7 +212,7 @@ def live_report(
         rows=rows,
         by_name=by_name,
         steps=steps.summary(source),
-        notes=analysis.run_notes(run),
+        notes=notes,
     )
 
 
@@ -268,6 +278,33 @@ class _Frozen:
 
     def __getattr__(self, name):  # anything else a view may read, from the run itself
         return getattr(self._run, name)
+
+
+def _shapes_missing(run, events: int, has_shapes: bool) -> bool:
+    """Whether a run has no input shapes to group by: recorded without them, or events came
+    and none carried a shape column (a file from another tool)."""
+    options = getattr(run, "options", None) or {}
+    return options.get("record_shapes") is False or (events > 0 and not has_shapes)
+
+
+def _report_without_shapes(run, source, wall, events, options) -> Report:
+    """The report of a run grouped by shape that has none: no rows, a note that says what to
+    do, and everything else (hot spots, steps) as usual."""
+    from everyo.profiler import analysis
+
+    sort_by, descending, top = options
+    summary = analysis.summarize(source)
+    return _report(
+        None if run is None else source,
+        wall=wall,
+        events=events,
+        live=False,
+        options=("shape", sort_by, descending, top),
+        rows=[],
+        by_name=_rows(summary, wall),
+        steps=analysis.step_summary(*analysis.step_bounds(source)),
+        notes=[*summary.notes, schema.SHAPES_NOT_RECORDED],
+    )
 
 
 def _report(run, *, wall, events, live, options, rows, by_name, steps, notes) -> Report:

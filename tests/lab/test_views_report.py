@@ -9,7 +9,7 @@ import pytest
 from views_runs import empty_run, model_run, regions_run, synthetic_run, train_run
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import analysis
+from everyo.profiler import analysis, schema
 from everyo_lab.views import (
     OVERLAP_WARNING,
     Report,
@@ -225,9 +225,23 @@ def test_bad_options_raise_profiler_errors(run):
         build_report(run, group_by="colour")
     with pytest.raises(EveryOProfilerError, match="total_ms"):
         build_report(run, sort_by="nope")
-    shapeless = synthetic_run(3)
-    with pytest.raises(EveryOProfilerError, match="record_shapes"):
-        build_report(shapeless, group_by="shape")
+
+
+def test_grouping_by_shape_without_shapes_says_so_instead_of_grouping_otherwise():
+    """Issue 33: no rows grouped some other way (two identical "Linear" rows), but a note."""
+    for shapeless in (synthetic_run(3), model_run(record_shapes=False)):
+        report = build_report(shapeless, group_by="shape")
+        assert report.rows == [] and report.group_by == "shape"
+        assert schema.SHAPES_NOT_RECORDED in report.notes
+        assert report.hot_spots  # the rest of the report is there
+        assert "shapes were not recorded" in render_text(report)
+    run = model_run(record_shapes=False)
+    state = LiveState()
+    state.feed(run.snapshot())
+    live = live_report(run, state, group_by="shape")
+    assert live.rows == [] and schema.SHAPES_NOT_RECORDED in live.notes and live.hot_spots
+    with pytest.raises(EveryOProfilerError, match="record_shapes=True"):
+        analysis.summarize(run, group_by="shape")  # the API asked for rows: an error
 
 
 def test_a_batch_reports_without_a_header(run):

@@ -114,12 +114,15 @@ def test_sorting_by_the_label_column_sorts_by_label():
     assert labels == sorted(labels) and board.report["sort_by"] == "label"
 
 
-def test_group_by_shape_without_shapes_keeps_a_table():
+def test_group_by_shape_without_shapes_says_they_were_not_recorded():
+    """Not a table grouped some other way under the "input shapes" header (issue 33)."""
     with Profiler(label="noshapes", record_shapes=False) as p:
         work(3)
     board = Recording(p.run)
     board.group_by = "shape"  # what the select does; the run has no shapes to group by
-    assert board.report["rows"]
+    assert board.report["rows"] == [] and board.report["group_by"] == "shape"
+    assert any(n.startswith("shapes were not recorded") for n in board.report["notes"])
+    assert board.report["hot_spots"]
 
 
 def test_top_keeps_the_first_rows_of_the_new_order():

@@ -12,13 +12,15 @@ from everyo.profiler.run import Run, RunRegistry
 from everyo.profiler.store import EventStore
 
 
-def model_run(*, label="mlp", iterations=3, fail=None, record_ops=False, clock_step=1000):
+def model_run(
+    *, label="mlp", iterations=3, fail=None, record_ops=False, clock_step=1000, record_shapes=True
+):
     """Profile ``iterations`` forward passes of the guide's MLP; ``fail`` is raised inside."""
     model = eo.Sequential(eo.Linear(4, 16, seed=0), eo.ReLU(), eo.Linear(16, 2, seed=1))
     x = eo.zeros(32, 4)
     prof = profile(
         label=label,
-        record_shapes=True,
+        record_shapes=record_shapes,
         record_ops=record_ops,
         clock=FakeClock(clock_step),
         registry=RunRegistry(),
