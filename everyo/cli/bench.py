@@ -1,7 +1,8 @@
 """``python -m everyo bench SPEC``: time a callable, save or check a baseline, gate CI.
 
 Exit codes: 0 (measured; no regression), 1 (a regression beyond the threshold), 2 (bad input,
-reported by ``everyo.__main__``), 3 (the workload itself raised: nothing was timed or saved).
+reported by ``everyo.__main__``), 3 (the workload itself raised: nothing was timed or saved),
+4 (inconclusive: the machine was busy, so the check could not tell; rerun on a quiet machine).
 
     python -m everyo bench mypkg.workloads:forward --save-baseline bench/forward.json
     python -m everyo bench mypkg.workloads:forward --baseline bench/forward.json --threshold 10
@@ -20,6 +21,7 @@ from everyo.errors import EveryOBenchmarkError
 
 REGRESSION = 1  # the check found a regression beyond the threshold
 WORKLOAD_FAILED = 3  # the workload raised: a broken benchmark, not a slow one
+MACHINE_BUSY = 4  # either side measured on a contended machine (or one quiet, one busy)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,13 +43,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-time", type=float, default=None, help="keep timing until this many seconds"
     )
     parser.add_argument("--samples", type=int, default=None, help="samples per call (throughput)")
+    parser.add_argument(
+        "--threads",
+        metavar="N",
+        default="auto",
+        help="BLAS/OpenMP threads while timing: auto (default: the cores other processes leave "
+        "free), N, or keep",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from everyo.bench import benchmark, check_regression, load
+    from everyo.bench.regression import MACHINE_BUSY as BUSY_VERDICT
     from everyo.bench.threshold import threshold_fraction
     from everyo.bench.timing import _check_options
+    from everyo.thread_policy import parse_threads
 
+    threads = parse_threads(args.threads)  # EveryOConfigError names the values it takes
     threshold_fraction(args.threshold, bare="percent")  # refuse a bad value before timing
     threshold = args.threshold.strip()  # percent: spelt so for check_regression
     threshold = threshold if threshold.endswith("%") else f"{threshold}%"
@@ -63,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
             min_time=args.min_time,
             samples=args.samples,
             name=args.spec,
+            threads=threads,
         )
     except Exception as exc:  # noqa: BLE001 - any error of the workload is reported the same way
         print(f"error: {workload_failure(args.spec, exc)}", file=sys.stderr)
@@ -73,6 +86,12 @@ def run(args: argparse.Namespace) -> int:
     if args.save_baseline:
         path = result.to_json(args.save_baseline)
         print(f"Baseline saved to {path}")
+        if not result.trusted:
+            print(
+                "warning: this baseline was measured on a contended machine; checks against it "
+                f"will be inconclusive (exit code {MACHINE_BUSY}): save it again when the "
+                "machine is quiet"
+            )
         return 0
     if baseline is None:
         return 0
@@ -80,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: the baseline was recorded for {baseline.name!r}, not {result.name!r}")
     check = check_regression(result, baseline, threshold=threshold)
     print(check)
+    if check.verdict == BUSY_VERDICT:
+        return MACHINE_BUSY
     return 0 if check.passed else REGRESSION
 
 
