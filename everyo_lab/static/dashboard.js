@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:f0089b751c6893d9 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:061583ec905571d8 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:f0089b751c6893d9"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:061583ec905571d8"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -1632,7 +1632,8 @@ return String(value);
 
 function compareHeadline(c) {
 const side = (name, s) => `${name} ${s.label} ${formatMs(s.wall_ms)} ms${s.status === "failed" ? " (failed)" : ""}`;
-return `${side("A", c.a)} → ${side("B", c.b)} · ${speedupText(c.speedup)}`;
+const verdict = c.machine_note ? "inconclusive: the machine was busy" : speedupText(c.speedup);
+return `${side("A", c.a)} → ${side("B", c.b)} · ${verdict}`;
 }
 
 function stepsVerdictText(steps) {
@@ -2625,6 +2626,7 @@ const CSS = `
 .everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
+.everyo-verdict-inconclusive-the-machine-was-busy { color: var(--jp-warn-color1, #9a6700); }
 `;
 
 const STYLE_ID = "everyo-widget-style";

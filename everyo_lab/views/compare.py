@@ -43,7 +43,18 @@ __all__ = [
 MIN_CALLS = 3
 """Calls a group needs on each side for a verdict: fewer give no spread to tell noise from."""
 
-VERDICTS = ("faster", "slower", "within noise", "too little data", "only in A", "only in B")
+MACHINE_BUSY = "inconclusive: the machine was busy"
+"""The verdict of every judged row (and of the steps) when the machine's state makes the runs
+incomparable: either recorded on a contended machine, or one on a quiet and one on a busy one."""
+VERDICTS = (
+    "faster",
+    "slower",
+    "within noise",
+    "too little data",
+    "only in A",
+    "only in B",
+    MACHINE_BUSY,
+)
 
 _CONFIDENCE = 0.95
 
@@ -69,6 +80,9 @@ class Comparison:
         ``delta_ms`` (total B - A),
         ``verdict``, ``speedup``/``ci_low``/``ci_high`` (per call, A / B, when judged), ``why``.
     notes : list of str
+    machine_note : str
+        Why the machine's state makes the runs incomparable (every judged verdict is then
+        :data:`MACHINE_BUSY`), or ``""``.
     """
 
     a: dict
@@ -79,6 +93,7 @@ class Comparison:
     rows: list[dict]
     notes: list[str]
     run_a: object = dataclasses.field(default=None, repr=False, compare=False)
+    machine_note: str = ""
     run_b: object = dataclasses.field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
@@ -91,14 +106,17 @@ class Comparison:
             "steps": None if self.steps is None else dict(self.steps),
             "rows": [dict(r) for r in self.rows],
             "notes": list(self.notes),
+            "machine_note": self.machine_note,
         }
 
     @property
     def headline(self) -> str:
-        """``"before 12.300 ms → after 8.100 ms: 1.52× faster"``."""
+        """``"before 12.300 ms → after 8.100 ms: 1.52× faster"`` (``"...: inconclusive: the
+        machine was busy"`` when it was)."""
+        verdict = MACHINE_BUSY if self.machine_note else speedup_text(self.speedup)
         return (
             f"{self.a['label']} {self.a['wall_ms']:.3f} ms → {self.b['label']} "
-            f"{self.b['wall_ms']:.3f} ms: {speedup_text(self.speedup)}"
+            f"{self.b['wall_ms']:.3f} ms: {verdict}"
         )
 
 
@@ -125,17 +143,29 @@ def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = 
             )
         )
         rows.append(_row(row, calls_a.get(key), calls_b.get(key), group_by))
+    from everyo.bench.regression import machine_caveat
+
     a, b = _side(run_a), _side(run_b)
+    steps = _step_verdict(run_a, run_b)
+    notes = _notes(run_a, run_b, a, b)
+    caveat = machine_caveat(run_a, run_b, sides=(f"run A ({a['label']})", f"run B ({b['label']})"))
+    if caveat:  # no faster/slower from runs the machine's state makes incomparable
+        judged = ("faster", "slower", "within noise")
+        rows = [{**r, "verdict": MACHINE_BUSY} if r["verdict"] in judged else r for r in rows]
+        if steps is not None and steps["verdict"] in judged:
+            steps = {**steps, "verdict": MACHINE_BUSY}
+        notes.insert(0, f"{MACHINE_BUSY}: {caveat}")
     return Comparison(
         a=a,
         b=b,
         group_by=group_by,
         speedup=a["wall_ms"] / b["wall_ms"] if b["wall_ms"] > 0 else None,
-        steps=_step_verdict(run_a, run_b),
+        steps=steps,
         rows=rows,
-        notes=_notes(run_a, run_b, a, b),
+        notes=notes,
         run_a=run_a,
         run_b=run_b,
+        machine_note=caveat,
     )
 
 

@@ -38,10 +38,13 @@ export function diffCell(row, key) {
   return String(value);
 }
 
-/** The header line: "A before 12.3 ms → B after 8.1 ms · 1.52× faster". */
+/** The header line: "A before 12.3 ms → B after 8.1 ms · 1.52× faster" (or the kernel's
+ * "inconclusive: the machine was busy" when the machine's state makes the runs incomparable). */
 export function compareHeadline(c) {
   const side = (name, s) => `${name} ${s.label} ${formatMs(s.wall_ms)} ms${s.status === "failed" ? " (failed)" : ""}`;
-  return `${side("A", c.a)} → ${side("B", c.b)} · ${speedupText(c.speedup)}`;
+  // a machine too busy to compare on: the kernel's verdict replaces any speed-up
+  const verdict = c.machine_note ? "inconclusive: the machine was busy" : speedupText(c.speedup);
+  return `${side("A", c.a)} → ${side("B", c.b)} · ${verdict}`;
 }
 
 /** "per step: faster (1.41×, 95 % CI 1.30–1.52) over 20 and 20 steps" ("" without steps). */

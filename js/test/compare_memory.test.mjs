@@ -79,3 +79,12 @@ test("the summary table's 'allocated' column (profile_memory) reads in bytes", a
   assert.ok(summaryColumns(rows, "name").includes("mem_bytes"));
   assert.ok(!summaryColumns([{ label: "Linear", calls: 2 }], "name").includes("mem_bytes"));
 });
+
+test("compareHeadline: a machine too busy to compare on says so instead of a speed-up", () => {
+  const side = (label, wall_ms) => ({ label, wall_ms, status: "completed" });
+  const c = { a: side("before", 12.3), b: side("after", 8.1), speedup: 1.52 };
+  assert.match(compareHeadline(c), /1\.52× faster$/);
+  const busy = { ...c, machine_note: "run B was measured on a contended machine" };
+  assert.match(compareHeadline(busy), /inconclusive: the machine was busy$/);
+  assert.doesNotMatch(compareHeadline(busy), /faster/);
+});
