@@ -53,6 +53,17 @@ def split_script_args(args: argparse.Namespace) -> list[str]:
         if opt is not None and opt.kind in ("flag", "no"):
             setattr(args, dest, opt.kind == "flag")
             continue
+        if opt is not None and opt.kind == "sample" and not eq:  # its value is optional
+            value = rest.pop(0) if rest and _is_number(rest[0]) else None
+            setattr(args, dest, True if value is None else _typed(name, opt.kind, value))
+            continue
+        if opt is not None and opt.kind in ("sample", "sample_mode"):
+            if not eq:
+                if not rest:
+                    raise EveryOConfigError(f"{name} needs a value")
+                value = rest.pop(0)
+            setattr(args, dest, _typed(name, opt.kind, value))
+            continue
         if not eq:
             if not rest:
                 raise EveryOConfigError(f"{name} needs a value")
@@ -60,6 +71,24 @@ def split_script_args(args: argparse.Namespace) -> list[str]:
         number = opt is not None and opt.kind in ("count", "positive")
         setattr(args, dest, _int(name, value) if number else value)
     return script_args
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _typed(name: str, kind: str, value: str):
+    """An option value parsed as the magic parses it; a bad one is an EveryOConfigError."""
+    from everyo.profiler.options import sample_interval, sample_mode
+
+    try:
+        return (sample_interval if kind == "sample" else sample_mode)(value)
+    except argparse.ArgumentTypeError as exc:
+        raise EveryOConfigError(str(exc)) from None
 
 
 def _int(name: str, value: str) -> int:
@@ -116,6 +145,18 @@ def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseExceptio
         sys.argv, sys.path[:] = saved_argv, saved_path
 
 
+HOT_ROWS = 3  # rows of the table whose hot lines are printed after it
+
+
+def _print_hot_lines(profiler) -> None:
+    """The hot lines of the table's top rows (by total time) that hold samples."""
+    from everyo.profiler.sampled_lines_text import top_rows_text
+
+    names = [row["name"] for row in profiler.summary(top=HOT_ROWS)]
+    text = top_rows_text(profiler.run, names)
+    print("\n" + (text or "no stack samples fell inside the recorded events"))
+
+
 def run(args: argparse.Namespace) -> int:
     from everyo.profiler import Profiler
     from everyo.profiler.options import profiler_kwargs
@@ -137,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         f"wall {run.wall_ns / 1e6:.3f} ms"
     )
     print(profiler.summary(group_by=args.group_by, sort_by=args.sort, top=args.top))
+    if run.samples is not None:
+        _print_hot_lines(profiler)
     for path, export in (
         (args.chrome_trace, profiler.export_chrome_trace),
         (args.json, profiler.export_json),

@@ -24,6 +24,8 @@ __all__ = [
     "flag_used",
     "option_for",
     "profiler_kwargs",
+    "sample_interval",
+    "sample_mode",
     "takes_value",
 ]
 
@@ -33,9 +35,10 @@ class Option(NamedTuple):
 
     ``kind`` is ``"flag"`` (sets ``True``), ``"no"`` (sets ``False``: ``--no-shapes`` clears
     ``record_shapes``), ``"count"`` (whole number >= 0), ``"positive"`` (whole number >= 1),
-    ``"group_by"``, ``"sort"``, ``"threads"`` (``auto``, ``keep`` or a number: the thread policy
-    the front end applies around the profiled code, not a ``Profiler`` keyword), ``"path"`` or
-    ``"text"``.
+    ``"group_by"``, ``"sort"``, ``"path"``, ``"text"``, ``"sample"`` (an interval in ms,
+    the value optional: ``--sample`` alone means 1 ms) or ``"sample_mode"`` (wall or cpu).
+    The last two parse the same way in every front end (:func:`sample_interval`,
+    :func:`sample_mode`).
     """
 
     flags: tuple[str, ...]
@@ -56,6 +59,23 @@ OPTIONS = (
         "flag",
         False,
         "bytes allocated per event, live tensor bytes and peak",
+    ),
+    Option(
+        ("--sample",),
+        "sample",
+        "sample",
+        None,
+        "also sample Python stacks every MS milliseconds (default 1) and show the hot lines "
+        "of the top rows",
+        "MS",
+    ),
+    Option(
+        ("--sample-mode",),
+        "sample_mode",
+        "sample_mode",
+        "wall",
+        "weigh samples by wall time (wall, waits included) or CPU time (cpu)",
+        "MODE",
     ),
     Option(("--label",), "label", "text", None, "name of the run in everyo.profiler.runs", "NAME"),
     Option(("--top",), "top", "positive", None, "show the N largest table rows", "N"),
@@ -89,12 +109,50 @@ OPTIONS = (
 """The options the CLI and the magic share, in the order ``--help`` lists them."""
 
 
+def sample_interval(text: str) -> float:
+    """``--sample``'s value: milliseconds between samples (argparse ``type``)."""
+    from everyo.profiler.sampler import MIN_INTERVAL_MS
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not MIN_INTERVAL_MS <= value <= 10_000:
+        raise argparse.ArgumentTypeError(
+            f"--sample takes the interval in milliseconds, from {MIN_INTERVAL_MS} to 10000 "
+            f"(or nothing, for 1 ms), got {text!r}"
+        )
+    return value
+
+
+def sample_mode(text: str) -> str:
+    """``--sample-mode``'s value (argparse ``type``)."""
+    if text not in ("wall", "cpu"):
+        raise argparse.ArgumentTypeError(
+            f"--sample-mode takes wall (time spent, waits included) or cpu (CPU time only), "
+            f"got {text!r}"
+        )
+    return text
+
+
 def add_options(
     parser: argparse.ArgumentParser, types: dict[str, Callable[[str], object]] | None = None
 ) -> None:
     """Add :data:`OPTIONS` to ``parser``; ``types`` maps a kind to an argparse ``type``."""
-    types = types or {}
+    types = {"sample": sample_interval, "sample_mode": sample_mode, **(types or {})}
     for opt in OPTIONS:
+        if opt.kind == "sample":  # the value is optional: `--sample` alone is 1 ms
+            parser.add_argument(
+                *opt.flags,
+                dest=opt.dest,
+                nargs="?",
+                const=True,
+                default=opt.default,
+                type=types["sample"],
+                metavar=opt.metavar,
+                help=opt.help,
+            )
+            continue
         if opt.kind in ("flag", "no"):
             action = "store_true" if opt.kind == "flag" else "store_false"
             parser.add_argument(*opt.flags, dest=opt.dest, action=action, help=opt.help)
@@ -132,5 +190,6 @@ def flag_used(words: list[str], dest: str) -> str:
 
 def profiler_kwargs(ns: argparse.Namespace) -> dict:
     """The ``Profiler(...)`` keywords the parsed options set."""
-    keys = ("warmup", "record_shapes", "record_ops", "profile_memory", "label")
+    keys = ("warmup", "record_shapes", "record_ops", "profile_memory", "label", "sample")
+    keys += ("sample_mode",)
     return {key: getattr(ns, key) for key in keys}

@@ -156,7 +156,12 @@ class Profiler:
             self.run.samples = SampleStore()
         run = self.run
         self._sampler = Sampler(
-            run.samples, self.sample_ms, self._clock, lambda: run.t0_ns, self.store.threads
+            run.samples,
+            self.sample_ms,
+            self.sample_mode,
+            self._clock,
+            lambda: run.t0_ns,
+            self.store.threads,
         )
         self._sampler.start()
 

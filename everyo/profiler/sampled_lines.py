@@ -146,6 +146,10 @@ def hot_lines(
     if out.sampled_ns > 0:
         hidden = frame_filter(samples.frames, hide)
         stacks = _visible_stacks(samples, cols["stack"][hit], hidden)
+        # the frames above the deepest one every sample shares are the caller's context (the
+        # script runner, the notebook's machinery): the same for every sample, so left out
+        root_at = max(_common_depth(stacks), 0)
+        stacks = [s[root_at:] for s in stacks]
         out.tree = _tree(samples.frames, stacks, weight, out.sampled_ns, label)
         out.lines = _lines(samples.frames, stacks, weight, out.sampled_ns)[:top]
     return out
@@ -192,14 +196,11 @@ def _common_depth(stacks: list[tuple]) -> int:
 
 
 def _tree(frames: list, stacks: list[tuple], weight: np.ndarray, total: int, name: str) -> dict:
-    # below a root for the event itself, from the deepest frame every sample shares (the
-    # frames above it are the same for every sample: the caller's context, not the answer)
-    root_at = max(_common_depth(stacks), 0)
-    root = {"fid": -1, "w": 0, "self": 0, "kids": {}}
+    root = {"fid": -1, "w": 0, "self": 0, "kids": {}}  # the event itself
     for stack, w in zip(stacks, weight.tolist()):
         node = root
         node["w"] += w
-        for fid in stack[root_at:]:
+        for fid in stack:
             node = node["kids"].setdefault(fid, {"fid": fid, "w": 0, "self": 0, "kids": {}})
             node["w"] += w
         node["self"] += w

@@ -1,21 +1,30 @@
-"""The stack sampler: a thread that reads the Python stacks of the profiled threads.
+"""The stack sampler: the Python stacks of the profiled threads, every interval.
 
-Every ``interval`` it reads ``sys._current_frames()`` and, for each profiled thread (the one
-that started the profiler and every thread the recorder has seen), appends one sample to the
-run's :class:`~everyo.profiler.samples.SampleStore`: the time on the recorder's clock, the
-thread's OS id (the id the events carry), the interned stack, and the wall and CPU time the
-thread spent since its previous sample. Samples are attributed to events afterwards, by time
-(:func:`everyo.profiler.hot_lines`), so the recorder is not touched.
+Two paths write the same samples into the run's :class:`~everyo.profiler.samples.SampleStore`
+(time on the recorder's clock, the thread's OS id as the events carry it, the interned stack,
+and the wall and CPU time the thread spent since its previous sample):
 
-The thread waits for the GIL like any other: while the profiled code runs Python bytecode, a
-waiting thread gets it only after the interpreter's switch interval (5 ms by default), so while
-sampling the switch interval is lowered to a quarter of the sampling interval (and restored at
-stop). A sample may still come late, so each carries the time it stands for (``wall_ns``) and
+- the thread that started the profiler, when it is the main thread and no one else uses
+  ``SIGALRM``, is sampled by a wall-clock timer signal: Python runs the handler on that thread
+  at its next bytecode, so the sample is where the thread is, wherever it would release the
+  GIL. (Both modes tick on wall time: the CPU-time timer ``SIGPROF`` ticks at the kernel's
+  4-ms resolution here; CPU mode weighs each sample by the CPU time the thread used.)
+- every other profiled thread (each thread the recorder has seen), and the starting thread
+  where no signal can be used, is read by a sampling thread from ``sys._current_frames()``.
+  That thread needs the GIL: it gets it soonest where the profiled code releases it (a NumPy
+  call), so its samples lean towards such lines; the interpreter's switch interval is lowered
+  to a quarter of the sampling interval while it samples the starting thread, to keep them
+  close to the tick.
+
+Samples are attributed to events afterwards, by time (:func:`everyo.profiler.hot_lines`), so
+the recorder is not touched. Each sample carries the time it stands for (``wall_ns``), and
 readers weight by it rather than counting samples.
 """
 
 from __future__ import annotations
 
+import collections
+import signal
 import sys
 import threading
 import time
@@ -27,6 +36,8 @@ DEFAULT_INTERVAL_MS = 1.0
 MIN_INTERVAL_MS = 0.1
 MODES = ("wall", "cpu")
 _FLUSH_SAMPLES = 512
+_IDLE_S = 0.05  # how often the sampling thread looks for threads when it has none to sample
+_SIGNAL, _TIMER = "SIGALRM", "ITIMER_REAL"
 
 
 def check_sample(sample, mode: str = "wall") -> tuple[float | None, str]:
@@ -51,52 +62,95 @@ def check_sample(sample, mode: str = "wall") -> tuple[float | None, str]:
 
 
 class Sampler:
-    """Samples the stacks of ``store_threads``' threads and ``main_ident`` into ``samples``.
+    """Samples the stacks of the profiled threads into ``samples`` (see the module doc).
 
     Parameters
     ----------
     samples : SampleStore
     interval_ms : float
+    mode : str
+        ``"wall"`` or ``"cpu"`` (recorded with the run; both take the same samples).
     clock : callable
         The recorder's clock (integer ns); sample times are ``clock() - origin()``.
     origin : callable
         The run's time origin now (the magic moves it at the cell's first statement).
     thread_table : list
         The event store's ``threads`` (``(OS id, name)`` pairs), read as it grows.
+    use_signal : bool
+        Sample the starting thread by a timer signal where possible (tests turn it off to
+        compare the two paths).
     """
 
-    def __init__(self, samples: SampleStore, interval_ms: float, clock, origin, thread_table):
+    def __init__(
+        self,
+        samples: SampleStore,
+        interval_ms: float,
+        mode: str,
+        clock,
+        origin,
+        thread_table,
+        *,
+        use_signal: bool = True,
+    ):
         self.samples = samples
         self.interval_s = interval_ms / 1000
+        self.mode = mode
         self._clock, self._origin = clock, origin
         self._table = thread_table
         self._known = -1  # len(thread_table) when the target list was last built
         self._targets: list[tuple[int, int, object]] = []  # (ident, OS id, CPU clock id)
         self._main = (threading.get_ident(), threading.get_native_id())
         self._last: dict[int, tuple[int, int]] = {}  # ident -> (time, CPU ns) of last sample
-        self._rows: list[tuple] = []
+        self._rows: list[tuple] = []  # the sampling thread's samples
+        self._signalled = collections.deque()  # the signal handler's (deque: thread-safe)
+        self._intern = threading.Lock()  # the handler and the thread both intern stacks
+        self._in_handler = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._timer = self._saved_handler = self._switch = None
+        self.use_signal = use_signal and self._signal_free()
         self.errors = 0
 
+    def _signal_free(self) -> bool:
+        """Whether the timer signal can be ours: on the main thread, no handler or timer set."""
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        if not hasattr(signal, "setitimer") or not hasattr(signal, _SIGNAL):
+            return False
+        handler = signal.getsignal(getattr(signal, _SIGNAL))
+        timer = signal.getitimer(getattr(signal, _TIMER))
+        return handler in (signal.SIG_DFL, None) and timer == (0.0, 0.0)
+
     def start(self) -> None:
-        self._switch = sys.getswitchinterval()
-        self._lowered = min(self._switch, self.interval_s / 4)
-        sys.setswitchinterval(self._lowered)
+        if self.use_signal:
+            self._saved_handler = signal.signal(getattr(signal, _SIGNAL), self._on_signal)
+            self._timer = getattr(signal, _TIMER)
+            signal.setitimer(self._timer, self.interval_s, self.interval_s)
+        else:  # the starting thread is sampled by the thread: keep the GIL wait short
+            self._switch = sys.getswitchinterval()
+            self._lowered = min(self._switch, self.interval_s / 4)
+            sys.setswitchinterval(self._lowered)
         self._thread = threading.Thread(target=self._loop, name="everyo-sampler", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         """Stop sampling and move the samples taken into the store (idempotent)."""
+        if self._timer is not None:  # first: no handler may run while the store is written
+            signal.setitimer(self._timer, 0.0)
+            signal.signal(getattr(signal, _SIGNAL), self._saved_handler or signal.SIG_DFL)
+            self._timer = None
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
-        if self._thread is not None and sys.getswitchinterval() == self._lowered:
+        if self._switch is not None and sys.getswitchinterval() == self._lowered:
             sys.setswitchinterval(self._switch)  # (unless the program set its own meanwhile)
         self.flush()
 
     def flush(self) -> None:
         rows, self._rows = self._rows, []
+        pop = self._signalled.popleft
+        for _ in range(len(self._signalled)):
+            rows.append(pop())
         if rows:
             origin = self._origin()
             cols = list(zip(*rows))
@@ -109,6 +163,27 @@ class Sampler:
                     "cpu_ns": cols[4],
                 }
             )
+
+    def _on_signal(self, signum, frame) -> None:
+        """The timer signal's handler, on the starting thread: sample that thread."""
+        if self._in_handler or frame is None:  # (a handler run inside this one: skip it)
+            return
+        self._in_handler = True
+        try:
+            now, cpu = self._clock(), time.thread_time_ns()
+            with self._intern:
+                sid = self._stack_of(frame)
+            self._signalled.append((now, self._main[1], sid, *self._spans(self._main[0], now, cpu)))
+        finally:
+            self._in_handler = False
+
+    def _spans(self, ident: int, now: int, cpu: int) -> tuple[int, int]:
+        """(wall ns, CPU ns) since the thread's previous sample (one interval for the first)."""
+        prev = self._last.get(ident)
+        self._last[ident] = (now, cpu)
+        if prev is None:
+            return int(self.interval_s * 1e9), 0
+        return now - prev[0], max(cpu - prev[1], 0)
 
     def _loop(self) -> None:
         # wait for the next tick on a fixed grid: late wake-ups do not add up into a longer
@@ -124,28 +199,25 @@ class Sampler:
                 self.errors += 1
                 if stopped():
                     break
+            if not self._targets:  # nothing for the thread to sample yet: look now and then
+                tick = now() + max(step, _IDLE_S)
 
     def take(self) -> None:
-        """Take one sample of every profiled thread (the sampling thread calls it)."""
+        """Sample every thread the sampling thread covers; move the samples on when many."""
         if len(self._table) != self._known:
             self._retarget()
-        frames = sys._current_frames()
-        now = self._clock()
-        rows, last, stack_of = self._rows, self._last, self._stack_of
-        for ident, os_id, cpu_clock in self._targets:
-            frame = frames.get(ident)
-            if frame is None:
-                continue
-            cpu = _cpu_ns(cpu_clock)
-            prev = last.get(ident)
-            if prev is None:
-                wall_ns, cpu_ns = int(self.interval_s * 1e9), 0
-            else:
-                wall_ns, cpu_ns = now - prev[0], max(cpu - prev[1], 0)
-            last[ident] = (now, cpu)
-            rows.append((now, os_id, stack_of(frame), wall_ns, cpu_ns))
-        del frames  # frames keep their locals alive: drop them before sleeping
-        if len(rows) >= _FLUSH_SAMPLES:
+        if self._targets:
+            frames = sys._current_frames()
+            now = self._clock()
+            rows = self._rows
+            with self._intern:
+                for ident, os_id, cpu_clock in self._targets:
+                    frame = frames.get(ident)
+                    if frame is not None:
+                        span = self._spans(ident, now, _cpu_ns(cpu_clock))
+                        rows.append((now, os_id, self._stack_of(frame), *span))
+            del frames  # frames keep their locals alive: drop them before sleeping
+        if len(self._rows) + len(self._signalled) >= _FLUSH_SAMPLES:
             self.flush()
 
     def _stack_of(self, frame) -> int:
@@ -165,9 +237,12 @@ class Sampler:
         return sid
 
     def _retarget(self) -> None:
-        """The threads to sample: the starting one and those the recorder has seen."""
+        """The threads the sampling thread covers: those the recorder has seen, and the
+        starting one unless the signal samples it."""
         self._known = len(self._table)
         wanted = {os_id for os_id, _ in list(self._table)} | {self._main[1]}
+        if self.use_signal:
+            wanted.discard(self._main[1])
         targets = []
         for th in threading.enumerate():
             if th.native_id in wanted and th.ident is not None:

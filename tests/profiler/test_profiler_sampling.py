@@ -17,6 +17,7 @@ import everyo.profiler as ep
 from everyo.errors import EveryOProfilerError
 from everyo.profiler.attribution import owners
 from everyo.profiler.run import Run
+from everyo.profiler.sampler import Sampler
 from everyo.profiler.samples import SampleStore
 from everyo.profiler.store import EventStore
 
@@ -58,9 +59,18 @@ def _tolerance(p: float, n: int) -> float:
     return 5 * (p * (1 - p) / n) ** 0.5 + 0.01  # 5 standard errors, and 1 point of edge effects
 
 
-def test_planted_shares_are_recovered(registry):
+@pytest.fixture(params=["signal", "thread"])
+def sampler_path(request, monkeypatch):
+    """Both sampler paths: the timer signal on the main thread, and the sampling thread."""
+    if request.param == "thread":
+        monkeypatch.setattr(Sampler, "_signal_free", lambda self: False)
+    return request.param
+
+
+def test_planted_shares_are_recovered(registry, sampler_path):
     """CPU-time mode against the CPU time each planted function measured itself: on a shared
-    machine the process is preempted, and the CPU truth is what a sampler can see."""
+    machine the process is preempted, and the CPU truth is what a sampler can see. A pure
+    Python workload: the sampling thread's lean towards GIL-releasing lines does not apply."""
     CPU_NS.clear()
     with ep.profile(sample=0.5, sample_mode="cpu", registry=registry) as p:
         t_end = time.perf_counter() + 0.8
@@ -247,3 +257,122 @@ def test_everyo_frames_are_folded_unless_asked(registry):
     assert all("/everyo/" not in r["file"] for r in folded.lines)
     shown = ep.hot_lines(p.run, "Sequential", hide=None, top=None)
     assert any("/everyo/" in r["file"] for r in shown.lines)
+
+
+def test_the_signal_path_samples_where_the_thread_is_not_where_it_releases_the_gil(registry):
+    """A loop that is mostly pure Python with a short NumPy call: the signal path's share of
+    the NumPy region stays close to its recorded share (the sampling thread's would not)."""
+    x = np.ones((64, 64))
+
+    def rows(n):
+        s = 0.0
+        for i in range(n):
+            s += i**0.5
+        return s
+
+    with ep.profile(sample=0.5, registry=registry) as p:
+        assert p._sampler.use_signal
+        t_end = time.perf_counter() + 0.6
+        while time.perf_counter() < t_end:
+            with ep.record_function("step"):
+                with ep.record_function("python"):
+                    rows(3000)
+                with ep.record_function("numpy"):
+                    x @ x
+    totals = {r["name"]: r["total_ms"] for r in p.run.summary()}
+    truth = totals["numpy"] / totals["step"]
+    step, numpy_part = ep.hot_lines(p.run, "step"), ep.hot_lines(p.run, "numpy")
+    share = numpy_part.sampled_ns / step.sampled_ns
+    assert abs(share - truth) <= _tolerance(truth, step.samples) + 0.02, (share, truth)
+
+
+def test_a_programs_own_alarm_handler_is_left_alone(registry):
+    import signal
+
+    def handler(signum, frame):
+        pass
+
+    old = signal.signal(signal.SIGALRM, handler)
+    try:
+        with ep.profile(sample=1, registry=registry) as p:
+            assert not p._sampler.use_signal  # the thread samples instead
+            spin(0.02)
+        assert signal.getsignal(signal.SIGALRM) is handler
+        assert len(p.run.samples) > 0
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    with ep.profile(sample=1, registry=registry):
+        assert signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_generator_and_async_regions_keep_their_samples(registry):
+    import asyncio
+
+    @ep.record_function("gen")
+    def gen():
+        for _ in range(3):
+            spin(0.02)
+            yield 1
+
+    @ep.record_function("coro")
+    async def coro():
+        spin(0.03)
+        await asyncio.sleep(0)
+        spin(0.03)
+
+    with ep.profile(sample=0.5, registry=registry) as p:
+        assert sum(gen()) == 3
+        asyncio.run(coro())
+    for name in ("gen", "coro"):
+        hot = ep.hot_lines(p.run, name)
+        assert hot.samples > 0, name
+        assert hot.top_line["function"] == "spin", (name, hot.top_line)
+
+
+CLI_SCRIPT = """
+import sys, time
+import everyo.profiler as ep
+
+def hot_loop():
+    s = 0.0
+    for i in range(30_000):
+        s += i ** 0.5  # the planted hot line
+    return s
+
+end = time.perf_counter() + float(sys.argv[1])
+while time.perf_counter() < end:
+    with ep.record_function("prepare"):
+        hot_loop()
+"""
+
+
+def test_cli_prints_the_hot_lines_of_the_top_rows(tmp_path, capsys):
+    from everyo.__main__ import main
+
+    script = tmp_path / "job.py"
+    script.write_text(CLI_SCRIPT)
+    assert main(["profile", str(script), "0.3", "--sample", "0.5"]) == 0
+    out = capsys.readouterr().out
+    table, _, hot = out.partition("hot lines of 'prepare'")
+    assert "prepare" in table and hot, out
+    first = hot.splitlines()[2]  # the first line under the header row
+    assert "job.py:8" in first and "the planted hot line" in first, out
+
+
+def test_cli_sample_option_forms(tmp_path, capsys):
+    from everyo.__main__ import main
+
+    script = tmp_path / "job.py"
+    script.write_text(CLI_SCRIPT)
+    assert main(["profile", str(script), "0.05", "--sample", "--sample-mode", "cpu"]) == 0
+    run = ep.runs.latest
+    assert run.options["sample_ms"] == 1.0 and run.options["sample_mode"] == "cpu"
+    assert main(["profile", "--sample=2", str(script), "0.05"]) == 0
+    assert ep.runs.latest.options["sample_ms"] == 2.0
+    capsys.readouterr()
+    assert main(["profile", str(script), "0.05", "--sample=0"]) == 2
+    assert "--sample takes the interval in milliseconds" in capsys.readouterr().err
+    assert main(["profile", str(script), "0.05", "--sample-mode", "gpu"]) == 2
+    assert "--sample-mode takes wall" in capsys.readouterr().err
