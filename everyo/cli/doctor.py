@@ -207,11 +207,48 @@ def check_chromium() -> CheckResult:
     return CheckResult("chromium", "ok", found)
 
 
+def check_machine_load() -> CheckResult:
+    """The machine's load now (0.5 s) and the BLAS/OpenMP threads: whether measurements here
+    can be trusted, and what ``threads="auto"`` would do."""
+    from everyo.machine_state import current_load, threads_in_use
+    from everyo.thread_policy import choose_threads
+
+    state = current_load(0.5)
+    inuse = threads_in_use()
+    blas = inuse["blas"] or 1
+    detail = f"{state.verdict}: {state.reason}"
+    if state.verdict == "unknown":
+        return CheckResult(
+            "machine load",
+            "info",
+            detail,
+            "on Linux everyo reads /proc; elsewhere pip install psutil to read other processes' "
+            "CPU use",
+        )
+    if state.verdict == "quiet":
+        return CheckResult("machine load", "ok", detail)
+    limit = choose_threads("auto", state)
+    advice = (
+        f"threads='auto' (the default of benchmark(), sweeps and %%everyo_profile) would limit "
+        f"BLAS to {limit} thread{'s' if limit != 1 else ''} here"
+        if limit is not None
+        else f"BLAS already uses {blas} thread{'s' if blas != 1 else ''}"
+    )
+    return CheckResult(
+        "machine load",
+        "warn",
+        detail,
+        f"{advice}; compare figures only with figures measured under the same load, and "
+        "rerun important measurements when the machine is quiet",
+    )
+
+
 CHECKS: list[Check] = [
     check_python,
     check_numpy,
     check_blas,
     check_threadpoolctl,
+    check_machine_load,
     check_cupy,
     check_cuda_device,
     check_disable_cuda,
