@@ -11,6 +11,7 @@ import numbers
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops import conv_kernels as kernels
+from everyo.core.ops import scratch
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, weighted_inputs
 from everyo.errors import EveryOShapeError
@@ -77,7 +78,8 @@ def _conv2d(x, weight, bias, stride, padding, dilation, groups):
     out, cols = kernels.conv_forward(xp, ap, w, b, ho, wo, stride, dilation, groups)
     xt, wt = parents[0], parents[1]
     n, o = out.shape[:2]
-    (ph, pw), (h, wd) = padding, a.shape[2:]
+    (ph, pw), (h, wd), padded = padding, a.shape[2:], ap.shape
+    del ap  # not kept by the graph: only its shape is
 
     def backward(g):
         # contiguous, BLAS-ready (also when g is a zero-stride broadcast)
@@ -88,7 +90,7 @@ def _conv2d(x, weight, bias, stride, padding, dilation, groups):
         if b is not None and parents[2].requires_grad:
             gb = g4.sum(axis=(0, 3)).reshape(o)
         if xt.requires_grad:
-            gxp = kernels.grad_input(xp, g4, w, ap.shape, ho, wo, stride, dilation)
+            gxp = kernels.grad_input(xp, g4, w, padded, ho, wo, stride, dilation)
             gx = gxp[:, :, ph : ph + h, pw : pw + wd]
         return (gx, gw) if b is None else (gx, gw, gb)
 
@@ -133,14 +135,17 @@ def _max_pool2d(x, kernel_size, stride, padding):
     (kh, kw), s, p, ho, wo = _pool_geometry(a, kernel_size, stride, padding, MAX_POOL2D)
     ap = kernels.pad(xp, a, p[0], p[1], value=-xp.inf)
     views = [ap[kernels.region(k // kw, k % kw, ho, wo, s, (1, 1))] for k in range(kh * kw)]
-    best = views[0].copy()
+    best = scratch.empty(xp, views[0].shape, a.dtype)
+    xp.copyto(best, views[0])
     for v in views[1:]:  # a running maximum over the window offsets: no (.., kh*kw) copy
         xp.maximum(best, v, out=best)
     disjoint = s[0] >= kh and s[1] >= kw
+    shape = ap.shape
+    tiled = s == (kh, kw) and shape[2:] == (ho * kh, wo * kw)  # every cell in one window
 
     def backward(g):
         # the first offset equal to its window's maximum wins; later equal ones are masked
-        gxp = xp.zeros(ap.shape, dtype=g.dtype)
+        gxp = (scratch.empty if tiled else scratch.zeros)(xp, shape, g.dtype)
         free = None
         for k, v in enumerate(views):
             hit = v == best

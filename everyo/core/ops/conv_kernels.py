@@ -15,6 +15,8 @@ into ``groups`` blocks and batch over them.
 
 from __future__ import annotations
 
+from everyo.core.ops import scratch
+
 __all__ = ["pad", "windows", "region", "conv_forward", "grad_weight", "grad_input"]
 
 
@@ -23,7 +25,7 @@ def pad(xp, a, ph: int, pw: int, value=0):
     if ph == 0 and pw == 0:
         return a
     n, c, h, w = a.shape
-    out = xp.empty((n, c, h + 2 * ph, w + 2 * pw), dtype=a.dtype)
+    out = scratch.empty(xp, (n, c, h + 2 * ph, w + 2 * pw), a.dtype)
     out.fill(value)  # one fill and one copy: cheaper than xp.pad's per-side writes
     out[:, :, ph : ph + h, pw : pw + w] = a
     return out
@@ -60,9 +62,13 @@ def conv_forward(xp, ap, w, bias, ho, wo, stride, dil, groups):
     weight gradient."""
     n, c = ap.shape[:2]
     o, _, kh, kw = w.shape
-    cols = xp.ascontiguousarray(windows(xp, ap, kh, kw, ho, wo, stride, dil))
+    cols = scratch.empty(xp, (n, c, kh, kw, ho, wo), ap.dtype)
+    xp.copyto(cols, windows(xp, ap, kh, kw, ho, wo, stride, dil))
     cols = cols.reshape(n, groups, c // groups * kh * kw, ho * wo)
-    out = xp.matmul(_grouped_weight(w, groups), cols).reshape(n, o, ho, wo)
+    dtype = xp.result_type(w.dtype, ap.dtype)
+    out = scratch.empty(xp, (n, groups, o // groups, ho * wo), dtype)
+    xp.matmul(_grouped_weight(w, groups), cols, out=out)
+    out = out.reshape(n, o, ho, wo)
     if bias is not None:
         out += bias.reshape(o, 1, 1)
     return out, cols
@@ -83,18 +89,20 @@ def grad_input(xp, g4, w, padded_shape, ho, wo, stride, dil):
     if stride == (1, 1):
         # output rows widened to Wp by zero columns: output position t = h*Wp + w then reads
         # the flat padded plane at t + offset, so each kernel offset adds one contiguous run
-        gw = xp.zeros((n, groups, og, ho, wp), dtype=g4.dtype)
+        gw = scratch.zeros(xp, (n, groups, og, ho, wp), g4.dtype)
         gw[..., :wo] = g4.reshape(n, groups, og, ho, wo)
         size = ho * wp
-        gcols = xp.matmul(wt, gw.reshape(n, groups, og, size)).reshape(n, c, kh, kw, size)
-        flat = xp.zeros((n, c, hp * wp + (kw - 1) * dil[1]), dtype=g4.dtype)
+        gcols = scratch.empty(xp, (n, groups, wt.shape[1], size), g4.dtype)
+        xp.matmul(wt, gw.reshape(n, groups, og, size), out=gcols)
+        gcols = gcols.reshape(n, c, kh, kw, size)
+        flat = scratch.zeros(xp, (n, c, hp * wp + (kw - 1) * dil[1]), g4.dtype)
         for i in range(kh):
             for j in range(kw):
                 off = i * dil[0] * wp + j * dil[1]
                 flat[:, :, off : off + size] += gcols[:, :, i, j]
         return flat[:, :, : hp * wp].reshape(n, c, hp, wp)
     gcols = xp.matmul(wt, g4).reshape(n, c, kh, kw, ho, wo)
-    gxp = xp.zeros(padded_shape, dtype=g4.dtype)
+    gxp = scratch.zeros(xp, padded_shape, g4.dtype)
     for i in range(kh):
         for j in range(kw):
             gxp[region(i, j, ho, wo, stride, dil)] += gcols[:, :, i, j]

@@ -1,0 +1,80 @@
+"""Reusable NumPy buffers for the large arrays the convolution kernels make on every step.
+
+A CNN training step allocates and frees several megabytes of im2col and col2im arrays. glibc
+gives freed memory at the top of its heap back to the OS once it passes its trim threshold, so
+each step touched fresh pages again: about 2,000 page faults, a third of the step
+(benchmarks/RESULTS.md). PyTorch avoids the same with its caching allocator; this is a small one.
+
+A buffer is handed out again only when nothing but the pool refers to it, as its reference count
+shows: a buffer that a graph node keeps for backward, or that any view (a gradient, an output)
+still uses, is never reused early. Pools are per thread (two threads never race for one buffer)
+and bounded; CuPy arrays are not pooled (CuPy's own memory pool already reuses device memory).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+
+__all__ = ["empty", "zeros", "clear"]
+
+MAX_BYTES = 256 << 20
+"""Bytes one thread's pool may hold; beyond it, buffers are plain allocations."""
+MIN_BYTES = 256 << 10
+"""Smaller arrays come from malloc's heap without page faults: not pooled."""
+_PER_KEY = 4
+
+
+class _Pool(threading.local):
+    def __init__(self) -> None:
+        self.buffers: dict[tuple, list[np.ndarray]] = {}
+        self.nbytes = 0
+
+
+_pool = _Pool()
+# references while _take inspects a buffer: the pool's list, the local name, getrefcount's
+# argument
+_FREE_REFS = 3
+
+
+def _take(shape: tuple, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    key = (shape, dtype)
+    bufs = _pool.buffers.get(key)
+    if bufs is not None:
+        for i in range(len(bufs)):
+            b = bufs[i]
+            if sys.getrefcount(b) == _FREE_REFS:
+                return b
+            del b
+    b = np.empty(shape, dtype)
+    if b.nbytes >= MIN_BYTES and _pool.nbytes + b.nbytes <= MAX_BYTES:
+        bufs = _pool.buffers.setdefault(key, [])
+        if len(bufs) < _PER_KEY:
+            bufs.append(b)
+            _pool.nbytes += b.nbytes
+    return b
+
+
+def empty(xp, shape: tuple, dtype):
+    """An uninitialised array of ``xp`` (reused on NumPy when the pool has a free one)."""
+    if xp is not np:
+        return xp.empty(shape, dtype=dtype)
+    return _take(tuple(shape), dtype)
+
+
+def zeros(xp, shape: tuple, dtype):
+    """A zero-filled array of ``xp`` (reused on NumPy when the pool has a free one)."""
+    if xp is not np:
+        return xp.zeros(shape, dtype=dtype)
+    out = _take(tuple(shape), dtype)
+    out.fill(0)
+    return out
+
+
+def clear() -> None:
+    """Drop this thread's pooled buffers (arrays still in use stay valid)."""
+    _pool.buffers.clear()
+    _pool.nbytes = 0
