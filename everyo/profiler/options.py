@@ -35,7 +35,9 @@ class Option(NamedTuple):
 
     ``kind`` is ``"flag"`` (sets ``True``), ``"no"`` (sets ``False``: ``--no-shapes`` clears
     ``record_shapes``), ``"count"`` (whole number >= 0), ``"positive"`` (whole number >= 1),
-    ``"group_by"``, ``"sort"``, ``"path"``, ``"text"``, ``"sample"`` (an interval in ms,
+    ``"group_by"``, ``"sort"``, ``"threads"`` (``auto``, ``keep`` or a number: the thread policy
+    the front end applies around the profiled code, not a ``Profiler`` keyword), ``"path"``,
+    ``"text"``, ``"sample"`` (an interval in ms,
     the value optional: ``--sample`` alone means 1 ms) or ``"sample_mode"`` (wall or cpu).
     The last two parse the same way in every front end (:func:`sample_interval`,
     :func:`sample_mode`).
