@@ -307,6 +307,20 @@ def _report_without_shapes(run, source, wall, events, options) -> Report:
     )
 
 
+def _start(run) -> tuple[float, str]:
+    """The run's start (Unix seconds) and its local date and time; a start no date can show
+    (text, NaN, the year 10000: a run built by hand) is 0 and "unknown", never an error that
+    would break every view listing the run."""
+    if run is None:
+        return 0.0, ""
+    try:
+        start = float(getattr(run, "start_time", 0.0) or 0.0)
+        iso = _dt.datetime.fromtimestamp(start).isoformat(sep=" ", timespec="seconds")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return 0.0, "unknown"
+    return start, iso
+
+
 def _report(run, *, wall, events, live, options, rows, by_name, steps, notes) -> Report:
     group_by, sort_by, descending, top = options
     if top is not None:
@@ -315,7 +329,7 @@ def _report(run, *, wall, events, live, options, rows, by_name, steps, notes) ->
         notes.insert(0, NO_EVENTS_NOTE)  # while running, events may still come
     if rows:
         notes.append(OVERLAP_WARNING)
-    start = float(getattr(run, "start_time", 0.0) or 0.0) if run is not None else 0.0
+    start, start_iso = _start(run)
     return Report(
         run_id=str(getattr(run, "id", "") or ""),
         label=str(getattr(run, "label", "") or ""),
@@ -323,9 +337,7 @@ def _report(run, *, wall, events, live, options, rows, by_name, steps, notes) ->
         error=getattr(run, "error", None),
         wall_ms=wall / 1e6,
         events=int(events),
-        start_iso=_dt.datetime.fromtimestamp(start).isoformat(sep=" ", timespec="seconds")
-        if run is not None
-        else "",
+        start_iso=start_iso,
         live=bool(live),
         group_by=group_by,
         sort_by=sort_by,

@@ -19,11 +19,64 @@ def number(event: dict, field: str, where: str, *, default=None, minimum=None) -
     value = event.get(field, default)
     if value is None:
         raise Malformed(f"{where} has no {field!r}")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise Malformed(f"{where} has {field}={value!r}: a number is expected")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not math.isfinite(value))  # an int of any size is
+    ):
+        raise Malformed(f"{where} has {field}={shown(value)}: a number is expected")
     if minimum is not None and value < minimum:
-        raise Malformed(f"{where} has {field}={value!r}: it cannot be below {minimum}")
+        raise Malformed(f"{where} has {field}={shown(value)}: it cannot be below {minimum}")
     return value
+
+
+def shown(value) -> str:
+    """``repr(value)`` cut short; an int too long for ``repr`` (Python refuses over 4,300
+    digits) by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# times and durations stay below 2**62 ns (146 years), so a start plus a duration fits int64
+LIMITS = {
+    "start_ns": (-(2**62), 2**62),
+    "step_ns": (-(2**62), 2**62),
+    "duration_ns": (0, 2**62),
+    "dur_ns": (0, 2**62),
+    "depth": (0, 2**15 - 1),
+    "flops": (-1, 2**63 - 1),
+    "bytes": (-1, 2**63 - 1),
+    "mem_bytes": (-1, 2**63 - 1),
+    "device_ns": (-1, 2**62),
+}
+
+
+def int64_column(values: list, field: str, where) -> np.ndarray:
+    """``values`` (``field`` of each event) as int64, checked against ``LIMITS[field]`` at NumPy
+    speed; the first value that is no number, not finite or out of range is :class:`Malformed`
+    (``where(i)`` names its event). Floats are rounded to whole numbers."""
+    lo, hi = LIMITS[field]
+    try:
+        arr = np.array(values) if len(values) else np.zeros(0, np.int64)
+    except (ValueError, TypeError, OverflowError):  # lists among the numbers: named below
+        arr = np.zeros((0, 0))
+    if arr.dtype.kind in "iu" and arr.ndim == 1:
+        if not len(arr) or (arr.min() >= lo and arr.max() <= hi):
+            return arr.astype(np.int64)
+    elif arr.dtype.kind == "f" and arr.ndim == 1:
+        with np.errstate(invalid="ignore"):
+            if np.isfinite(arr).all() and arr.min() >= lo and arr.max() <= hi:
+                return np.round(arr).astype(np.int64)
+    for i, value in enumerate(values):  # slow path: name the offender
+        number({field: value}, field, where(i))
+        if not lo <= value <= hi:
+            raise Malformed(
+                f"{where(i)} has {field}={shown(value)}: a whole number from {lo} to {hi} is "
+                "expected"
+            )
+    raise Malformed(f"the {field!r} values do not form a column of numbers")
 
 
 class Builder:
@@ -74,12 +127,49 @@ def nesting(tid: np.ndarray, start: np.ndarray, end: np.ndarray):
     return depth, parent
 
 
+# the latest start time a view can show as a date (datetime's year 9999)
+LATEST_START_TIME = 253_402_300_799
+STATUSES = ("running", "completed", "failed")
+
+
+def checked_header(header) -> dict:
+    """``header`` (a file's run header) with the fields views compute with checked:
+    :class:`Malformed` names the first one that is not what the format says. A bad value would
+    otherwise surface later, in every dashboard that lists the run."""
+    if not isinstance(header, dict):
+        raise Malformed(f"the run header is a {type(header).__name__}, not an object")
+    where = "the run header"
+    if header.get("start_time") is not None:
+        number(header, "start_time", where, minimum=0)
+        if header["start_time"] > LATEST_START_TIME:
+            raise Malformed(
+                f"{where} has start_time={shown(header['start_time'])}: Unix seconds up to "
+                f"{LATEST_START_TIME} (the year 9999) are expected"
+            )
+    for field in ("wall_ns", "skipped_events"):
+        if header.get(field) is not None:
+            number(header, field, where, minimum=0)
+            if header[field] >= 2**63:
+                raise Malformed(f"{where} has {field}={shown(header[field])}: too large")
+    if header.get("status", "completed") not in STATUSES:
+        raise Malformed(
+            f"{where} has status={shown(header.get('status'))}: one of {', '.join(STATUSES)} "
+            "is expected"
+        )
+    steps = header.get("step_ns") or []
+    if not isinstance(steps, list):
+        raise Malformed(f"{where} has a 'step_ns' that is not a list")
+    int64_column(steps, "step_ns", lambda i: f"{where} (step mark {i})")
+    return header
+
+
 def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     """A finished :class:`Run` holding ``store``, with the fields a file's header gives.
 
     Without a header (files of other tools, the events format) the wall time is the span of
     the events and the status ``"completed"``.
     """
+    header = checked_header(header)
     run = Run(
         store,
         label=header.get("label"),

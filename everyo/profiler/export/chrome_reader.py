@@ -19,7 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from everyo.profiler.export._reading import Builder, Malformed, nesting, number, run_from
+from everyo.profiler.export._reading import (
+    Builder,
+    Malformed,
+    int64_column,
+    nesting,
+    number,
+    run_from,
+)
 
 # args keys everyo writes itself (the rest of an everyo event's args is its "metadata")
 _NUMERIC = (
@@ -217,9 +224,13 @@ def from_chrome(data: dict):
     for ident, name in threads.named(prefix=not ours):
         b.thread_index(ident, name)
     key_ids = _keys(evs, args if ours else None, b)
+
+    def where(i):
+        return _where(events, idx[i])
+
     cols = {
-        "start_ns": np.round((start_us - origin) * 1000).astype(np.int64),
-        "dur_ns": np.round(dur_us * 1000).astype(np.int64),
+        "start_ns": int64_column((start_us - origin) * 1000, "start_ns", where),
+        "dur_ns": int64_column(dur_us * 1000, "dur_ns", where),
         "key": key_ids,
         "thread": np.array([b.thread_index(i) for i in idents], np.int16),
     }

@@ -21,7 +21,13 @@ import numpy as np
 
 from everyo.errors import EveryOExportError
 from everyo.profiler.batch import input_shapes
-from everyo.profiler.export._reading import Builder, Malformed, nesting, number, run_from
+from everyo.profiler.export._reading import (
+    Builder,
+    Malformed,
+    int64_column,
+    nesting,
+    run_from,
+)
 from everyo.profiler.export.chrome_reader import from_chrome
 from everyo.profiler.run import Run
 
@@ -38,24 +44,35 @@ def _read_json(path):
             return json.load(f)
     except (ValueError, OSError, EOFError) as exc:
         raise EveryOExportError(f"cannot read {p}: not a valid JSON trace ({exc})") from exc
+    except RecursionError:
+        raise EveryOExportError(
+            f"cannot read {p}: its JSON nests arrays or objects too deeply to be a trace"
+        ) from None
+
+
+def _where(events: list):
+    return lambda i: f"event {i} ({str(events[i].get('name', ''))[:60]!r})"
 
 
 def _from_raw(data: dict) -> Run:
     ev = data.get("events", [])
+    if not isinstance(ev, list) or not all(type(e) is dict for e in ev):
+        raise Malformed("'events' is not a list of event objects")
     b = Builder(data.get("threads", []))
     n = len(ev)
+    where = _where(ev)
     cols = {
-        "start_ns": np.array([e["start_ns"] for e in ev], np.int64),
-        "dur_ns": np.array([e["dur_ns"] for e in ev], np.int64),
+        "start_ns": int64_column([e["start_ns"] for e in ev], "start_ns", where),
+        "dur_ns": int64_column([e["dur_ns"] for e in ev], "dur_ns", where),
         "key": np.array([b.key(e["kind"], e["name"], e.get("path", "")) for e in ev], np.int32),
         "thread": np.array([b.thread_index(e.get("tid", 0)) for e in ev], np.int16),
-        "depth": np.array([e.get("depth", 0) for e in ev], np.int16),
+        "depth": int64_column([e.get("depth", 0) for e in ev], "depth", where).astype(np.int16),
     }
     if n and "shapes" in ev[0]:
         cols["shape"] = np.array([b.shape(e.get("shapes")) for e in ev], np.int32)
     for name in ("flops", "bytes", "mem_bytes", "device_ns"):
         if n and name in ev[0]:
-            cols[name] = np.array([e.get(name, -1) for e in ev], np.int64)
+            cols[name] = int64_column([e.get(name, -1) for e in ev], name, where)
     meta = {i: e["metadata"] for i, e in enumerate(ev) if e.get("metadata")}
     counters = {k: (c["t_ns"], c["values"]) for k, c in (data.get("counters") or {}).items()}
     run = run_from(data.get("run", {}), b.store(cols, meta), counters)
@@ -74,8 +91,6 @@ def _checked_events(events: list) -> list[dict]:
         where = f"event {i} ({str(e.get('name', ''))[:60]!r})"
         if not isinstance(e.get("name"), str):
             raise Malformed(f"{where} has no 'name' string")
-        number(e, "start_ns", where)
-        number(e, "duration_ns", where, minimum=0)
         if not isinstance(e.get("metadata", {}), dict):
             raise Malformed(f"{where} has a 'metadata' that is not an object")
     return events
@@ -87,19 +102,21 @@ def _from_events(events: list, label: str) -> Run:
     n = len(ev)
     b = Builder()
     ours = n > 0 and "row" in ev[0]  # everyo's own: times already count from the run start
-    start = np.array([e["start_ns"] for e in ev], np.int64)
+    where = _where(ev)
+    start = int64_column([e.get("start_ns") for e in ev], "start_ns", where)
     if not ours and n:
         start -= start.min()  # the reference writes perf_counter_ns(): an arbitrary origin
     cols = {
         "start_ns": start,
-        "dur_ns": np.array([e["duration_ns"] for e in ev], np.int64),
+        "dur_ns": int64_column([e.get("duration_ns") for e in ev], "duration_ns", where),
         "key": np.array(
             [b.key(e.get("kind", "user"), e["name"], e.get("path", "")) for e in ev], np.int32
         ),
         "thread": np.array([b.thread_index(e.get("thread_id", 0)) for e in ev], np.int16),
     }
     if ours:
-        cols["depth"] = np.array([e.get("depth", 0) for e in ev], np.int16)
+        depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
+        cols["depth"] = depth.astype(np.int16)
     else:
         tids = cols["thread"].astype(np.int64)
         cols["depth"], _ = nesting(tids, cols["start_ns"], cols["start_ns"] + cols["dur_ns"])
@@ -107,7 +124,8 @@ def _from_events(events: list, label: str) -> Run:
         cols["shape"] = np.array([b.shape(e.get("shapes") or None) for e in ev], np.int32)
     for name in ("flops", "mem_bytes", "device_ns"):
         if any(name in e for e in ev):
-            cols[name] = np.array([-1 if e.get(name) is None else e[name] for e in ev], np.int64)
+            values = [-1 if e.get(name) is None else e[name] for e in ev]
+            cols[name] = int64_column(values, name, where)
     meta = {}
     for i, e in enumerate(ev):
         m = dict(e.get("metadata") or {})

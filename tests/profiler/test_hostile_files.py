@@ -1,0 +1,122 @@
+"""Hostile and damaged files given to ``everyo.profiler.load``: each is an
+:class:`EveryOExportError` that names the file and the problem (issue 36), never a bare
+``RecursionError``/``OverflowError``, a value that wraps, or a run that breaks the views later."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from everyo.errors import EveryOExportError
+from everyo.profiler import Profiler, load, record_function, runs
+
+
+@pytest.fixture(autouse=True)
+def _fresh_runs():
+    runs.clear()
+    yield
+    runs.clear()
+
+
+def _raw_file(tmp_path, **header):
+    with Profiler(label="good") as p:
+        with record_function("step"):
+            pass
+    path = p.export_json(tmp_path / "good.json", format="raw")
+    data = json.loads(path.read_text())
+    data["run"].update(header)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    runs.clear()
+    return bad
+
+
+@pytest.mark.parametrize(
+    "start_time", ["yesterday", math.nan, math.inf, 1e20, -5, True, [1]], ids=repr
+)
+def test_a_start_time_no_date_can_show_is_refused(tmp_path, start_time):
+    path = _raw_file(tmp_path, start_time=start_time)
+    with pytest.raises(EveryOExportError, match="start_time") as info:
+        load(path, register=True)
+    assert str(path) in str(info.value)
+    assert len(runs) == 0  # nothing half-registered
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("wall_ns", -1), ("wall_ns", "long"), ("status", "exploded"), ("step_ns", [1e300])],
+)
+def test_other_header_fields_are_checked(tmp_path, field, value):
+    with pytest.raises(EveryOExportError, match=field):
+        load(_raw_file(tmp_path, **{field: value}))
+
+
+def test_a_good_start_time_loads(tmp_path):
+    run = load(_raw_file(tmp_path, start_time=1_700_000_000.5))
+    assert run.start_time == 1_700_000_000.5
+
+
+def test_deeply_nested_json_is_an_export_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(EveryOExportError, match="nests"):
+        load(path)
+
+
+def _events_file(tmp_path, **fields):
+    event = {"name": "a", "duration_ns": 10, "start_ns": 5, "process_id": 1, "thread_id": 1}
+    event.update(fields)
+    path = tmp_path / "events.json"
+    text = json.dumps([event, {**event, "name": "b"}])
+    path.write_text(text.replace('"HUGE"', "9" * 4000))  # json.dumps refuses ints this long
+    return path
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"start_ns": 10**30}, "start_ns"),
+        ({"start_ns": "HUGE"}, "start_ns=<an integer of about"),
+        ({"duration_ns": 2**64}, "duration_ns"),
+        ({"duration_ns": -3}, "duration_ns"),
+        ({"start_ns": 1e300}, "start_ns"),
+    ],
+    ids=["1e30", "4000 digits", "2**64", "negative", "1e300"],
+)
+def test_huge_or_negative_numbers_in_the_events_array_are_refused(tmp_path, fields, message):
+    with pytest.raises(EveryOExportError, match=message):
+        load(_events_file(tmp_path, **fields))
+
+
+def _own_raw(tmp_path, edit):
+    with Profiler() as p:
+        with record_function("outer"):
+            with record_function("inner"):
+                pass
+    path = p.export_json(tmp_path / "raw.json", format="raw")
+    data = json.loads(path.read_text())
+    edit(data["events"])
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "field, value", [("dur_ns", -5), ("depth", -1), ("depth", 40_000), ("start_ns", 2**70)]
+)
+def test_negative_durations_and_depths_in_a_raw_file_are_refused(tmp_path, field, value):
+    path = _own_raw(tmp_path, lambda events: events[0].update({field: value}))
+    with pytest.raises(EveryOExportError, match=f"event 0 .*{field}"):
+        load(path)
+
+
+def test_a_chrome_trace_at_ts_1e300_is_refused_not_wrapped(tmp_path):
+    path = tmp_path / "t.json"
+    trace = [
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1},
+        {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 1e300, "dur": 1},
+    ]
+    path.write_text(json.dumps(trace))
+    with pytest.raises(EveryOExportError, match=r"traceEvents\[1\].*start_ns"):
+        load(path)
