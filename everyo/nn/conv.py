@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from everyo.errors import EveryOShapeError
 from everyo.nn import functional as F
 from everyo.nn import init
 from everyo.nn.linear import empty_param
@@ -18,6 +19,8 @@ class Conv2d(Module):
     """2-D convolution over ``(N, C_in, H, W)`` input, PyTorch's layout and default init.
 
     ``padding`` is an int, a pair, ``"valid"`` (0) or ``"same"`` (odd kernels, stride 1).
+    ``groups`` splits the channels into independent convolutions (weight
+    ``(out, in / groups, kh, kw)``; ``groups=in_channels`` is a depthwise convolution).
 
     >>> import everyo as eo
     >>> conv = eo.Conv2d(1, 8, 3, padding=1, seed=0)
@@ -26,15 +29,21 @@ class Conv2d(Module):
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, bias: bool = True, *, seed=None) -> None:  # fmt: skip
+                 dilation=1, groups: int = 1, bias: bool = True, *, seed=None) -> None:  # fmt: skip
         super().__init__()
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.groups = int(groups)
+        if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
+            raise EveryOShapeError(
+                f"Conv2d: groups={groups} must be >= 1 and divide in_channels "
+                f"({in_channels}) and out_channels ({out_channels})"
+            )
         self.kernel_size, self.stride, self.dilation = (
             _pair(kernel_size), _pair(stride), _pair(dilation),
         )  # fmt: skip
         self.padding = self._resolve_padding(padding)
         kh, kw = self.kernel_size
-        self.weight = empty_param(out_channels, in_channels, kh, kw)
+        self.weight = empty_param(out_channels, in_channels // self.groups, kh, kw)
         if bias:
             self.bias = empty_param(out_channels)
         else:
@@ -51,7 +60,9 @@ class Conv2d(Module):
         return _pair(padding)
 
     def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
+        return F.conv2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     def extra_repr(self) -> str:
         s = (
@@ -62,6 +73,8 @@ class Conv2d(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1, 1):
             s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
         return s + ("" if self.bias is not None else ", bias=False")
 
 
