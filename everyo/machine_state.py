@@ -41,6 +41,8 @@ __all__ = [
     "threads_in_use",
     "current_load",
     "worst",
+    "judge",
+    "parse_proc",
 ]
 
 VERDICTS = ("quiet", "busy", "contended", "unknown")
@@ -113,8 +115,8 @@ def usable_cores() -> int:
 
 
 def _proc_ticks() -> tuple[float | None, float | None]:
-    """Busy ticks summed over the usable CPUs' lines of /proc/stat, and this process's utime +
-    stime from /proc/self/stat; ``(None, None)`` where /proc is not there."""
+    """Busy ticks of the usable CPUs and this process's ticks, from /proc; ``(None, None)``
+    where /proc is not there."""
     try:
         with open("/proc/stat", "rb") as f:
             stat = f.read().decode("ascii", "replace")
@@ -122,7 +124,19 @@ def _proc_ticks() -> tuple[float | None, float | None]:
             own_line = f.read().decode("ascii", "replace")
     except OSError:
         return None, None
-    cpus = _usable_cpus()
+    return parse_proc(stat, own_line, _usable_cpus())
+
+
+def parse_proc(
+    stat: str, own_line: str, cpus: set[int] | None
+) -> tuple[float | None, float | None]:
+    r"""Busy ticks summed over the ``cpuN`` lines of ``/proc/stat`` for the CPUs in ``cpus`` (all
+    when ``None``), and utime + stime from a ``/proc/self/stat`` line.
+
+    >>> stat = "cpu  9 0 9 9 0 0 0 0\ncpu0 3 0 1 50 2 0 0 0\ncpu1 7 1 2 40 0 0 0 1\n"
+    >>> parse_proc(stat, "42 (my prog) R " + "0 " * 10 + "25 5 0", None)
+    (15.0, 30.0)
+    """
     busy = 0.0
     found = False
     for line in stat.splitlines():
@@ -137,7 +151,10 @@ def _proc_ticks() -> tuple[float | None, float | None]:
     if not found:
         return None, None
     fields = own_line.rpartition(")")[2].split()  # after the command name, which may hold spaces
-    own = float(int(fields[11]) + int(fields[12]))  # utime, stime (fields 14 and 15)
+    try:
+        own = float(int(fields[11]) + int(fields[12]))  # utime, stime (fields 14 and 15)
+    except (IndexError, ValueError):
+        return busy, None
     return busy, own
 
 

@@ -1,0 +1,193 @@
+"""The machine's state per measurement: readings, verdicts, the threads= policy, and every
+place a figure is shown with it. Fake readings and fake rusage; no wall-clock thresholds."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from everyo import machine_state as ms
+from everyo.bench import BenchmarkResult, benchmark, check_regression, compare
+from everyo.bench.regression import MACHINE_BUSY
+from everyo.errors import EveryOConfigError
+from everyo.machine_state import MachineState, MachineWatch, Reading, judge
+from everyo.thread_policy import ThreadPolicy, check_threads, choose_threads, parse_threads
+
+HZ = ms._HZ
+
+
+def reading(t: float, others_s: float, own_s: float = 0.0, involuntary: int = 0) -> Reading:
+    """A reading at ``t`` seconds after other processes used ``others_s`` CPU seconds and this
+    one ``own_s`` (all ticks since boot, as /proc counts them)."""
+    return Reading(t, (others_s + own_s) * HZ, own_s * HZ, involuntary, "proc")
+
+
+def state_over(seconds: float, others_cores: float, *, threads: int, cores: int = 2, own=1.0):
+    start, end = reading(0.0, 0.0), reading(seconds, others_cores * seconds, own * seconds, 7)
+    return judge(start, end, cores=cores, threads={"blas": threads, "openmp": None})
+
+
+def test_quiet_when_other_processes_use_almost_nothing():
+    state = state_over(1.0, 0.05, threads=2)
+    assert state.verdict == "quiet" and state.trusted
+    assert state.others_cores == pytest.approx(0.05)
+    assert state.involuntary_switches == 7
+    assert "other processes used 0.1 of 2 cores" in state.reason
+
+
+def test_busy_when_others_leave_our_single_thread_a_core():
+    state = state_over(1.0, 1.0, threads=1)
+    assert state.verdict == "busy" and state.trusted
+    assert "other processes used 1.0 of 2 cores; 1 BLAS thread" in state.line()
+
+
+def test_contended_when_our_blas_threads_share_cores_with_others():
+    state = state_over(2.0, 1.7, threads=2)
+    assert state.verdict == "contended" and not state.trusted
+    assert state.line().startswith("Machine: contended (other processes used 1.7 of 2 cores")
+    assert "threads='auto'" in state.reason  # says what to do
+
+
+def test_our_own_cpu_time_is_not_counted_as_other_processes():
+    # this process used both cores (2 BLAS threads): nobody else did
+    state = state_over(1.0, 0.0, threads=2, own=2.0)
+    assert state.verdict == "quiet" and state.own_cores == pytest.approx(2.0)
+
+
+def test_unknown_without_readings_or_over_a_window_too_short():
+    none = Reading(0.0, None, None, 0, "none")
+    assert judge(none, none._replace(t=1.0), cores=2, threads={}).verdict == "unknown"
+    short = judge(reading(0.0, 0.0), reading(0.01, 0.0), cores=2, threads={})
+    assert short.verdict == "unknown" and "too short" in short.reason
+
+
+def test_proc_parsing_keeps_only_the_usable_cpus():
+    stat = "cpu  1 1 1 1\ncpu0 10 0 0 90 0 0 0 0\ncpu1 50 0 0 50 0 0 0 0\n"
+    own = "7 (a (weird) name) S " + "0 " * 10 + "3 2 0 0"
+    assert ms.parse_proc(stat, own, {0}) == (10.0, 5.0)
+    assert ms.parse_proc(stat, own, None) == (60.0, 5.0)
+    assert ms.parse_proc("intr 0\n", own, None) == (None, None)
+
+
+def test_a_short_watch_reaches_back_to_an_earlier_reading(monkeypatch):
+    clock = iter([10.0, 12.0, 12.001])
+    others = {10.0: 0.0, 12.0: 3.0, 12.001: 3.002}  # 1.5 cores busy elsewhere throughout
+
+    def fake_read():
+        t = next(clock)
+        return reading(t, others[t])
+
+    monkeypatch.setattr(ms, "_read", fake_read)
+    monkeypatch.setattr(ms, "_history", type(ms._history)(maxlen=64))
+    monkeypatch.setattr(ms, "threads_in_use", lambda: {"blas": 1, "openmp": None})
+    ms.read_machine()  # an earlier measurement's reading, 2 s before
+    state = MachineWatch().start().stop()  # a 1-ms window
+    assert state.window_s == pytest.approx(2.001)
+    assert state.verdict == "busy" and state.others_cores == pytest.approx(1.5, abs=0.01)
+
+
+def test_state_round_trips_and_ignores_what_is_not_one():
+    state = state_over(1.0, 1.0, threads=1)
+    again = MachineState.from_dict(json.loads(json.dumps(state.to_dict())))
+    assert again == state
+    assert MachineState.from_dict({"verdict": "sunny"}) is None
+    assert MachineState.from_dict("busy") is None
+    assert ms.worst([state_over(1, 0, threads=1), None, state]).verdict == "busy"
+
+
+# -- the threads= policy -----------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [0, -1, "many", 1.5, True, "0"])
+def test_bad_threads_values_are_refused_with_what_to_use(bad):
+    with pytest.raises(ValueError, match="threads must be 'auto'"):
+        check_threads(bad) if not isinstance(bad, str) or bad == "many" else parse_threads(bad)
+
+
+def test_threads_values_accepted():
+    assert check_threads("auto") == "auto" and check_threads(None) is None
+    assert check_threads("keep") is None and check_threads(3) == 3
+    assert parse_threads("4") == 4 and parse_threads("AUTO") == "auto"
+    with pytest.raises(EveryOConfigError):
+        benchmark(lambda: None, threads=0)
+
+
+def test_auto_limits_threads_to_the_cores_others_leave_free(monkeypatch):
+    monkeypatch.setattr("everyo.thread_policy.threads_in_use", lambda: {"blas": 8, "openmp": 8})
+    busy = state_over(1.0, 5.4, threads=8, cores=8)
+    assert choose_threads("auto", busy) == 2
+    assert choose_threads("auto", state_over(1.0, 1.9, threads=2)) == 1
+    assert choose_threads("auto", state_over(1.0, 0.0, threads=8, cores=8)) is None  # quiet
+    assert choose_threads(3, busy) == 3 and choose_threads(None, busy) is None
+
+
+def test_policy_sets_blas_threads_and_restores_them():
+    before = ms.threads_in_use()["blas"]
+    if before is None:
+        pytest.skip("no BLAS library that threadpoolctl can see")
+    with ThreadPolicy(1) as policy:
+        assert policy.applied == 1 and ms.threads_in_use()["blas"] == 1
+        assert "limited to 1" in policy.describe()
+    assert ms.threads_in_use()["blas"] == before
+
+
+# -- where the state is shown ------------------------------------------------------------------
+def test_benchmark_records_and_prints_the_machine_state_and_its_quality():
+    clock = iter([i / 1024 for i in range(1000)])  # exact steps: no spread at all
+    result = benchmark(lambda: None, warmup=0, repeat=20, clock=lambda: next(clock), threads=1)
+    state = result.machine_state
+    assert state is not None and state.threads_policy == 1
+    assert state.verdict in ms.VERDICTS
+    text = str(result)
+    assert "Machine: " in text and "Stability: stable" in text and "Outliers: 0 of 20" in text
+    again = BenchmarkResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.machine_state == state
+
+
+def test_outliers_and_stability_of_a_result():
+    times = [1e-3] * 50 + [1.01e-3] * 45 + [9e-3] * 5
+    result = BenchmarkResult(times, machine=state_over(1, 1.7, threads=2).to_dict())
+    assert len(result.outliers) == 5 and result.stability == "noisy"
+    text = str(result)
+    assert "Outliers: 5 of 100" in text and "not to be trusted" in text
+    assert not result.trusted
+
+
+def _result(seconds: float, state: MachineState | None, seed: int) -> BenchmarkResult:
+    rng = np.random.default_rng(seed)
+    times = rng.lognormal(np.log(seconds), 0.02, 60)
+    return BenchmarkResult(times, name="w", machine=None if state is None else state.to_dict())
+
+
+def test_comparisons_on_a_contended_machine_are_inconclusive():
+    quiet, busy = state_over(1, 0.0, threads=1), state_over(1, 1.0, threads=1)
+    contended = state_over(1, 1.7, threads=2)
+    fast, slow = 0.010, 0.013
+    assert compare(_result(slow, quiet, 1), _result(fast, quiet, 2)).verdict == "faster"
+    verdict = compare(_result(slow, quiet, 1), _result(fast, contended, 2))
+    assert verdict.verdict == MACHINE_BUSY and not verdict.conclusive
+    assert "contended" in str(verdict)
+    # one side on a quiet machine, the other on a busy one: slower for that alone
+    check = check_regression(_result(slow, busy, 3), _result(fast, quiet, 4))
+    assert check.verdict == MACHINE_BUSY and "only the new result" in check.machine_note
+    # both busy alike (an interleaved run): comparable
+    assert check_regression(_result(slow, busy, 3), _result(fast, busy, 4)).verdict == "regression"
+    # a result from before machine states were recorded: judged as before
+    assert check_regression(_result(slow, None, 3), _result(fast, None, 4)).verdict == "regression"
+
+
+def test_bench_cli_exits_4_when_the_baseline_was_measured_on_a_contended_machine(
+    tmp_path, monkeypatch, capsys
+):
+    from everyo.__main__ import main
+
+    (tmp_path / "work_mod.py").write_text("def work():\n    return sum(range(100))\n")
+    monkeypatch.chdir(tmp_path)
+    baseline = _result(0.001, state_over(1, 1.7, threads=2), 5)
+    baseline.name = "work_mod:work"
+    baseline.to_json(tmp_path / "base.json")
+    code = main(["bench", "work_mod:work", "--baseline", "base.json", "--repeat", "20"])
+    out = capsys.readouterr().out
+    assert code == 4, out
+    assert "INCONCLUSIVE: THE MACHINE WAS BUSY" in out and "contended" in out
+    assert main(["bench", "work_mod:work", "--threads", "many"]) == 2

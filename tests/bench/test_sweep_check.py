@@ -1,0 +1,150 @@
+"""Sweep points that break from their neighbours: found, re-measured interleaved, flagged; the
+recommendation never rests on an untrusted point. Fake clocks and fake machine states only."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from bench_fakes import FakeClock
+
+from everyo.bench import SweepResult, SweepRow, sweep_batch_sizes
+from everyo.bench.sweep_check import MAX_REMEASURED, recheck, suspects
+from everyo.bench.sweep_point import row_from_times
+from everyo_lab.views.sweep import sweep_charts
+from everyo_lab.views.sweep_report import build_sweep_report
+from everyo_lab.views.sweep_static import chart_svg, render_sweep_text
+
+SIZES = [8, 16, 32, 64, 128, 256, 512]
+
+
+def per_call_s(batch: int) -> float:
+    """A smooth curve: 40 µs of overhead plus 1 µs a sample."""
+    return 40e-6 + 1e-6 * batch
+
+
+def rows(slow: dict | None = None, verdict: str | None = "quiet") -> list[SweepRow]:
+    slow = slow or {}
+    out = []
+    for bs in SIZES:
+        t = per_call_s(bs) * slow.get(bs, 1.0)
+        row = row_from_times(bs, [t * f for f in (0.99, 1.0, 1.0, 1.01, 1.0)])
+        out.append(replace(row, verdict=verdict))
+    return out
+
+
+def test_a_smooth_curve_has_no_suspects():
+    assert suspects(rows()) == []
+
+
+def test_a_point_88x_slower_than_its_neighbours_is_a_suspect():
+    found = suspects(rows({16: 88.0}))
+    assert 16 in found
+    assert set(found) <= {8, 16, 32}  # its neighbours may look odd beside it, nothing further
+
+
+def test_two_points_only_break_beyond_what_their_sizes_allow():
+    two = [r for r in rows({16: 20.0}) if r.batch_size in (8, 16)]
+    assert suspects(two) == [8, 16]
+    assert suspects([r for r in rows() if r.batch_size in (8, 16)]) == []
+
+
+def fake_measure(factors_per_round: dict[int, list[float]]):
+    """``measure(sizes)`` as remeasure returns it: per size, one list of seconds per round."""
+    calls = []
+
+    def measure(sizes):
+        calls.append(list(sizes))
+        return {
+            bs: [[per_call_s(bs) * f] * 5 for f in factors_per_round.get(bs, [1.0, 1.0, 1.0])]
+            for bs in sizes
+        }
+
+    return measure, calls
+
+
+def test_a_suspect_that_measures_consistently_takes_the_new_figures():
+    measure, calls = fake_measure({})
+    out = recheck(rows({16: 88.0}), measure)
+    assert calls and 16 in calls[0] and {8, 32} <= set(calls[0])  # with its neighbours
+    point = next(r for r in out if r.batch_size == 16)
+    assert point.reliable and point.flag is None
+    assert point.median_ms == pytest.approx(per_call_s(16) * 1e3)
+    assert "re-measured" in point.note and "first reading" in point.note
+    assert suspects(out) == []
+
+
+def test_a_suspect_whose_rounds_disagree_is_unreliable_and_never_recommended():
+    measure, _ = fake_measure({16: [1.0, 30.0, 1.0]})
+    out = recheck(rows({16: 88.0}), measure)
+    point = next(r for r in out if r.batch_size == 16)
+    assert not point.reliable and point.flag == "unreliable"
+    assert "disagree" in point.note
+    result = SweepResult(rows=out)
+    assert result.recommended is not None and result.recommended.batch_size != 16
+    assert "not considered: 16 (unreliable)" in result.recommendation
+    assert "! unreliable" in str(result)
+
+
+def test_re_measurement_is_bounded():
+    measure, calls = fake_measure({})
+    wild = {bs: (20.0 if i % 2 else 1.0) for i, bs in enumerate(SIZES)}
+    recheck(rows(wild), measure)
+    assert len(calls) == 1 and len(calls[0]) <= MAX_REMEASURED
+
+
+def test_contended_points_are_never_recommended():
+    out = rows()
+    out[-1] = replace(out[-1], verdict="contended")  # the best throughput, but contended
+    result = SweepResult(rows=out)
+    assert result.recommended.batch_size != 512 and out[-1].flag == "contended"
+    assert "512 (contended)" in result.recommendation
+    none = SweepResult(rows=rows(verdict="contended"))
+    assert none.recommended is None and none.best is None
+    assert none.recommendation.startswith("No recommendation: no point can be trusted")
+    assert "threads='auto'" in none.recommendation
+
+
+def test_a_sweep_re_measures_a_point_slowed_once_and_records_each_points_machine():
+    clock = FakeClock()
+    slowed = {"left": 12}  # the first 12 timed calls at batch 16 are 50x slower
+
+    def step(batch):
+        factor = 1.0
+        if batch == 16 and slowed["left"] > 0:
+            slowed["left"] -= 1
+            factor = 50.0
+        clock.advance(per_call_s(batch) * factor)
+
+    result = sweep_batch_sizes(
+        step, lambda b: b, SIZES, warmup=2, repeat=10, clock=clock, progress=False, threads=None
+    )
+    point = result[16]
+    assert point.reliable and "re-measured" in point.note
+    assert point.throughput == pytest.approx(16 / per_call_s(16), rel=1e-6)
+    assert all(r.verdict in ("quiet", "busy", "contended", "unknown") for r in result.rows)
+    assert result.machine_state is not None
+    data = result.to_dict()
+    assert data["recommendation"] == result.recommendation and data["machine"]
+    header = result.csv_text().splitlines()[0].split(",")
+    assert "verdict" in header and "machine" not in header
+
+
+def test_the_views_mark_untrusted_points_and_say_why():
+    out = rows()
+    out[1] = replace(out[1], reliable=False, note="unreliable: rounds disagree")
+    out[2] = replace(
+        out[2], verdict="contended", machine={"reason": "other processes used 1.8 of 2 cores"}
+    )
+    state = {"verdict": "busy", "reason": "other processes used 1.1 of 2 cores; 1 BLAS thread"}
+    report = build_sweep_report(SweepResult(rows=out, machine=state))
+    assert report.points["flag"][:3] == [None, "unreliable", "contended"]
+    assert report.notes[0] == "Machine: busy (other processes used 1.1 of 2 cores; 1 BLAS thread)"
+    assert "2 points not trusted" in report.notes[1]
+    assert "Not considered: 16 (unreliable), 32 (contended)." in report.recommendation["text"]
+    figure = sweep_charts(report)["throughput"]
+    ring = next(t for t in figure["data"] if t.get("name") == "not trusted")
+    assert ring["x"] == [16, 32] and "1.8 of 2 cores" in ring["customdata"][1]
+    assert "batch 16: unreliable" in chart_svg(report, "throughput")
+    text = render_sweep_text(report)
+    assert "! contended" in text and "Machine: busy" in text
