@@ -311,9 +311,10 @@ def step_summary(starts_ns, ends_ns, source: str) -> dict | None:
     """Count, mean, median and p95 duration of the steps, and the typical and extreme ones.
 
     Returns ``None`` when there are no steps, else ``count``, ``source``, ``mean_ms``,
-    ``median_ms``, ``p95_ms`` (linear interpolation) and four steps, each ``index`` (0-based),
-    ``start_ms``, ``end_ms``, ``dur_ms``: ``median`` and ``p95`` (the step whose duration is
-    nearest that value; the first on ties), ``slowest`` and ``fastest``. Plain Python numbers.
+    ``median_ms``, ``p95_ms`` (nearest rank: each is an actual step's duration) and four
+    steps, each ``index`` (0-based), ``start_ms``, ``end_ms``, ``dur_ms``: ``median`` and
+    ``p95`` (the step of that duration; the first on ties), ``slowest`` and ``fastest``.
+    Plain Python numbers.
 
     >>> step_summary([0, 10_000_000], [10_000_000, 30_000_000], "optimizer")["slowest"]
     {'index': 1, 'start_ms': 10.0, 'end_ms': 30.0, 'dur_ms': 20.0}

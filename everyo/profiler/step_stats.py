@@ -176,7 +176,7 @@ class StepStats:
         n = len(self)
         if n == 0:
             return None
-        median, p95 = self._percentile(0.5), self._percentile(0.95)
+        median, p95 = self._percentile(50), self._percentile(95)
         return {
             "count": n,
             "source": str(source),
@@ -194,17 +194,16 @@ class StepStats:
         dur = end - start
         return {"index": i, "start_ms": start / 1e6, "end_ms": end / 1e6, "dur_ms": dur / 1e6}
 
-    def _percentile(self, q: float) -> float:
-        """NumPy's ``percentile(durations, 100 * q, method="linear")``."""
-        n = len(self)
-        virtual = (n - 1) * q
-        if virtual >= n - 1:
-            return float(self._select(n - 1))
-        below = math.floor(virtual)
-        gamma = virtual - below
-        a, b = self._select(below), self._select(below + 1)
-        diff = b - a
-        return float(b - diff * (1 - gamma)) if gamma >= 0.5 else float(a + diff * gamma)
+    def _percentile(self, percent: int) -> int:
+        """The duration of the step at ``percent``: nearest rank, NumPy's
+        ``percentile(durations, percent, method="inverted_cdf")``, the shortest duration that
+        at least ``percent`` % of the steps do not exceed.
+
+        A step statistic is a step: the median of four steps is the second shortest, not the
+        mean of two, so the step table's "median" and "p95" rows show the very numbers of the
+        summary line (with interpolation they showed the nearest step's, which differed)."""
+        rank = -(-percent * len(self) // 100)  # ceil(percent * n / 100), in integers
+        return self._select(max(rank, 1) - 1)
 
     def _select(self, r: int) -> int:
         """The ``r``-th smallest duration (0-based) of both parts."""

@@ -20,7 +20,8 @@ _FAILED = "#d62728"
 def sweep_figure(result, *, theme: str = "light") -> dict:
     """Plot a :class:`everyo.bench.SweepResult` as a plotly figure dict.
 
-    Throughput (samples/s, left axis) and mean latency (ms, right axis) per batch size on a
+    Throughput (samples/s, left axis) and median latency (ms, right axis: the latency every
+    view shows, with its statistic named; see docs/glossary.md) per batch size on a
     log2 x axis; the recommended size is starred, and points that ran out of memory or failed
     are marked on the x axis with their status.
     """
@@ -41,13 +42,13 @@ def sweep_figure(result, *, theme: str = "light") -> dict:
         {
             "type": "scatter",
             "mode": "lines+markers",
-            "name": "mean latency (ms)",
+            "name": "median latency (ms)",
             "x": sizes,
-            "y": [r.mean_ms for r in ok],
+            "y": [r.median_ms for r in ok],
             "yaxis": "y2",
             "line": {"dash": "dot"},
             "marker": {"color": _LATENCY},
-            "hovertemplate": "batch %{x}<br>%{y:.4g} ms per call<extra></extra>",
+            "hovertemplate": "batch %{x}<br>median %{y:.4g} ms per call<extra></extra>",
         },
     ]
     best = getattr(result, "recommended", None)

@@ -13,7 +13,7 @@ from everyo.profiler.step_stats import StepStats
 def direct(starts, ends, source="optimizer"):
     starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
     dur = ends - starts
-    median, p95 = np.percentile(dur, [50, 95], method="linear").tolist()
+    median, p95 = np.percentile(dur, [50, 95], method="inverted_cdf").tolist()
 
     def step(i):
         i = int(i)
@@ -76,14 +76,17 @@ def test_an_early_end_or_a_moved_first_step_is_taken_in(small_parts):
     assert stats.starts.tolist() == [0, 10, 15, 20, 35, 50]
 
 
-def test_percentiles_are_numpys_linear_ones():
+def test_percentiles_are_nearest_rank_so_each_is_a_step():
+    """Issue 33: the step table's median and p95 rows show the summary's numbers."""
     rng = np.random.default_rng(0)
     for n in [*range(1, 30), 99, 1000]:
         dur = rng.integers(0, 10**9, n)
         ends = np.cumsum(dur)
         summary = StepStats().add_spans(ends - dur, ends).summary("s")
-        median, p95 = np.percentile(dur, [50, 95], method="linear").tolist()
+        median, p95 = np.percentile(dur, [50, 95], method="inverted_cdf").tolist()
         assert (summary["median_ms"], summary["p95_ms"]) == (median / 1e6, p95 / 1e6)
+        assert summary["median"]["dur_ms"] == summary["median_ms"]
+        assert summary["p95"]["dur_ms"] == summary["p95_ms"]
 
 
 def test_step_summary_is_a_summary_of_all_the_steps():

@@ -1,0 +1,89 @@
+"""docs/glossary.md is the definition of each figure: its verdict table matches the code that
+gives the verdicts and exit codes, and a report's figures follow its definitions."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from everyo.bench import check_regression
+from everyo.bench.regression import MACHINE_BUSY
+from everyo.cli import bench as cli_bench
+
+GLOSSARY = Path(__file__).resolve().parents[1] / "docs" / "glossary.md"
+
+
+def verdict_rows() -> list[tuple[str, str]]:
+    """(verdict, exit code) of the verdict table's rows, carrying the 'where' cell down."""
+    section = GLOSSARY.read_text().split("## Verdicts and exit codes")[1].split("\n## ")[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        separator = cells[0] != "" and set(cells[0]) <= {"-", " "}
+        if len(cells) == 4 and not separator and cells[1] != "verdict":
+            rows.append((cells[1].strip("`"), cells[3]))
+    return rows
+
+
+def test_the_exit_code_of_each_regression_verdict_is_the_clis():
+    codes = dict(verdict_rows())
+    for verdict in ("ok", "improvement", "regression", "inconclusive", MACHINE_BUSY):
+        check = dataclasses.replace(check_regression([1.0] * 5, [1.0] * 5), verdict=verdict)
+        shown = cli_bench.MACHINE_BUSY if verdict == MACHINE_BUSY else 0 if check.passed else 1
+        assert codes[verdict] == str(shown), verdict
+    assert cli_bench.REGRESSION == 1 and cli_bench.WORKLOAD_FAILED == 3
+    assert "| 2 |" in GLOSSARY.read_text() and "| 3 |" in GLOSSARY.read_text()
+
+
+def test_every_comparison_verdict_is_defined():
+    from everyo_lab.views.compare import VERDICTS
+
+    defined = " ".join(v for v, _ in verdict_rows())
+    for verdict in VERDICTS:
+        assert verdict in defined, verdict
+
+
+@pytest.mark.parametrize("speedup", [1.004, 1 / 1.004, 1.006, 1 / 1.006, 2.0])
+def test_same_speed_is_symmetric_as_defined(speedup):
+    from everyo_lab.views.compare import speedup_text
+
+    same = max(speedup, 1 / speedup) - 1 < 0.005
+    assert (speedup_text(speedup) == "same speed") == same
+
+
+def test_a_reports_shares_follow_the_definitions():
+    sys.path.insert(0, str(Path(__file__).parent / "lab"))
+    from views_runs import train_run
+
+    from everyo_lab.views.report import build_report
+
+    report = build_report(train_run(mark_steps=True))
+    for row in report.rows:
+        assert row["share"] == pytest.approx(row["total_ms"] / report.wall_ms)
+    for spot in report.hot_spots:
+        assert spot["share"] == pytest.approx(spot["self_ms"] / report.wall_ms)
+    steps = report.steps
+    assert steps["median"]["dur_ms"] == steps["median_ms"]  # nearest rank: each is a step
+    assert steps["p95"]["dur_ms"] == steps["p95_ms"]
+
+
+def test_the_glossary_names_each_producer_that_exists():
+    import importlib
+
+    text = GLOSSARY.read_text()
+    for module in sorted(set(re.findall(r"`((?:views|bench|analysis|profiler)\.[\w.]+)`", text))):
+        parts = module.split(".")
+        base = {
+            "views": "everyo_lab.views",
+            "bench": "everyo.bench",
+            "analysis": "everyo.profiler.analysis",
+            "profiler": "everyo.profiler",
+        }[parts[0]]
+        obj = importlib.import_module(base)
+        for part in parts[1:]:
+            obj = getattr(obj, part, None) or importlib.import_module(f"{obj.__name__}.{part}")
+        assert obj is not None, module
