@@ -133,6 +133,7 @@ class Run:
         self.skipped = 0  # events dropped by warmup
         self.memory: dict | None = None  # peaks, with profile_memory
         self.step_ns: list[int] = []
+        self.samples = None  # a SampleStore when the profiler sampled stacks (sample=)
         # what the machine did while the run recorded (MachineState.to_dict(); a loaded run:
         # the file's); a live run watches from its start to its finish
         self.machine: dict | None = None
