@@ -188,6 +188,14 @@ def test_a_failing_profile_keeps_its_samples(registry):
     assert ep.hot_lines(p.run, "doomed").samples > 0
 
 
+def test_samples_count_in_the_memory_budget(registry):
+    with ep.profile(sample=0.5, registry=registry) as p:
+        with ep.record_function("x"):
+            spin(0.05)
+    assert p.run.samples.nbytes > 0
+    assert p.run.nbytes == p.run.store.nbytes + p.run.samples.nbytes
+
+
 def test_raw_export_and_load_keep_the_samples(registry, tmp_path):
     with ep.profile(sample=0.5, sample_mode="cpu", registry=registry) as p:
         with ep.record_function("x"):
@@ -376,3 +384,31 @@ def test_cli_sample_option_forms(tmp_path, capsys):
     assert "--sample takes the interval in milliseconds" in capsys.readouterr().err
     assert main(["profile", str(script), "0.05", "--sample-mode", "gpu"]) == 2
     assert "--sample-mode takes wall" in capsys.readouterr().err
+
+
+def test_chrome_trace_carries_the_samples_as_nested_slices(registry, tmp_path):
+    import json
+
+    with ep.profile(sample=0.5, registry=registry) as p:
+        for _ in range(10):
+            with ep.record_function("step"):
+                planted_a()
+                planted_b()
+    path = p.export_chrome_trace(tmp_path / "t.json")
+    events = json.loads(path.read_text())["traceEvents"]
+    sampled = [e for e in events if e.get("cat") == "everyo.sample"]
+    assert sampled and {e["ph"] for e in sampled} == {"b", "e"}
+    open_by_thread: dict = {}
+    for e in sampled:  # in file order: each thread's slices nest like a call stack
+        stack = open_by_thread.setdefault(e["tid"], [])
+        if e["ph"] == "b":
+            stack.append((e["name"], e["ts"]))
+        else:
+            name, ts = stack.pop()
+            assert name == e["name"] and ts <= e["ts"]
+    assert all(not s for s in open_by_thread.values())
+    assert {e["tid"] for e in sampled} == {tid for tid, _ in p.run.store.threads}
+    names = {e["name"].split(" (")[0] for e in sampled}
+    assert {"planted_a", "planted_b", "spin"} <= names
+    back = ep.load(path)  # the slices are not events
+    assert back.num_events == p.run.num_events

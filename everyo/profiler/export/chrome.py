@@ -1,4 +1,5 @@
-"""Chrome trace JSON (chrome://tracing, Perfetto): complete events, thread names, counters.
+"""Chrome trace JSON (chrome://tracing, Perfetto): complete events, thread names, counters, and
+the stack samples as slices of their own (``chrome_samples``).
 
 The file is written in chunks of rows, so memory stays bounded whatever the number of events.
 Per chunk, everything that repeats (event name, category, thread, path, shapes) is formatted once
@@ -24,6 +25,7 @@ from everyo.profiler.export._fixed import (
     int_or_null,
     padded_table,
 )
+from everyo.profiler.export.chrome_samples import sample_events
 
 CHUNK_ROWS = 100_000
 PID = 1
@@ -177,6 +179,11 @@ def _counter_events(run) -> list[str]:
     return out
 
 
+def _chunks(items: list, size: int):
+    for lo in range(0, len(items), size):
+        yield items[lo : lo + size]
+
+
 def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
     """Write ``run`` as a Chrome trace to ``path`` (gzip when it ends in ``.gz``); return it."""
     store = run.store
@@ -204,6 +211,9 @@ def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
         counters = _counter_events(run)
         if counters:
             f.write(",\n" + ",\n".join(counters))
+        pid_of = {tid: pid for (tid, _), pid in zip(threads, pids)}
+        for part in _chunks(sample_events(run, pid_of, PID), 100_000):
+            f.write(",\n" + ",\n".join(part))
         f.write('\n],\n"displayTimeUnit":"ms",\n"otherData":{"everyo_format":"chrome",')
         f.write(f'"everyo_run":{header}}}}}\n')
     return Path(path)

@@ -1,0 +1,83 @@
+"""A run's stack samples in a Chrome trace: per thread, slices built from consecutive samples.
+
+While consecutive samples of a thread share a frame, that frame is one slice; a frame that
+appears opens a slice, one that disappears closes it, so the slices nest like the call stack
+and Perfetto or chrome://tracing draw them as a flame chart under the thread's events. They are
+nestable async events (``"ph": "b"``/``"e"``, category ``everyo.sample``, one id per thread),
+on a track of their own: recorded events and sampled frames need not nest with each other.
+everyo's own frames are folded as in :func:`everyo.profiler.hot_lines`. Readers of everyo's
+traces (``load``) skip these events; the raw JSON export keeps the samples themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+CATEGORY = "everyo.sample"
+GAP_INTERVALS = 2  # a thread not sampled for this many intervals closes its open slices
+
+
+def sample_events(run, pid_of_thread: dict, default_pid: int) -> list[str]:
+    """The trace events of ``run``'s samples (empty without samples)."""
+    samples = getattr(run, "samples", None)
+    if samples is None or not len(samples):
+        return []
+    from everyo.profiler.sampled_lines import frame_filter
+
+    hidden = frame_filter(samples.frames, "everyo")
+    names = [
+        json.dumps(f"{fn} ({os.path.basename(file)}:{line})") for file, line, fn in samples.frames
+    ]
+    interval_ns = int((run.options.get("sample_ms") or 1.0) * 1e6)
+    cols = samples.read()
+    out: list[str] = []
+    for tid in np.unique(cols["tid"]).tolist():
+        mine = np.flatnonzero(cols["tid"] == tid)
+        mine = mine[np.argsort(cols["t_ns"][mine], kind="stable")]
+        head = f'"cat":"{CATEGORY}","id":"{tid:#x}","pid":{pid_of_thread.get(tid, default_pid)}'
+        head += f',"tid":{tid}'
+        for ph, fid, t in _stream(
+            samples, cols["t_ns"][mine], cols["stack"][mine], hidden, interval_ns
+        ):
+            out.append(f'{{"ph":"{ph}",{head},"name":{names[fid]},"ts":{_us(t)}}}')
+    return out
+
+
+def _us(ns: int) -> str:
+    ns = max(int(ns), 0)
+    return f"{ns // 1000}.{ns % 1000:03d}"
+
+
+def _stream(samples, t_ns: np.ndarray, stacks: np.ndarray, hidden, interval_ns: int):
+    """``(phase, frame id, time)`` of one thread's slices in time order: at each change of
+    stack, the frames that left close innermost first, then the new ones open outermost
+    first (so equal times still nest)."""
+    cache: dict[int, list[int]] = {}
+    opened: list[int] = []  # frame ids of the open slices, outermost first
+    out: list[tuple[str, int, int]] = []
+    last = None
+    for t, sid in zip(t_ns.tolist(), stacks.tolist()):
+        frames = cache.get(sid)
+        if frames is None:
+            frames = cache[sid] = [f for f in samples.frames_of(sid) if not hidden[f]]
+        if last is not None and t - last > GAP_INTERVALS * interval_ns:
+            _close(opened, 0, last + interval_ns, out)  # not sampled for a while: end there
+        keep = 0
+        while keep < len(opened) and keep < len(frames) and opened[keep] == frames[keep]:
+            keep += 1
+        _close(opened, keep, t, out)
+        for fid in frames[keep:]:
+            opened.append(fid)
+            out.append(("b", fid, t))
+        last = t
+    if last is not None:
+        _close(opened, 0, last + interval_ns, out)
+    return out
+
+
+def _close(opened: list, keep: int, at: int, out: list) -> None:
+    while len(opened) > keep:
+        out.append(("e", opened.pop(), at))
