@@ -16,6 +16,8 @@ from everyo.bench.devices import gpu_pool_bytes, on_gpu
 from everyo.bench.memory import traced_peak
 from everyo.bench.timing import Timer, check_count
 from everyo.errors import EveryOBenchmarkError
+from everyo.machine_state import MachineState, MachineWatch
+from everyo.thread_policy import ThreadPolicy
 
 __all__ = ["measure_training", "TrainingThroughput"]
 
@@ -32,6 +34,13 @@ class TrainingThroughput:
     validation_s: float | None = None
     peak_memory: int | None = None
     gpu_memory: int | None = None
+    machine: dict | None = None
+    """The machine's state while the steps ran (:class:`~everyo.machine_state.MachineState`
+    as a dict); :attr:`machine_state` gives the object."""
+
+    @property
+    def machine_state(self) -> MachineState | None:
+        return MachineState.from_dict(self.machine)
 
     @property
     def elapsed_s(self) -> float:
@@ -80,6 +89,7 @@ class TrainingThroughput:
             "batches_per_epoch": self.batches_per_epoch,
             "step_times_s": self.step_times.tolist(),
             "data_times_s": self.data_times.tolist(),
+            "machine": self.machine,
         }
 
     def __str__(self) -> str:
@@ -96,6 +106,7 @@ class TrainingThroughput:
                 f"(data loading {self.mean_data_ms:.4f} ms)",
                 f"Validation time: {fmt(self.validation_s, '.3f', 's')}",
                 f"Peak memory: {fmt(None if peak is None else peak / 2**20, '.2f', 'MiB')}",
+                *([state.line()] if (state := self.machine_state) is not None else []),
             ]
         )
 
@@ -111,6 +122,7 @@ def measure_training(
     memory: bool = True,
     clock: Callable[[], float] | None = None,
     synchronize: Callable[[], None] | None = None,
+    threads: Any = "auto",
 ) -> TrainingThroughput:
     """Time training steps over a loader.
 
@@ -134,27 +146,34 @@ def measure_training(
         peak bytes it allocated; on a GPU, CuPy's pool bytes.
     clock, synchronize : callable, optional
         As for :func:`everyo.bench.benchmark`.
+    threads : "auto", int or None
+        BLAS/OpenMP threads while measuring, as for :func:`everyo.bench.benchmark`; the
+        machine's state over the measured steps is recorded (``result.machine_state``).
     """
     step, validate = _resolve(trainer_or_step, validate)
     n_batches = _len_or_none(loader)
     steps = _check_counts(steps, warmup, n_batches)
     timer = Timer(clock=clock, synchronize=synchronize)
     batches = _cycle(loader)
-    for _ in range(warmup):
-        step(next(batches))
-    step_times, data_times, samples = [], [], 0
-    last = None
-    for _ in range(steps):
-        start = timer.clock()
-        last = next(batches)
-        data_times.append(timer.clock() - start)
-        timer.watch(last, step)
-        step_times.append(timer.time_once(lambda b=last: step(b)))
-        samples += _batch_len(last)
-    validation_s = None
-    if val_loader is not None and validate is not None:
-        validation_s = timer.time_once(lambda: validate(val_loader))
-    peak, gpu = _probe_memory(step, last) if memory else (None, None)
+    with ThreadPolicy(threads) as policy:
+        watch = MachineWatch(threads_policy=policy.policy, threads_applied=policy.applied)
+        watch.start()
+        for _ in range(warmup):
+            step(next(batches))
+        step_times, data_times, samples = [], [], 0
+        last = None
+        for _ in range(steps):
+            start = timer.clock()
+            last = next(batches)
+            data_times.append(timer.clock() - start)
+            timer.watch(last, step)
+            step_times.append(timer.time_once(lambda b=last: step(b)))
+            samples += _batch_len(last)
+        machine = watch.stop()
+        validation_s = None
+        if val_loader is not None and validate is not None:
+            validation_s = timer.time_once(lambda: validate(val_loader))
+        peak, gpu = _probe_memory(step, last) if memory else (None, None)
     return TrainingThroughput(
         steps=steps,
         samples=samples,
@@ -164,6 +183,7 @@ def measure_training(
         validation_s=validation_s,
         peak_memory=peak,
         gpu_memory=gpu,
+        machine=machine.to_dict(),
     )
 
 
