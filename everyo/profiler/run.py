@@ -422,4 +422,19 @@ class RunRegistry:
         return f"<RunRegistry runs={len(self)} nbytes={self.nbytes:,} budget={self.budget_bytes:,}>"
 
 
+def _notify(callbacks, run: Run, what: str) -> None:
+    """Call each ``callback(run)``; one that raises is reported as a warning and the rest still
+    run: the run is already registered (or evicted), and a listener's fault must not undo it."""
+    for callback in callbacks:
+        try:
+            callback(run)
+        except Exception as exc:  # noqa: BLE001 - any listener's fault, reported below
+            warnings.warn(
+                f"everyo profiler: a listener of the run registry failed on the {what} "
+                f"{run.id} ({type(exc).__name__}: {exc}); the run registry is unchanged",
+                EveryOProfilerWarning,
+                stacklevel=3,
+            )
+
+
 runs = RunRegistry()
