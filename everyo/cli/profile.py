@@ -3,15 +3,23 @@
 Options may come before the script or after it (mixed with the script's own arguments); an
 argument after ``--`` always goes to the script. The script runs as ``__main__`` with
 ``sys.argv`` set to its own arguments. If it raises, the summary is still printed and the exit
-code is 1 (130 for KeyboardInterrupt; a ``sys.exit(n)`` keeps ``n``).
+code is 1 (130 for KeyboardInterrupt, 143 for SIGTERM; a ``sys.exit(n)`` keeps ``n``).
+
+SIGTERM (what ``timeout``, CI and job schedulers send) ends the script as Ctrl-C does: the
+summary is printed and the trace written. A child process the script forks runs the script's
+code only: when it ends, it exits without the profiler's summary and exports, which are the
+parent's.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
+import signal
 import sys
+import threading
 import traceback
 
 from everyo.cli.destination import check_destination
@@ -118,14 +126,40 @@ def _check(args) -> None:
             check_destination(path, option)
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived while the script ran: it unwinds the script like ``KeyboardInterrupt``
+    (a ``BaseException``, so the script's ``except Exception`` does not swallow it)."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    """While the script runs, SIGTERM raises :class:`Terminated` in the main thread instead of
+    killing the process at once (a SIGTERM ignored by whoever started us stays ignored)."""
+
+    def handler(_signum, _frame):
+        raise Terminated()
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    if previous is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseException | None]:
     """Run ``path`` as ``__main__``; return (exit code, error to mark the run failed with)."""
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [path] + argv
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
-        profiler.start()
-        runpy.run_path(path, run_name="__main__")
+        with _sigterm_unwinds():
+            profiler.start()
+            runpy.run_path(path, run_name="__main__")
         return 0, None
     except SystemExit as exc:
         code = exc.code
@@ -138,6 +172,9 @@ def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseExceptio
     except KeyboardInterrupt as exc:
         traceback.print_exc()
         return 130, exc
+    except Terminated as exc:
+        print("everyo profile: terminated by SIGTERM", file=sys.stderr)
+        return 128 + signal.SIGTERM, exc
     except BaseException as exc:  # noqa: BLE001 - the script's error is reported, then summarised
         traceback.print_exc()
         return 1, exc
@@ -166,8 +203,11 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     args.label = args.label or os.path.basename(args.script)
     profiler = Profiler(**profiler_kwargs(args))
+    parent = os.getpid()
     with ThreadPolicy(args.threads) as policy:
         code, error = _run_script(args.script, script_argv, profiler)
+        if os.getpid() != parent:  # a child the script forked ended: the ending is the parent's
+            return code
         if profiler.run is not None:
             profiler.run.watch_threads(policy.policy, policy.applied)
         run = profiler.stop(error)
