@@ -21,6 +21,7 @@ import numpy as np
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import hooks
 from everyo.profiler import recorder as _recorder
+from everyo.profiler.events_cache import EventsCache
 from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.memory import MemoryTracker
 from everyo.profiler.recorder import Recorder
@@ -341,10 +342,13 @@ class Profiler:
 
     @property
     def events(self) -> list:
-        """Every recorded event as a list of :class:`ProfileEvent` (row order: completion)."""
+        """Every recorded event as a list of :class:`ProfileEvent` (row order: completion);
+        built once per state of the run (see :mod:`everyo.profiler.events_cache`)."""
         if self.run is None:
             return []
-        return self._require_run().snapshot().events()
+        if "_events_cache" not in self.__dict__:
+            self._events_cache = EventsCache()
+        return self._events_cache.events(self._require_run())
 
     def summary(
         self,
