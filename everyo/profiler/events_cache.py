@@ -10,20 +10,18 @@ returns a list of its own; edits nested inside a metadata value (a list in it) a
 
 from __future__ import annotations
 
+import gc
+
 __all__ = ["EventsCache"]
 
 
 class _Metadata(dict):
-    """An event's metadata dict that marks its cache stale when it is edited."""
+    """An event's metadata dict that marks its cache stale when it is edited; each build has a
+    subclass of its own whose class attribute ``stale`` is that build's flag (a plain
+    ``dict(...)`` call per event then: no Python ``__init__``)."""
 
-    __slots__ = ("_stale",)
-
-    def __init__(self, values: dict, stale: list) -> None:
-        super().__init__(values)
-        self._stale = stale
-
-    def _edited(self) -> None:
-        self._stale[0] = True
+    __slots__ = ()
+    stale: list = [False]
 
     def __reduce__(self):  # pickles and copies as the plain dict it is to its readers
         return dict, (dict(self),)
@@ -33,7 +31,7 @@ def _editing(name: str):
     method = getattr(dict, name)
 
     def edit(self, *args, **kwargs):
-        self._stale[0] = True
+        self.stale[0] = True
         return method(self, *args, **kwargs)
 
     edit.__name__ = name
@@ -60,8 +58,15 @@ class EventsCache:
         key = (run.num_events, run.status)
         if run is not self._run or key != self._key or self._stale[0]:
             stale = [False]
+            tracked = type("_Metadata", (_Metadata,), {"__slots__": (), "stale": stale})
             events = run.snapshot().events()
-            for e in events:
-                e.__dict__["metadata"] = _Metadata(e.metadata, stale)
+            paused = gc.isenabled()
+            gc.disable()  # 10^5 new dicts would start collections that find nothing to free
+            try:
+                for e in events:
+                    e.__dict__["metadata"] = tracked(e.metadata)
+            finally:
+                if paused:
+                    gc.enable()
             self._run, self._key, self._events, self._stale = run, key, events, stale
         return list(self._events)
