@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from pathlib import Path
 
 from everyo.fileio import write_text
@@ -63,7 +64,7 @@ def to_html(
     """
     target = Path(path)
     document = report_html(run, top=top, group_by=group_by, report=report)
-    write_text(target, document)
+    write_text(target, _LONE_SURROGATE.sub("\ufffd", document))
     return target
 
 
@@ -108,9 +109,16 @@ def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | 
     )
 
 
+# halves of a surrogate pair alone (from a name decoded with errors="surrogateescape", say):
+# UTF-8 cannot hold them, so the page shows U+FFFD, as a browser does for bad bytes
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _script_json(value) -> str:
-    # Inside <script>, "</" would end the element early; "<\/" means the same to JavaScript.
-    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
+    """``value`` as JSON safe inside a ``<script>`` element: every ``<`` becomes ``\\u003c``
+    (the same string to ``JSON.parse``), so no text of an event name (``</script>``, or
+    ``<!--<script>``, which would make the parser skip the element's real end) can end it."""
+    return json.dumps(value, separators=(",", ":")).replace("<", "\\u003c")
 
 
 _DOCUMENT = """<!DOCTYPE html>

@@ -14,6 +14,7 @@ every run in ``everyo.profiler.runs``.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import warnings
@@ -446,8 +447,10 @@ class Dashboard(anywidget.AnyWidget):
             try:
                 x0, x1 = float(content["x0"]), float(content["x1"])
                 width = int(content.get("width") or 1600)
-            except (KeyError, TypeError, ValueError):
-                return  # not a request this front end sends
+            except (KeyError, TypeError, ValueError, OverflowError):
+                return  # not a request this front end sends (width=Infinity, x0=10**400)
+            if not (math.isfinite(x0) and math.isfinite(x1)):
+                return
             with self._lock:
                 if self._stream is not None and not self._stream.raw and x1 > x0:
                     self._send_all([self._stream.detail(x0, x1, width)])

@@ -194,3 +194,22 @@ def test_the_budget_bounds_the_process_growth_over_a_session_of_profiled_cells(t
     # what the kept runs hold, plus room for the last run and the interpreter's own caches;
     # every run of the session held would be cells x run bytes (about 3.5 times this bound)
     assert got["growth"] < budget + 2 * got["run"] + 4_000_000, got
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"x0": 0, "x1": 1, "width": float("inf")},
+        {"x0": 10**400, "x1": 10**401, "width": 800},
+        {"x0": float("-inf"), "x1": float("nan"), "width": 800},
+        {"x0": -1e300, "x1": 1e300, "width": 10**30},
+    ],
+    ids=["width=Infinity", "x0=10**400", "not finite", "huge"],
+)
+def test_a_zoom_message_with_absurd_numbers_is_ignored_or_answered(content):
+    run = _profiled_run(n=50)
+    board = Dashboard(run)
+    sent = []
+    board.send = lambda msg, buffers=None: sent.append(msg)
+    board._on_message(board, {"type": "detail", **content}, [])  # must not raise
+    board.close()
