@@ -105,6 +105,7 @@ class Sampler:
         self._signalled = collections.deque()  # the signal handler's (deque: thread-safe)
         self._intern = threading.Lock()  # the handler and the thread both intern stacks
         self._in_handler = False
+        self._seen: dict[tuple, int] = {}  # (code id, offset, ...) of a whole stack -> its id
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._timer = self._saved_handler = self._switch = None
@@ -221,19 +222,31 @@ class Sampler:
             self.flush()
 
     def _stack_of(self, frame) -> int:
+        """The interned stack of ``frame``. A stack seen before costs one walk and one dict
+        lookup keyed by the frames' code ids and instruction offsets (the code objects are held
+        by the store's frame table from their first sample on, so an id is never reused)."""
+        key = []
+        f = frame
+        while f is not None:
+            key.append(id(f.f_code))
+            key.append(f.f_lasti)
+            f = f.f_back
+        key = tuple(key)
+        sid = self._seen.get(key)
+        if sid is None:
+            sid = self._seen[key] = self._intern_stack(frame)
+        return sid
+
+    def _intern_stack(self, frame) -> int:
         codes = []
         while frame is not None:
             codes.append((frame.f_code, frame.f_lineno))
             frame = frame.f_back
         store, sid = self.samples, -1
-        frame_ids, stack_ids = store._frame_ids, store._stack_ids
         for key in reversed(codes):
-            fid = frame_ids.get(key)
-            if fid is None:
-                code = key[0]
-                fid = store.frame_id(key, code.co_filename, key[1] or 0, code.co_qualname)
-            nxt = stack_ids.get((sid, fid))
-            sid = store.stack_id(sid, fid) if nxt is None else nxt
+            code = key[0]
+            fid = store.frame_id(key, code.co_filename, key[1] or 0, code.co_qualname)
+            sid = store.stack_id(sid, fid)
         return sid
 
     def _retarget(self) -> None:
