@@ -64,11 +64,23 @@ def test_unknown_without_readings_or_over_a_window_too_short():
 
 
 def test_proc_parsing_keeps_only_the_usable_cpus():
-    stat = "cpu  1 1 1 1\ncpu0 10 0 0 90 0 0 0 0\ncpu1 50 0 0 50 0 0 0 0\n"
-    own = "7 (a (weird) name) S " + "0 " * 10 + "3 2 0 0"
-    assert ms.parse_proc(stat, own, {0}) == (10.0, 5.0)
-    assert ms.parse_proc(stat, own, None) == (60.0, 5.0)
-    assert ms.parse_proc("intr 0\n", own, None) == (None, None)
+    stat = "cpu  1 1 1 1\ncpu0 10 0 0 90 0 0 0 0\ncpu1 50 0 0 50 5 0 0 0\nintr 1 2 3\n"
+    assert ms.parse_proc_stat(stat, {0}) == 10.0
+    assert ms.parse_proc_stat(stat, None) == 60.0  # idle and iowait are not busy
+    assert ms.parse_proc_stat("intr 0\n", None) is None
+
+
+def test_a_reading_counts_this_process_and_its_preemptions(monkeypatch):
+    class Usage:
+        ru_utime, ru_stime, ru_nivcsw = 1.5, 0.5, 42
+
+    monkeypatch.setattr(ms.resource, "getrusage", lambda who: Usage)
+    monkeypatch.setattr(ms, "_proc_busy", lambda: 1000.0)
+    r = ms._read()
+    assert r.own == pytest.approx(2.0 * HZ) and r.involuntary == 42 and r.busy == 1000.0
+    monkeypatch.setattr(ms, "_proc_busy", lambda: None)
+    monkeypatch.setattr(ms, "_psutil_busy", lambda: None)
+    assert ms._read().source == "none"
 
 
 def test_a_short_watch_reaches_back_to_an_earlier_reading(monkeypatch):
