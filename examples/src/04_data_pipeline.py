@@ -115,8 +115,21 @@ lab.check(
     abs(data_share - share) < 0.02 and dominant_layer == ("data" if share > 0.5 else "model"),
     f"data_share={data_share:.2f}, dominant_layer={dominant_layer!r}; the loader's share is "
     "data_times.sum() / (data_times.sum() + step_times.sum())",
-    passed=f"{share:.0%} of the loop waits for data: the pipeline is the bottleneck",
+    passed=f"{share:.0%} of the loop waits for data: the "
+    + ("pipeline is the bottleneck" if share > 0.5 else "model, not the pipeline, dominates here")
+    + f" ({baseline.machine_state.line() if baseline.machine_state else 'machine state unknown'})",
 )
+
+# %% [markdown]
+# **On a shared machine.** The share above is a ratio of two times measured in the same loop,
+# so a busy machine slows both sides alike, *unless* the model's matrix products run on several
+# BLAS threads: another process's BLAS work then makes them collapse (their threads spin waiting
+# for each other while the other process runs), the model's side grows, and the data share can
+# fall from about 50 % to 26 % between two runs of this cell. `start_lab` therefore applied a
+# thread policy (its first output says which), and `measure_training` prints the machine's state
+# under its figures: `busy` is fine for a ratio like this one, `contended` means rerun. On a
+# class JupyterHub keep `threads="auto"` (the default), or set one thread for the whole lab with
+# `start_lab(..., threads=1)`.
 
 # %% [markdown]
 # ## 2. Micro: profile the dominant layer
