@@ -108,8 +108,9 @@ def hot_lines(
     ----------
     run : Run
         A run profiled with ``sample=`` (a profiler's ``p.run``, ``runs[...]``, ``load(...)``).
-    event : str, int or list of int
-        An event name (every event of that name: a summary row), or row numbers.
+    event : str, int, list of int or None
+        An event name (every event of that name: a summary row), row numbers, or ``None``
+        for the whole run (every sample, in an event or not: code that records no events).
     mode : str, optional
         ``"wall"`` or ``"cpu"``: weigh samples by wall or CPU time (default: the run's
         ``sample_mode``).
@@ -126,13 +127,17 @@ def hot_lines(
     mode = mode or run.options.get("sample_mode") or "wall"
     if mode not in ("wall", "cpu"):
         raise EveryOProfilerError(f"mode={mode!r}: use 'wall' or 'cpu'")
-    batch = run.snapshot()
-    selected = _select(batch, event)
     cols = samples.read()
-    hit = inside(batch, owners(batch, cols["t_ns"], cols["tid"]), selected, self_only)
+    if event is None:  # the whole run: every sample, inside an event or not
+        hit = np.ones(len(cols["t_ns"]), bool)
+        label, calls, event_ns = "the run", 1, run.wall_ns
+    else:
+        batch = run.snapshot()
+        selected = _select(batch, event)
+        hit = inside(batch, owners(batch, cols["t_ns"], cols["tid"]), selected, self_only)
+        calls, event_ns = outermost_time(batch, selected)
+        label = event if isinstance(event, str) else str(batch.name[selected][0])
     weight = _weights(cols, hit, mode, run.options.get("sample_ms"))
-    calls, event_ns = outermost_time(batch, selected)
-    label = event if isinstance(event, str) else str(batch.name[selected][0])
     out = HotLines(
         label,
         calls,

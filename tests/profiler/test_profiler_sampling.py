@@ -412,3 +412,11 @@ def test_chrome_trace_carries_the_samples_as_nested_slices(registry, tmp_path):
     assert {"planted_a", "planted_b", "spin"} <= names
     back = ep.load(path)  # the slices are not events
     assert back.num_events == p.run.num_events
+
+
+def test_the_whole_run_without_events(registry):
+    with ep.profile(sample=0.5, registry=registry) as p:
+        spin(0.05)  # no event at all: only the samples say where the time went
+    hot = ep.hot_lines(p.run, None)
+    assert hot.event == "the run" and hot.samples > 0
+    assert hot.top_line["function"] == "spin"
