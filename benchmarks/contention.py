@@ -174,8 +174,9 @@ def main(argv=None) -> None:
         if rec is not None and quiet is not None:
             near = "yes" if abs(SIZES.index(rec) - SIZES.index(quiet)) <= 1 else "no"
         state = result.machine_state
+        rates = " / ".join(f"{result[b].throughput:,.0f}" for b in (16, 512))
         print(
-            f"| {load} | {name} | {state.verdict if state else '-'} | {cliff:.2f}x | "
+            f"| {load} | {name} | {state.verdict if state else '-'} | {rates} | {cliff:.2f}x | "
             f"{flagged:.0%} | {rec} | {near} | {training} |"
         )
     print("\n| load | threads | benchmark() runs | quiet | busy | contended | unknown | target |")

@@ -1,4 +1,4 @@
-"""Every ```python block of docs/benchmarking.md runs unchanged."""
+"""Every ```python block of docs/benchmarking.md and docs/shared-machines.md runs unchanged."""
 
 from __future__ import annotations
 
@@ -7,16 +7,24 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmarking.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGES = {"benchmarking.md": 6, "shared-machines.md": 5}  # page -> examples it has at least
+BLOCKS = {
+    page: re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(encoding="utf-8"), re.S)
+    for page in PAGES
+}
 
 
-def test_the_page_has_examples():
-    assert len(BLOCKS) >= 6
+@pytest.mark.parametrize("page", PAGES)
+def test_the_page_has_examples(page):
+    assert len(BLOCKS[page]) >= PAGES[page]
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_doc_example_runs(index, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(
+    "page, index", [(page, i) for page, blocks in BLOCKS.items() for i in range(len(blocks))]
+)
+def test_doc_example_runs(page, index, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # examples write files relative to the working directory
-    exec(compile(BLOCKS[index], f"{DOC.name}[{index}]", "exec"), {"__name__": "__doc_example__"})
+    code = compile(BLOCKS[page][index], f"{page}[{index}]", "exec")
+    exec(code, {"__name__": "__doc_example__"})
     assert capsys.readouterr().out  # each example prints what it shows
