@@ -10,7 +10,11 @@ reports) goes through :func:`atomic_open`:
 - a target that is read-only (no write bit, or not writable by this process) is refused, not
   silently replaced;
 - every failure is one error (``EveryOExportError`` unless the caller names another) whose
-  message names the path the user gave, never the temporary file, and says what to do.
+  message names the path the user gave, never the temporary file, and says what to do;
+- a temporary file is named ``.<name>.<pid>-<8 hex>.tmp`` after the process writing it. One
+  left behind by a process that was killed mid-write is removed by the next write to that
+  folder (once its process is gone and it has not changed for ``STALE_AFTER_S``), and this
+  process's own are removed at interpreter exit (a daemon thread still writing, say).
 
 :func:`dumps` is ``json.dumps`` for files: NaN and infinities, which ``JSON.parse`` (browsers,
 Perfetto) rejects for the whole file, are written as the strings ``"NaN"``, ``"Infinity"`` and
@@ -22,13 +26,17 @@ This is an internal module shared by ``everyo.profiler``, ``everyo.serialization
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gzip
 import io
 import json
 import math
 import os
+import re
 import secrets
+import threading
+import time
 from pathlib import Path
 
 from everyo.errors import EveryOExportError
@@ -37,6 +45,10 @@ __all__ = ["atomic_open", "check_target", "write_text", "dumps", "finite_json"]
 
 # The longest file name most file systems allow; the temporary name must fit too.
 _NAME_MAX = 255
+STALE_AFTER_S = 60.0  # a temporary file of a dead process unchanged this long is removed
+_TEMP_NAME = re.compile(r"\..+\.(\d+)-[0-9a-f]{8}\.tmp")
+_in_flight: dict[str, int] = {}  # temporary files being written: path -> writing process
+_in_flight_lock = threading.Lock()
 NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
 
 
@@ -76,12 +88,16 @@ def _read_only(target: Path) -> bool:
 
 def _temp_file(target: Path, error) -> tuple[int, Path]:
     """A new hidden file next to ``target``, created with mode 0o666 so the umask applies."""
-    stem = target.name[: _NAME_MAX - 16]  # "." + stem + "." + 8 hex + ".tmp" fits NAME_MAX
+    pid = os.getpid()
+    stem = target.name[: _NAME_MAX - 16 - len(str(pid)) - 1]  # the whole name fits NAME_MAX
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = target.with_name(f".{stem}.{secrets.token_hex(4)}.tmp")
+        tmp = target.with_name(f".{stem}.{pid}-{secrets.token_hex(4)}.tmp")
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            fd = os.open(tmp, flags, 0o666)
+            with _in_flight_lock:
+                _in_flight[os.path.abspath(tmp)] = pid
+            return fd, tmp
         except FileExistsError:
             continue
         except OSError as exc:
@@ -91,6 +107,67 @@ def _temp_file(target: Path, error) -> tuple[int, Path]:
                 "folder is writable by this process, or choose another folder"
             ) from exc
     raise error(f"cannot write {target}: no free temporary name in its folder")
+
+
+def _done(tmp: Path) -> None:
+    with _in_flight_lock:
+        _in_flight.pop(os.path.abspath(tmp), None)
+
+
+def _alive(pid: int) -> bool:
+    if os.name == "nt":  # os.kill would end the process there: go by the file's age alone
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, under another user
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files in ``folder`` that a killed writer left; return them.
+
+    Stale: its process is gone (or is this one, which is not writing it) and it has not
+    changed for ``STALE_AFTER_S`` (a writer on another machine sharing the folder keeps its
+    file fresh). Never raises: a file it cannot remove is left.
+    """
+    removed = []
+    now, me = time.time(), os.getpid()
+    with _in_flight_lock:
+        ours = set(_in_flight)
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith(".")]
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMP_NAME.fullmatch(entry.name)
+        if match is None or os.path.abspath(entry.path) in ours:
+            continue
+        pid = int(match.group(1))
+        try:
+            if now - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER_S:
+                continue
+            if pid != me and _alive(pid):
+                continue
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+@atexit.register
+def _remove_own_temporaries() -> None:
+    """At interpreter exit, the temporary files this process is still writing (a forked child
+    leaves its parent's alone)."""
+    me = os.getpid()
+    with _in_flight_lock:
+        mine = [path for path, pid in _in_flight.items() if pid == me]
+    for path in mine:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _reason(exc: OSError) -> str:
@@ -128,6 +205,7 @@ def atomic_open(
     target = check_target(path, error=error)
     if compress is None:
         compress = target.name.endswith(".gz")
+    remove_stale_temporaries(target.parent if str(target.parent) else Path("."))
     fd, tmp = _temp_file(target, error)
     try:
         with os.fdopen(fd, "wb") as raw:
@@ -143,9 +221,11 @@ def atomic_open(
                 if compress:
                     stream.close()
         os.replace(tmp, target)
+        _done(tmp)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _done(tmp)
         if isinstance(exc, OSError) and not isinstance(exc, error):
             raise error(f"cannot write {target}: {_reason(exc)}; nothing was written") from exc
         raise
