@@ -21,7 +21,7 @@ import numpy as np
 import everyo as eo
 from everyo.bench import benchmark, compare
 from everyo.core.device import device
-from everyo.profiler import analysis, runs
+from everyo.profiler import analysis, hot_lines, record_function, runs
 from everyo_lab.labs import interleaved, start_lab
 
 %load_ext everyo_lab
@@ -86,6 +86,43 @@ lab.check(
     f"ops_per_row is {ops_per_row}; add up the 'calls' of the op rows and divide by "
     f"rows={rows}",
     passed=f"{actual:.0f} operations per row, {actual * rows:.0f} in all: Python overhead",
+)
+
+# %% [markdown]
+# **Which line?** The op rows say *how many* operations run; sampled stacks say *which line*
+# spends the time. `--sample 0.5` records the Python stack every 0.5 ms, and
+# `hot_lines(run, "score")` reads the samples taken inside the `score` region, line by line.
+# everyo's own frames are folded, so a sample taken inside a tensor operation counts for the
+# line of *your* code that called it.
+
+# %%
+%%everyo_profile --label loop-lines --sample 0.5 --no-live --top 3
+with record_function("score"):
+    scores = score_rows(X)
+
+# %%
+hot = hot_lines(runs["loop-lines"], "score")
+print(hot)
+
+# %% [markdown]
+# **Exercise 1b.** Which line of `score_rows` spends the most time itself? Take it from the hot
+# lines (`hot.lines`: one dict per line, by `self_share`, with its `function` and `source`),
+# not from reading the code.
+
+# %% [exercise]
+hot_line = ""  # TODO: the `source` of the hottest line whose function is score_rows
+
+# %% [solution]
+hot_line = next(r for r in hot.lines if r["function"] == "score_rows")["source"]
+
+# %% [check]
+top = next(r for r in hot.lines if r["function"] == "score_rows")
+lab.check(
+    hot_line.strip() == top["source"] and "for i in" not in top["source"],
+    "hot_line must be the `source` of the first row of hot.lines whose function is "
+    f"score_rows (it is {top['source']!r})",
+    passed=f"{top['self_share']:.0%} of the time on `{top['source']}`, once per row: "
+    "the loop body, not the arithmetic, is the cost",
 )
 
 # %% [markdown]
