@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:4a2623abecbcf6da | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:6944628d144ab70a | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:4a2623abecbcf6da"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:6944628d144ab70a"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -226,19 +226,26 @@ return [["best", "best"], ["recommended", "recommended"], ["largest_fit", "large
 .join(", ");
 }
 
+function rowNote(row, rec) {
+return [row.flag ? `! ${row.flag}` : "", pickNote(row.batch_size, rec), row.note || ""]
+.filter(Boolean)
+.join(", ");
+}
+
 function tableRows(report) {
 const r = report || {};
 const rec = r.recommendation || {};
 return (r.rows || []).map((row) => {
 const memory = row.gpu_memory !== null && row.gpu_memory !== undefined ? row.gpu_memory : row.peak_memory;
 const ok = row.status === "ok";
+const cls = !ok ? "failed" : row.flag ? "flagged" : row.batch_size === rec.recommended ? "recommended" : "";
 return {
-cls: !ok ? "failed" : row.batch_size === rec.recommended ? "recommended" : "",
-title: ok ? "" : row.message || "",
+cls,
+title: ok ? row.note || "" : row.message || "",
 cells: [
 String(row.batch_size), row.status, fixed(row.throughput, 1), fixed(row.median_ms, 4),
 fixed(row.p5_ms, 4), fixed(row.p95_ms, 4), fixed(memory, 2, 1048576),
-ok ? pickNote(row.batch_size, rec) : row.message || "",
+ok ? rowNote(row, rec) : row.message || "",
 ],
 };
 });
@@ -271,7 +278,7 @@ body.appendChild(tr);
 table.append(thead, body);
 return table;
 }
-return { progressText, progressLine, buttonStates, TABLE_HEADERS, pickNote, tableRows, renderSweepTable };
+return { progressText, progressLine, buttonStates, TABLE_HEADERS, pickNote, rowNote, tableRows, renderSweepTable };
 })();
 
 // ---- src/theme.js
@@ -347,8 +354,10 @@ const CSS = `
 .everyo-sweep-charts { display: flex; flex-wrap: wrap; gap: 8px; }
 .everyo-sweep-chart { flex: 1 1 300px; min-width: 280px; min-height: 260px; overflow: hidden; }
 .everyo-sweep-failed td { color: var(--jp-error-color1, #d62728); }
+.everyo-sweep-flagged td { color: var(--jp-warn-color1, #9a6700); }
 .everyo-sweep-recommended td { font-weight: 600; }
 .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-notes { margin: 2px 0 4px; padding-left: 1.4em; color: var(--jp-ui-font-color2, #555); }
 .everyo-sweep-table td:last-child { white-space: normal; min-width: 16em; }
 `;
 
@@ -401,6 +410,8 @@ bar.append(title, run, stop, csv, json, progress, exportStatus);
 
 const rec = doc.createElement("div");
 rec.className = "everyo-sweep-rec";
+const notes = doc.createElement("ul"); // the machine's state, points not trusted: the kernel's
+notes.className = "everyo-notes";
 const error = doc.createElement("div");
 error.className = "everyo-warning";
 const charts = doc.createElement("div");
@@ -412,7 +423,7 @@ charts.appendChild(div);
 return [key, div];
 }));
 const tableBox = doc.createElement("div");
-el.append(style, bar, error, rec, charts, tableBox);
+el.append(style, bar, error, rec, notes, charts, tableBox);
 
 let plotly = null;
 let redraws = 0;
@@ -439,6 +450,12 @@ showProgress();
 const rtext = (report.recommendation || {}).text || "";
 rec.textContent = rtext;
 rec.hidden = !rtext;
+notes.replaceChildren(...(report.notes || []).map((text) => {
+const li = doc.createElement("li");
+li.textContent = text;
+return li;
+}));
+notes.hidden = !(report.notes || []).length;
 error.textContent = report.error ? `error: ${report.error}` : "";
 error.hidden = !report.error;
 tableBox.replaceChildren(renderSweepTable(doc, report));

@@ -43,20 +43,29 @@ export function pickNote(size, rec) {
     .join(", ");
 }
 
-/** Table cells per row, with the row's class: `failed`, `recommended` or "". */
+/** An ok row's note: its flag ("! unreliable", "! contended"), its picks, and the kernel's
+ * note on it (why it is flagged, what a re-measurement found), as the static table. */
+export function rowNote(row, rec) {
+  return [row.flag ? `! ${row.flag}` : "", pickNote(row.batch_size, rec), row.note || ""]
+    .filter(Boolean)
+    .join(", ");
+}
+
+/** Table cells per row, with the row's class: `failed`, `flagged`, `recommended` or "". */
 export function tableRows(report) {
   const r = report || {};
   const rec = r.recommendation || {};
   return (r.rows || []).map((row) => {
     const memory = row.gpu_memory !== null && row.gpu_memory !== undefined ? row.gpu_memory : row.peak_memory;
     const ok = row.status === "ok";
+    const cls = !ok ? "failed" : row.flag ? "flagged" : row.batch_size === rec.recommended ? "recommended" : "";
     return {
-      cls: !ok ? "failed" : row.batch_size === rec.recommended ? "recommended" : "",
-      title: ok ? "" : row.message || "",
+      cls,
+      title: ok ? row.note || "" : row.message || "",
       cells: [
         String(row.batch_size), row.status, fixed(row.throughput, 1), fixed(row.median_ms, 4),
         fixed(row.p5_ms, 4), fixed(row.p95_ms, 4), fixed(memory, 2, 1048576),
-        ok ? pickNote(row.batch_size, rec) : row.message || "",
+        ok ? rowNote(row, rec) : row.message || "",
       ],
     };
   });

@@ -20,8 +20,10 @@ const CSS = `
 .everyo-sweep-charts { display: flex; flex-wrap: wrap; gap: 8px; }
 .everyo-sweep-chart { flex: 1 1 300px; min-width: 280px; min-height: 260px; overflow: hidden; }
 .everyo-sweep-failed td { color: var(--jp-error-color1, #d62728); }
+.everyo-sweep-flagged td { color: var(--jp-warn-color1, #9a6700); }
 .everyo-sweep-recommended td { font-weight: 600; }
 .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-notes { margin: 2px 0 4px; padding-left: 1.4em; color: var(--jp-ui-font-color2, #555); }
 .everyo-sweep-table td:last-child { white-space: normal; min-width: 16em; }
 `;
 
@@ -74,6 +76,8 @@ function render({ model, el }) {
 
   const rec = doc.createElement("div");
   rec.className = "everyo-sweep-rec";
+  const notes = doc.createElement("ul"); // the machine's state, points not trusted: the kernel's
+  notes.className = "everyo-notes";
   const error = doc.createElement("div");
   error.className = "everyo-warning";
   const charts = doc.createElement("div");
@@ -85,7 +89,7 @@ function render({ model, el }) {
     return [key, div];
   }));
   const tableBox = doc.createElement("div");
-  el.append(style, bar, error, rec, charts, tableBox);
+  el.append(style, bar, error, rec, notes, charts, tableBox);
 
   let plotly = null;
   let redraws = 0;
@@ -112,6 +116,12 @@ function render({ model, el }) {
     const rtext = (report.recommendation || {}).text || "";
     rec.textContent = rtext;
     rec.hidden = !rtext;
+    notes.replaceChildren(...(report.notes || []).map((text) => {
+      const li = doc.createElement("li");
+      li.textContent = text;
+      return li;
+    }));
+    notes.hidden = !(report.notes || []).length;
     error.textContent = report.error ? `error: ${report.error}` : "";
     error.hidden = !report.error;
     tableBox.replaceChildren(renderSweepTable(doc, report));

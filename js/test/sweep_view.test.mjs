@@ -56,3 +56,22 @@ test("the sweep bundle is a small self-contained ES module with the shared plotl
   assert.equal(typeof mod.default.render, "function");
   assert.equal(typeof mod.default.initialize, "function");
 });
+
+test("tableRows marks a point the kernel does not trust and says why", () => {
+  const ok = { status: "ok", throughput: 1000, median_ms: 1, p5_ms: 1, p95_ms: 1, peak_memory: 1 };
+  const report = {
+    recommendation: { recommended: 64, best: 64, largest_fit: 64 },
+    rows: [
+      { ...ok, batch_size: 16, flag: "unreliable", note: "unreliable: rounds disagree" },
+      { ...ok, batch_size: 32, flag: "contended", note: "measured on a contended machine" },
+      { ...ok, batch_size: 64, flag: null, note: "re-measured (first reading 9 samples/s)" },
+    ],
+  };
+  const [a, b, c] = tableRows(report);
+  assert.equal(a.cls, "flagged");
+  assert.equal(a.cells[7], "! unreliable, unreliable: rounds disagree");
+  assert.equal(b.cls, "flagged");
+  assert.match(b.title, /contended machine/);
+  assert.equal(c.cls, "recommended");
+  assert.equal(c.cells[7], "best, recommended, largest fit, re-measured (first reading 9 samples/s)");
+});
