@@ -1,35 +1,37 @@
 """Profiler cost against the peers on the same workloads: everyo, torch.profiler (the equivalent
-PyTorch model, with and without ``record_shapes``), viztracer, pyinstrument and cProfile.
+PyTorch model, with and without ``record_shapes``), viztracer, pyinstrument, cProfile and scalene.
 
     python benchmarks/peers.py [--quick]      (the same as: run.py --only peers)
 
 Workloads: a deep stack of small module calls (50 ``Linear(4, 4)`` in a ``Sequential``, batch
-2), an MLP training step (32x64-64-10, Adam) and a CNN forward (batch 8, 3x32x32). everyo,
-viztracer, pyinstrument and cProfile profile the everyo model; torch.profiler profiles the same
-model in PyTorch (same shapes and weights), whose events are ATen ops rather than modules.
+2), two MLP training loops (32-64-64-8 at batch 16, a step of about 75 us, and 784-256-256-10 at
+batch 64, about 1 ms; Adam), the 32x64-64-10 MLP step and a CNN forward (batch 8, 3x32x32).
+everyo, viztracer, pyinstrument, cProfile and scalene profile the everyo model; torch.profiler
+profiles the same model in PyTorch (same shapes and weights), whose events are ATen ops rather
+than modules. The tools are in ``peer_tools.py`` (``pip install -e ".[bench]"`` installs them).
 
-For each tool and workload: the step unprofiled and profiled (rounds interleaved; the slowdown is
-the median of paired ratios), events recorded per step, and the extra time per event. Then one
-session of the deep stack sized to about the same number of events for every tool: resident
-memory added per event while recording, the export's time and file size. "Cost when off": what
-an instrumentation point costs with no profiler running. A peer that is not installed is skipped
-with a note; nothing is estimated in its place.
+For each tool and workload: rounds of the loop unprofiled and profiled, interleaved (CPU time of
+the process, one BLAS and torch thread, each tool's start and stop inside the profiled time, the
+events counted after it); the slowdown is the median of the paired ratios. Then the events or
+samples it recorded per step, and the extra time per event. Then one session of the deep stack
+sized to about the same number of events for every tool: resident memory added per event while
+recording, the export's time and file size. "Cost when off": what an instrumentation point costs
+with no profiler running. A peer that is not installed is skipped with a note.
 """
 
 from __future__ import annotations
 
 import contextlib
-import cProfile
 import os
-import pstats
 import tempfile
 import time
 
 import numpy as np
+from peer_tools import PyinstrumentTool, scalene_loop, tools
 from suite import Section, median, one_thread, optional, paired_ratio, rss_bytes, script_main
 
 import everyo as eo
-from everyo.profiler import Profiler, RunRegistry, record_function
+from everyo.profiler import record_function
 
 DEPTH = 50
 
@@ -58,10 +60,11 @@ def deep_stack():
     return e_step, t_step
 
 
-def mlp_step():
+def mlp_step(batch=None, sizes=None):
     from engine_step import MLPS, build
 
-    batch, sizes = MLPS["32×64-64-10"]
+    if sizes is None:
+        batch, sizes = MLPS["32×64-64-10"]
     impls = build("mlp", sizes, batch, "adam")  # checks the three agree first
     (e, ea), t = impls["everyo"], impls.get("torch")
     return (lambda: e.step(*ea)), (None if t is None else (lambda: t[0].step(*t[1])))
@@ -99,127 +102,16 @@ def _torch_copy(torch, e_model, t_model):
     return t_model
 
 
+LOOPS = {  # issue 35's loops: every tool's slowdown side by side (the notes' summary)
+    "MLP 32-64-64-8, batch 16 (Adam step)": lambda: mlp_step(16, [32, 64, 64, 8]),
+    "MLP 784-256-256-10, batch 64 (Adam step)": lambda: mlp_step(64, [784, 256, 256, 10]),
+}
 WORKLOADS = {
     "deep stack (50 modules)": deep_stack,
-    "MLP step": mlp_step,
+    **LOOPS,
+    "MLP step 32×64-64-10": mlp_step,
     "CNN forward": cnn_forward,
 }
-
-
-# ---- tools: start(), stop() -> events, export(path) -------------------------------------------
-class EveryoTool:
-    model = "everyo"
-
-    def __init__(self, shapes: bool):
-        self.name = f"everyo (record_shapes={shapes})"
-        self.shapes = shapes
-
-    def start(self):
-        self.p = Profiler(record_shapes=self.shapes, registry=RunRegistry())
-        self.p.start()
-
-    def stop(self) -> int:
-        self.p.stop()
-        return self.p.run.num_events
-
-    def export(self, path):
-        self.p.export_chrome_trace(path + ".json")
-        return path + ".json"
-
-
-class TorchTool:
-    model = "torch"
-
-    def __init__(self, torch, shapes: bool):
-        self.torch, self.shapes = torch, shapes
-        self.name = f"torch.profiler (record_shapes={shapes})"
-
-    def start(self):
-        tp = self.torch.profiler
-        self.p = tp.profile(activities=[tp.ProfilerActivity.CPU], record_shapes=self.shapes)
-        self.p.__enter__()
-
-    def stop(self) -> int:
-        self.p.__exit__(None, None, None)
-        return len(self.p.events())
-
-    def export(self, path):
-        self.p.export_chrome_trace(path + ".json")
-        return path + ".json"
-
-
-class VizTool:
-    model = "everyo"
-    name = "viztracer"
-
-    def __init__(self, viztracer):
-        self.mod = viztracer
-
-    def start(self):
-        self.p = self.mod.VizTracer(verbose=0, tracer_entries=2_000_000, register_global=False)
-        self.p.start()
-
-    def stop(self) -> int:
-        self.p.stop()
-        return int(self.p.parse())
-
-    def export(self, path):
-        self.p.save(path + ".json", verbose=0)
-        return path + ".json"
-
-
-class PyinstrumentTool:
-    model = "everyo"
-    name = "pyinstrument (1 ms sampling)"
-
-    def __init__(self, pyinstrument):
-        self.mod = pyinstrument
-
-    def start(self):
-        self.p = self.mod.Profiler(interval=0.001)
-        self.p.start()
-
-    def stop(self) -> int:
-        self.p.stop()
-        return int(self.p.last_session.sample_count)
-
-    def export(self, path):
-        self.p.last_session.save(path + ".pyisession")
-        return path + ".pyisession"
-
-
-class CProfileTool:
-    model = "everyo"
-    name = "cProfile"
-
-    def start(self):
-        self.p = cProfile.Profile()
-        self.p.enable()
-
-    def stop(self) -> int:
-        self.p.disable()
-        return int(pstats.Stats(self.p).total_calls)
-
-    def export(self, path):
-        self.p.dump_stats(path + ".prof")
-        return path + ".prof"
-
-
-def tools(notes: list) -> list:
-    out = [EveryoTool(True), EveryoTool(False)]
-    torch = optional("torch")
-    if torch is not None:
-        out += [TorchTool(torch, False), TorchTool(torch, True)]
-    else:
-        notes.append("torch is not installed: torch.profiler skipped")
-    for name, cls in (("viztracer", VizTool), ("pyinstrument", PyinstrumentTool)):
-        mod = optional(name)
-        if mod is not None:
-            out.append(cls(mod))
-        else:
-            notes.append(f"{name} is not installed: skipped")
-    out.append(CProfileTool())
-    return out
 
 
 def loop(fn, steps: int) -> float:
@@ -230,71 +122,109 @@ def loop(fn, steps: int) -> float:
     return time.process_time() - t0
 
 
-def profiled(tool, fn, steps: int) -> tuple[float, int]:
-    """Seconds of ``steps`` steps under ``tool`` (start and stop not counted), and its events."""
+def profiled(tool, fn, steps: int) -> tuple[float, int, str]:
+    """CPU seconds of ``steps`` steps under ``tool``, its start and stop included, and what it
+    recorded (counted after the timing: no peer materialises its events inside it)."""
+    t0 = time.process_time()
     tool.start()
     try:
-        t = loop(fn, steps)
+        for _ in range(steps):
+            fn()
     finally:
-        events = tool.stop()
-    return t, events
+        tool.stop()
+    t = time.process_time() - t0
+    return (t, *tool.recorded())
+
+
+def _steps_for(fn, seconds: float) -> int:
+    """Steps that take about ``seconds`` (at least 10)."""
+    probe = loop(fn, 10) / 10
+    return max(10, int(seconds / max(probe, 1e-9)))
 
 
 def section(quick: bool = False) -> Section:
     s = Section(
         "peers",
-        "Profiler cost against torch.profiler, viztracer, pyinstrument and cProfile",
+        "Profiler cost against torch.profiler, viztracer, pyinstrument, cProfile and scalene",
         "Same workloads for every tool (see `peers.py`); torch.profiler measures the PyTorch "
         "twin of the everyo model. Times are CPU time of the process (every thread, so a tool's "
-        "own threads count). Slowdown: median of paired ratios profiled / unprofiled over "
-        "interleaved rounds. Per event: that slowdown, as time per step, divided by the events "
-        "the tool recorded per step (its own unit: everyo a module call, torch.profiler an ATen "
-        "op or module, viztracer and cProfile a Python or C function call, pyinstrument a "
-        "sample).",
-        [
-            "workload",
-            "tool",
-            "step off ms",
-            "step on ms",
-            "slowdown",
-            "events / step",
-            "ns per event",
-        ],  # fmt: skip
-    )
-    rounds, steps = (1, 2) if quick else (7, 10)
-    all_tools = tools(s.notes)
+        "own threads count), one BLAS and torch thread; each profiled round includes the tool's "
+        "start and stop. Slowdown: median of paired ratios profiled / unprofiled over "
+        "interleaved rounds. Recorded: what the tool keeps per step, in its own unit (everyo a "
+        "module call, torch.profiler an ATen op or module, viztracer a function entry, cProfile "
+        "a call, pyinstrument and scalene a sample); per event: the slowdown as time per step "
+        "divided by that count.",
+        ["workload", "tool", "step off ms", "step on ms", "slowdown", "recorded / step",
+         "ns per event"],
+    )  # fmt: skip
+    rounds, seconds = (1, 0.002) if quick else (5, 0.3)
+    all_tools = tools(s.notes, loops=True)
+    slowdowns: dict[str, dict[str, float]] = {}
     with one_thread():
         for wname, make in WORKLOADS.items():
-            if quick and wname != "deep stack (50 modules)":
+            if quick and wname not in ("deep stack (50 modules)", next(iter(LOOPS))):
                 continue
             e_step, t_step = make()
             for tool in all_tools:
                 fn = t_step if tool.model == "torch" else e_step
                 if fn is None:
                     continue
-                fn()
-                offs, ons, evs = [], [], []
+                steps = _steps_for(fn, seconds)
+                offs, ons, evs, unit = [], [], [], ""
                 for _ in range(rounds):
                     offs.append(loop(fn, steps))
-                    on, ev = profiled(tool, fn, steps)
+                    on, ev, unit = profiled(tool, fn, steps)
                     ons.append(on)
                     evs.append(ev / steps)
-                slow = paired_ratio(ons, offs) - 1
-                per_step = median(evs)
-                extra = slow * median(offs) / steps  # the paired slowdown, in seconds a step
-                per_event = f"{extra / per_step * 1e9:.0f}" if per_step else "–"
-                s.row(wname, tool.name, f"{median(offs) / steps * 1e3:.3f}",
-                      f"{median(ons) / steps * 1e3:.3f}", f"{slow * 100:+.0f} %",
-                      f"{per_step:.0f}", per_event)  # fmt: skip
+                _row(s, wname, tool.name, offs, ons, steps, median(evs), unit)
+                slowdowns.setdefault(wname, {})[tool.name] = paired_ratio(ons, offs)
+            if wname in LOOPS:
+                _scalene_row(s, wname, rounds, _steps_for(e_step, seconds), slowdowns)
+    s.notes += [_side_by_side(name, slowdowns.get(name, {})) for name in LOOPS]
     s.notes.append(
         "Per-event figures are the difference of two step times divided by the events: where "
         "that difference is below the machine's noise they come out negative or outsized (e.g. "
         "a CNN forward with 9 events a step); the profiler table's tight-loop cost per event is "
         "the reliable per-event figure for everyo."
     )
-    s.notes += sessions(all_tools, 1_000 if quick else 50_000, 0.3 if quick else 3.0)
+    s.notes += sessions(tools([]), 1_000 if quick else 50_000, 0.3 if quick else 3.0)
     s.notes += off_costs(1_000 if quick else 100_000)
     return s
+
+
+def _row(s, wname, tool, offs, ons, steps, per_step, unit) -> None:
+    slow = paired_ratio(ons, offs) - 1
+    extra = slow * median(offs) / steps  # the paired slowdown, in seconds a step
+    per_event = f"{extra / per_step * 1e9:.0f}" if per_step else "–"
+    s.row(wname, tool, f"{median(offs) / steps * 1e3:.3f}", f"{median(ons) / steps * 1e3:.3f}",
+          f"×{1 + slow:.2f}", f"{per_step:.1f} {unit}", per_event)  # fmt: skip
+
+
+def _scalene_row(s, wname, rounds, steps, slowdowns) -> None:
+    r = scalene_loop(wname, rounds, steps, s.notes)
+    if r is None:
+        return
+    samples = r.get("samples")
+    per_step = samples / (rounds * steps) if samples is not None else 0.0
+    name = "scalene (CPU only, 10 ms sampling; child process)"
+    _row(s, wname, name, r["off"], r["on"], steps, per_step, "samples")
+    slowdowns[wname][name] = paired_ratio(r["on"], r["off"])
+
+
+def _side_by_side(wname: str, ratios: dict[str, float]) -> str:
+    """One loop's slowdowns in a line, and the target: everyo below every peer."""
+    if not ratios:
+        return f"{wname}: not measured"
+    ours = {k: v for k, v in ratios.items() if k.startswith("everyo (record_shapes")}
+    peers = {k: v for k, v in ratios.items() if not k.startswith("everyo")}
+    cells = "; ".join(f"{k} ×{v:.2f}" for k, v in ratios.items())
+    if not peers:
+        return f"{wname}: {cells} (no peer installed)"
+    worst, best_peer = max(ours.values()), min(peers, key=peers.get)
+    met = "met" if worst < peers[best_peer] else "**missed**"
+    return (f"{wname}: {cells}. Target everyo (with and without shapes) below every peer: "
+            f"{met} (everyo ×{worst:.2f} at most, the least costly peer {best_peer} "
+            f"×{peers[best_peer]:.2f})")  # fmt: skip
 
 
 def sessions(all_tools, target_events: int, max_seconds: float) -> list[str]:
@@ -307,7 +237,7 @@ def sessions(all_tools, target_events: int, max_seconds: float) -> list[str]:
             fn = t_step if tool.model == "torch" else e_step
             if fn is None:
                 continue
-            probe, ev = profiled(tool, fn, 2)
+            probe, ev, _ = profiled(tool, fn, 2)
             steps = max(1, int(target_events / max(ev / 2, 1)))
             if isinstance(tool, PyinstrumentTool):  # a sampler: its events are time, not calls
                 steps = min(steps, max(1, int(max_seconds / max(probe / 2, 1e-9))))
@@ -315,7 +245,8 @@ def sessions(all_tools, target_events: int, max_seconds: float) -> list[str]:
             tool.start()
             loop(fn, steps)
             during = rss_bytes()
-            events = tool.stop()
+            tool.stop()
+            events = tool.recorded()[0]
             t0 = time.perf_counter()
             path = tool.export(os.path.join(d, "trace"))
             t_export = time.perf_counter() - t0
