@@ -146,6 +146,45 @@ for batch in loader:
     step(batch)
 
 # %% [markdown]
+# **Which line of `__getitem__`?** The table says `DataLoader.next` dominates; sampled stacks
+# say which line inside it. `--sample 0.5` records the Python stack every 0.5 ms, and
+# `hot_lines(run, "DataLoader.next")` reads the samples taken inside the batch fetches, line
+# by line (everyo's own frames, the loader and `default_collate`, are folded).
+
+# %%
+%%everyo_profile --label pipeline-lines --sample 0.5 --no-live --top 3
+for batch in loader:
+    pass
+
+# %%
+from everyo.profiler import hot_lines
+
+hot = hot_lines(runs["pipeline-lines"], "DataLoader.next")
+print(hot)
+
+# %% [markdown]
+# **Exercise 1b.** Which line of `CountsDataset.__getitem__` spends the most time itself? Take
+# it from `hot.lines` (one dict per line, by `self_share`, with its `function` and `source`).
+
+# %% [exercise]
+transform_line = ""  # TODO: the `source` of the hottest line of CountsDataset.__getitem__
+
+# %% [solution]
+transform_line = next(
+    r for r in hot.lines if r["function"] == "CountsDataset.__getitem__"
+)["source"]
+
+# %% [check]
+top = next(r for r in hot.lines if r["function"] == "CountsDataset.__getitem__")
+lab.check(
+    transform_line.strip() == top["source"],
+    "transform_line must be the `source` of the first row of hot.lines whose function is "
+    f"CountsDataset.__getitem__ (it is {top['source']!r})",
+    passed=f"{top['self_share']:.0%} of the batch fetches on `{top['source']}`, once per "
+    "sample: the work to move out of the loop",
+)
+
+# %% [markdown]
 # ## 3. Change one thing: transform once, then load by indexing
 #
 # The parsing and the transform do not depend on the epoch, so do them once for the whole
