@@ -77,3 +77,20 @@ def test_a_run_on_a_contended_machine_says_so_in_its_notes_and_files(tmp_path):
         p.export_json(tmp_path / "r.json", format="raw"),
     ):
         assert load(path).machine_state.verdict == "contended"
+
+
+def test_the_live_report_says_so_while_the_run_records():
+    from everyo_lab.views.live_state import LiveState
+    from everyo_lab.views.report import build_report, live_report
+
+    with profile(label="live-busy") as p:
+        with p.record("work", {}):
+            pass
+        p.flush()
+        p.run.machine = dict(BUSY)  # an earlier session of this run was contended
+        state = LiveState()
+        state.feed(p.run.snapshot())
+        live = live_report(p.run, state)
+        assert live.live and any(n.startswith("Machine: contended") for n in live.notes)
+    final = build_report(p.run)
+    assert any(n.startswith("Machine: contended") for n in final.notes)
