@@ -85,6 +85,26 @@ def _decode(obj, arrays) -> Any:
     return {k: _decode(v, arrays) for k, v in obj.items()}
 
 
+def _check_arrays(npz: zipfile.ZipFile, path) -> None:
+    """Refuse an array whose header declares more bytes than its member holds, before NumPy
+    allocates it (a 2 MB file could declare gigabytes)."""
+    fmt = np.lib.format
+    for info in npz.infolist():
+        with npz.open(info) as f:
+            version = fmt.read_magic(f)
+            read_header = (
+                fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            )
+            shape, _, dtype = read_header(f)
+            declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            held = info.file_size - f.tell()
+        if dtype.hasobject or declared != held:
+            raise EveryOSerializationError(
+                f"{path}: array {info.filename!r} declares shape {shape} of {dtype} "
+                f"({declared:,} bytes) but holds {held:,} bytes; the file is corrupt or altered"
+            )
+
+
 def _hashable(key):
     return tuple(key) if isinstance(key, list) else key
 
@@ -175,19 +195,36 @@ def load(path: str | os.PathLike, model=None, *, strict: bool = True):
         raise EveryOSerializationError(
             f"{path} is not a file written by everyo.save (or it is corrupt/truncated): {exc}"
         ) from exc
+    except RecursionError:
+        raise EveryOSerializationError(
+            f"{path}: its manifest nests too deeply to be one everyo.save wrote"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise EveryOSerializationError(f"{path} is a zip but not an everyo save file")
-    if manifest.get("version", 0) > VERSION:
+    version = manifest.get("version", 0)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise EveryOSerializationError(
+            f"{path}: the manifest's version is {str(version)[:40]!r}, not a whole number; the "
+            "file was altered after everyo.save wrote it"
+        )
+    if version > VERSION:
         raise EveryOSerializationError(
             f"{path} uses save format {manifest.get('version')}, newer than this everyo "
             f"({VERSION}); upgrade everyo to read it"
         )
     try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as inner:
+            _check_arrays(inner, path)
         with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
         obj = _decode(manifest["tree"], arrays)
     except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
         raise EveryOSerializationError(f"{path}: the arrays are corrupt or missing: {exc}") from exc
+    except (TypeError, AttributeError, IndexError, RecursionError) as exc:
+        raise EveryOSerializationError(
+            f"{path}: the manifest does not describe its contents as everyo.save writes them "
+            f"({type(exc).__name__}: {exc}); the file was altered after it was saved"
+        ) from None
     if model is not None:
         if not isinstance(obj, dict):
             raise EveryOSerializationError(f"{path} does not hold a state dict to load a model")
