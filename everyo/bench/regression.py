@@ -40,6 +40,9 @@ __all__ = [
     "MACHINE_BUSY",
 ]
 
+LOAD_GAP_CORES = 0.5
+"""Other processes' load (in cores; at least a quarter of the cores) by which a busy side must
+exceed a quiet one for the two to be incomparable."""
 MACHINE_BUSY = "inconclusive: the machine was busy"
 """The verdict of a comparison or check whose sides the machine's state makes incomparable."""
 
@@ -290,7 +293,8 @@ def machine_caveat(a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new
     (or when either side did not record it).
 
     Either side measured on a contended machine, or one on a quiet and the other on a busy
-    one (another process's load slows a measurement by itself), makes them incomparable.
+    one (another process's load slows a measurement by itself) with loads at least
+    :data:`LOAD_GAP_CORES` (and a quarter of the cores) apart, makes them incomparable.
     """
     states = [getattr(x, "machine_state", None) for x in (a, b)]
     named = [(side, s) for side, s in zip(sides, states) if s is not None]
@@ -299,11 +303,14 @@ def machine_caveat(a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new
         side, state = contended[0]
         return f"the {side} was measured on a contended machine: {state.reason}"
     if len(named) == 2 and {named[0][1].verdict, named[1][1].verdict} == {"quiet", "busy"}:
+        (_, a_state), (_, b_state) = named
         side, state = next((side, s) for side, s in named if s.verdict == "busy")
-        return (
-            f"only the {side} was measured on a busy machine ({state.reason}); measure both "
-            "under the same conditions"
-        )
+        gap = abs((a_state.others_cores or 0.0) - (b_state.others_cores or 0.0))
+        if gap >= max(LOAD_GAP_CORES, 0.25 * state.usable_cores):
+            return (
+                f"only the {side} was measured on a busy machine ({state.reason}); measure "
+                "both under the same conditions"
+            )
     return ""
 
 

@@ -182,6 +182,10 @@ def test_comparisons_on_a_contended_machine_are_inconclusive():
     # one side on a quiet machine, the other on a busy one: slower for that alone
     check = check_regression(_result(slow, busy, 3), _result(fast, quiet, 4))
     assert check.verdict == MACHINE_BUSY and "only the new result" in check.machine_note
+    # a little busier than quiet (0.4 of 2 cores): within half a core of quiet, comparable
+    slightly = state_over(1, 0.4, threads=1)
+    assert slightly.verdict == "busy"
+    assert check_regression(_result(slow, slightly, 3), _result(fast, quiet, 4)).conclusive
     # both busy alike (an interleaved run): comparable
     assert check_regression(_result(slow, busy, 3), _result(fast, busy, 4)).verdict == "regression"
     # a result from before machine states were recorded: judged as before
