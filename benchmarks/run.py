@@ -6,8 +6,10 @@ Parts (``--only`` takes these names, repeated or comma-separated):
 
 - ``ops``      engine per-op overhead vs NumPy and torch, large ops, import time (engine_ops.py)
 - ``steps``    MLP and CNN training steps vs hand-written NumPy and torch (engine_step.py)
+- ``conv``     a convolution's backward vs its forward, and both vs torch (conv_backward.py)
 - ``profiler`` hook cost, cost per event, step slowdown, observer effect (profiler_overhead.py)
-- ``peers``    profiler cost vs torch.profiler, viztracer, pyinstrument, cProfile (peers.py)
+- ``peers``    profiler cost vs torch.profiler, viztracer, pyinstrument, cProfile, scalene
+               (peers.py)
 - ``growth``   summary, export, level of detail at 10^4..10^6 events (growth.py)
 
 Each part is also a script printing its own table (``python benchmarks/engine_ops.py``): the same
@@ -37,6 +39,7 @@ sys.path.insert(0, str(HERE))
 PARTS = {
     "ops": "engine_ops",
     "steps": "engine_step",
+    "conv": "conv_backward",
     "profiler": "profiler_overhead",
     "peers": "peers",
     "growth": "growth",

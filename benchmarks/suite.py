@@ -158,7 +158,7 @@ def optional(name: str):
 
 def peer_versions() -> dict[str, str | None]:
     out = {}
-    for name in ("torch", "viztracer", "pyinstrument"):
+    for name in ("torch", "viztracer", "pyinstrument", "scalene"):
         mod = optional(name)
         out[name] = getattr(mod, "__version__", "installed") if mod is not None else None
     return out

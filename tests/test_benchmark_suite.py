@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = ("ops", "steps", "profiler", "peers", "growth")
+PARTS = ("ops", "steps", "conv", "profiler", "peers", "growth")
 
 
 def _run(*args, timeout=600):
