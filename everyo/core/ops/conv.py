@@ -1,7 +1,9 @@
-"""2-D convolution (im2col + one large matrix product) and max/average pooling, NCHW.
+"""2-D convolution and max/average pooling, NCHW: the ops (checks, graph nodes, gradients).
 
-Weights use PyTorch's layout ``(out_channels, in_channels, kh, kw)``. The window views are built
-with ``as_strided`` (no copy) and the only large copy is the im2col matrix the product needs.
+Weights use PyTorch's layout ``(out_channels, in_channels / groups, kh, kw)``. The array work
+is in :mod:`everyo.core.ops.conv_kernels` (im2col from one strided view, batched matrix
+products); pools run over strided views of the window offsets, no copy of the windows. Large
+arrays come from :mod:`everyo.core.ops.scratch`, reused between steps.
 """
 
 from __future__ import annotations
