@@ -196,7 +196,9 @@ class Lab:
         )
 
 
-def interleaved(before, after, *args, warmup: int = 1, repeat: int = 10, clock=None, **kwargs):
+def interleaved(
+    before, after, *args, warmup: int = 1, repeat: int = 10, clock=None, threads="auto", **kwargs
+):
     """Time ``before(*args, **kwargs)`` and ``after(*args, **kwargs)`` in turns and compare them.
 
     Alternating the calls exposes both versions to the same machine conditions, so a busy
@@ -206,24 +208,28 @@ def interleaved(before, after, *args, warmup: int = 1, repeat: int = 10, clock=N
     pending collection) favours neither. Returns :func:`everyo.bench.compare`'s result
     (``speedup`` with its confidence interval, ``verdict``) for the medians of ``repeat`` calls
     each, after ``warmup`` untimed calls each; its verdict is "inconclusive: the machine was
-    busy" when other processes contended for the cores while it ran.
+    busy" when other processes contended for the cores while it ran. ``threads`` is the
+    BLAS/OpenMP thread policy while it runs (see :mod:`everyo.thread_policy`).
     """
     from everyo.bench import BenchmarkResult, compare
     from everyo.machine_state import MachineWatch
+    from everyo.thread_policy import ThreadPolicy
 
     clock = clock or time.perf_counter
-    for _ in range(warmup):
-        before(*args, **kwargs)
-        after(*args, **kwargs)
     times: tuple[list[float], list[float]] = ([], [])
     pairs = ((before, times[0]), (after, times[1]))
-    watch = MachineWatch().start()
-    for i in range(repeat):
-        for fn, out in pairs if i % 2 == 0 else pairs[::-1]:
-            start = clock()
-            fn(*args, **kwargs)
-            out.append(clock() - start)
-    machine = watch.stop().to_dict()
+    with ThreadPolicy(threads) as policy:
+        for _ in range(warmup):
+            before(*args, **kwargs)
+            after(*args, **kwargs)
+        watch = MachineWatch(threads_policy=policy.policy, threads_applied=policy.applied)
+        watch.start()
+        for i in range(repeat):
+            for fn, out in pairs if i % 2 == 0 else pairs[::-1]:
+                start = clock()
+                fn(*args, **kwargs)
+                out.append(clock() - start)
+        machine = watch.stop().to_dict()
     name = getattr(before, "__name__", "before"), getattr(after, "__name__", "after")
     return compare(
         BenchmarkResult(times[0], name=name[0], warmup=warmup, repeat=repeat, machine=machine),

@@ -169,6 +169,7 @@ def test_interleaved_alternates_the_calls_and_compares_medians():
     from everyo_lab.labs import interleaved
 
     result = interleaved(slow, fast, warmup=1, repeat=5, clock=clock)
-    assert calls == ["slow", "fast"] * 6
+    # warmup, then pairs in alternating order: neither side always goes first
+    assert calls == ["slow", "fast"] + ["slow", "fast", "fast", "slow"] * 2 + ["slow", "fast"]
     assert result.speedup == pytest.approx(4.0)
     assert result.verdict == "faster"
