@@ -28,7 +28,6 @@ from everyo.profiler.attribution import inside, outermost_time, owners, require_
 from everyo.profiler.attribution import select_rows as _select
 
 HIDE = ("everyo", "libraries", None)
-MAX_GAP = 2  # a sample stands for at most this many intervals (see _weights)
 
 
 @dataclass
@@ -137,7 +136,7 @@ def hot_lines(
         hit = inside(batch, owners(batch, cols["t_ns"], cols["tid"]), selected, self_only)
         calls, event_ns = outermost_time(batch, selected)
         label = event if isinstance(event, str) else str(batch.name[selected][0])
-    weight = _weights(cols, hit, mode, run.options.get("sample_ms"))
+    weight = _weights(cols, hit, mode)
     out = HotLines(
         label,
         calls,
@@ -160,17 +159,9 @@ def hot_lines(
     return out
 
 
-def _weights(cols: dict, hit: np.ndarray, mode: str, interval_ms: float | None) -> np.ndarray:
-    """Each sample's weight: the wall (or CPU) time since its thread's previous sample, at
-    most ``MAX_GAP`` intervals. A longer gap means the sampler itself was held off (by the
-    OS, on a busy machine): what the thread did meanwhile is unknown, and charging all of it to
-    the line it happens to be on when the sampler resumes skews the shares."""
-    wall = cols["wall_ns"][hit]
-    cap = MAX_GAP * interval_ms * 1e6 if interval_ms else None
-    if mode == "cpu":
-        cpu = cols["cpu_ns"][hit]
-        return cpu if cap is None else np.minimum(cpu, cap)
-    return wall if cap is None else np.minimum(wall, int(cap))
+def _weights(cols: dict, hit: np.ndarray, mode: str) -> np.ndarray:
+    """Each sample's weight: the wall (or CPU) time since its thread's previous sample."""
+    return cols["wall_ns" if mode == "wall" else "cpu_ns"][hit]
 
 
 def _visible_stacks(samples, stack_ids: np.ndarray, hidden: np.ndarray) -> list[tuple]:

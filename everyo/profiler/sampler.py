@@ -37,6 +37,7 @@ MIN_INTERVAL_MS = 0.1
 MODES = ("wall", "cpu")
 _FLUSH_SAMPLES = 512
 _IDLE_S = 0.05  # how often the sampling thread looks for threads when it has none to sample
+MAX_GAP = 2  # a sampling-thread sample stands for at most this many intervals
 _SIGNAL, _TIMER = "SIGALRM", "ITIMER_REAL"
 
 
@@ -178,13 +179,15 @@ class Sampler:
         finally:
             self._in_handler = False
 
-    def _spans(self, ident: int, now: int, cpu: int) -> tuple[int, int]:
-        """(wall ns, CPU ns) since the thread's previous sample (one interval for the first)."""
+    def _spans(self, ident: int, now: int, cpu: int, cap: int | None = None) -> tuple[int, int]:
+        """(wall ns, CPU ns) since the thread's previous sample (one interval for the first),
+        each at most ``cap``."""
         prev = self._last.get(ident)
         self._last[ident] = (now, cpu)
         if prev is None:
             return int(self.interval_s * 1e9), 0
-        return now - prev[0], max(cpu - prev[1], 0)
+        wall, used = now - prev[0], max(cpu - prev[1], 0)
+        return (wall, used) if cap is None else (min(wall, cap), min(used, cap))
 
     def _loop(self) -> None:
         # wait for the next tick on a fixed grid: late wake-ups do not add up into a longer
@@ -211,11 +214,16 @@ class Sampler:
             frames = sys._current_frames()
             now = self._clock()
             rows = self._rows
+            # a gap longer than MAX_GAP intervals means this thread was held off (by the OS,
+            # on a busy machine): what the sampled thread did meanwhile is unknown, and charging
+            # all of it to the line it is on now skews the shares. (The signal's handler runs
+            # where the thread was when it was held off itself, so its spans are not capped.)
+            cap = int(MAX_GAP * self.interval_s * 1e9)
             with self._intern:
                 for ident, os_id, cpu_clock in self._targets:
                     frame = frames.get(ident)
                     if frame is not None:
-                        span = self._spans(ident, now, _cpu_ns(cpu_clock))
+                        span = self._spans(ident, now, _cpu_ns(cpu_clock), cap)
                         rows.append((now, os_id, self._stack_of(frame), *span))
             del frames  # frames keep their locals alive: drop them before sleeping
         if len(self._rows) + len(self._signalled) >= _FLUSH_SAMPLES:
