@@ -35,7 +35,8 @@ CPU_NS: dict[str, int] = {}
 
 def planted(name: str, seconds: float) -> None:
     t0 = time.thread_time_ns()
-    spin(seconds)
+    with ep.record_function(name):
+        spin(seconds)
     CPU_NS[name] = CPU_NS.get(name, 0) + time.thread_time_ns() - t0
 
 
@@ -68,11 +69,15 @@ def sampler_path(request, monkeypatch):
 
 
 def test_planted_shares_are_recovered(registry, sampler_path):
-    """CPU-time mode against the CPU time each planted function measured itself: on a shared
-    machine the process is preempted, and the CPU truth is what a sampler can see. A pure
-    Python workload: the sampling thread's lean towards GIL-releasing lines does not apply."""
+    """Each planted function's share from the samples against the truth measured in the same
+    run: the signal path in wall mode against the recorded (wall) shares; the sampling thread
+    in CPU mode against the CPU time each call measured itself (its samples after a gap are
+    capped, so on a busy machine, where the process is preempted, CPU time is what it can
+    see). A pure Python workload: the sampling thread's lean towards GIL-releasing lines does
+    not apply."""
     CPU_NS.clear()
-    with ep.profile(sample=0.5, sample_mode="cpu", registry=registry) as p:
+    mode = "wall" if sampler_path == "signal" else "cpu"
+    with ep.profile(sample=0.5, sample_mode=mode, registry=registry) as p:
         t_end = time.perf_counter() + 0.8
         while time.perf_counter() < t_end:
             with ep.record_function("region"):
@@ -81,9 +86,13 @@ def test_planted_shares_are_recovered(registry, sampler_path):
                 planted_c()
     hot = ep.hot_lines(p.run, "region", top=None)
     assert hot.samples >= 100, "the sampler took too few samples to test anything"
-    total = sum(CPU_NS.values())
+    recorded = {r["name"]: r["total_ms"] for r in p.run.summary()}
+    cpu_total = sum(CPU_NS.values())
     for name in "abc":
-        truth = CPU_NS[name] / total
+        if mode == "wall":
+            truth = recorded[name] / recorded["region"]
+        else:
+            truth = CPU_NS[name] / cpu_total
         share = _function_share(hot, f"planted_{name}")
         assert abs(share - truth) <= _tolerance(truth, hot.samples), (name, share, truth)
     top = hot.top_line
