@@ -186,12 +186,16 @@ def test_threads_keep_their_own_samples(registry):
         assert all(in_work) if name != "main-work" else not any(in_work), name
 
 
-def test_a_failing_profile_keeps_its_samples(registry):
-    with pytest.raises(ValueError, match="planned"):
+@pytest.mark.parametrize("error", [ValueError("planned"), KeyboardInterrupt()])
+def test_a_failing_profile_keeps_its_samples(registry, error):
+    import signal
+
+    with pytest.raises(type(error)):
         with ep.profile(sample=0.5, registry=registry) as p:
             with ep.record_function("doomed"):
                 spin(0.05)
-                raise ValueError("planned")
+                raise error
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the timer stopped with it
     assert p.run.status == "failed"
     assert len(p.run.samples) > 0
     assert ep.hot_lines(p.run, "doomed").samples > 0
