@@ -388,6 +388,23 @@ def _stop(profiler, error) -> None:
         profiler.stop(error=error)
 
 
+def _show_hot_lines(run) -> None:
+    """With ``--sample``: the hot lines of the table's top rows, as text that stays in the
+    notebook (readable after a reopen without a kernel, and in an untrusted notebook)."""
+    if getattr(run, "samples", None) is None:
+        return
+    import html
+
+    from everyo.profiler.sampled_lines_text import top_rows_text
+
+    text = top_rows_text(run)
+    escaped = html.escape(text)
+    display(
+        {"text/plain": text, "text/html": f'<pre class="everyo-hot-lines">{escaped}</pre>'},
+        raw=True,
+    )
+
+
 def _finish(board, handle, static, run, opts) -> None:
     """Final refresh, both outputs updated to the final run, and the optional export."""
     if board is not None:
@@ -396,6 +413,7 @@ def _finish(board, handle, static, run, opts) -> None:
             handle.update(board.widget_bundle(), raw=True)
         if static is not None:
             static.update(board.static_bundle(hide_when_live=True), raw=True)
+    _show_hot_lines(run)
     if opts.chrome_trace:
         from everyo_lab.widgets.export import export_chrome_trace
 

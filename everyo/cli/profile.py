@@ -182,16 +182,11 @@ def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseExceptio
         sys.argv, sys.path[:] = saved_argv, saved_path
 
 
-HOT_ROWS = 3  # rows of the table whose hot lines are printed after it
-
-
 def _print_hot_lines(profiler) -> None:
     """The hot lines of the table's top rows (by total time) that hold samples."""
     from everyo.profiler.sampled_lines_text import top_rows_text
 
-    names = [row["name"] for row in profiler.summary(top=HOT_ROWS)]
-    text = top_rows_text(profiler.run, names)
-    print("\n" + (text or "no stack samples fell inside the recorded events"))
+    print("\n" + top_rows_text(profiler.run))
 
 
 def run(args: argparse.Namespace) -> int:

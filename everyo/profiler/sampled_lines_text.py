@@ -60,13 +60,16 @@ def _tree_lines(node: dict, depth: int, out: list) -> None:
             _tree_lines(child, depth + 1, out)
 
 
-def top_rows_text(run, names: list[str], lines: int = 5) -> str:
-    """Hot lines of the first rows of ``names`` that hold samples (what the CLI prints)."""
+def top_rows_text(run, rows: int = 3, lines: int = 5) -> str:
+    """The hot lines of the summary's first ``rows`` rows (by total time) that hold samples:
+    what ``python -m everyo profile --sample`` prints after the table and the magic shows
+    under its dashboard; a line saying so when no sample fell inside an event."""
+    from everyo.profiler.analysis import summarize
     from everyo.profiler.sampled_lines import hot_lines
 
     parts = []
-    for name in names:
-        hot = hot_lines(run, name, top=lines)
+    for row in summarize(run, top=rows):
+        hot = hot_lines(run, row["name"], top=lines)
         if hot.samples:
             parts.append(render(hot, lines=lines, tree=False))
-    return "\n\n".join(parts)
+    return "\n\n".join(parts) or "no stack samples fell inside the recorded events"
