@@ -149,7 +149,11 @@ def hot_lines(
     )
     if out.sampled_ns > 0:
         hidden = frame_filter(samples.frames, hide)
-        stacks = _visible_stacks(samples, cols["stack"][hit], hidden)
+        # one entry per distinct stack, its samples' weights summed: the tree and the lines
+        # then cost the number of distinct stacks, not of samples (an hour at 1 ms: 3.6 M)
+        ids, inverse = np.unique(cols["stack"][hit], return_inverse=True)
+        weight = np.bincount(inverse, weights=weight).astype(np.int64)
+        stacks = _visible_stacks(samples, ids, hidden)
         # the frames above the deepest one every sample shares are the caller's context (the
         # script runner, the notebook's machinery): the same for every sample, so left out
         root_at = max(_common_depth(stacks), 0)
