@@ -214,6 +214,63 @@ eb_take(EventBuffer *b, PyObject *unused)
     return out;
 }
 
+/* the leading `stop` values of a slice buf[:stop] (step 1, from the start), or -1 */
+static Py_ssize_t
+eb_prefix(EventBuffer *b, PyObject *key)
+{
+    Py_ssize_t start, stop, step;
+    if (!PySlice_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "EventBuffer takes slices buf[:n] only");
+        return -1;
+    }
+    if (PySlice_Unpack(key, &start, &stop, &step) < 0)
+        return -1;
+    PySlice_AdjustIndices(b->len, &start, &stop, step);
+    if (start != 0 || step != 1) {
+        PyErr_SetString(PyExc_ValueError, "EventBuffer takes slices buf[:n] only");
+        return -1;
+    }
+    return stop;
+}
+
+/* buf[:n]: the first n values as native int64 bytes (the buffer is unchanged) */
+static PyObject *
+eb_subscript(EventBuffer *b, PyObject *key)
+{
+    if (PyIndex_Check(key)) {
+        Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+        if (i == -1 && PyErr_Occurred())
+            return NULL;
+        return eb_item(b, i < 0 ? i + b->len : i);
+    }
+    Py_ssize_t n = eb_prefix(b, key);
+    if (n < 0)
+        return NULL;
+    return PyBytes_FromStringAndSize((const char *)b->data, n * (Py_ssize_t)sizeof(long long));
+}
+
+/* del buf[:n]: drop the first n values (what a flush moved into the store) in one step */
+static int
+eb_ass_subscript(EventBuffer *b, PyObject *key, PyObject *value)
+{
+    if (value != NULL) {
+        PyErr_SetString(PyExc_TypeError, "EventBuffer: use `buf += (...)` to add values");
+        return -1;
+    }
+    Py_ssize_t n = eb_prefix(b, key);
+    if (n < 0)
+        return -1;
+    memmove(b->data, b->data + n, (size_t)(b->len - n) * sizeof(long long));
+    b->len -= n;
+    return 0;
+}
+
+static PyMappingMethods eb_as_mapping = {
+    .mp_length = (lenfunc)eb_length,
+    .mp_subscript = (binaryfunc)eb_subscript,
+    .mp_ass_subscript = (objobjargproc)eb_ass_subscript,
+};
+
 static PyMethodDef eb_methods[] = {
     {"take", (PyCFunction)eb_take, METH_NOARGS,
      "The values as native int64 bytes; the buffer is empty afterwards."},
@@ -231,10 +288,12 @@ static PyTypeObject EventBufferType = {
     .tp_basicsize = sizeof(EventBuffer),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A thread's finished events as flat int64 values: `buf += (start, end, packed)`, "
-              "len(), indexing, and take() (the values as native int64 bytes, emptying it).",
+              "len(), indexing, buf[:n] (the first n values as native int64 bytes), "
+              "del buf[:n], and take() (every value as bytes, emptying it).",
     .tp_new = PyType_GenericNew,
     .tp_dealloc = (destructor)eb_dealloc,
     .tp_as_sequence = &eb_as_sequence,
+    .tp_as_mapping = &eb_as_mapping,
     .tp_methods = eb_methods,
 };
 
@@ -275,6 +334,7 @@ typedef struct {
 
 static PyTypeObject ThreadStateType;
 static PyTypeObject ModuleCallType;
+static int close_abandoned_from(PyObject *recorder, ThreadState *t, Py_ssize_t depth);
 
 static void
 km_reset(ThreadState *t)
@@ -923,27 +983,37 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
         goto fail;
     }
     out = call_forward(module, forward, args, kwargs, one);
-    if (out == NULL) { /* self._failed(t, key, depth, start, prev); raise */
-        PyObject *exc = PyErr_GetRaisedException();
-        PyObject *r = PyObject_CallMethod(self_obj, "_failed", "OOnLO", t_obj, key_obj, depth,
-                                          start, prev);
-        if (r == NULL) {
-            Py_XDECREF(exc); /* the recorder's own error wins, as `raise` in Python would */
-        }
-        else {
-            Py_DECREF(r);
-            PyErr_SetRaisedException(exc);
-        }
-        Py_DECREF(prev);
-        goto fail;
-    }
-    long long end = now_ns(self);
-    if (end == -1 && PyErr_Occurred()) {
-        Py_DECREF(prev);
-        goto fail;
-    }
+    long long end = out ? now_ns(self) : -1;
+    if (out != NULL && end == -1 && PyErr_Occurred())
+        Py_CLEAR(out); /* the clock failed: recorded as a call that raised its error */
+    /* restore the thread before any Python code runs (an interrupt there loses events only) */
     t->depth = depth;
     Py_XSETREF(t->scope, prev); /* prev's reference goes back to the thread state */
+    if (out == NULL) { /* self._failed(t, key, depth, start, prev); raise */
+        PyObject *exc = PyErr_GetRaisedException();
+        int rc;
+        if (self->mode) { /* recording everything: kept here, with no Python code to interrupt */
+            rc = close_abandoned_from(self_obj, t, depth + 1);
+            long long now = rc == 0 ? now_ns(self) : -1;
+            if (rc == 0 && now == -1 && PyErr_Occurred())
+                rc = -1;
+            if (rc == 0)
+                rc = append3(t, start, now, pack3(key, depth, -1));
+        }
+        else {
+            PyObject *r = PyObject_CallMethod(self_obj, "_failed", "OOnLO", t_obj, key_obj,
+                                              depth, start, t->scope);
+            rc = r ? 0 : -1;
+            Py_XDECREF(r);
+        }
+        if (rc < 0)
+            Py_XDECREF(exc); /* the recorder's own error wins, as `raise` in Python would */
+        else
+            PyErr_SetRaisedException(exc);
+        goto fail;
+    }
+    if (close_abandoned_from(self_obj, t, depth + 1) < 0) /* regions left open inside it */
+        goto fail;
 
     int mode = self->mode;
     long long packed = 0;
@@ -975,13 +1045,13 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
         if (same == 1) {
             packed = cached_packed(PyTuple_GET_ITEM(last, 1));
             if (packed == -1 && PyErr_Occurred())
-                goto fail;
+                goto unshaped;
         }
         else if (one) {
             PyObject *ashape, *oshape;
             int ok = single_shapes(self, a, out, &ashape, &oshape);
             if (ok < 0)
-                goto fail;
+                goto unshaped;
             if (ok == 1 && same == -2 && lastcur != NULL) { /* objects with a Python-level shape */
                 same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 0), ashape, Py_EQ);
                 if (same == 1)
@@ -1016,7 +1086,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
             Py_XDECREF(ashape);
             Py_XDECREF(oshape);
             if (ok < 0)
-                goto fail;
+                goto unshaped;
         }
         else {
             kw = kwargs_for_python(kwargs);
@@ -1024,11 +1094,11 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                                                             out, NULL)
                                : NULL;
             if (sid == NULL)
-                goto fail;
+                goto unshaped;
             long long sidv = PyLong_AsLongLong(sid);
             Py_DECREF(sid);
             if (sidv == -1 && PyErr_Occurred())
-                goto fail;
+                goto unshaped;
             packed = pack3(key, depth, sidv);
         }
     }
@@ -1090,6 +1160,15 @@ done:
     Py_DECREF(t_obj);
     return out;
 
+unshaped: /* its shapes could not be read (an interrupt, say): the event is kept without them,
+             so that the events recorded inside it keep their parent; then the error is raised */
+    {
+        PyObject *exc = PyErr_GetRaisedException();
+        if (append3(t, start, end, pack3(key, depth, -1)) < 0)
+            Py_XDECREF(exc); /* the recorder's own error wins */
+        else
+            PyErr_SetRaisedException(exc);
+    }
 fail:
     Py_XDECREF(last);
     Py_XDECREF(kw);
@@ -1114,7 +1193,8 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
 /* ------------------------------------------------------------------------------------------ */
 
 static PyObject *str_emit_region, *str_flush, *str_region_key, *str_region_too_deep,
-    *str_bw_key, *str_enter, *str_scope, *str_kind, *str_name, *str_user, *close_out_of_order;
+    *str_bw_key, *str_enter, *str_scope, *str_kind, *str_name, *str_user, *close_out_of_order,
+    *close_abandoned;
 
 static Py_ssize_t
 buffered_len(ThreadState *t)
@@ -1142,28 +1222,28 @@ emit_simple(ModuleCall *p, ThreadState *t, long long start, long long end, long 
         Py_XDECREF(r);
         return r ? 0 : -1;
     }
-    if (meta != Py_None) {
-        int truth = PyObject_IsTrue(meta);
-        if (truth < 0)
-            return -1;
-        if (truth) {
-            Py_ssize_t n = buffered_len(t);
-            PyObject *pair = n < 0 ? NULL : Py_BuildValue("(nO)", n / 3, meta);
-            if (pair == NULL)
-                return -1;
-            int rc = t->meta && PyList_Check(t->meta) ? PyList_Append(t->meta, pair) : -1;
-            if (rc < 0 && !PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "ThreadState.meta must be a list");
-            Py_DECREF(pair);
-            if (rc < 0)
-                return -1;
-        }
-    }
+    int truth = meta == Py_None ? 0 : PyObject_IsTrue(meta);
+    if (truth < 0)
+        return -1;
+    Py_ssize_t n = truth ? buffered_len(t) : 0; /* the new event's index among the thread's */
+    if (n < 0)
+        return -1;
     if (append3(t, start, end, (long long)((unsigned long long)key | ((unsigned long long)depth << KEY_BITS))) < 0)
         return -1;
+    if (truth) { /* after the event: a failure here loses its metadata, never misfiles it */
+        PyObject *pair = Py_BuildValue("(nO)", t->flushed + n / 3, meta);
+        if (pair == NULL)
+            return -1;
+        int rc = t->meta && PyList_Check(t->meta) ? PyList_Append(t->meta, pair) : -1;
+        if (rc < 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "ThreadState.meta must be a list");
+        Py_DECREF(pair);
+        if (rc < 0)
+            return -1;
+    }
     if (!check_flush)
         return 0;
-    Py_ssize_t n = buffered_len(t);
+    n = buffered_len(t);
     if (n < 0)
         return -1;
     if (n >= p->flush_len || end > t->flush_at) {
@@ -1222,7 +1302,8 @@ typedef struct {
     PyObject_HEAD
     PyObject *p;    /* the recorder (a ModuleCall) */
     PyObject *meta; /* dict or None */
-    PyObject *t;    /* the ThreadState, from __enter__ */
+    PyObject *t;    /* the ThreadState while it is open (set by __enter__, cleared at close) */
+    PyObject *frame; /* the frame whose `with` opened it, or None (regions.is_abandoned) */
     long long key;
     long long start;
     Py_ssize_t depth;
@@ -1234,6 +1315,7 @@ region_traverse(Region *r, visitproc visit, void *arg)
     Py_VISIT(r->p);
     Py_VISIT(r->meta);
     Py_VISIT(r->t);
+    Py_VISIT(r->frame);
     return 0;
 }
 
@@ -1243,6 +1325,7 @@ region_clear(Region *r)
     Py_CLEAR(r->p);
     Py_CLEAR(r->meta);
     Py_CLEAR(r->t);
+    Py_CLEAR(r->frame);
     return 0;
 }
 
@@ -1284,14 +1367,13 @@ region_enter(Region *self, PyObject *unused)
 static PyObject *
 region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    ModuleCall *p = (ModuleCall *)self->p;
-    long long end = now_ns(p);
-    if (end == -1 && PyErr_Occurred())
-        return NULL;
-    if (self->t == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "region exited without being entered");
+    if (self->t == NULL || self->t == Py_None) /* not open: never entered, or closed already */
+        Py_RETURN_FALSE;
+    if (!PyObject_TypeCheck(self->t, &ThreadStateType)) {
+        PyErr_SetString(PyExc_TypeError, "Region.t must be a _crecorder.ThreadState");
         return NULL;
     }
+    ModuleCall *p = (ModuleCall *)self->p;
     ThreadState *t = (ThreadState *)Py_NewRef(self->t);
     PyObject *stack = t->open;
     if (stack == NULL || !PyList_CheckExact(stack)) {
@@ -1300,10 +1382,19 @@ region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(stack);
+    int unwound = nargs > 0 && args[0] != Py_None; /* an exception passes through this region */
+    if (unwound && n && PyList_GET_ITEM(stack, n - 1) != (PyObject *)self &&
+        self->depth < t->depth && close_abandoned_from(self->p, t, self->depth + 1) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    n = PyList_GET_SIZE(stack);
     int rc;
     if (n && PyList_GET_ITEM(stack, n - 1) == (PyObject *)self) {
+        t->depth = self->depth; /* closed in one step: no Python code runs in between */
+        Py_CLEAR(self->t);
+        Py_CLEAR(self->frame);
         rc = PyList_SetSlice(stack, n - 1, n, NULL);
-        t->depth = self->depth;
     }
     else {
         PyObject *r = PyObject_CallFunctionObjArgs(close_out_of_order, (PyObject *)self,
@@ -1311,6 +1402,9 @@ region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
         rc = r ? 0 : -1;
         Py_XDECREF(r);
     }
+    long long end = rc == 0 ? now_ns(p) : -1; /* after closing: a failing clock loses only it */
+    if (rc == 0 && end == -1 && PyErr_Occurred())
+        rc = -1;
     if (rc == 0)
         rc = emit_simple(p, t, self->start, end, self->key, self->depth, self->meta, 1);
     Py_DECREF(t);
@@ -1329,7 +1423,10 @@ static PyMemberDef region_members[] = {
                                                        "region closes first)"},
     {"key", T_LONGLONG, offsetof(Region, key), READONLY, "store key"},
     {"meta", T_OBJECT, offsetof(Region, meta), READONLY, "metadata dict or None"},
-    {"t", T_OBJECT, offsetof(Region, t), READONLY, "the thread state, once entered"},
+    {"t", T_OBJECT, offsetof(Region, t), 0, "the thread state while open, else None"},
+    {"frame", T_OBJECT, offsetof(Region, frame), 0,
+     "the frame whose `with` opened it, or None (regions.is_abandoned)"},
+    {"start", T_LONGLONG, offsetof(Region, start), READONLY, "start on the recorder's clock"},
     {NULL}};
 
 static PyTypeObject RegionType = {
@@ -1417,6 +1514,7 @@ mc_region(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     r->p = Py_NewRef((PyObject *)self);
     r->meta = meta ? meta : Py_NewRef(Py_None);
     r->t = NULL;
+    r->frame = NULL;
     r->key = key;
     r->start = 0;
     r->depth = 0;
@@ -1504,15 +1602,26 @@ bw_switch(Backward *self, PyObject *token)
     if (!bw_ready(self))
         return NULL;
     ModuleCall *p = (ModuleCall *)self->p;
-    long long now = now_ns(p);
-    if ((now == -1 && PyErr_Occurred()) || bw_close_group(self, now) < 0)
-        return NULL;
-    Py_XSETREF(self->token, Py_NewRef(token));
+    /* the new group's key and start first, then it replaces the old one in one step, then the
+       old one is recorded: a failure (or an interrupt in Python code) loses at most that one */
     long long key = cached_key(p->bw_keys, token, (PyObject *)p, str_bw_key, token, NULL);
     if (key == -1 && PyErr_Occurred())
         return NULL;
+    long long now = now_ns(p);
+    if (now == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *old_token = self->token; /* our reference now */
+    long long old_packed = self->packed, old_start = self->start;
+    self->token = Py_NewRef(token);
     self->packed = (long long)((unsigned long long)key | ((unsigned long long)self->depth << KEY_BITS));
     self->start = now;
+    int rc = 0;
+    if (old_token != NULL && old_token != Py_None)
+        rc = emit_simple(p, (ThreadState *)self->t, old_start, now,
+                         old_packed & ((1LL << KEY_BITS) - 1), self->depth, NULL, 0);
+    Py_XDECREF(old_token);
+    if (rc < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -1539,9 +1648,12 @@ bw_close(Backward *self, PyObject *now_obj)
     if (!bw_ready(self))
         return NULL;
     long long now = PyLong_AsLongLong(now_obj);
-    if ((now == -1 && PyErr_Occurred()) || bw_close_group(self, now) < 0)
+    if (now == -1 && PyErr_Occurred())
         return NULL;
-    Py_XSETREF(self->token, Py_NewRef(Py_None));
+    int rc = bw_close_group(self, now);
+    Py_XSETREF(self->token, Py_NewRef(Py_None)); /* closed either way: never recorded twice */
+    if (rc < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -1624,12 +1736,17 @@ mc_backward_call(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *out = PyObject_Vectorcall(run, args + 1, (size_t)(nargs - 1), NULL);
     /* finally: close the last group, restore the thread, emit the pass */
     PyObject *exc = out ? NULL : PyErr_GetRaisedException();
-    long long end = now_ns(self);
-    int rc = (end == -1 && PyErr_Occurred()) ? -1 : bw_close_group((Backward *)bw, end);
-    Py_XSETREF(((Backward *)bw)->token, Py_NewRef(Py_None)); /* closed, as close() leaves it */
-    Py_DECREF(bw);
+    /* restore the thread first: Python code below may be interrupted (losing events only) */
     Py_XSETREF(t->backward, saved ? saved : Py_NewRef(Py_None));
     t->depth = depth;
+    int rc = close_abandoned_from((PyObject *)self, t, depth + 1);
+    long long end = rc == 0 ? now_ns(self) : -1;
+    if (rc == 0 && end == -1 && PyErr_Occurred())
+        rc = -1;
+    if (rc == 0)
+        rc = bw_close_group((Backward *)bw, end);
+    Py_XSETREF(((Backward *)bw)->token, Py_NewRef(Py_None)); /* closed, as close() leaves it */
+    Py_DECREF(bw);
     if (rc == 0)
         rc = emit_simple(self, t, start, end, key, depth, NULL, 1);
     Py_DECREF(t);
@@ -1656,10 +1773,35 @@ mc_backward_groups(ModuleCall *self, PyObject *unused)
 }
 
 static PyObject *
-bind_regions(PyObject *module, PyObject *fn)
+bind_regions(PyObject *module, PyObject *args)
 {
-    Py_XSETREF(close_out_of_order, Py_NewRef(fn));
+    PyObject *out_of_order, *abandoned;
+    if (!PyArg_ParseTuple(args, "OO:bind_regions", &out_of_order, &abandoned))
+        return NULL;
+    Py_XSETREF(close_out_of_order, Py_NewRef(out_of_order));
+    Py_XSETREF(close_abandoned, Py_NewRef(abandoned));
     Py_RETURN_NONE;
+}
+
+/* regions.close_abandoned(recorder, t, depth) when the innermost open region of t is at `depth`
+   or deeper: regions an exception unwound without their exit (an interrupt where it could not
+   run). 0, or -1 with an exception set */
+static int
+close_abandoned_from(PyObject *recorder, ThreadState *t, Py_ssize_t depth)
+{
+    PyObject *stack = t->open;
+    if (stack == NULL || !PyList_CheckExact(stack) || PyList_GET_SIZE(stack) == 0)
+        return 0;
+    PyObject *top = PyList_GET_ITEM(stack, PyList_GET_SIZE(stack) - 1);
+    if (Py_IS_TYPE(top, &RegionType) && ((Region *)top)->depth < depth)
+        return 0;
+    if (close_abandoned == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_crecorder.bind_regions was not called");
+        return -1;
+    }
+    PyObject *r = PyObject_CallFunction(close_abandoned, "OOn", recorder, (PyObject *)t, depth);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
 }
 
 static PyMethodDef mc_methods[] = {
@@ -1807,9 +1949,9 @@ bind_hooks(PyObject *module, PyObject *globals)
 }
 
 static PyMethodDef module_methods[] = {
-    {"bind_regions", (PyCFunction)bind_regions, METH_O,
-     "bind_regions(close_out_of_order): regions.close_out_of_order, for regions closed out of "
-     "order."},
+    {"bind_regions", (PyCFunction)bind_regions, METH_VARARGS,
+     "bind_regions(close_out_of_order, close_abandoned): regions' functions for regions closed "
+     "out of order and regions left without their exit."},
     {"bind_hooks", (PyCFunction)bind_hooks, METH_O,
      "bind_hooks(globals): where ModuleBase reads `active` (everyo.profiler.hooks' globals)."},
     {NULL}};

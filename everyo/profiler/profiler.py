@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import hooks
+from everyo.profiler import hooks, regions
 from everyo.profiler import recorder as _recorder
 from everyo.profiler.events_cache import EventsCache
 from everyo.profiler.gpu import CudaTimer
@@ -115,7 +116,8 @@ class Profiler:
         self.store: EventStore | None = None
         self.steps = 0
         self._clock = clock or default_clock
-        self._stopped = False
+        self._stopped = False  # recording has stopped (the run may not be finished yet)
+        self._finished = False  # stop() has finished the run
         self._recorder: Recorder | None = None
         self._sampler: Sampler | None = None
         self._over_budget = False
@@ -129,6 +131,8 @@ class Profiler:
         """
         if self.run is not None and not self._stopped:
             raise EveryOProfilerError("this Profiler is already running; stop it first")
+        if self.run is not None and not self._finished:
+            self.stop()  # a stop that raised part-way: finish it before resuming
         if hooks.active is not None:  # a running profiler, or a hook object a test installed
             holder = hooks.holder() or hooks.active
         else:
@@ -204,7 +208,7 @@ class Profiler:
         self.run.resume()
         if all(r is not self.run for r in self.registry):  # evicted meanwhile
             self.registry.add(self.run)
-        self._stopped = False
+        self._stopped = self._finished = False
         self._recorder.set_recording(
             self.schedule is None or self.schedule.action(self.steps) == "active"
         )
@@ -239,8 +243,13 @@ class Profiler:
         }
 
     def stop(self, error: BaseException | str | None = None) -> Run | None:
-        """Stop recording, resolve device times and counters, and finish the run."""
-        if self.run is None or self._stopped:
+        """Stop recording, resolve device times and counters, and finish the run.
+
+        A stop that raised part-way (a second Ctrl-C, a ``MemoryError`` while the last events
+        move into the run) leaves the run ``running`` with its events still buffered: calling
+        ``stop()`` again finishes it, and nothing recorded is lost.
+        """
+        if self.run is None or self._finished:
             return self.run
         self._stopped = True
         if hooks.active is self._recorder:
@@ -250,7 +259,14 @@ class Profiler:
             self._sampler.stop()
             self._sampler = None
         rec = self._recorder
-        rec.stop()
+        rec.stop()  # (again after a stop that raised: what is left)
+        self._finish(rec, error)
+        self._finished = True
+        self.registry.enforce_budget()
+        return self.run
+
+    def _finish(self, rec, error) -> None:
+        """Stop's last part: device times, counters and the run's status."""
         if rec.gpu is not None:
             self.store.add_column("device_ns")  # (present unless CUDA timing began mid-run)
             self.store.set_values("device_ns", *rec.device_times())
@@ -269,8 +285,6 @@ class Profiler:
         self.run.options["cuda_timing"] = rec.cuda_timing
         self.run.options["steps"] = self.steps
         self.run.finish(error)
-        self.registry.enforce_budget()
-        return self.run
 
     def flush(self) -> None:
         """Move the calling thread's buffered events into the run now.
@@ -449,9 +463,21 @@ class record_function:
 
     def __enter__(self) -> record_function:
         p = hooks.active
-        region = p.region(self.name, "user", **self.metadata) if p is not None else None
-        if region is not None:
-            region.__enter__()
+        region = None
+        if p is not None:
+            region = p.region(self.name, "user", **self.metadata)
+            caller = sys._getframe(1)
+            region.frame = regions.with_frame(caller)  # the frame whose `with` opens it
+            _close_abandoned_regions(p, caller)
+            try:
+                region.__enter__()
+            except BaseException:  # an interrupt as it opened: `with` will not call __exit__
+                t = region.t
+                if t is not None and t.open and t.open[-1] is region:  # no call in this block
+                    t.depth = region.depth
+                    del t.open[-1]
+                    region.t = region.frame = None
+                raise
         self._open.setdefault(threading.get_ident(), []).append(region)
         return self
 
@@ -500,6 +526,15 @@ class record_function:
         return wrapper
 
 
+def _close_abandoned_regions(p, caller) -> None:
+    """Before a region opens: close this thread's open regions whose ``with`` statement's frame
+    has gone (an interrupt skipped their exit and the code that caught it carried on), so that
+    the new region and the events after it do not nest inside them."""
+    t = p._peek_state()
+    if t is not None and t.open:
+        regions.close_abandoned_on(p, t, caller)
+
+
 def _resumptions(it, name: str, metadata: dict):
     """Drive generator (or coroutine iterator) ``it``, each resumption inside one region.
 
@@ -511,9 +546,9 @@ def _resumptions(it, name: str, metadata: dict):
     while True:
         p = hooks.active
         region = p.region(name, "user", **metadata) if p is not None else None
-        if region is not None:
-            region.__enter__()
         try:
+            if region is not None:  # inside the try: an exit of a region not opened does nothing
+                region.__enter__()
             item = send(value) if exc is None else throw(exc)
         except StopIteration as stop:
             return stop.value

@@ -19,6 +19,7 @@ The module-call path (``module_call``) is the hottest: it comes from the compile
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 
@@ -139,25 +140,25 @@ class _PyModuleCall:
         if keymap is None:
             return self._root_call(t, module, forward, args, kwargs)
         entry = keymap.get(id(module)) or self._unlisted(t, module)
-        depth = t.depth
-        t.depth = depth + 1
-        prev = t.scope
-        t.scope = entry[1]
         one = len(args) == 1 and not kwargs  # the common case: a direct call is cheaper
         clock = self._clock
+        depth, prev = t.depth, t.scope
+        # The thread's state changes only in statements without a call (no signal lands inside
+        # one) and inside the try, so an interrupt anywhere leaves it as it was before the call.
+        start = None
         try:
+            t.depth, t.scope = depth + 1, entry[1]
             start = clock()
-        except BaseException:  # nothing ran: restore the thread, record nothing
-            t.depth, t.scope = depth, prev
-            raise
-        try:
             out = forward(args[0]) if one else forward(*args, **kwargs)
+            end = clock()
         except BaseException:
-            self._failed(t, entry[0], depth, start, prev)
+            t.depth, t.scope = depth, prev
+            if start is not None:
+                self._failed(t, entry[0], depth, start, prev)
             raise
-        end = clock()
-        t.depth = depth
-        t.scope = prev
+        t.depth, t.scope = depth, prev
+        if t.open and t.open[-1].depth > depth:
+            regions.close_abandoned(self, t, depth + 1)
         mode = self._mode  # recording everything (no warmup, no schedule): append, maybe flush
         if mode == _SHAPES:
             # one input: compare the shapes with those of the module's last call (cheaper than
@@ -258,6 +259,7 @@ class _RecorderBody(RegionHooks):
         self._threads: list = []
         self._by_thread: dict = {}  # threading.get_ident() -> that thread's record
         self._threads_lock = threading.Lock()
+        self._flush_lock = threading.RLock()
         self._roots: dict[int, dict] = {}  # id(outermost module) -> its keymap, while it lives
         self._watched: dict[int, weakref.ref] = {}  # id(module) -> ref whose callback forgets it
         self._pinned: list = []  # keymapped objects without weak references: kept alive
@@ -294,9 +296,24 @@ class _RecorderBody(RegionHooks):
         self._mode = 0 if not on else _SHAPES if self.record_shapes else _PLAIN
 
     def stop(self) -> None:
-        """Stop recording and move every thread's buffered events into the store."""
-        self._stopped = True
-        self.set_recording(False)
+        """Stop recording and move every thread's buffered events into the store.
+
+        Events still open (a module call or region the stopping code runs inside, another
+        thread's) are kept when they close and reach the store then, so that the events recorded
+        inside them keep their parent; later events are not recorded. Open regions whose code
+        has gone (an interrupt skipped their exit) are closed now. Safe to call again after it
+        raised (an interrupt, a ``MemoryError``): each call does what is left.
+        """
+        if not self._stopped:
+            with self._threads_lock:
+                states = list(self._by_thread.items())
+            frames = sys._current_frames()
+            for ident, t in states:
+                regions.close_abandoned_on(self, t, frames.get(ident))
+            for _, t in states:
+                t.keep_below = t.depth
+            self.set_recording(False)
+            self._stopped = True
         self.flush(all_threads=True)
         self._release_thread_storage()
 
@@ -336,25 +353,28 @@ class _RecorderBody(RegionHooks):
             return
         t.keep_below = depth
         buf = t.buf
-        if meta:
-            t.meta.append((len(buf) // self._width, meta))
         if self.record_shapes:
             packed = pack(core[2], depth, tail[0])
             tail = tail[1:]
         else:
             packed = pack(core[2], depth)
-        # one extend: a flush from another thread never splits a record
+        index = t.flushed + len(buf) // self._width  # the event's index among the thread's
+        # one extend: a flush from another thread never splits a record; then its metadata (an
+        # interrupt between them loses the metadata, never gives it to another event)
         buf += (core[0], core[0] + core[1], packed) + tail
-        if len(buf) >= self._flush_len or end > t.flush_at:
-            self._flush(t, end)
+        if meta:
+            t.meta.append((index, meta))
+        if len(buf) >= self._flush_len or end > t.flush_at or self._stopped:
+            self._flush(t, end)  # (after stop: an event open at stop reaches the run now)
 
     def _emit_region(self, t, start: int, end: int, key: int, depth: int, meta):
         """Keep one finished event without tensors (a region, a backward group)."""
         if self._fast:  # recording everything, nothing beyond the three buffered fields
             buf = t.buf
-            if meta:
-                t.meta.append((len(buf) // 3, meta))
+            index = t.flushed + len(buf) // 3
             buf += (start, end, key | depth << KEY_BITS)
+            if meta:
+                t.meta.append((index, meta))
             if len(buf) >= self._flush_len or end > t.flush_at:
                 self._flush(t, end)
         else:
@@ -373,22 +393,52 @@ class _RecorderBody(RegionHooks):
             self._flush(t, now)
 
     def _flush(self, t, now: int) -> None:
-        buf, meta = t.buf, t.meta
-        t.meta = []
+        """Move thread state ``t``'s buffered events into the store.
+
+        Events leave the buffer only once the store holds them: a flush that raises (an
+        interrupt, a ``MemoryError``) leaves them buffered for the next one, and one interrupted
+        after the store took them drops them from the buffer at the next (the store counts each
+        thread's events). One flush at a time, so that stop's flush of every thread and a
+        thread's own never hand the store the same events twice.
+        """
         t.flush_at = now + FLUSH_NS
-        w = self._width
-        if type(buf) is list:
-            t.buf = []
+        with self._flush_lock:
+            self._settle(t)
+            buf, w, done = t.buf, self._width, t.flushed
             n = len(buf) // w
             if n == 0:
                 return
-            rows = np.fromiter(buf, np.int64, n * w).reshape(n, w)
-        else:  # the compiled EventBuffer: its int64 values, and it is empty again
-            values = buf.take()
-            n = len(values) // (8 * w)
-            if n == 0:
-                return
-            rows = np.frombuffer(values, np.int64, n * w).reshape(n, w)
+            values = buf[: n * w]  # a copy (bytes from the compiled EventBuffer)
+            if type(values) is list:
+                rows = np.fromiter(values, np.int64, n * w).reshape(n, w)
+            else:
+                rows = np.frombuffer(values, np.int64, n * w).reshape(n, w)
+            meta = {i - done: m for i, m in list(t.meta) if i < done + n}
+            first = self.store.append(self._columns(rows, t.index), meta or None, thread=t.index)
+            self._settle(t)
+            t.blocks.append((done, first, n))
+        if self.on_flush is not None and not self._stopped:
+            self.on_flush()
+
+    def _settle(self, t) -> None:
+        """Drop from ``t``'s buffer the events the store already holds."""
+        flushed = self.store.thread_events(t.index)
+        k = (flushed - t.flushed) * self._width
+        if k <= 0:
+            return
+        m = 0
+        for i, _ in t.meta:
+            if i >= flushed:
+                break
+            m += 1
+        buf = t.buf
+        # together: no call between them (a signal lands only after a call or a backward jump)
+        del t.meta[:m]
+        t.flushed = flushed
+        del buf[:k]
+
+    def _columns(self, rows: np.ndarray, thread: int) -> dict:
+        """The store's columns of buffered events (one row each)."""
         cols = {name: rows[:, i] for i, name in enumerate(self._fields)}
         packed = cols.pop("packed")
         cols["key"] = packed & ((1 << KEY_BITS) - 1)
@@ -397,21 +447,17 @@ class _RecorderBody(RegionHooks):
             cols["shape"] = (packed >> SHAPE_SHIFT) - 1
         cols["dur_ns"] = cols.pop("end_ns") - cols["start_ns"]
         cols["start_ns"] = cols["start_ns"] - self.origin_ns
-        cols["thread"] = np.full(n, t.index, np.int16)
-        first = self.store.append(cols, dict(meta) if meta else None)
-        t.blocks.append((t.flushed, first, n))
-        t.flushed += n
-        if self.on_flush is not None and not self._stopped:
-            self.on_flush()
+        cols["thread"] = np.full(len(rows), thread, np.int64)
+        return cols
 
     # -- module calls (module_call itself: _PyModuleCall or the compiled one) -------------------
     def _root_call(self, t, module, forward, args, kwargs):
         # the outermost module: its named_modules() give the paths of everything inside
         if self._cuda_possible and self.gpu is None and CudaTimer.wanted(args):
             self._start_cuda_timing()
-        t.keymap = self._keymap_for(module)
-        t.root = module
         try:
+            t.keymap = self._keymap_for(module)
+            t.root = module
             return self.module_call(module, forward, args, kwargs)
         finally:
             t.keymap = t.root = None
@@ -433,9 +479,11 @@ class _RecorderBody(RegionHooks):
         self._general = True  # the compiled Module.__call__ then calls module_call by name
 
     def _failed(self, t, key: int, depth: int, start: int, prev) -> None:
+        """Record a call that raised (its caller restored the thread first, as this does)."""
+        t.depth, t.scope = depth, prev
+        if t.open and t.open[-1].depth > depth:  # regions its exception unwound
+            regions.close_abandoned(self, t, depth + 1)
         end = self._clock()
-        t.depth = depth
-        t.scope = prev
         self._emit(t, (start, end - start, key, depth), self._pad, None, end)
 
     def _module_call_full(self, module, forward, args, kwargs):
@@ -445,21 +493,22 @@ class _RecorderBody(RegionHooks):
             return self._root_call(t, module, forward, args, kwargs)
         entry = t.keymap.get(id(module)) or self._unlisted(t, module)
         depth, prev = t.depth, t.scope
-        t.depth, t.scope = depth + 1, entry[1]
         gpu = self.gpu
-        try:
+        start = None
+        try:  # (the thread's state changes as in _PyModuleCall.module_call)
+            t.depth, t.scope = depth + 1, entry[1]
             marks = gpu.begin(args) if gpu is not None else None
             start = self._clock()
-        except BaseException:  # nothing ran: restore the thread, record nothing
-            t.depth, t.scope = depth, prev
-            raise
-        try:
             out = forward(*args, **kwargs)
+            end = self._clock()
         except BaseException:
-            self._failed(t, entry[0], depth, start, prev)
+            t.depth, t.scope = depth, prev
+            if start is not None:
+                self._failed(t, entry[0], depth, start, prev)
             raise
-        end = self._clock()
         t.depth, t.scope = depth, prev
+        if t.open and t.open[-1].depth > depth:
+            regions.close_abandoned(self, t, depth + 1)
         before = t.flushed + len(t.buf) // self._width
         self._emit(
             t,
@@ -586,7 +635,7 @@ if _c is not None:
         _thread_state = _c.ThreadState
         _backward_type = _c.Backward
 
-    _c.bind_regions(regions.close_out_of_order)
+    _c.bind_regions(regions.close_out_of_order, regions.close_abandoned)
 
     Recorder = CRecorder
 else:

@@ -8,6 +8,10 @@ buffer through ``Recorder._emit_region`` (one append while everything is recorde
 
 from __future__ import annotations
 
+import dis
+import inspect
+import sys
+
 from everyo.errors import EveryOProfilerError
 from everyo.profiler.flops import estimate
 from everyo.profiler.packing import KEY_BITS, KEY_MASK
@@ -24,12 +28,79 @@ def _too_deep(depth: int) -> EveryOProfilerError:
     )
 
 
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def close_abandoned(p, t, depth: int) -> None:
+    """Close the open regions of thread state ``t`` at ``depth`` or deeper, recording each as
+    ending now: their ``with`` blocks were left without their exit (an interrupt landed where
+    the exit could not run). Called when an event enclosing them closes, when the same code
+    opens a region again, and at stop.
+
+    Each region is taken out of the stack and the depth restored in one step that no signal
+    can split (no call between them), before its event is recorded.
+    """
+    stack = t.open
+    now = p._clock()
+    while stack and stack[-1].depth >= depth:
+        region = stack[-1]
+        if region.depth < t.depth:  # (a caller may have restored a shallower depth first)
+            t.depth = region.depth
+        del stack[-1]
+        region.t = region.frame = None
+        p._emit_region(t, region.start, now, region.key, region.depth, region.meta)
+
+
+_WITH_OPS = {
+    dis.opmap[n] for n in ("BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH") if n in dis.opmap
+}
+_with_sites: dict = {}  # (code, offset) -> whether that instruction is a `with` statement's
+
+
+def with_frame(frame):
+    """``frame`` when it is entering a context manager in a ``with`` statement (so the region
+    it opens lives as long as that block runs), else ``None`` (``ExitStack``, a direct
+    ``__enter__()`` call: their regions are never taken for abandoned)."""
+    site = (frame.f_code, frame.f_lasti)
+    hit = _with_sites.get(site)
+    if hit is None:
+        if len(_with_sites) > 4096:  # (it holds code objects: notebook cells' too)
+            _with_sites.clear()
+        hit = _with_sites[site] = frame.f_code.co_code[frame.f_lasti] in _WITH_OPS
+    return frame if hit else None
+
+
+def is_abandoned(region, caller) -> bool:
+    """Whether open ``region`` was left for good: the frame whose ``with`` statement opened it
+    is no longer running on this thread (the stack from ``caller`` up does not hold it) and is
+    not a generator or coroutine (those are suspended, not gone, and come back to exit)."""
+    frame = region.frame
+    if frame is None or frame.f_code.co_flags & _SUSPENDABLE:
+        return False
+    f = caller
+    while f is not None:
+        if f is frame:
+            return False
+        f = f.f_back
+    return True
+
+
+def close_abandoned_on(p, t, frame) -> None:
+    """Close thread state ``t``'s abandoned regions (see :func:`is_abandoned`), from the
+    outermost one; ``frame`` is that thread's current frame (``None``: it has ended)."""
+    for region in list(t.open):
+        if is_abandoned(region, frame):
+            close_abandoned(p, t, region.depth)
+            return
+
+
 def close_out_of_order(region, t) -> None:
     """Take ``region`` out of thread state ``t``'s open stack when it is not the innermost: the
     regions opened inside it move one level up (shared by both recorders' regions)."""
     stack = t.open
     for i in range(len(stack) - 1, -1, -1):
         if stack[i] is region:
+            region.t = region.frame = None
             del stack[i]
             for inner in stack[i:]:  # they outlive this one: one level up from now on
                 inner.depth -= 1
@@ -48,32 +119,44 @@ class _Region:
     level up, so the thread's depth is right for every later event.
     """
 
-    __slots__ = ("p", "key", "meta", "t", "depth", "start")
+    __slots__ = ("p", "key", "meta", "t", "depth", "start", "frame")
 
     def __init__(self, p, key: int, meta: dict | None):
         self.p, self.key, self.meta = p, key, meta
+        self.t = self.frame = None  # t: the thread state while open; frame: see is_abandoned
 
     def __enter__(self):
         p = self.p
-        self.t = t = p._state()
-        self.depth = depth = t.depth
+        t = p._state()
+        depth = t.depth
         if depth >= MAX_DEPTH:
             raise _too_deep(depth)
         self.start = p._clock()  # first: if it raises, the region was never opened
+        self.depth = depth
+        if self.frame is None:  # the frame whose `with` opens it (see is_abandoned)
+            self.frame = with_frame(sys._getframe(1))
+        stack = t.open
+        # open it: no call between these (a signal lands only after a call or a backward jump)
+        self.t = t
         t.depth = depth + 1
-        t.open.append(self)
+        stack += (self,)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        p, t = self.p, self.t
-        end = p._clock()
-        stack = t.open
+        t = self.t
+        if t is None:  # not open: never entered, closed already, or closed as abandoned
+            return False
+        p, stack = self.p, t.open
+        if exc_type is not None and stack and stack[-1] is not self and self.depth < t.depth:
+            close_abandoned(p, t, self.depth + 1)  # an exception unwound the ones inside it
         if stack and stack[-1] is self:
-            stack.pop()
+            # close it: no call between these
             t.depth = self.depth
+            del stack[-1]
+            self.t = self.frame = None
         else:
             close_out_of_order(self, t)
-        p._emit_region(t, self.start, end, self.key, self.depth, self.meta)
+        p._emit_region(t, self.start, p._clock(), self.key, self.depth, self.meta)
         return False
 
 
@@ -94,17 +177,25 @@ class _Backward:
 
     def switch(self, token) -> None:
         """Close the open group (if any) and open one for ``token`` (a scope or an op name)."""
+        key = self.keys.get(token)
+        packed = (key if key is not None else self.p._bw_key(token)) | self.shifted
         now = self.clock()
-        if self.token is not None:
+        # the new group replaces the old in one step (no call), then the old one is recorded:
+        # an interrupt loses at most that one, never records it twice or half
+        old_token, old_start, old_packed = self.token, self.start, self.packed
+        self.token, self.start, self.packed = token, now, packed
+        if old_token is not None:
             if self.p._fast:  # extend a local: a flush may swap t.buf meanwhile
                 buf = self.t.buf
-                buf += (self.start, now, self.packed)
+                buf += (old_start, now, old_packed)
             else:
-                self._emit(now)
-        self.token = token
-        key = self.keys.get(token)
-        self.packed = (key if key is not None else self.p._bw_key(token)) | self.shifted
-        self.start = now
+                self.p._emit(
+                    self.t,
+                    (old_start, now - old_start, old_packed & KEY_MASK, self.depth),
+                    self.p._pad,
+                    None,
+                    now,
+                )
 
     def enter(self, node) -> None:
         """Autograd ``node`` runs next: open its group (its module scope, else its op name)
@@ -116,13 +207,13 @@ class _Backward:
             self.switch(token)
 
     def close(self, now: int) -> None:
-        if self.token is not None:
+        token, self.token = self.token, None  # closed first: never recorded twice
+        if token is not None:
             if self.p._fast:
                 buf = self.t.buf
                 buf += (self.start, now, self.packed)
             else:
                 self._emit(now)
-            self.token = None
 
     def _emit(self, now: int) -> None:
         p, key = self.p, self.packed & KEY_MASK
@@ -162,10 +253,11 @@ class RegionHooks:
         t.depth = depth + 1
         try:
             out = fn(*args, **kwargs)
+            end = self._clock()
         except BaseException:
+            t.depth = depth  # first (no call before it)
             self._failed(t, key, depth, start, t.scope)
             raise
-        end = self._clock()
         t.depth = depth
         self._emit(
             t,
@@ -188,16 +280,17 @@ class RegionHooks:
             raise _too_deep(depth)
         bw = self._backward_type(self, t, depth + 1)
         start = self._clock()  # (if it raises, nothing ran: nothing to restore or record)
-        t.depth = depth + 1
         saved = t.backward
+        t.depth = depth + 1  # (no call from here into the try: no signal can land between)
         t.backward = bw
         try:
             return run(*args)
         finally:
+            t.depth, t.backward = depth, saved  # first: an interrupt below loses only events
+            if t.open and t.open[-1].depth > depth:
+                close_abandoned(self, t, depth + 1)
             end = self._clock()
             bw.close(end)
-            t.backward = saved
-            t.depth = depth
             self._emit_region(t, start, end, key, depth, None)
 
     def backward_groups(self):

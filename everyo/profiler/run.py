@@ -67,8 +67,10 @@ def _postorder_parents_numpy(thread, depth, first_row: int = 0) -> np.ndarray:
         return parent
     if thread[0] == thread[-1] and (thread == thread[0]).all():  # the usual batch: one thread
         groups: list = [None]
-    else:
-        groups = [np.flatnonzero(thread == t) for t in np.unique(thread).tolist()]
+    else:  # each thread's rows, in order: one stable sort (not one scan per thread)
+        order = np.argsort(thread, kind="stable")
+        cuts = np.flatnonzero(np.diff(np.asarray(thread)[order])) + 1
+        groups = np.split(order, cuts)
     for idx in groups:
         d = depth if idx is None else depth[idx]
         for level in range(1, int(d.max()) + 1):

@@ -10,7 +10,8 @@ Core columns (24 bytes per event)::
     start_ns   int64   start, relative to the run start
     dur_ns     int64   duration
     key        int32   interned (kind, name, path)
-    thread     int16   thread index: row of the thread table (``threads``), not a thread id
+    thread     int16   thread index: row of the thread table (``threads``), not a thread id;
+                       int32 from the 32,768th thread on (the column is widened in place)
     depth      int16   nesting depth on its thread
 
 Rows are in completion order, per thread a post-order of the call tree, which is what makes a
@@ -81,12 +82,12 @@ def _column(capacity: int, dtype) -> np.ndarray:
 
 
 class _Chunk:
-    __slots__ = ("cols", "capacity", "n")
+    __slots__ = ("cols", "capacity", "base")
 
-    def __init__(self, dtypes: dict, capacity: int):
+    def __init__(self, dtypes: dict, capacity: int, base: int):
         self.cols = {name: _column(capacity, dtype) for name, dtype in dtypes.items()}
         self.capacity = capacity
-        self.n = 0
+        self.base = base  # its first row
 
 
 class EventStore:
@@ -112,6 +113,8 @@ class EventStore:
         self.shapes: list[str] = []  # shape id -> "[(32, 4)] -> (32, 16)"
         self._shape_ids: dict[str, int] = {}
         self.threads: list[tuple[int, str]] = []  # thread index -> (thread id, thread name)
+        self._thread_events: list[int] = []  # thread index -> rows appended for that thread
+        self._unpublished: list | tuple = ()  # metadata rows of an append not yet published
         self.metadata: dict[int, dict] = {}
         self.metadata_nbytes = 0  # what the metadata dicts hold (see metadata_bytes)
         self.tables_nbytes = 0  # what the interned keys and shapes hold (see table_entry_bytes)
@@ -154,44 +157,83 @@ class EventStore:
             return sid
 
     def add_thread(self, ident: int, name: str) -> int:
+        """A new row of the thread table; its index. From the 32,768th thread on, the thread
+        column holds int32 (its rows so far are widened in place)."""
         with self._lock:
+            index = len(self.threads)
+            if index > np.iinfo(self.dtypes["thread"]).max:
+                self._widen("thread", np.int32)
             self.threads.append((ident, name))
-            return len(self.threads) - 1
+            self._thread_events.append(0)
+            return index
+
+    def thread_events(self, index: int) -> int:
+        """How many rows have been appended for thread ``index`` (``append(thread=index)``)."""
+        counts = self._thread_events
+        return counts[index] if 0 <= index < len(counts) else 0
+
+    def _widen(self, name: str, dtype) -> None:
+        # (under the lock) readers copy whole columns, so a chunk's column is swapped whole
+        for chunk in self._chunks:
+            wide = _column(chunk.capacity, dtype)
+            wide[:] = chunk.cols[name]
+            chunk.cols[name] = wide
+        self.dtypes = {**self.dtypes, name: dtype}
 
     # -- writing ---------------------------------------------------------------------------
-    def append(self, columns: dict, metadata: dict | None = None) -> int:
+    def append(
+        self, columns: dict, metadata: dict | None = None, *, thread: int | None = None
+    ) -> int:
         """Append rows given as equal-length arrays per column; return the first new row.
 
-        ``metadata`` maps offsets within this batch to dicts.
+        ``metadata`` maps offsets within this batch to dicts. ``thread``: the rows are that
+        thread's next events (counted by :meth:`thread_events` as they are published).
         """
         k = len(columns["start_ns"])
         if k == 0:
             return self._n
+        counts = self._thread_events
         with self._lock:
+            # rows go into the chunks from row _n on; nothing but _n (and the thread's count)
+            # says they exist, so an append interrupted before its last lines leaves the store
+            # as it was (the next one writes over those rows)
             first = self._n
+            for row in self._unpublished:  # metadata an interrupted append left behind
+                self.metadata.pop(row, None)
             done = 0
             while done < k:
-                chunk = self._writable_chunk()
-                take = min(k - done, chunk.capacity - chunk.n)
+                chunk = self._chunk_for(first + done)
+                at = first + done - chunk.base
+                take = min(k - done, chunk.capacity - at)
                 for name, col in chunk.cols.items():
                     src = columns.get(name)
-                    col[chunk.n : chunk.n + take] = -1 if src is None else src[done : done + take]
-                chunk.n += take
+                    col[at : at + take] = -1 if src is None else src[done : done + take]
                 done += take
+            held = 0
             if metadata:
-                held = 0
+                self._unpublished = [first + off for off in metadata]
                 for off, meta in metadata.items():
                     self.metadata[first + off] = meta
                     held += metadata_bytes(meta)
-                self.metadata_nbytes += held
-            self._n = first + k  # publish last: readers only look below _n
+            # publish last, in statements without a call (no signal lands between them)
+            if thread is not None:
+                counts[thread] += k
+            self.metadata_nbytes += held
+            self._unpublished = ()
+            self._n = first + k  # readers only look below _n
             return first
 
-    def _writable_chunk(self) -> _Chunk:
-        if self._chunks and self._chunks[-1].n < self._chunks[-1].capacity:
-            return self._chunks[-1]
+    def _chunk_for(self, row: int) -> _Chunk:
+        """The chunk that holds ``row`` (the next row to write), made when none does."""
+        for chunk in reversed(self._chunks):  # (the last, or the one before it when an
+            if chunk.base <= row:  # interrupted append made a chunk it did not publish into)
+                if row < chunk.base + chunk.capacity:
+                    return chunk
+                break
+        last = self._chunks[-1] if self._chunks else None
+        base = last.base + last.capacity if last is not None else 0
         cap = min(_FIRST_CHUNK << len(self._chunks), _MAX_CHUNK)
-        chunk = _Chunk(self.dtypes, cap)
+        chunk = _Chunk(self.dtypes, cap, base)
         self._chunks.append(chunk)
         return chunk
 
@@ -211,10 +253,9 @@ class EventStore:
     def set_values(self, column: str, rows: np.ndarray, values: np.ndarray) -> None:
         """Fill an optional column after the fact (device times resolved at stop)."""
         with self._lock:
-            starts = np.cumsum([0] + [c.n for c in self._chunks])
-            for i, chunk in enumerate(self._chunks):
-                sel = (rows >= starts[i]) & (rows < starts[i + 1])
-                chunk.cols[column][rows[sel] - starts[i]] = values[sel]
+            for chunk in self._chunks:
+                sel = (rows >= chunk.base) & (rows < min(chunk.base + chunk.capacity, self._n))
+                chunk.cols[column][rows[sel] - chunk.base] = values[sel]
 
     # -- reading ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -281,5 +322,8 @@ class EventStore:
         for text in shapes:
             store.intern_shape(text)
         store.threads = list(threads)
+        store._thread_events = [0] * len(store.threads)
+        if len(store.threads) > np.iinfo(np.int16).max + 1:
+            store._widen("thread", np.int32)
         store.append(columns, metadata)
         return store
