@@ -190,6 +190,10 @@ class Sampler:
         return (wall, used) if cap is None else (min(wall, cap), min(used, cap))
 
     def _loop(self) -> None:
+        if self.use_signal and hasattr(signal, "pthread_sigmask"):
+            # the timer's signal is for the starting thread: delivered here, it would wake
+            # this thread to take the GIL for nothing
+            signal.pthread_sigmask(signal.SIG_BLOCK, {getattr(signal, _SIGNAL)})
         # wait for the next tick on a fixed grid: late wake-ups do not add up into a longer
         # interval; a tick missed altogether is skipped, not caught up with a burst
         wait, stopped, now = self._stop.wait, self._stop.is_set, time.monotonic
