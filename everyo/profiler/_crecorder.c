@@ -335,6 +335,7 @@ typedef struct {
 static PyTypeObject ThreadStateType;
 static PyTypeObject ModuleCallType;
 static int close_abandoned_from(PyObject *recorder, ThreadState *t, Py_ssize_t depth);
+static PyObject *too_deep(PyObject *recorder, Py_ssize_t depth);
 
 static void
 km_reset(ThreadState *t)
@@ -970,6 +971,10 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
         goto fail;
 
     Py_ssize_t depth = t->depth;
+    if (depth >= self->max_depth) { /* the store keeps depth as int16: never wrap silently */
+        too_deep(self_obj, depth);
+        goto fail;
+    }
     t->depth = depth + 1;
     PyObject *prev = t->scope ? t->scope : Py_NewRef(Py_None); /* our reference now */
     t->scope = Py_NewRef(PyTuple_GET_ITEM(entry, 1));

@@ -143,6 +143,8 @@ class _PyModuleCall:
         one = len(args) == 1 and not kwargs  # the common case: a direct call is cheaper
         clock = self._clock
         depth, prev = t.depth, t.scope
+        if depth >= self._max_depth:  # the store keeps depth as int16: never wrap silently
+            self._region_too_deep(depth)
         # The thread's state changes only in statements without a call (no signal lands inside
         # one) and inside the try, so an interrupt anywhere leaves it as it was before the call.
         start = None
@@ -493,6 +495,8 @@ class _RecorderBody(RegionHooks):
             return self._root_call(t, module, forward, args, kwargs)
         entry = t.keymap.get(id(module)) or self._unlisted(t, module)
         depth, prev = t.depth, t.scope
+        if depth >= self._max_depth:
+            self._region_too_deep(depth)
         gpu = self.gpu
         start = None
         try:  # (the thread's state changes as in _PyModuleCall.module_call)

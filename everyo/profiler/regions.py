@@ -22,9 +22,10 @@ MAX_DEPTH = 32_000
 
 def _too_deep(depth: int) -> EveryOProfilerError:
     return EveryOProfilerError(
-        f"everyo profiler: regions nested deeper than {MAX_DEPTH:,} levels on one thread; "
-        "a region is probably entered in a loop without being exited (use `with "
-        "record_function(...):`), or record fewer levels"
+        f"everyo profiler: events nested deeper than {MAX_DEPTH:,} levels on one thread "
+        "(regions, module calls and backward passes together); a region is probably entered in "
+        "a loop without being exited (use `with record_function(...):`), or a module recurses "
+        "that deep: record fewer levels"
     )
 
 

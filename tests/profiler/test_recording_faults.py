@@ -6,13 +6,14 @@ Every test runs with the compiled and the pure-Python recorder (see conftest.py)
 
 from __future__ import annotations
 
-import gc
 import os
 from collections import Counter
 
+import numpy as np
 import pytest
 
 import everyo as eo
+from everyo.errors import EveryOProfilerError
 from everyo.profiler import Profiler, RunRegistry, hooks, record_function
 
 pytestmark = pytest.mark.usefixtures("recorder_impl")
@@ -51,7 +52,6 @@ def test_modules_built_inside_forward_keep_their_own_names(registry):
     with Profiler(registry=registry) as p:
         for _ in range(50):
             model(x)
-            gc.collect()
     inner = [(e.name, e.path) for e in p.events if e.depth == 2]
     assert inner == ([("ReLU", "1.ReLU")] * 2 + [("Sigmoid", "1.Sigmoid")] * 2) * 25
 
@@ -365,3 +365,58 @@ def test_a_profiler_started_after_an_interrupted_stop_finishes_it_first(registry
     with p:
         _work(5)
     assert p.run.status == "completed" and p.run.num_events == 40
+
+
+# -- fault 5: many threads, deep module calls ---------------------------------------------------
+def test_more_than_32767_threads_widen_the_thread_column(registry):
+    import threading
+
+    p = Profiler(registry=registry)
+    with p:
+        for i in range(33_000):  # (as many threads' rows as 33,000 threads that ran before)
+            p.store.add_thread(10_000_000 + i, f"gone-{i}")
+        with record_function("main"):
+            pass
+        t = threading.Thread(target=_work, args=(2,), name="late")
+        t.start()
+        t.join()
+    assert p.run.status == "completed"
+    batch = p.run.snapshot()
+    names = {p.store.threads[i][1] for i in batch.thread}
+    assert names == {threading.current_thread().name, "late"}
+    assert batch.thread.max() > 33_000 and batch.thread.dtype == np.int32
+    assert [e.name for e in p.events][-1] == "r"
+
+
+def test_parents_of_rows_from_many_threads_are_found_per_thread():
+    from everyo.profiler.run import _postorder_parents_numpy
+
+    rng = np.random.default_rng(0)
+    # 40,000 rows of 33,000 threads, then two threads' nested rows (child, child, parent)
+    thread = np.concatenate([rng.integers(0, 33_000, 40_000), [5, 6, 5, 6, 5, 6]])
+    depth = np.concatenate([np.zeros(40_000), [1, 1, 1, 1, 0, 0]]).astype(np.int16)
+    parent = _postorder_parents_numpy(thread.astype(np.int32), depth)
+    n = 40_000
+    assert list(parent[n:]) == [n + 4, n + 5, n + 4, n + 5, -1, -1]
+    assert (parent[depth == 0] == -1).all()
+
+
+class _Recursive(eo.Module):
+    def forward(self, x, n):
+        return x if n == 0 else self(x, n - 1)
+
+
+def test_module_calls_nested_past_the_depth_limit_are_refused_not_wrapped(registry, monkeypatch):
+    import everyo.profiler.regions as regions
+
+    monkeypatch.setattr(regions, "MAX_DEPTH", 40)
+    model = _Recursive()
+    with Profiler(registry=registry) as p:
+        model(eo.zeros(1), 39)  # 40 levels: fits
+        with pytest.raises(EveryOProfilerError, match="deeper than 40"):
+            model(eo.zeros(1), 45)
+        model(eo.zeros(1), 0)
+    depths = [e.depth for e in p.events]
+    assert max(depths) == 39 and min(depths) == 0
+    assert p.events[-1].depth == 0
+    _check_nesting(p.events)
