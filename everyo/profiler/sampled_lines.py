@@ -34,6 +34,10 @@ HIDE = ("everyo", "libraries", None)
 class HotLines:
     """The hot lines of one event (or every event of one name).
 
+    ``effective_samples``: how many equal-weight samples the weighted ones are worth,
+    ``(sum w)^2 / sum w^2`` (Kish): a share ``p`` has a standard error of about
+    ``sqrt(p (1 - p) / effective_samples)``; on a busy machine a few samples taken after long
+    waits for a core weigh much more than the rest, and this falls well below ``samples``.
     ``lines`` rows: ``file, line, function, source, self_ns, total_ns, self_share,
     total_share`` (shares of the event's sampled time), by ``self_ns`` descending;
     ``tree``: nested ``{"file", "line", "function", "total_ns", "self_ns", "share",
@@ -49,6 +53,7 @@ class HotLines:
     mode: str
     interval_ms: float | None
     hide: str | None
+    effective_samples: float = 0.0
     lines: list = field(default_factory=list)
     tree: dict | None = None
 
@@ -148,6 +153,8 @@ def hot_lines(
         hide,
     )
     if out.sampled_ns > 0:
+        w = weight.astype(np.float64)
+        out.effective_samples = float(w.sum() ** 2 / (w * w).sum())
         hidden = frame_filter(samples.frames, hide)
         # one entry per distinct stack, its samples' weights summed: the tree and the lines
         # then cost the number of distinct stacks, not of samples (an hour at 1 ms: 3.6 M)

@@ -33,6 +33,8 @@ def render(hot, lines: int = 10, tree: bool = True) -> str:
         f"hot lines of {hot.event!r}: {hot.calls:,} calls, {hot.event_ns / 1e6:,.1f} ms; "
         f"{hot.samples:,} samples{every} ({hot.mode} time)"
     )
+    if 0 < hot.effective_samples < 0.8 * hot.samples:  # a busy machine: say how far to trust
+        head += f", worth {hot.effective_samples:,.0f} equal ones (some stood for long waits)"
     if not hot.lines:
         return (
             f"{head}\n  no samples inside it: it ran for less than the sampling interval; "
