@@ -65,7 +65,7 @@ PyErr_SetRaisedException(PyObject *exc)
 #define MODE_SHAPES 2
 
 static PyObject *str_new_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
-    *str_shape, *str_record_shapes, *str_forward, *str_call_impl, *str_hooked, *str_active,
+    *str_shape, *str_keys, *str_record_shapes, *str_forward, *str_call_impl, *str_hooked, *str_active,
     *str_module_call;
 static PyObject *hooks_dict;    /* everyo.profiler.hooks' globals (bind_hooks): "active" */
 static PyTypeObject *ndarray_t; /* numpy.ndarray where its layout was checked, else NULL */
@@ -873,13 +873,23 @@ static PyObject *
 mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
           PyObject *kwargs)
 {
-    if (!PyTuple_Check(args)) {
-        PyErr_SetString(PyExc_TypeError, "module_call: args must be a tuple");
+    if (!PyTuple_Check(args)) { /* (recorder.check_call_args says the same in Python) */
+        PyErr_Format(PyExc_TypeError, "module_call: args must be a tuple, not %.100s",
+                     Py_TYPE(args)->tp_name);
         return NULL;
     }
     if (kwargs == Py_None)
         kwargs = NULL;
     if (kwargs != NULL && !PyDict_Check(kwargs)) { /* a mapping: call with a dict of it */
+        PyObject *keys;
+        if (PyObject_GetOptionalAttr(kwargs, str_keys, &keys) < 0)
+            return NULL;
+        if (keys == NULL) {
+            PyErr_Format(PyExc_TypeError, "module_call: kwargs must be a mapping or None, not %.100s",
+                         Py_TYPE(kwargs)->tp_name);
+            return NULL;
+        }
+        Py_DECREF(keys);
         PyObject *d = PyDict_New();
         if (d == NULL || PyDict_Merge(d, kwargs, 1) < 0) {
             Py_XDECREF(d);
@@ -2002,6 +2012,7 @@ PyInit__crecorder(void)
     INTERN(str_shape_id, "_shape_id");
     INTERN(str_data, "data");
     INTERN(str_shape, "shape");
+    INTERN(str_keys, "keys");
     INTERN(str_record_shapes, "record_shapes");
     INTERN(str_forward, "forward");
     INTERN(str_call_impl, "_call_impl");

@@ -51,6 +51,23 @@ def _entry(key: int, name: str, path: str) -> tuple:
     return key, (name, path), [(None, 0)]
 
 
+def check_call_args(args, kwargs) -> tuple:
+    """``module_call``'s ``(args, kwargs)`` as the compiled recorder takes them: a tuple, and
+    ``None`` or a mapping (made a dict, ``{}`` for ``None``); anything else is a
+    ``TypeError``, on both paths."""
+    if not isinstance(args, tuple):
+        raise TypeError(f"module_call: args must be a tuple, not {type(args).__name__}")
+    if kwargs is None:
+        return args, {}
+    if type(kwargs) is dict:
+        return args, kwargs
+    if not hasattr(kwargs, "keys"):
+        raise TypeError(
+            f"module_call: kwargs must be a mapping or None, not {type(kwargs).__name__}"
+        )
+    return args, {k: kwargs[k] for k in kwargs.keys()}
+
+
 def _single_shapes(a, out, depth: int):
     """What the single-input shape cache compares: ``(input shape, output shape, depth)`` when
     both shapes are tuples, else ``None`` (not cached: a list of tensors, no shape, or a
@@ -132,6 +149,8 @@ class _PyModuleCall:
 
     def module_call(self, module, forward, args, kwargs):
         """Run ``forward(*args, **kwargs)`` as one module event (hook protocol)."""
+        if type(args) is not tuple or type(kwargs) is not dict:
+            args, kwargs = check_call_args(args, kwargs)
         try:
             t = self._tls.s
         except AttributeError:
@@ -490,6 +509,7 @@ class _RecorderBody(RegionHooks):
 
     def _module_call_full(self, module, forward, args, kwargs):
         """module_call with CUDA timing, memory or op columns on (the general, slower path)."""
+        args, kwargs = check_call_args(args, kwargs)
         t = self._state()
         if t.keymap is None:
             return self._root_call(t, module, forward, args, kwargs)

@@ -7,14 +7,14 @@ Every test runs with the compiled and the pure-Python recorder (see conftest.py)
 from __future__ import annotations
 
 import os
-from collections import Counter
+from collections import Counter, UserDict
 
 import numpy as np
 import pytest
 
 import everyo as eo
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import Profiler, RunRegistry, hooks, record_function
+from everyo.profiler import Profiler, RunRegistry, hooks, record_function, recorder
 
 pytestmark = pytest.mark.usefixtures("recorder_impl")
 
@@ -420,3 +420,78 @@ def test_module_calls_nested_past_the_depth_limit_are_refused_not_wrapped(regist
     assert max(depths) == 39 and min(depths) == 0
     assert p.events[-1].depth == 0
     _check_nesting(p.events)
+
+
+# -- misleads: what module_call takes, and stopping inside a module call ----------------------
+class _Args(eo.Module):
+    def forward(self, *args, **kwargs):
+        return len(args), sorted(kwargs)
+
+
+_CALLS = {
+    "tuple": ((1, 2), {"a": 1}),
+    "kwargs None": ((1, 2), None),
+    "kwargs a mapping": ((1,), UserDict(a=1)),
+    "args a list": ([1, 2], {}),
+    "args a str": ("ab", {}),
+    "args None": (None, {}),
+    "kwargs a list": ((1,), [("a", 1)]),
+    "kwargs an empty list": ((1,), []),
+}
+
+
+def _outcomes(rec, module) -> dict:
+    out = {}
+    for name, (args, kwargs) in _CALLS.items():
+        try:
+            out[name] = rec.module_call(module, module.forward, args, kwargs)
+        except TypeError as e:
+            out[name] = str(e)
+    return out
+
+
+@pytest.mark.skipif(recorder.CRecorder is None, reason="the C extension was not built here")
+def test_both_module_call_paths_take_and_refuse_the_same_arguments(monkeypatch):
+    got = {}
+    for cls in (recorder.CRecorder, recorder.PythonRecorder):
+        monkeypatch.setattr(recorder, "Recorder", cls)
+        with Profiler(registry=RunRegistry()) as p:
+            got[cls] = _outcomes(p._recorder, _Args())
+    assert got[recorder.CRecorder] == got[recorder.PythonRecorder]
+    python = got[recorder.PythonRecorder]
+    assert python["tuple"] == (2, ["a"]) and python["kwargs None"] == (2, [])
+    assert python["kwargs a mapping"] == (1, ["a"])
+    assert python["args a list"] == "module_call: args must be a tuple, not list"
+    assert python["kwargs an empty list"] == (
+        "module_call: kwargs must be a mapping or None, not list"
+    )
+
+
+class _StopsInside(eo.Module):
+    def __init__(self, profiler):
+        super().__init__()
+        self.profiler, self.inner = profiler, eo.Linear(2, 2, seed=0)
+
+    def forward(self, x):
+        x = self.inner(x)
+        with record_function("inside"):
+            x = self.inner(x)
+            self.profiler.stop()  # stopped while this call and the region are open
+        return self.inner(x)  # (not recorded: after stop)
+
+
+def test_events_open_at_stop_are_kept_so_their_children_keep_their_parent(registry):
+    p = Profiler(registry=registry)
+    p.start()
+    model = _StopsInside(p)
+    model(eo.zeros(1, 2))
+    events = p.events
+    assert [(e.name, e.depth) for e in events] == [
+        ("Linear", 1),
+        ("Linear", 2),
+        ("inside", 1),
+        ("_StopsInside", 0),
+    ]
+    assert all(e.parent >= 0 for e in events if e.depth > 0)
+    _check_nesting(events)
+    assert p.run.status == "completed"
