@@ -105,6 +105,7 @@ def hot_lines(
     hide: str | None = "everyo",
     self_only: bool = False,
     top: int | None = 10,
+    step: int | None = None,
 ) -> HotLines:
     """The hot lines and call tree of ``event``'s stack samples.
 
@@ -125,6 +126,9 @@ def hot_lines(
         Only samples whose innermost event is ``event`` (not one of its children).
     top : int or None
         Lines kept in ``lines`` (``None``: all).
+    step : int, optional
+        Only the samples of training step ``step`` (0-based, between the run's step marks:
+        ``profiler.step()``); with ``event=None``, the whole step.
     """
     samples = require_samples(run)
     _check_hide(hide)
@@ -135,12 +139,18 @@ def hot_lines(
     if event is None:  # the whole run: every sample, inside an event or not
         hit = np.ones(len(cols["t_ns"]), bool)
         label, calls, event_ns = "the run", 1, run.wall_ns
+        if step is not None:
+            lo, hi = step_window(run, step)
+            label, event_ns = f"step {step}", hi - lo
     else:
         batch = run.snapshot()
         selected = _select(batch, event)
         hit = inside(batch, owners(batch, cols["t_ns"], cols["tid"]), selected, self_only)
         calls, event_ns = outermost_time(batch, selected)
         label = event if isinstance(event, str) else str(batch.name[selected][0])
+    if step is not None:
+        lo, hi = step_window(run, step)
+        hit &= (cols["t_ns"] >= lo) & (cols["t_ns"] < hi)
     weight = _weights(cols, hit, mode)
     out = HotLines(
         label,
@@ -168,6 +178,19 @@ def hot_lines(
         out.tree = _tree(samples.frames, stacks, weight, out.sampled_ns, label)
         out.lines = _lines(samples.frames, stacks, weight, out.sampled_ns)[:top]
     return out
+
+
+def step_window(run, step) -> tuple[int, int]:
+    """``[start, end)`` of training step ``step`` in ns from the run's start: from the previous
+    step mark (or the start) to its own."""
+    marks = list(run.step_ns)
+    ok = isinstance(step, (int, np.integer)) and not isinstance(step, bool)
+    if not ok or not 0 <= step < len(marks):
+        raise EveryOProfilerError(
+            f"step={step!r}: this run has {len(marks)} step(s) marked by profiler.step(); "
+            + (f"give a number from 0 to {len(marks) - 1}" if marks else "mark them first")
+        )
+    return (marks[step - 1] if step else 0), marks[step]
 
 
 def _weights(cols: dict, hit: np.ndarray, mode: str) -> np.ndarray:

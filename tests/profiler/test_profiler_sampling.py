@@ -435,3 +435,20 @@ def test_the_whole_run_without_events(registry):
     hot = ep.hot_lines(p.run, None)
     assert hot.event == "the run" and hot.samples > 0
     assert hot.top_line["function"] == "spin"
+
+
+def test_a_step_can_be_asked_why(registry):
+    with ep.profile(sample=0.5, registry=registry) as p:
+        spin(0.03)
+        ep.step()
+        planted_a()
+        spin(0.03)
+        ep.step()
+    first, second = ep.hot_lines(p.run, None, step=0), ep.hot_lines(p.run, None, step=1)
+    assert first.event == "step 0" and first.samples > 0 and second.samples > 0
+    fns = {r["function"] for r in second.lines}
+    assert "planted_a" in fns and "planted_a" not in {r["function"] for r in first.lines}
+    inside_a = ep.hot_lines(p.run, "a", step=1)
+    assert 0 < inside_a.samples < second.samples
+    with pytest.raises(EveryOProfilerError, match="2 step"):
+        ep.hot_lines(p.run, None, step=2)
