@@ -167,6 +167,7 @@ class Profiler:
             self._clock,
             lambda: run.t0_ns,
             self.store.threads,
+            on_flush=self._check_budget,
         )
         self._sampler.start()
 

@@ -80,6 +80,8 @@ class Sampler:
     use_signal : bool
         Sample the starting thread by a timer signal where possible (tests turn it off to
         compare the two paths).
+    on_flush : callable, optional
+        Called after samples move into the store while sampling (the memory budget's check).
     """
 
     def __init__(
@@ -92,8 +94,10 @@ class Sampler:
         thread_table,
         *,
         use_signal: bool = True,
+        on_flush=None,
     ):
         self.samples = samples
+        self.on_flush = on_flush
         self.interval_s = interval_ms / 1000
         self.mode = mode
         self._clock, self._origin = clock, origin
@@ -165,6 +169,8 @@ class Sampler:
                     "cpu_ns": cols[4],
                 }
             )
+            if self.on_flush is not None and not self._stop.is_set():
+                self.on_flush()
 
     def _on_signal(self, signum, frame) -> None:
         """The timer signal's handler, on the starting thread: sample that thread."""

@@ -452,3 +452,17 @@ def test_a_step_can_be_asked_why(registry):
     assert 0 < inside_a.samples < second.samples
     with pytest.raises(EveryOProfilerError, match="2 step"):
         ep.hot_lines(p.run, None, step=2)
+
+
+def test_samples_alone_hold_the_budget_while_recording(monkeypatch):
+    from everyo.errors import EveryOProfilerWarning
+    from everyo.profiler import sampler
+
+    monkeypatch.setattr(sampler, "_FLUSH_SAMPLES", 8)
+    small = ep.RunRegistry(budget_bytes=2_000)
+    with pytest.warns(EveryOProfilerWarning, match="still recording"):
+        with ep.profile(sample=0.5, registry=small) as p:
+            end = time.perf_counter() + 2.0
+            while len(p.run.samples) < 100 and time.perf_counter() < end:
+                spin(0.01)  # no event at all: only the samples grow
+            assert p._over_budget  # said while the run was still recording
