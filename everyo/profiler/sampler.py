@@ -24,6 +24,7 @@ readers weight by it rather than counting samples.
 from __future__ import annotations
 
 import collections
+import os
 import signal
 import sys
 import threading
@@ -119,6 +120,8 @@ class Sampler:
 
     def _signal_free(self) -> bool:
         """Whether the timer signal can be ours: on the main thread, no handler or timer set."""
+        if os.environ.get("EVERYO_SAMPLER") == "thread":  # (C code that does not retry EINTR)
+            return False
         if threading.current_thread() is not threading.main_thread():
             return False
         if not hasattr(signal, "setitimer") or not hasattr(signal, _SIGNAL):

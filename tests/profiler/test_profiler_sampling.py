@@ -17,7 +17,6 @@ import everyo.profiler as ep
 from everyo.errors import EveryOProfilerError
 from everyo.profiler.attribution import owners
 from everyo.profiler.run import Run
-from everyo.profiler.sampler import Sampler
 from everyo.profiler.samples import SampleStore
 from everyo.profiler.store import EventStore
 
@@ -64,7 +63,7 @@ def _tolerance(p: float, n: int) -> float:
 def sampler_path(request, monkeypatch):
     """Both sampler paths: the timer signal on the main thread, and the sampling thread."""
     if request.param == "thread":
-        monkeypatch.setattr(Sampler, "_signal_free", lambda self: False)
+        monkeypatch.setenv("EVERYO_SAMPLER", "thread")
     return request.param
 
 
@@ -78,6 +77,7 @@ def test_planted_shares_are_recovered(registry, sampler_path):
     CPU_NS.clear()
     mode = "wall" if sampler_path == "signal" else "cpu"
     with ep.profile(sample=0.5, sample_mode=mode, registry=registry) as p:
+        assert p._sampler.use_signal == (sampler_path == "signal")
         t_end = time.perf_counter() + 0.8
         while time.perf_counter() < t_end:
             with ep.record_function("region"):
