@@ -40,10 +40,13 @@ _NUMERIC = (
 class _Threads:
     """``(pid, tid)`` pairs as thread ids of the store, with names from ``"M"`` events."""
 
-    def __init__(self, events: list, meta_idx: list[int]):
+    def __init__(self):
         self.process_names, self.thread_names = {}, {}
-        for i in meta_idx:
-            e = events[i]
+        self.idents: dict[tuple, int] = {}
+        self.pids: set = set()
+
+    def add_names(self, meta_events: list) -> None:
+        for e in meta_events:
             if isinstance(e.get("args"), dict):
                 name = e["args"].get("name")
                 where = (_hashable(e.get("pid")), _hashable(e.get("tid")))
@@ -51,8 +54,6 @@ class _Threads:
                     self.process_names[where[0]] = str(name)
                 elif e.get("name") == "thread_name":
                     self.thread_names[where] = str(name)
-        self.idents: dict[tuple, int] = {}
-        self.pids: set = set()
 
     def idents_of(self, evs: list[dict]) -> list[int]:
         """The thread id of each event: one lookup per distinct raw ``(pid, tid)``."""
@@ -99,18 +100,19 @@ def _hashable(value):
     return value if isinstance(value, (int, float, str, type(None))) else str(value)
 
 
-def _where(events: list, i: int) -> str:
-    e = events[i]
+def _where(e: dict, i: int) -> str:
     return f"traceEvents[{i}] (ph {e.get('ph')!r}, name {str(e.get('name', ''))[:60]!r})"
 
 
-def _by_phase(events: list) -> dict[str, list[int]]:
+def _by_phase(events: list, base: int) -> dict[str, list[int]]:
     """Indices of the events of each phase; a non-object is :class:`Malformed`."""
     try:
         phs = [e.get("ph") for e in events]
     except AttributeError:
         i, e = next((i, e) for i, e in enumerate(events) if type(e) is not dict)
-        raise Malformed(f"traceEvents[{i}] is {str(e)[:40]!r}, not an event object") from None
+        raise Malformed(
+            f"traceEvents[{base + i}] is {str(e)[:40]!r}, not an event object"
+        ) from None
     phs = np.array([p if type(p) is str else "" for p in phs], dtype=object)
     return {
         ph: np.flatnonzero(phs == ph).tolist()
@@ -119,7 +121,7 @@ def _by_phase(events: list) -> dict[str, list[int]]:
     }
 
 
-def _column(events: list, idx: list[int], field: str, *, default=None, minimum=None):
+def _column(events: list, idx: list[int], base: int, field: str, *, default=None, minimum=None):
     """``field`` of the indexed events as float64, checked at NumPy speed; the first event
     with a missing, non-number, non-finite or too small value is :class:`Malformed`."""
     values = [events[i].get(field, default) for i in idx]
@@ -129,7 +131,8 @@ def _column(events: list, idx: list[int], field: str, *, default=None, minimum=N
         if np.isfinite(arr).all() and (minimum is None or not (arr < minimum).any()):
             return arr
     for i in idx:  # slow path: name the offender
-        number(events[i], field, _where(events, i), default=default, minimum=minimum)
+        where = _where(events[i], base + i)
+        number(events[i], field, where, default=default, minimum=minimum)
     return np.array(values, np.float64)
 
 
@@ -143,43 +146,19 @@ def _all_args(evs: list[dict]) -> list[dict]:
     return [a if type(a) is dict else {} for a in args]
 
 
-def _intervals(events: list, phases: dict):
-    """Every timed region as parallel columns: event index, start and duration (µs), args."""
-    xs = phases.get("X", [])
-    instants = phases.get("i", []) + phases.get("I", [])
-    idx = xs + instants
-    x_ts = _column(events, xs, "ts")
-    x_dur = _column(events, xs, "dur", default=0, minimum=0)
-    i_ts = _column(events, instants, "ts")
-    start, dur = [x_ts, i_ts], [x_dur, np.zeros(len(instants))]
-    args = _all_args([events[i] for i in idx])
-    ends = [x_ts + x_dur, i_ts]
-    paired = sorted(phases.get("B", []) + phases.get("E", []))
-    if paired:
-        b_idx, b_start, b_dur, b_args, last = _begin_end(events, paired)
-        ends.append(np.array([last]))
-        last_us = max(float(e.max()) for e in ends if len(e))
-        b_dur = [last_us - s if d is None else d for s, d in zip(b_start, b_dur)]
-        idx += b_idx
-        args += b_args
-        start.append(np.array(b_start, np.float64))
-        dur.append(np.maximum(np.array(b_dur, np.float64), 0))
-    return idx, np.concatenate(start), np.concatenate(dur), args
-
-
-def _begin_end(events: list, paired: list[int]):
+def _begin_end(paired: list[tuple[int, dict]]):
     """``B``/``E`` pairs matched per (pid, tid) as a stack; an unclosed ``B`` gets ``None``
     as its duration (it runs to the end of the trace), a lone ``E`` is skipped."""
-    idx, start, dur, args, stacks = [], [], [], [], {}
+    idx, evs, start, dur, args, stacks = [], [], [], [], [], {}
     last = -np.inf
-    for i in paired:
-        e = events[i]
-        ts = number(e, "ts", _where(events, i))
+    for i, e in paired:
+        ts = number(e, "ts", _where(e, i))
         last = max(last, ts)
         where = (_hashable(e.get("pid")), _hashable(e.get("tid")))
         if e["ph"] == "B":
-            stacks.setdefault(where, []).append(len(idx))
+            stacks.setdefault(where, []).append(len(evs))
             idx.append(i)
+            evs.append(e)
             start.append(ts)
             dur.append(None)
             args.append(_args(e))
@@ -187,18 +166,17 @@ def _begin_end(events: list, paired: list[int]):
             slot = stacks[where].pop()
             if ts < start[slot]:
                 raise Malformed(
-                    f"{_where(events, i)} ends at ts={ts}, before its 'B' began at {start[slot]}"
+                    f"{_where(e, i)} ends at ts={ts}, before its 'B' began at {start[slot]}"
                 )
             dur[slot] = ts - start[slot]
             args[slot] = {**args[slot], **_args(e)}
-    return idx, start, dur, args, last
+    return idx, evs, start, dur, args, last
 
 
-def _counters(events: list, idx: list[int], origin_us: float) -> dict:
+def _counters(counter_events: list[tuple[int, dict]], origin_us: float) -> dict:
     counters: dict[str, tuple[list, list]] = {}
-    for i in idx:
-        e = events[i]
-        ts = number(e, "ts", _where(events, i))
+    for i, e in counter_events:
+        ts = number(e, "ts", _where(e, i))
         values = [v for v in _args(e).values() if isinstance(v, (int, float))]
         if values:
             t, v = counters.setdefault(str(e.get("name", "counter")), ([], []))
@@ -207,49 +185,134 @@ def _counters(events: list, idx: list[int], origin_us: float) -> dict:
     return counters
 
 
-def from_chrome(data: dict):
-    """A :class:`Run` from a parsed Chrome trace (``{"traceEvents": [...]}``)."""
+class _Trace:
+    """A trace's events folded in a chunk at a time: the timed regions as columns (their
+    dicts dropped), and the few events that need the whole trace (``B``/``E``, counters,
+    names) kept until :meth:`run`."""
+
+    def __init__(self, ours: bool):
+        self.ours = ours
+        self.b = Builder()
+        self.threads = _Threads()
+        self.start, self.dur, self.idents, self.keys, self.index = [], [], [], [], []
+        self.shape, self.numeric = [], {name: [] for name, _, _ in _NUMERIC}
+        self.present: set[str] = set()
+        self.meta: dict[int, dict] = {}
+        self.rows = 0
+        self.last_end = -np.inf
+        self.paired: list[tuple[int, dict]] = []
+        self.counter_events: list[tuple[int, dict]] = []
+        self.names: list[dict] = []
+
+    def add(self, events: list, base: int) -> None:
+        phases = _by_phase(events, base)
+        xs = phases.get("X", [])
+        instants = phases.get("i", []) + phases.get("I", [])
+        x_ts = _column(events, xs, base, "ts")
+        x_dur = _column(events, xs, base, "dur", default=0, minimum=0)
+        i_ts = _column(events, instants, base, "ts")
+        for end in (x_ts + x_dur, i_ts):
+            if len(end):
+                self.last_end = max(self.last_end, float(end.max()))
+        idx = xs + instants
+        evs = [events[i] for i in idx]
+        timed = np.concatenate([x_ts, i_ts]), np.concatenate([x_dur, 0 * i_ts])
+        self._regions(evs, [base + i for i in idx], *timed)
+        paired = sorted(phases.get("B", []) + phases.get("E", []))  # in file order: a stack
+        self.paired.extend((base + i, events[i]) for i in paired)
+        self.counter_events.extend((base + i, events[i]) for i in phases.get("C", []))
+        self.names.extend(events[i] for i in phases.get("M", []))
+
+    def _regions(self, evs: list[dict], idx: list[int], start_us, dur_us) -> None:
+        """Fold in timed regions: their events, file indices, starts and durations (µs)."""
+        args = _all_args(evs)
+        self.index.append(np.array(idx, np.int64))
+        self.start.append(start_us)
+        self.dur.append(dur_us)
+        self.idents.append(np.array(self.threads.idents_of(evs), np.int64))
+        self.keys.append(_keys(evs, args if self.ours else None, self.b))
+        if self.ours:
+            self._everyo_columns(args)
+            items = ((i, a["metadata"]) for i, a in enumerate(args) if a.get("metadata"))
+        else:
+            items = ((i, dict(a)) for i, a in enumerate(args) if a)
+        self.meta.update((self.rows + i, m) for i, m in items)
+        self.rows += len(evs)
+
+    def _everyo_columns(self, args: list) -> None:
+        """The optional columns everyo writes into ``args`` (shapes, FLOPs, bytes, device
+        time); null (unknown) and missing read as -1."""
+        if any("shapes" in a for a in args):
+            self.present.add("shape")
+        self.shape.append(np.array([self.b.shape(a.get("shapes")) for a in args], np.int32))
+        for name, src, scale in _NUMERIC:
+            if any(src in a for a in args):
+                self.present.add(name)
+                values = [-1 if a.get(src) is None else round(a[src] * scale) for a in args]
+            else:
+                values = [-1] * len(args)
+            self.numeric[name].append(np.array(values, np.int64))
+
+    def run(self, header):
+        """The :class:`Run` of everything added."""
+        if self.paired:
+            idx, evs, start, dur, args, last = _begin_end(self.paired)
+            last_us = max(self.last_end, last)
+            dur = [last_us - s if d is None else d for s, d in zip(start, dur)]
+            self.paired = []
+            merged = [{**e, "args": a} for e, a in zip(evs, args)]  # the pair's args merged
+            start_us, dur_us = np.array(start, np.float64), np.array(dur, np.float64)
+            self._regions(merged, idx, start_us, np.maximum(dur_us, 0))
+        self._index_of = np.concatenate(self.index) if self.index else np.zeros(0, np.int64)
+        start_us = np.concatenate(self.start) if self.start else np.zeros(0)
+        origin = 0.0 if self.ours or not len(start_us) else float(start_us.min())
+        self.threads.add_names(self.names)
+        b = self.b
+        for ident, name in self.threads.named(prefix=not self.ours):
+            b.thread_index(ident, name)
+        idents = np.concatenate(self.idents) if self.idents else np.zeros(0, np.int64)
+        index = {ident: b.thread_index(ident) for ident in set(idents.tolist())}
+        cols = {
+            "start_ns": int64_column((start_us - origin) * 1000, "start_ns", self._where),
+            "dur_ns": int64_column(np.concatenate(self.dur) * 1000, "dur_ns", self._where),
+            "key": np.concatenate(self.keys) if self.keys else np.zeros(0, np.int32),
+            "thread": np.array([index[i] for i in idents.tolist()], np.int16),
+        }
+        cols["depth"], _ = nesting(
+            cols["thread"].astype(np.int64), cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
+        )
+        if "shape" in self.present:
+            cols["shape"] = np.concatenate(self.shape)
+        for name, parts in self.numeric.items():
+            if name in self.present:
+                cols[name] = np.concatenate(parts)
+        if not self.ours:
+            header = {"label": "chrome trace"}
+            if len(self.threads.pids) == 1:
+                pid = next(iter(self.threads.pids))
+                if isinstance(pid, int) and not isinstance(pid, bool):
+                    header["process_id"] = pid
+        # file order is not row order: the store puts rows back in post-order (from_columns)
+        counters = _counters(self.counter_events, origin)
+        return run_from(header, b.store(cols, self.meta), counters)
+
+    def _where(self, row: int) -> str:
+        return f"traceEvents[{self._index_of[row]}]"
+
+
+def from_chrome(data: dict, chunks=None):
+    """A :class:`Run` from a parsed Chrome trace (``{"traceEvents": [...]}``); ``chunks`` are
+    its events in chunks when the document was read with ``traceEvents`` left empty."""
     events = data.get("traceEvents")
     if not isinstance(events, list):
         raise Malformed(f"'traceEvents' is a {type(events).__name__}, not a list of events")
     header = (data.get("otherData") or {}).get("everyo_run")
-    ours = isinstance(header, dict)
-    phases = _by_phase(events)
-    idx, start_us, dur_us, args = _intervals(events, phases)
-    origin = 0.0 if ours or not len(start_us) else float(start_us.min())
-    threads = _Threads(events, phases.get("M", []))
-    evs = [events[i] for i in idx]
-    idents = threads.idents_of(evs)
-    b = Builder()
-    for ident, name in threads.named(prefix=not ours):
-        b.thread_index(ident, name)
-    key_ids = _keys(evs, args if ours else None, b)
-
-    def where(i):
-        return _where(events, idx[i])
-
-    cols = {
-        "start_ns": int64_column((start_us - origin) * 1000, "start_ns", where),
-        "dur_ns": int64_column(dur_us * 1000, "dur_ns", where),
-        "key": key_ids,
-        "thread": np.array([b.thread_index(i) for i in idents], np.int16),
-    }
-    cols["depth"], _ = nesting(
-        cols["thread"].astype(np.int64), cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
-    )
-    if ours:
-        _everyo_columns(cols, args, b)
-        meta = {i: a["metadata"] for i, a in enumerate(args) if a.get("metadata")}
-    else:
-        meta = {i: dict(a) for i, a in enumerate(args) if a}
-        header = {"label": "chrome trace"}
-        if len(threads.pids) == 1:
-            pid = next(iter(threads.pids))
-            if isinstance(pid, int) and not isinstance(pid, bool):
-                header["process_id"] = pid
-    # file order is not row order: the store puts rows back in post-order (from_columns)
-    counters = _counters(events, phases.get("C", []), origin)
-    return run_from(header, b.store(cols, meta), counters)
+    trace = _Trace(ours=isinstance(header, dict))
+    base = 0
+    for chunk in [events] if chunks is None else chunks:
+        trace.add(chunk, base)
+        base += len(chunk)
+    return trace.run(header)
 
 
 def _keys(evs: list[dict], args: list[dict] | None, b: Builder) -> np.ndarray:
@@ -267,14 +330,3 @@ def _keys(evs: list[dict], args: list[dict] | None, b: Builder) -> np.ndarray:
     for raw in memo:
         memo[raw] = b.key(*raw)
     return np.array([memo[raw] for raw in raws], np.int32)
-
-
-def _everyo_columns(cols: dict, args: list, b: Builder) -> None:
-    """The optional columns everyo writes into ``args`` (shapes, FLOPs, bytes, device time)."""
-    if any("shapes" in a for a in args):
-        cols["shape"] = np.array([b.shape(a.get("shapes")) for a in args], np.int32)
-    for name, src, scale in _NUMERIC:
-        if any(src in a for a in args):  # null (unknown) and missing read as -1
-            cols[name] = np.array(
-                [-1 if a.get(src) is None else round(a[src] * scale) for a in args], np.int64
-            )

@@ -13,7 +13,7 @@ first problem (which event, which field), never a bare ``KeyError`` or ``TypeErr
 
 from __future__ import annotations
 
-import gzip
+import itertools
 import json
 from pathlib import Path
 
@@ -28,19 +28,14 @@ from everyo.profiler.export._reading import (
     nesting,
     run_from,
 )
+from everyo.profiler.export._stream import Layout, NotLaidOut, open_text
 from everyo.profiler.export.chrome_reader import from_chrome
 from everyo.profiler.run import Run
 
 
-def _read_json(path):
-    p = Path(path)
-    if not p.is_file():
-        raise EveryOExportError(f"cannot read {p}: no such file")
-    with open(p, "rb") as f:
-        magic = f.read(2)
-    opener = gzip.open if magic == b"\x1f\x8b" else open
+def _read_json(p: Path):
     try:
-        with opener(p, "rt", encoding="utf-8") as f:
+        with open_text(p) as f:
             return json.load(f)
     except (ValueError, OSError, EOFError) as exc:
         raise EveryOExportError(f"cannot read {p}: not a valid JSON trace ({exc})") from exc
@@ -50,45 +45,93 @@ def _read_json(path):
         ) from None
 
 
-def _where(events: list):
-    return lambda i: f"event {i} ({str(events[i].get('name', ''))[:60]!r})"
+def _where(events: list, base: int = 0):
+    return lambda i: f"event {base + i} ({str(events[i].get('name', ''))[:60]!r})"
 
 
-def _from_raw(data: dict) -> Run:
-    ev = data.get("events", [])
-    if not isinstance(ev, list) or not all(type(e) is dict for e in ev):
-        raise Malformed("'events' is not a list of event objects")
+class _Columns:
+    """Columns built a chunk of events at a time and joined at the end; an optional column is
+    kept when some event of the file had it."""
+
+    def __init__(self):
+        self.parts: dict[str, list] = {}
+        self.present: set[str] = set()
+
+    def add(self, name: str, values, *, present: bool = True) -> None:
+        self.parts.setdefault(name, []).append(values)
+        if present:
+            self.present.add(name)
+
+    def columns(self) -> dict:
+        return {
+            name: np.concatenate(parts)
+            for name, parts in self.parts.items()
+            if name in self.present
+        }
+
+
+def _interned(raws: list, intern, dtype) -> np.ndarray:
+    """``intern(*raw)`` of each raw tuple, one call per distinct value."""
+    try:
+        memo = dict.fromkeys(raws)
+    except TypeError:  # a list or dict among the values: one call each
+        return np.array([intern(*raw) for raw in raws], dtype)
+    for raw in memo:
+        memo[raw] = intern(*raw)
+    return np.array([memo[raw] for raw in raws], dtype)
+
+
+def _optional(cols: _Columns, ev: list, name: str, where, source=None) -> None:
+    """Optional column ``name`` of a chunk: -1 (unknown) where an event lacks it or holds null."""
+    source = source or name
+    if any(source in e for e in ev):
+        values = [-1 if e.get(source) is None else e[source] for e in ev]
+        cols.add(name, int64_column(values, name, where))
+    else:
+        cols.add(name, np.full(len(ev), -1, np.int64), present=False)
+
+
+def _from_raw(data: dict, chunks) -> Run:
     b = Builder(data.get("threads", []))
-    n = len(ev)
-    where = _where(ev)
-    cols = {
-        "start_ns": int64_column([e["start_ns"] for e in ev], "start_ns", where),
-        "dur_ns": int64_column([e["dur_ns"] for e in ev], "dur_ns", where),
-        "key": np.array([b.key(e["kind"], e["name"], e.get("path", "")) for e in ev], np.int32),
-        "thread": np.array([b.thread_index(e.get("tid", 0)) for e in ev], np.int16),
-        "depth": int64_column([e.get("depth", 0) for e in ev], "depth", where).astype(np.int16),
-    }
-    if n and "shapes" in ev[0]:
-        cols["shape"] = np.array([b.shape(e.get("shapes")) for e in ev], np.int32)
-    for name in ("flops", "bytes", "mem_bytes", "device_ns"):
-        if n and name in ev[0]:
-            cols[name] = int64_column([e.get(name, -1) for e in ev], name, where)
-    meta = {i: e["metadata"] for i, e in enumerate(ev) if e.get("metadata")}
+    cols, meta, n = _Columns(), {}, 0
+    for ev in chunks:
+        if not isinstance(ev, list) or not all(type(e) is dict for e in ev):
+            raise Malformed("'events' is not a list of event objects")
+        where = _where(ev, n)
+        cols.add("start_ns", int64_column([e["start_ns"] for e in ev], "start_ns", where))
+        cols.add("dur_ns", int64_column([e["dur_ns"] for e in ev], "dur_ns", where))
+        keys = [(e["kind"], e["name"], e.get("path", "")) for e in ev]
+        cols.add("key", _interned(keys, b.key, np.int32))
+        tids = [(e.get("tid", 0),) for e in ev]
+        cols.add("thread", _interned(tids, b.thread_index, np.int16))
+        depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
+        cols.add("depth", depth.astype(np.int16))
+        shapes = [(e.get("shapes"),) for e in ev]
+        present = any("shapes" in e for e in ev)
+        cols.add("shape", _interned(shapes, b.shape, np.int32), present=present)
+        for name in ("flops", "bytes", "mem_bytes", "device_ns"):
+            _optional(cols, ev, name, where)
+        meta.update({n + i: e["metadata"] for i, e in enumerate(ev) if e.get("metadata")})
+        n += len(ev)
     counters = {k: (c["t_ns"], c["values"]) for k, c in (data.get("counters") or {}).items()}
-    run = run_from(data.get("run", {}), b.store(cols, meta), counters)
-    if data.get("samples") is not None:
-        from everyo.profiler.samples import SampleStore
-
-        run.samples = SampleStore.from_json(data["samples"])
-    return run
+    return run_from(data.get("run", {}), b.store(_complete(cols.columns()), meta), counters)
 
 
-def _checked_events(events: list) -> list[dict]:
+def _complete(cols: dict) -> dict:
+    """No events at all: the core columns, empty."""
+    if "start_ns" in cols:
+        return cols
+    return {
+        name: np.zeros(0, np.int64) for name in ("start_ns", "dur_ns", "key", "thread", "depth")
+    }
+
+
+def _checked_events(events: list, base: int) -> list[dict]:
     """The events array with its required fields checked (raises :class:`Malformed`)."""
     for i, e in enumerate(events):
         if not isinstance(e, dict):
-            raise Malformed(f"item {i} is {str(e)[:40]!r}, not an event object")
-        where = f"event {i} ({str(e.get('name', ''))[:60]!r})"
+            raise Malformed(f"item {base + i} is {str(e)[:40]!r}, not an event object")
+        where = f"event {base + i} ({str(e.get('name', ''))[:60]!r})"
         if not isinstance(e.get("name"), str):
             raise Malformed(f"{where} has no 'name' string")
         if not isinstance(e.get("metadata", {}), dict):
@@ -96,70 +139,102 @@ def _checked_events(events: list) -> list[dict]:
     return events
 
 
-def _from_events(events: list, label: str) -> Run:
+def _from_events(chunks, label: str) -> Run:
     """The events array (``export_json``'s default, and the reference EveryO's files)."""
-    ev = _checked_events(events)
-    n = len(ev)
     b = Builder()
-    ours = n > 0 and "row" in ev[0]  # everyo's own: times already count from the run start
-    where = _where(ev)
-    start = int64_column([e.get("start_ns") for e in ev], "start_ns", where)
+    cols, meta, n = _Columns(), {}, 0
+    ours, process_id = None, None
+    derived: dict[str, list] = {}  # shape text -> the input_shapes it gives (a few distinct)
+    for ev in chunks:
+        ev = _checked_events(ev, n)
+        if ours is None and ev:
+            ours = "row" in ev[0]  # everyo's own: times already count from the run start
+            process_id = ev[0].get("process_id")
+        where = _where(ev, n)
+        cols.add("start_ns", int64_column([e.get("start_ns") for e in ev], "start_ns", where))
+        durations = [e.get("duration_ns") for e in ev]
+        cols.add("dur_ns", int64_column(durations, "duration_ns", where))
+        keys = [(e.get("kind", "user"), e["name"], e.get("path", "")) for e in ev]
+        cols.add("key", _interned(keys, b.key, np.int32))
+        tids = [(e.get("thread_id", 0),) for e in ev]
+        cols.add("thread", _interned(tids, b.thread_index, np.int16))
+        if ours:
+            depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
+            cols.add("depth", depth.astype(np.int16))
+        shapes = [(e.get("shapes") or None,) for e in ev]
+        present = any("shapes" in e for e in ev)
+        cols.add("shape", _interned(shapes, b.shape, np.int32), present=present)
+        for name in ("flops", "mem_bytes", "device_ns"):
+            _optional(cols, ev, name, where)
+        for i, e in enumerate(ev):
+            m = e.get("metadata")
+            if m and "shapes" in e:
+                text = e["shapes"] or ""
+                if text not in derived:
+                    derived[text] = input_shapes(text) or []
+                if m.get("input_shapes") == derived[text]:
+                    m = {k: v for k, v in m.items() if k != "input_shapes"}  # derived again
+            if m:
+                meta[n + i] = dict(m)
+        n += len(ev)
+    columns = _complete(cols.columns())
     if not ours and n:
-        start -= start.min()  # the reference writes perf_counter_ns(): an arbitrary origin
-    cols = {
-        "start_ns": start,
-        "dur_ns": int64_column([e.get("duration_ns") for e in ev], "duration_ns", where),
-        "key": np.array(
-            [b.key(e.get("kind", "user"), e["name"], e.get("path", "")) for e in ev], np.int32
-        ),
-        "thread": np.array([b.thread_index(e.get("thread_id", 0)) for e in ev], np.int16),
-    }
-    if ours:
-        depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
-        cols["depth"] = depth.astype(np.int16)
-    else:
-        tids = cols["thread"].astype(np.int64)
-        cols["depth"], _ = nesting(tids, cols["start_ns"], cols["start_ns"] + cols["dur_ns"])
-    if any("shapes" in e for e in ev):
-        cols["shape"] = np.array([b.shape(e.get("shapes") or None) for e in ev], np.int32)
-    for name in ("flops", "mem_bytes", "device_ns"):
-        if any(name in e for e in ev):
-            values = [-1 if e.get(name) is None else e[name] for e in ev]
-            cols[name] = int64_column(values, name, where)
-    meta = {}
-    for i, e in enumerate(ev):
-        m = dict(e.get("metadata") or {})
-        if "shapes" in e and m.get("input_shapes") == (input_shapes(e["shapes"] or "") or []):
-            del m["input_shapes"]  # derived from the shapes column again when read
-        if m:
-            meta[i] = m
+        columns["start_ns"] -= columns["start_ns"].min()  # the reference: an arbitrary origin
+        tids = columns["thread"].astype(np.int64)
+        start = columns["start_ns"]
+        columns["depth"], _ = nesting(tids, start, start + columns["dur_ns"])
     header = {"label": label}
-    if n and isinstance(ev[0].get("process_id"), int):
-        header["process_id"] = ev[0]["process_id"]
-    return run_from(header, b.store(cols, meta), {})
+    if isinstance(process_id, int):
+        header["process_id"] = process_id
+    return run_from(header, b.store(columns, meta), {})
 
 
-def _parse(data, label: str) -> Run:
+def _parse(data, label: str, chunks=None) -> Run:
+    """A run from a parsed document; ``chunks`` are its events in chunks when the document was
+    read with its events array left empty (see ``_stream``)."""
     if isinstance(data, dict) and data.get("format") == "everyo.raw":
-        return _from_raw(data)
+        return _from_raw(data, [data.get("events", [])] if chunks is None else chunks)
     if isinstance(data, dict) and "traceEvents" in data:
-        return from_chrome(data)
+        return from_chrome(data, chunks)
     if isinstance(data, list):
+        if chunks is not None:
+            chunks = iter(chunks)
+            data = next(chunks, [])
+            chunks = itertools.chain([data], chunks)
         first = data[0] if data else {}
         if isinstance(first, dict) and "ph" in first:  # the JSON-array form of Chrome traces
-            return from_chrome({"traceEvents": data})
-        return _from_events(data, label)
+            return from_chrome({"traceEvents": data if chunks is None else []}, chunks)
+        return _from_events([data] if chunks is None else chunks, label)
     raise Malformed(
         "neither an events array, an everyo raw export nor a Chrome trace (a JSON "
         "object with 'traceEvents')"
     )
 
 
-def read_run(path) -> Run:
-    """Read a file written by ``export_json`` (either format) or a Chrome trace."""
-    data = _read_json(path)
+def _layout(p: Path) -> Layout | None:
     try:
-        return _parse(data, Path(path).name)
+        return Layout(p)
+    except (NotLaidOut, ValueError, OSError, EOFError):  # read whole: json.load says what
+        return None
+
+
+def read_run(path) -> Run:
+    """Read a file written by ``export_json`` (either format) or a Chrome trace.
+
+    Files laid out one event per line (everyo's own) are parsed a chunk of events at a time
+    (see ``_stream``); others whole.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise EveryOExportError(f"cannot read {p}: no such file")
+    try:
+        layout = _layout(p)
+        if layout is not None:
+            try:
+                return _parse(layout.skeleton, p.name, layout.chunks())
+            except NotLaidOut:
+                pass
+        return _parse(_read_json(p), p.name)
     except Malformed as exc:
         raise EveryOExportError(f"cannot read {path}: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

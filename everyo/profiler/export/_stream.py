@@ -1,0 +1,114 @@
+"""Read a JSON trace whose events array holds one event per line (everyo writes all its formats
+so) in chunks of events, so that loading never holds every event as a Python dict at once.
+
+Two passes over the file: the first finds the array (the line that opens it, and the first
+line after it that starts with ``]``: JSON strings hold no raw newline, so such a line is the
+array's end) and parses the rest of the document (the run header, ``otherData``) with the array
+left empty; the second parses the array a block of whole lines at a time. A file laid out
+otherwise (another tool's, a hand-edited one) raises :class:`NotLaidOut`, and the readers get
+the whole document from ``json.load`` instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+from pathlib import Path
+
+BLOCK_BYTES = 8 << 20  # about 50,000 events of everyo's exports per chunk
+
+
+class NotLaidOut(Exception):
+    """The file does not hold one event per line: read it whole instead."""
+
+
+@contextlib.contextmanager
+def open_binary(path: Path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    opener = gzip.open if magic == b"\x1f\x8b" else open
+    with opener(path, "rb") as f:
+        yield f
+
+
+@contextlib.contextmanager
+def open_text(path: Path):
+    with open_binary(path) as raw, io.TextIOWrapper(raw, encoding="utf-8") as f:
+        yield f
+
+
+class Layout:
+    """Where the events array of a file lies: the document without it (``skeleton``, parsed)
+    and the byte offsets of its first element line and of its closing ``]``."""
+
+    def __init__(self, path: Path, block_bytes: int | None = None):
+        self.path, self.block_bytes = path, block_bytes or BLOCK_BYTES
+        with open_binary(path) as f:
+            head = []
+            for line in iter(f.readline, b""):
+                head.append(line)
+                if line.rstrip().endswith(b"["):
+                    break
+            else:
+                raise NotLaidOut()
+            self.first = sum(map(len, head))
+            self.stop, tail = self._find_end(f)
+        try:
+            self.skeleton = json.loads(b"".join(head) + tail)
+        except ValueError:
+            raise NotLaidOut() from None
+        if not _empty_events(self.skeleton):
+            raise NotLaidOut()
+
+    def _find_end(self, f) -> tuple[int, bytes]:
+        """The offset of the line that closes the array, and the file from there on."""
+        at, prev = self.first, b"\n"  # the array's first line starts right after a newline
+        while True:
+            block = f.read(self.block_bytes)
+            if not block:
+                raise NotLaidOut()
+            hit = (prev[-1:] + block).find(b"\n]")
+            if hit >= 0:
+                return at + hit, block[hit:] + f.read()
+            at += len(block)
+            prev = block
+
+    def chunks(self):
+        """The events as lists of dicts, a block of lines at a time, in file order."""
+        with open_binary(self.path) as f:
+            f.seek(self.first)
+            left, rest = b"", self.stop - self.first
+            while rest > 0 or left:
+                block = f.read(min(self.block_bytes, rest)) if rest > 0 else b""
+                rest -= len(block)
+                block = left + block
+                cut = block.rfind(b"\n") + 1 if rest > 0 else len(block)
+                if cut == 0:  # one line longer than a block: read on
+                    left = block
+                    continue
+                part, left = block[:cut], block[cut:]
+                if part.strip():
+                    yield _parse(part)
+
+
+def _parse(part: bytes) -> list:
+    lines = part.count(b"\n") + (not part.endswith(b"\n"))
+    try:
+        events = json.loads(b"[" + part.rstrip().rstrip(b",") + b"]")
+    except ValueError:
+        raise NotLaidOut() from None
+    if len(events) != lines:  # an element over several lines, or several on one
+        raise NotLaidOut()
+    return events
+
+
+def _empty_events(skeleton) -> bool:
+    """The skeleton has the events array where a format puts it, and it is empty."""
+    if isinstance(skeleton, list):
+        return skeleton == []
+    if isinstance(skeleton, dict):
+        key = "events" if skeleton.get("format") == "everyo.raw" else "traceEvents"
+        return skeleton.get(key) == []
+    return False
