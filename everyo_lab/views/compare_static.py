@@ -11,8 +11,8 @@ import html
 
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.compare import Comparison, speedup_text
+from everyo_lab.views.flame_html import flame_html
 from everyo_lab.views.static import _colors
-from everyo_lab.views.svg import flame_svg
 
 __all__ = ["DIFF_COLUMNS", "render_compare_html", "render_compare_text", "steps_verdict_text"]
 
@@ -128,8 +128,8 @@ def render_compare_flames_html(c: Comparison, *, theme: str = "light") -> str:
     span = max(c.a["wall_ms"], c.b["wall_ms"]) * 1e6
     out = []
     for name, side, run in (("A", c.a, c.run_a), ("B", c.b, c.run_b)):
-        svg = flame_svg(as_batch(run), text_color=col["muted"], span_ns=span)
-        body = svg or f'<div style="color:{col["muted"]}">no events</div>'
+        chart = flame_html(as_batch(run), text_color=col["muted"], span_ns=span)
+        body = chart or f'<div style="color:{col["muted"]}">no events</div>'
         out.append(
             f'<div style="margin-top:6px"><div style="color:{col["muted"]}">{name} · '
             f"{html.escape(side['label'])} · {side['wall_ms']:.3f} ms</div>{body}</div>"

@@ -201,7 +201,7 @@ def memory_figure(memory: dict, *, x_range: tuple[float, float] | None = None) -
 def memory_svg(memory: dict | None, *, span_ns: float, text_color: str = "#555") -> str:
     """The memory chart as an inline ``<svg>`` on the flame chart's time scale (the same width
     and ``span_ns``), the peak marked and named. Empty without a memory view."""
-    from everyo_lab.views.svg import _WIDTH, _axis  # one time axis for both charts
+    from everyo_lab.views.svg import _WIDTH, axis_svg  # one time axis for both charts
 
     if not memory or not memory["t_ms"]:
         return ""
@@ -235,7 +235,7 @@ def memory_svg(memory: dict | None, *, span_ns: float, text_color: str = "#555")
             f'<circle cx="{px:.1f}" cy="{top:.1f}" r="3.5" style="fill:#e45756"/>',
             f'<text x="{px + dx:.1f}" y="{top + 10}" text-anchor="{anchor}" font-size="11" '
             f'style="fill:{text_color}">{html.escape(label)}</text>',
-            *_axis(span, top + height, text_color),
+            *axis_svg(span, top + height, text_color),
             "</svg>",
         ]
     )

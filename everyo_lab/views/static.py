@@ -1,8 +1,10 @@
 """The static ``text/html`` rendering of a :class:`~everyo_lab.views.report.Report`: header,
-summary table, notes (the overlap warning among them) and the flame chart as SVG.
+summary table, notes (the overlap warning among them) and the flame chart (``<div>`` bars).
 
-No JavaScript and no ``<style>`` block: inline styles only, so the output survives JupyterLab's
-sanitiser for untrusted notebooks, nbconvert and GitHub's viewer. Colours use JupyterLab's CSS
+No JavaScript, no ``<style>`` block and no SVG for the flame chart: inline styles only, each
+colour with a plain fallback before its theme variable, so the output survives JupyterLab's and
+Notebook 7's sanitiser for untrusted notebooks (see :mod:`~everyo_lab.views.flame_html`),
+nbconvert and GitHub's viewer. Colours use JupyterLab's CSS
 variables with fallbacks, so a saved notebook follows the light or dark theme it is opened in.
 """
 
@@ -12,9 +14,9 @@ import html
 
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for, format_cell
+from everyo_lab.views.flame_html import css, flame_html
 from everyo_lab.views.memory import memory_svg, memory_text
 from everyo_lab.views.report import Report, as_report, steps_text
-from everyo_lab.views.svg import flame_svg
 
 __all__ = ["render_html", "render_header_html", "render_notes_html", "render_table_html"]
 
@@ -68,8 +70,8 @@ def render_html(
 
     Holds the header (label, status, error, wall time, events, hot spots, steps), the summary
     table with share bars, the notes (among them the guide's warning about nested inclusive
-    times), and the final flame chart as an inline SVG (level-of-detail merged, a few thousand
-    shapes at most). All text is escaped.
+    times), and the final flame chart as ``<div>`` bars (level-of-detail merged, a few hundred
+    bars at most). All text is escaped.
 
     ``run`` may be a run, an event batch or a :class:`Report`; with ``report=`` (or a Report)
     the report's rows and options are shown (``top``/``group_by``/``sort_by`` are unused). The
@@ -88,10 +90,10 @@ def render_html(
     if report.rows and run is not None and not isinstance(run, Report):
         batch = as_batch(run)
         span = _span_ns(batch, report.memory)
-        svg = flame_svg(batch, text_color=c["muted"], span_ns=span)
+        chart = flame_html(batch, text_color=c["muted"], span_ns=span)
         parts.append(
-            f'<div style="margin-top:6px"><div style="color:{c["muted"]}">flame chart (time →, '
-            f"depth ↓)</div>{svg}</div>"
+            f'<div style="margin-top:6px"><div style="{css("color", c["muted"])}">flame chart '
+            f"(time →, depth ↓)</div>{chart}</div>"
         )
         if report.memory:  # on the flame chart's time scale, right under it
             chart = memory_svg(report.memory, span_ns=span, text_color=c["muted"])
@@ -171,11 +173,14 @@ def render_table_html(rows, *, group_by: str = "name", theme: str = "light") -> 
             for i, (k, _, f) in enumerate(cols)
         )
         share = float(row.get("share", 0.0))
+        # background-color with a plain colour first: the sanitiser of an untrusted notebook
+        # drops a var() (and "background" with it), and the bars vanished
         tds += (
-            f'<td style="{cell}min-width:130px"><div style="display:inline-block;width:90px;'
-            f'height:9px;background:{c["track"]};vertical-align:middle">'
-            f'<div style="width:{100 * share:.1f}%;height:9px;background:{c["bar"]}"></div>'
-            f'</div> <span style="color:{c["muted"]}">{share:.1%}</span></td>'
+            f'<td style="{cell}min-width:130px"><div class="everyo-share" style="display:'
+            f"inline-block;width:90px;height:9px;{css('background-color', c['track'])}"
+            f'vertical-align:middle"><div style="width:{100 * share:.1f}%;height:9px;'
+            f'{css("background-color", c["bar"])}"></div>'
+            f'</div> <span style="{css("color", c["muted"])}">{share:.1%}</span></td>'
         )
         body.append(f"<tr>{tds}</tr>")
     return (

@@ -115,7 +115,9 @@ def test_picking_a_run_to_compare_in_the_dashboard_picker():
     assert board.messages("events", run=a.id)
     # the static rendering (saved in the notebook) shows the comparison too
     html = board.static_bundle()["text/html"]
-    assert "everyo comparison" in html and html.count("<svg") == 3  # B's, then A's and B's
+    assert (
+        "everyo comparison" in html and html.count('class="everyo-flame"') == 3
+    )  # B's, then A's and B's
     board.compare_id = ""
     assert board.compare_run is None and board.comparison == {}
     board.compare_id = "no-such-run"  # evicted meanwhile: the pick is undone

@@ -57,7 +57,7 @@ def test_saved_notebook_keeps_the_static_comparisons(tmp_path):
     (after,) = statics(saved.cells[2])
     html = after["text/html"]
     assert html.index("everyo profile · after") < html.index("everyo comparison")
-    assert "A before" in html and "B after" in html and html.count("<svg") == 3
+    assert "A before" in html and "B after" in html and html.count('class="everyo-flame"') == 3
     assert "everyo comparison · before" in after["text/plain"]
 
     # compare(): two outputs, the widget and the static comparison alone
@@ -68,7 +68,10 @@ def test_saved_notebook_keeps_the_static_comparisons(tmp_path):
     assert (
         "everyo comparison" in alone["text/html"] and "everyo profile ·" not in alone["text/html"]
     )
-    assert alone["text/html"].count("<svg") == 2 and "everyo-diff" in alone["text/html"]
+    assert (
+        alone["text/html"].count('class="everyo-flame"') == 2
+        and "everyo-diff" in alone["text/html"]
+    )
     assert ":has(.everyo-dashboard)" in alone["text/html"]  # hidden while the widget shows
 
     state = saved.metadata.get("widgets", {}).get(STATE, {})["state"]

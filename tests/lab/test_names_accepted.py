@@ -11,9 +11,9 @@ from views_runs import model_run, train_run
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import analysis, names
 from everyo_lab.views.compare import build_comparison
+from everyo_lab.views.flame_html import flame_html
 from everyo_lab.views.icicle import icicle_figure
 from everyo_lab.views.report import build_report
-from everyo_lab.views.svg import flame_svg
 
 
 def test_every_table_label_finds_its_row():
@@ -48,7 +48,7 @@ def test_icicle_and_flame_chart_labels_are_accepted():
         row = table.find(label)  # the path table's row of the icicle's box
         assert (row["path"], row["kind"]) == (node["path"], node["kind"]), label
     one = model_run(iterations=1)  # three wide bars under one: each gets a title
-    titles = re.findall(r"<title>([^<]*): [\d.]+ ms</title>", flame_svg(one.snapshot()))
+    titles = re.findall(r'title="([^"]*): [\d.]+ ms"', flame_html(one.snapshot()))
     assert "Linear [0]" in titles and not any("(0)" in t for t in titles)  # as the table says
     table = analysis.summarize(one, group_by="path")
     assert all(table.find(t) for t in titles)

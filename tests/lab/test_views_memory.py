@@ -109,7 +109,11 @@ def test_long_tracks_are_thinned_keeping_every_extreme():
 def test_static_html_draws_memory_under_the_flame_chart_on_its_scale():
     run = memory_run()
     html = render_html(run)
-    assert html.count("<svg") == 2 and "live tensor bytes over time" in html
+    assert (
+        html.count("<svg") == 1
+        and html.count('class="everyo-flame"') == 1
+        and "live tensor bytes over time" in html
+    )
     assert html.index("flame chart") < html.index("live tensor bytes")
     view = memory_view(run)
     svg = memory_svg(view, span_ns=view["t_ms"][-1] * 2e6)

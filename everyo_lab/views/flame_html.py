@@ -1,0 +1,140 @@
+"""The flame chart as sanitiser-proof HTML: absolutely placed ``<div>`` bars, no SVG, no script.
+
+What a notebook keeps for readers without the kernel must survive JupyterLab's and Notebook 7's
+sanitiser, which renders the ``text/html`` of a notebook the user's Jupyter did not execute
+("Not Trusted"). That sanitiser drops ``<svg>`` but keeps the text inside it, so an inline SVG
+chart read as run-together text ("Sequential: 1.177 msSequentialRowScale (1): ..."); ``<img>``
+may not use ``data:`` URLs either. It keeps ``<div>`` with ``title`` and the inline styles used
+here (position, left, top, width, height, background-color with a plain colour, opacity,
+overflow, white-space, font-size, line-height, color), so the same chart shows trusted or not.
+
+Bars come from the same level-of-detail merge as the interactive chart, with a small budget
+(each bar is a ``<div>`` of about 200 bytes). Positions are percentages of the chart's width, so
+it scales with the output area.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+
+from everyo_lab.views.colors import MERGED_COLOR, color_for
+from everyo_lab.views.columns import event_label
+from everyo_lab.views.flame import flame_bars
+
+__all__ = ["flame_html", "MAX_BARS", "css"]
+
+MAX_BARS = 600
+"""Bars drawn at most (merged beyond): about 120 kB of HTML for a run of any size."""
+
+_WIDTH_PX = 960  # the pixel grid the merge works on (the chart scales with its container)
+_LANE = 16
+_LABEL_PX = 36  # bars narrower than this (at 960 px) carry no text, only their tooltip
+
+
+def flame_html(
+    batch, *, max_bars: int = MAX_BARS, text_color: str = "#555", span_ns: float | None = None
+) -> str:
+    """The whole run's flame chart as an HTML fragment ("" for no events).
+
+    Each bar's tooltip (``title``) names it as the table does (``"Linear [0]: 1.234 ms"``).
+    ``span_ns`` widens the time axis to at least that many ns from the run's start (charts
+    stacked with the same span share one time scale: a comparison, the memory chart).
+    ``text_color`` colours the axis and legend (a CSS colour; the sanitiser keeps plain ones).
+    """
+    if len(batch) == 0:
+        return ""
+    bars, _, keys = flame_bars(batch, width_px=_WIDTH_PX, max_shapes=max_bars)
+    lo = min(0.0, float(bars.start.min()))  # times count from the run start
+    span = max(float(bars.end.max()) - lo, float(span_ns or 0) - lo, 1.0)
+    left = (bars.start - lo) / span * 100
+    width = np.maximum((bars.end - bars.start) / span * 100, 0.05)
+    lanes = int(bars.lane.max()) + 1
+    out = [
+        f'<div class="everyo-flame" style="position:relative;width:100%;max-width:{_WIDTH_PX}px;'
+        f'height:{lanes * _LANE}px;overflow:hidden">',
+        *_bars(batch, bars, keys, left, width),
+        "</div>",
+        _axis(span, text_color),
+        _legend(bars, keys, text_color),
+    ]
+    return "".join(out)
+
+
+def css(prop: str, value: str) -> str:
+    """``prop:value;`` for a value the sanitiser keeps: one that uses a theme variable
+    (``var(--x, #abc)``) is preceded by its plain fallback, which the sanitiser keeps when it
+    drops the ``var()`` (a trusted page uses the variable, declared last)."""
+    plain = re.sub(r"var\(--[\w-]+,\s*([^()]+?)\s*\)", r"\1", value)
+    return f"{prop}:{plain};{prop}:{value};" if plain != value else f"{prop}:{value};"
+
+
+def _bars(batch, bars, keys, left, width) -> list[str]:
+    colour = [color_for(k) for k in keys] + [MERGED_COLOR]
+    main = bars.dom if bars.dom is not None else np.full(len(bars), len(keys))
+    names = np.asarray(batch.name, dtype=object)
+    paths = np.asarray(batch.path, dtype=object)
+    kinds = np.asarray(batch.kind, dtype=object)
+    out = []
+    for i in range(len(bars)):
+        count, row = int(bars.count[i]), int(bars.row[i])
+        ms = (int(bars.end[i]) - int(bars.start[i])) / 1e6
+        if count == 1:
+            text = str(names[row])
+            title = f"{event_label(kinds[row], names[row], paths[row])}: {ms:.3f} ms"
+        else:
+            text = f"{count} events"
+            title = f"merged: {count} events, {ms:.3f} ms span"
+        uniform = bool(bars.uniform[i])
+        fill = colour[int(bars.code[i]) if uniform else int(main[i])]
+        pale = "" if uniform else "opacity:0.45;"
+        shown = html.escape(text) if width[i] / 100 * _WIDTH_PX >= _LABEL_PX else ""
+        out.append(
+            f'<div title="{html.escape(title)}" style="position:absolute;left:{left[i]:.3f}%;'
+            f"top:{int(bars.lane[i]) * _LANE}px;width:{width[i]:.3f}%;height:{_LANE - 2}px;"
+            f"background-color:{fill};{pale}overflow:hidden;white-space:nowrap;font-size:10px;"
+            f'line-height:{_LANE - 2}px;color:#111">{shown}</div>'
+        )
+    return out
+
+
+def _axis(span_ns: float, text_color: str) -> str:
+    from everyo_lab.views.svg import nice_step  # the same ticks as the memory chart's axis
+
+    span_ms = span_ns / 1e6
+    step = nice_step(span_ms / 6)
+    ticks, tick = [], 0.0
+    while tick <= span_ms * 1.0001:
+        pct = tick / span_ms * 100 if span_ms > 0 else 0.0
+        shift = "0" if pct < 3 else ("-100%" if pct > 94 else "-50%")
+        ticks.append(
+            f'<div style="position:absolute;left:{pct:.3f}%;top:0;margin-left:0;'
+            f'white-space:nowrap"><span style="position:relative;left:{shift}">'
+            f"{tick:g} ms</span></div>"
+        )
+        tick = round(tick + step, 12)
+    return (
+        f'<div class="everyo-flame-axis" style="position:relative;width:100%;'
+        f"max-width:{_WIDTH_PX}px;height:14px;{css('border-top', f'1px solid {text_color}')}"
+        f'{css("color", text_color)}font-size:10px">{"".join(ticks)}</div>'
+    )
+
+
+def _legend(bars, keys, text_color: str) -> str:
+    """One swatch per colour drawn, in order of first appearance."""
+    shown = bars.code if bars.dom is None else np.where(bars.uniform, bars.code, bars.dom)
+    used = [keys[c] for c in np.unique(shown[bars.uniform | (bars.dom is not None)])]
+    if bars.dom is None and not bars.uniform.all():
+        used.append("merged (mixed)")
+    items = []
+    for key in used[:24]:
+        colour = MERGED_COLOR if key == "merged (mixed)" else color_for(key)
+        items.append(
+            f'<span style="display:inline-block;margin-right:10px;white-space:nowrap">'
+            f'<span style="display:inline-block;width:10px;height:10px;background-color:'
+            f'{colour};margin-right:4px"></span>{html.escape(key)}</span>'
+        )
+    style = f"font-size:10px;{css('color', text_color)}margin-top:2px"
+    return f'<div style="{style}">{"".join(items)}</div>'

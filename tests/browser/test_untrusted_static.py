@@ -1,0 +1,92 @@
+"""What a notebook keeps for readers without the kernel survives an untrusted reopen (issue 33).
+
+A notebook the reader's Jupyter did not execute (an instructor's, one from a repository) is "Not
+Trusted": JupyterLab and Notebook 7 render its ``text/html`` through a sanitiser that drops
+``<svg>`` (keeping its text, so an SVG flame chart read as "Sequential: 1.177 msSequential...")
+and any style it cannot check (a ``var()`` colour: the share bars vanished). The notebook here
+holds the outputs the magic saves (the dashboard's and a comparison's bundles), written without
+a signature, and is opened in Chromium: the flame chart's bars and the share bars must show,
+with no tooltip text run into the page.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+nbformat = pytest.importorskip("nbformat")
+
+from harness import KERNELSPEC, BrowserSession, missing  # noqa: E402
+
+CHECK_JS = """
+() => [...document.querySelectorAll('.jp-OutputArea-output')].map((out) => {
+  const flame = out.querySelector('.everyo-flame');
+  const bars = flame ? [...flame.children] : [];
+  const filled = (el) => getComputedStyle(el).backgroundColor !== 'rgba(0, 0, 0, 0)';
+  const drawn = bars.filter((b) => {
+    const r = b.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && filled(b);
+  });
+  const shares = [...out.querySelectorAll('.everyo-share > div')].filter(filled);
+  return {
+    svg: out.querySelectorAll('svg').length,
+    flames: out.querySelectorAll('.everyo-flame').length,
+    bars: bars.length,
+    drawn: drawn.length,
+    titles: drawn.filter((b) => b.title.includes(' ms')).length,
+    shares: out.querySelectorAll('.everyo-share').length,
+    shareBars: shares.length,
+    text: out.innerText,
+  };
+})
+"""
+
+
+def _outputs() -> list[dict]:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab"))
+    from views_runs import model_run, train_run
+
+    from everyo_lab.views.compare import build_comparison
+    from everyo_lab.views.compare_static import render_compare_html
+    from everyo_lab.widgets.dashboard import static_bundle
+
+    bundle = static_bundle(train_run(iterations=6))
+    compare = {
+        "text/html": render_compare_html(build_comparison(model_run(), model_run())),
+        "text/plain": "everyo comparison",
+    }
+    probe = {  # the sanitiser drops the <svg>: proof that the notebook is shown untrusted
+        "text/html": '<div class="everyo-probe">probe<svg><title>probe title</title></svg></div>',
+        "text/plain": "probe",
+    }
+    return [nbformat.v4.new_output("display_data", data=data) for data in (bundle, compare, probe)]
+
+
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_static_charts_survive_the_sanitiser_of_an_untrusted_notebook(tmp_path, app):
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%%everyo_profile\ntrain()")
+    cell.outputs = _outputs()
+    cell.execution_count = 1
+    nb.cells = [cell]
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nbformat.write(nb, tmp_path / "untrusted.ipynb")  # no signature: "Not Trusted"
+    with BrowserSession(tmp_path, app=app) as session:
+        session.open("untrusted.ipynb")
+        session.page.wait_for_selector(".jp-OutputArea-output .everyo-flame", timeout=30000)
+        session.page.wait_for_selector(".jp-OutputArea-output .everyo-probe", timeout=30000)
+        shown = session.page.evaluate(CHECK_JS)
+    board, comparison, probe = shown
+    assert probe["svg"] == 0, "the notebook was rendered trusted: the sanitiser did not run"
+    assert board["svg"] == 0 and board["flames"] == 1, board  # the sanitiser kept the chart
+    assert board["drawn"] == board["bars"] > 3 and board["titles"] == board["bars"], board
+    assert board["shares"] > 0 and board["shareBars"] == board["shares"], board
+    assert "msSequential" not in board["text"] and ": 0.0" not in board["text"]
+    assert comparison["flames"] == 2 and comparison["drawn"] == comparison["bars"] > 3
