@@ -198,6 +198,12 @@ class Run:
         else:
             self.error = f"{type(error).__name__}: {error}"
 
+    def watch_threads(self, policy, applied: int | None) -> None:
+        """Record the ``threads=`` policy the front end applied around the recording (the
+        magic's and the CLI's ``--threads``), so that the machine's state names it."""
+        if self._watch is not None:
+            self._watch.threads_policy, self._watch.threads_applied = policy, applied
+
     @property
     def machine_state(self) -> MachineState | None:
         """The machine's state while the run recorded: so far while it runs, the least
