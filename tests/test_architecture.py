@@ -12,27 +12,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-ENGINE = ("everyo.core", "everyo.nn", "everyo.optim", "everyo.data", "everyo.training")
-JUPYTER = ("IPython", "ipywidgets", "anywidget", "traitlets", "plotly", "jupyter", "nbformat")
+ARCHITECTURE = ROOT / "ARCHITECTURE.md"
+_NAME = re.compile(r"`([\w.]+)`")
 
-# (who, what it must not import, the exceptions) — the table of ARCHITECTURE.md
-RULES = [
-    ("everyo", ("everyo_lab", *JUPYTER, "matplotlib"), ()),
-    # the engine reaches the profiler through the hook flag and the op table only
-    (ENGINE, ("everyo.profiler",), ("everyo.profiler.hooks", "everyo.profiler.flops")),
-    # the profiler records and analyses; it knows nothing of the engine, benchmarks or the CLI
-    ("everyo.profiler", (*ENGINE, "everyo.bench", "everyo.cli", "everyo.distributed"), ()),
-    # hooks may load the compiled Module.__call__ (a C module with no Python imports of its own)
-    ("everyo.profiler.hooks", ("everyo",), ("everyo.profiler._crecorder",)),
-    ("everyo.profiler.schema", ("everyo",), ("everyo.errors",)),
-    ("everyo.bench", ("everyo.profiler", "everyo.cli", "everyo.distributed"), ()),
-    ("everyo.environment_record", ("everyo.bench", "everyo.cli"), ()),
-    ("everyo.git_record", ("everyo",), ()),
-    ("everyo.errors", ("everyo",), ()),
-    # views are pure: run -> data; no widgets, no Jupyter, no plotting library
-    ("everyo_lab.views", (*JUPYTER, "everyo_lab"), ("everyo_lab.views",)),
-    ("everyo_lab.widgets", ("everyo_lab.magic", "everyo_lab.sweep_magic"), ()),
-]
+
+def read_rules(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+    """(who, what it must not import, the exceptions) of each row of ARCHITECTURE.md's table of
+    dependency rules: the names in backticks of its three columns (prose around them, such as
+    "(the flag)", is for the reader)."""
+    section = text.split("## Dependency rules")[1].split("\n## ")[0]
+    rules = []
+    for line in section.splitlines():
+        cells = line.strip().strip("|").split("|")
+        if len(cells) != 3 or set(cells[0].strip()) <= {"-"}:
+            continue
+        who, banned, allowed = (tuple(_NAME.findall(cell)) for cell in cells)
+        if who and banned:  # the header row has no backticks
+            rules.append((who, banned, allowed))
+    return rules
+
+
+RULES = read_rules(ARCHITECTURE.read_text())
 
 
 def _module_name(path: Path) -> str:
@@ -90,6 +90,22 @@ def test_the_source_keeps_the_dependency_rules():
     assert violations(GRAPH) == []
 
 
+def test_the_rules_are_read_from_architecture_md():
+    """The table is the rules: one row per package, with its exceptions (no hand copy here)."""
+    by_who = {who: (banned, allowed) for who, banned, allowed in RULES}
+    assert len(RULES) == 10
+    engine = ("everyo.core", "everyo.nn", "everyo.optim", "everyo.data", "everyo.training")
+    assert by_who[engine] == (
+        ("everyo.profiler",),
+        ("everyo.profiler.hooks", "everyo.profiler.flops"),
+    )
+    assert "plotly" in by_who[("everyo",)][0] and by_who[("everyo_lab.views",)][1] == (
+        "everyo_lab.views",
+    )
+    table = "## Dependency rules\n| a | b | c |\n| --- | --- | --- |\n| `x.y` | `z` | |\n"
+    assert read_rules(table) == [(("x.y",), ("z",), ())]
+
+
 def test_a_broken_rule_is_reported():
     graph = {
         "everyo.nn.linear": {"everyo.profiler.hooks", "everyo.profiler.analysis"},
@@ -116,10 +132,13 @@ def test_the_graph_covers_the_modules_the_rules_name(module):
     assert module in GRAPH and GRAPH[module]
 
 
-def test_every_module_architecture_md_names_in_its_rules_exists():
-    text = (ROOT / "ARCHITECTURE.md").read_text()
-    rules = text.split("## Dependency rules")[1].split("## Glossary")[0]
-    named = {m for m in re.findall(r"`(everyo(?:_lab)?(?:\.\w+)*)`", rules)}
+def test_every_module_architecture_md_names_exists():
+    """The rules, the compiled-code table and the file paths of ARCHITECTURE.md name modules
+    and files that exist."""
+    text = ARCHITECTURE.read_text()
+    named = {m for m in re.findall(r"`(everyo(?:_lab)?(?:\.\w+)*)`", text)}
     assert "everyo.profiler.schema" in named
     compiled = {_module_name(p) for p in ROOT.joinpath("everyo").rglob("*.c")}  # C extensions
     assert sorted(m for m in named if m not in GRAPH and m not in compiled) == []
+    paths = set(re.findall(r"`((?:everyo|everyo_lab|js)/[\w/.]+\.(?:py|c|js))`", text))
+    assert paths and sorted(p for p in paths if not (ROOT / p).exists()) == []

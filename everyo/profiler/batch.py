@@ -8,8 +8,6 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-KINDS = ("module", "backward", "op", "optimizer", "data", "train", "user", "gpu")
-
 
 @dataclass(frozen=True)
 class ProfileEvent:
@@ -26,7 +24,7 @@ class ProfileEvent:
     process_id : int
         The recording process (``os.getpid()``).
     thread_id : int
-        The OS thread id of the recording thread (``threading.get_ident()``).
+        The OS thread id of the recording thread (``threading.get_native_id()``).
     metadata : dict
         Always a dict, empty when the event has none: the keyword arguments of
         ``record_function``, plus ``"input_shapes"`` (a list of ``[int, ...]``, one per
@@ -108,7 +106,7 @@ class EventBatch:
     start_ns, dur_ns, depth, parent, tid, row : numpy.ndarray
         Core columns (``parent`` is a row index into the run, -1 for roots and for parents
         that had not finished when the batch was read). ``tid`` is the OS thread id
-        (``threading.get_ident()``), as in the exports.
+        (``threading.get_native_id()``), as in the exports.
     thread : numpy.ndarray
         The thread index: each row's index into the run's thread table (the store's column).
     kind, name, path : numpy.ndarray of str

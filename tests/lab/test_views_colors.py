@@ -6,7 +6,6 @@ import itertools
 
 import numpy as np
 
-from everyo.profiler.batch import KINDS
 from everyo_lab.views import color_for
 from everyo_lab.views.colors import CLASS_COLORS, KIND_COLORS, MERGED_COLOR
 
@@ -21,6 +20,10 @@ def cie_lab(hex_color: str) -> np.ndarray:
     xyz = m @ linear / np.array([0.95047, 1.0, 1.08883])
     f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
     return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+# the kinds the recorder, regions and loaders write (a module's colour comes from its class)
+KINDS = ("module", "backward", "op", "optimizer", "data", "train", "user", "gpu")
 
 
 def test_every_kind_but_module_has_a_fixed_colour():
