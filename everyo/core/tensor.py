@@ -402,3 +402,6 @@ def _transfer(arr, src: Device, dst: Device, *, copy: bool) -> Tensor:
     cupy = backend.cupy_module()
     with cupy.cuda.Device(dst.index):
         return Tensor._make(cupy.asarray(arr), dst)
+
+
+_hooks.set_tensor_type(Tensor)  # the profiler reads shapes from Tensor.data: told, not looked up

@@ -109,6 +109,17 @@ ModuleBase = _module_base()
 its Python ``__call__``, which does the same."""
 
 
+tensor_type = None
+"""The engine's tensor class (``everyo.core.tensor`` registers it with :func:`set_tensor_type`):
+the recorder reads a tensor's shape from its array without the Python property."""
+
+
+def set_tensor_type(cls) -> None:
+    """Tell the recorder which class is the engine's tensor (its ``data`` is the array)."""
+    global tensor_type
+    tensor_type = cls
+
+
 def set_active(profiler) -> None:
     """Install (or with ``None`` remove) the running profiler.
 

@@ -37,6 +37,24 @@ from everyo.profiler.packing import (
 from everyo.profiler.regions import RegionHooks
 from everyo.profiler.shapes import format_shapes, shape_key
 
+C_CALLBACKS = (
+    "_new_state",  # a thread's first event: its ThreadState
+    "_root_call",  # an outermost module whose keymap is not made yet (or CUDA may start)
+    "_unlisted",  # a module missing from the keymap
+    "_shape_id",  # a shape not in the single-input cache
+    "_failed",  # a call that raised, while not recording everything
+    "_emit",  # a module event while not recording everything (warmup, schedule, stopped)
+    "_emit_region",  # a region or backward group while not recording everything
+    "_flush",  # a thread's buffer is full or old
+    "_region_key",  # a (kind, name) seen for the first time
+    "_region_too_deep",  # the depth limit's error
+    "_bw_key",  # a backward group's key seen for the first time
+)
+"""The recorder's Python methods the compiled part calls by name: with
+``regions.close_out_of_order`` and ``regions.close_abandoned`` (bound at import), the whole of
+what C asks of Python. Everything on the common path (record, append, cache hits) stays in C;
+``tests/profiler/test_recording_contract.py`` checks the C source against this list."""
+
 FLUSH_EVENTS = 2048
 FLUSH_NS = 50_000_000
 _PLAIN, _SHAPES = 1, 2  # Recorder._mode while recording everything, without / with shapes
@@ -295,10 +313,7 @@ class _RecorderBody(RegionHooks):
         # (with a schedule, every event goes through _emit, which keeps ancestors of kept events)
         self._recording = self._fast = False
         self._mode = 0
-        import sys
-
-        tensor_mod = sys.modules.get("everyo.core.tensor")
-        self._tensor = getattr(tensor_mod, "Tensor", None)
+        self._tensor = hooks.tensor_type  # (None without the engine: shapes by `.shape`)
 
     @property
     def cuda_timing(self) -> bool:
