@@ -386,15 +386,21 @@ class MachineWatch:
 
 
 def _window_start(first: Reading, end: Reading) -> Reading:
+    """The reading a window ending at ``end`` starts from: its own first one when the window is
+    long enough, else the newest earlier reading that makes it so, else the oldest one (at most
+    :data:`MAX_LOOKBACK_S` old) that at least reaches :data:`SHORTEST_S`."""
     if end.t - first.t >= MIN_WINDOW_S:
         return first
     with _history_lock:
         earlier = [
             r
             for r in _history
-            if MIN_WINDOW_S <= end.t - r.t <= MAX_LOOKBACK_S and r.source == end.source
+            if SHORTEST_S <= end.t - r.t <= MAX_LOOKBACK_S and r.source == end.source
         ]
-    return max(earlier, key=lambda r: r.t) if earlier else first
+    long_enough = [r for r in earlier if end.t - r.t >= MIN_WINDOW_S]
+    if long_enough:
+        return max(long_enough, key=lambda r: r.t)
+    return min(earlier, key=lambda r: r.t) if earlier else first
 
 
 def current_load(window_s: float = 0.1) -> MachineState:

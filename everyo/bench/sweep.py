@@ -13,6 +13,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from everyo.bench.devices import free_gpu_pool, is_module
@@ -325,6 +326,8 @@ class _PointRunner:
 
     def result(self, mode: str, *, stopped: bool, environment=None, machine=None) -> SweepResult:
         rows = sorted(self.rows, key=lambda r: r.batch_size)
+        if machine is not None and machine.verdict != "unknown":
+            rows = [_with_sweep_state(r, machine) for r in rows]
         return SweepResult(
             rows=rows,
             mode=mode,
@@ -337,6 +340,20 @@ class _PointRunner:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _with_sweep_state(row: SweepRow, machine) -> SweepRow:
+    """A point too short to read the machine's load over by itself (verdict ``unknown``, on a
+    platform that reports it) takes the state of the whole sweep, whose window holds it."""
+    if row.verdict != "unknown" or row.machine is None or row.machine.get("source") == "none":
+        return row
+    note = "machine state read over the whole sweep (the point was too short to read alone)"
+    return replace(
+        row,
+        verdict=machine.verdict,
+        machine=machine.to_dict(),
+        note="; ".join(n for n in (row.note, note) if n),
+    )
 
 
 def _stop_check(stop) -> Callable[[], bool]:

@@ -121,7 +121,7 @@ def recheck(rows: list[SweepRow], measure: Callable[[list[int]], dict]) -> list[
     rows = [by_size[r.batch_size] for r in rows]
     still = set(suspects(rows))
     return [
-        replace(r, note=_join(r.note, "reproducible when re-measured"))
+        replace(r, note=_join(r.note, "still off its neighbours after re-measuring (rounds agree)"))
         if r.batch_size in still and r.reliable and r.batch_size in found
         else r
         for r in rows
@@ -152,7 +152,7 @@ def _updated(row: SweepRow, per_round: list[list[float]], state, *, suspect: boo
         what = "re-measured" if suspect else "re-measured as a neighbour"
         return replace(fresh, note=_join(row.note, f"{what} ({first})"))
     note = (
-        f"unreliable: {len(medians)} interleaved re-measurements disagree "
+        f"{len(medians)} interleaved re-measurements disagree "
         f"({max(medians) / min(medians):.1f}x between rounds; {first})"
     )
     return replace(fresh, reliable=False, note=_join(row.note, note))

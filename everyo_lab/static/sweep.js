@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:6944628d144ab70a | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:613c0edf68816fab | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:6944628d144ab70a"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:613c0edf68816fab"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -351,6 +351,7 @@ const CSS = `
 .everyo-sweep-title { font-weight: 600; }
 .everyo-sweep-progress { color: var(--jp-ui-font-color2, #555); }
 .everyo-sweep-rec { border-left: 3px solid #2ca02c; padding: 2px 8px; margin: 4px 0; }
+.everyo-sweep-rec-none { border-left-color: #d4a017; }
 .everyo-sweep-charts { display: flex; flex-wrap: wrap; gap: 8px; }
 .everyo-sweep-chart { flex: 1 1 300px; min-width: 280px; min-height: 260px; overflow: hidden; }
 .everyo-sweep-failed td { color: var(--jp-error-color1, #d62728); }
@@ -450,6 +451,8 @@ showProgress();
 const rtext = (report.recommendation || {}).text || "";
 rec.textContent = rtext;
 rec.hidden = !rtext;
+const none = (report.recommendation || {}).recommended == null;
+rec.classList.toggle("everyo-sweep-rec-none", none && report.status !== "running");
 notes.replaceChildren(...(report.notes || []).map((text) => {
 const li = doc.createElement("li");
 li.textContent = text;

@@ -122,7 +122,12 @@ def sweep_charts(report, *, theme: str = "light") -> dict:
     pts, marks, rec = r["points"], r["marks"], r["recommendation"]
     x = pts["batch_size"]
     throughput = [
-        _line(x, pts["throughput"], "throughput", _THROUGHPUT, "%{y:,.4~s} samples/s"),
+        _line(x, pts["throughput"], "throughput", _THROUGHPUT, "%{y:,.4~s} samples/s%{text}"),
+    ]
+    # a flagged point's reason on hover over the point itself, not only over its ring
+    throughput[0]["text"] = [
+        f"<br>{pts['flag'][i]}: {hover_text(pts['note'][i] or '')}" if flag else ""
+        for i, flag in enumerate(pts.get("flag") or [None] * len(x))
     ]
     flagged = [i for i, flag in enumerate(pts.get("flag") or []) if flag]
     if flagged:
@@ -212,8 +217,9 @@ def _flagged(pts, at):
         "x": [pts["batch_size"][i] for i in at],
         "y": [pts["throughput"][i] for i in at],
         "text": [pts["flag"][i] for i in at],
-        "customdata": [(pts["note"][i] or pts["flag"][i])[:200] for i in at],
-        "textposition": "bottom center",
+        "customdata": [hover_text(pts["note"][i] or pts["flag"][i]) for i in at],
+        "textposition": "top center",  # a collapsed point sits on the axis: label it above
+        "cliponaxis": False,
         "textfont": {"color": _FAILED, "size": 10},
         "marker": {
             "symbol": "circle-open",
@@ -223,6 +229,21 @@ def _flagged(pts, at):
         },
         "hovertemplate": "batch %{x}: %{customdata}<extra></extra>",
     }
+
+
+def hover_text(text: str, width: int = 60, limit: int = 320) -> str:
+    """``text`` for a hover box: cut at a word within ``limit`` characters and wrapped with
+    ``<br>`` at about ``width`` (a one-line reason ran 1,300 px wide, past the chart)."""
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0] + " …"
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "<br>".join([*lines, line] if line else lines)
 
 
 def _marks(marks):
@@ -265,7 +286,7 @@ def _verticals(rec, colors):
     lines = [("recommended", rec["recommended"], _RECOMMENDED, "dash")]
     if rec["largest_fit"] != rec["recommended"]:
         lines.append(("largest fit", rec["largest_fit"], _LARGEST, "dot"))
-    for name, size, color, dash in lines:
+    for n, (name, size, color, dash) in enumerate(lines):
         if size is None:
             continue
         shapes.append(
@@ -287,6 +308,8 @@ def _verticals(rec, colors):
                 "yref": "paper",
                 "y": 1,
                 "yanchor": "bottom",
+                # two labels side by side overlapped: one to each side of its line
+                "xanchor": "right" if n == 0 and len(lines) > 1 else "left" if n else "center",
                 "text": f"{name} {size}",
                 "showarrow": False,
                 "font": {"color": color, "size": 10},

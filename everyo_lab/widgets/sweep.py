@@ -315,10 +315,17 @@ class SweepWidget(anywidget.AnyWidget):
                 progress=self._progress,
                 error=self._error,
                 memory_limit=self._options["memory_limit"],
-                machine=None if self._result is None else self._result.machine,
+                machine=self._machine(),
             )
             self.report = self._report.to_dict()
             self.charts = sweep_charts(self._report, theme=self.theme)
+
+    def _machine(self) -> dict | None:
+        """The sweep's machine state once it ends; while it runs, the latest point's."""
+        if self._result is not None:
+            return self._result.machine
+        measured = [r for r in self._rows if r.machine is not None]
+        return measured[-1].machine if measured else None
 
     # -- wiring --------------------------------------------------------------------------------
     def _export_path(self, fmt: str) -> Path:

@@ -17,6 +17,7 @@ const CSS = `
 .everyo-sweep-title { font-weight: 600; }
 .everyo-sweep-progress { color: var(--jp-ui-font-color2, #555); }
 .everyo-sweep-rec { border-left: 3px solid #2ca02c; padding: 2px 8px; margin: 4px 0; }
+.everyo-sweep-rec-none { border-left-color: #d4a017; }
 .everyo-sweep-charts { display: flex; flex-wrap: wrap; gap: 8px; }
 .everyo-sweep-chart { flex: 1 1 300px; min-width: 280px; min-height: 260px; overflow: hidden; }
 .everyo-sweep-failed td { color: var(--jp-error-color1, #d62728); }
@@ -116,6 +117,9 @@ function render({ model, el }) {
     const rtext = (report.recommendation || {}).text || "";
     rec.textContent = rtext;
     rec.hidden = !rtext;
+    // no recommendation (nothing trusted, nothing ran): amber, not the green of a choice
+    const none = (report.recommendation || {}).recommended == null;
+    rec.classList.toggle("everyo-sweep-rec-none", none && report.status !== "running");
     notes.replaceChildren(...(report.notes || []).map((text) => {
       const li = doc.createElement("li");
       li.textContent = text;

@@ -207,3 +207,16 @@ def test_bench_cli_exits_4_when_the_baseline_was_measured_on_a_contended_machine
     assert code == 4, out
     assert "INCONCLUSIVE: THE MACHINE WAS BUSY" in out and "contended" in out
     assert main(["bench", "work_mod:work", "--threads", "many"]) == 2
+
+
+def test_a_short_window_with_only_a_recent_reading_still_reads_the_load(monkeypatch):
+    clock = iter([20.0, 20.1, 20.101])  # the sweep's start reading, 0.1 s before the point
+    others = {20.0: 0.0, 20.1: 0.19, 20.101: 0.1909}
+
+    monkeypatch.setattr(ms, "_read", lambda: reading((t := next(clock)), others[t]))
+    monkeypatch.setattr(ms, "_history", type(ms._history)(maxlen=64))
+    monkeypatch.setattr(ms, "threads_in_use", lambda: {"blas": 2, "openmp": None})
+    ms.read_machine()
+    state = MachineWatch().start().stop()  # 1 ms: reaches back to the 0.1-s-old reading
+    assert state.window_s == pytest.approx(0.101)
+    assert state.verdict == "contended"  # not "unknown", which a sweep would trust

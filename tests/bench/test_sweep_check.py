@@ -165,7 +165,31 @@ def test_the_views_mark_untrusted_points_and_say_why():
     assert "Not considered: 16 (unreliable), 32 (contended)." in report.recommendation["text"]
     figure = sweep_charts(report)["throughput"]
     ring = next(t for t in figure["data"] if t.get("name") == "not trusted")
-    assert ring["x"] == [16, 32] and "1.8 of 2 cores" in ring["customdata"][1]
+    assert ring["x"] == [16, 32] and ring["cliponaxis"] is False
+    assert "1.8 of 2 cores" in ring["customdata"][1].replace("<br>", " ")
+    line = figure["data"][0]  # hovering the point itself says why as well
+    assert line["text"][1].startswith("<br>unreliable: ") and line["text"][0] == ""
     assert "batch 16: unreliable" in chart_svg(report, "throughput")
     text = render_sweep_text(report)
     assert "! contended" in text and "Machine: busy" in text
+
+
+def test_hover_text_is_wrapped_and_cut_at_a_word():
+    from everyo_lab.views.sweep import hover_text
+
+    text = hover_text("word " * 100, width=20, limit=60)
+    assert all(len(line) <= 20 for line in text.split("<br>"))
+    assert text.endswith("…") and "wor …" not in text
+
+
+def test_a_point_too_short_to_read_alone_takes_the_sweeps_state():
+    from everyo.bench.sweep import _with_sweep_state
+
+    unknown = {"verdict": "unknown", "reason": "read over 1 ms only", "source": "proc"}
+    row = replace(rows()[0], verdict="unknown", machine=unknown)
+    sweep = MachineState("contended", "other processes used 1.8 of 2 cores; 2 BLAS threads")
+    fixed = _with_sweep_state(row, sweep)
+    assert fixed.verdict == "contended" and not fixed.trusted
+    assert "over the whole sweep" in fixed.note
+    no_proc = replace(row, machine={**unknown, "source": "none"})
+    assert _with_sweep_state(no_proc, sweep).verdict == "unknown"  # nothing to read there
