@@ -64,6 +64,11 @@ class Layout:
 
     def _find_end(self, f) -> tuple[int, bytes]:
         """The offset of the line that closes the array, and the file from there on."""
+        if isinstance(f, io.BufferedReader):  # a plain file: its end holds only the tail
+            found = self._find_end_from_the_back(f)
+            if found is not None:
+                return found
+            f.seek(self.first)
         at, prev = self.first, b"\n"  # the array's first line starts right after a newline
         while True:
             block = f.read(self.block_bytes)
@@ -74,6 +79,20 @@ class Layout:
                 return at + hit, block[hit:] + f.read()
             at += len(block)
             prev = block
+
+    def _find_end_from_the_back(self, f) -> tuple[int, bytes] | None:
+        """The last line starting with ``]`` found in the last block: everyo writes nothing
+        after the array but one line of header (``otherData``, ``]}``). ``None`` when the last
+        block has none (a block scan from the front finds it)."""
+        size = f.seek(0, io.SEEK_END)
+        at = max(self.first, size - self.block_bytes)
+        f.seek(at)
+        block = (b"\n" if at == self.first else b"") + f.read()
+        hit = block.rfind(b"\n]")
+        if hit < 0:
+            return None
+        offset = at + hit + (0 if at == self.first else 1)
+        return offset, block[hit + 1 :]
 
     def chunks(self):
         """The events as lists of dicts, a block of lines at a time, in file order."""

@@ -81,11 +81,12 @@ def _interned(raws: list, intern, dtype) -> np.ndarray:
     return np.array([memo[raw] for raw in raws], dtype)
 
 
-def _optional(cols: _Columns, ev: list, name: str, where, source=None) -> None:
-    """Optional column ``name`` of a chunk: -1 (unknown) where an event lacks it or holds null."""
-    source = source or name
-    if any(source in e for e in ev):
-        values = [-1 if e.get(source) is None else e[source] for e in ev]
+def _optional(cols: _Columns, ev: list, name: str, where, *, first_only: bool = False) -> None:
+    """Optional column ``name`` of a chunk: -1 (unknown) where an event lacks it or holds null.
+    ``first_only``: the first event tells whether the chunk has it (the raw format writes an
+    optional column for every event or none)."""
+    if name in ev[0] if first_only else any(name in e for e in ev):
+        values = [-1 if e.get(name) is None else e[name] for e in ev]
         cols.add(name, int64_column(values, name, where))
     else:
         cols.add(name, np.full(len(ev), -1, np.int64), present=False)
@@ -97,6 +98,8 @@ def _from_raw(data: dict, chunks) -> Run:
     for ev in chunks:
         if not isinstance(ev, list) or not all(type(e) is dict for e in ev):
             raise Malformed("'events' is not a list of event objects")
+        if not ev:
+            continue
         where = _where(ev, n)
         cols.add("start_ns", int64_column([e["start_ns"] for e in ev], "start_ns", where))
         cols.add("dur_ns", int64_column([e["dur_ns"] for e in ev], "dur_ns", where))
@@ -107,10 +110,10 @@ def _from_raw(data: dict, chunks) -> Run:
         depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
         cols.add("depth", depth.astype(np.int16))
         shapes = [(e.get("shapes"),) for e in ev]
-        present = any("shapes" in e for e in ev)
+        present = "shapes" in ev[0]
         cols.add("shape", _interned(shapes, b.shape, np.int32), present=present)
         for name in ("flops", "bytes", "mem_bytes", "device_ns"):
-            _optional(cols, ev, name, where)
+            _optional(cols, ev, name, where, first_only=True)
         meta.update({n + i: e["metadata"] for i, e in enumerate(ev) if e.get("metadata")})
         n += len(ev)
     counters = {k: (c["t_ns"], c["values"]) for k, c in (data.get("counters") or {}).items()}
