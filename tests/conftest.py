@@ -40,6 +40,23 @@ def _check_every_exported_trace() -> None:
 _check_every_exported_trace()
 
 
+@pytest.fixture(autouse=True)
+def _quiet_machine(request, monkeypatch):
+    """The machine reads as quiet unless a test is marked ``real_machine``: like a fake clock,
+    so that what other processes on the test machine do cannot change a test's notes, verdicts
+    or recommendations. Tests of the readings themselves patch the reader as they need."""
+    if request.node.get_closest_marker("real_machine"):
+        return
+    import time
+
+    from everyo import machine_state
+
+    def quiet_reading():
+        return machine_state.Reading(time.monotonic(), 0.0, 0.0, 0, "proc")
+
+    monkeypatch.setattr(machine_state, "_read", quiet_reading)
+
+
 def _gpu_available() -> bool:
     if os.environ.get("EVERYO_DISABLE_CUDA") == "1":
         return False

@@ -191,11 +191,13 @@ def render_table_html(rows, *, group_by: str = "name", theme: str = "light") -> 
 
 
 def render_notes_html(report: Report, *, theme: str = "light") -> str:
-    """The report's notes: the overlap warning with a warning border, the others muted."""
+    """The report's notes: the overlap warning and a busy or contended machine with a warning
+    border (a figure measured so is to be read with care), the others muted."""
     c = _colors(theme)
     out = []
     for note in report.notes:
-        if note == OVERLAP_WARNING:  # a border, not a fill: readable on any theme's background
+        warn = note == OVERLAP_WARNING or note.startswith(("Machine: busy", "Machine: contended"))
+        if warn:  # a border, not a fill: readable on any theme's background
             out.append(
                 f'<p style="border-left:3px solid {c["warn"]};padding:2px 8px;margin:6px 0">'
                 f"&#9888; {html.escape(note)}</p>"

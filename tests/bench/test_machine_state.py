@@ -70,6 +70,7 @@ def test_proc_parsing_keeps_only_the_usable_cpus():
     assert ms.parse_proc_stat("intr 0\n", None) is None
 
 
+@pytest.mark.real_machine  # the reader itself, with its sources faked here
 def test_a_reading_counts_this_process_and_its_preemptions(monkeypatch):
     class Usage:
         ru_utime, ru_stime, ru_nivcsw = 1.5, 0.5, 42

@@ -42,6 +42,7 @@ def blas_burner():
 
 
 @pytest.mark.slow
+@pytest.mark.real_machine
 def test_a_measurement_beside_a_blas_burner_is_not_called_quiet(blas_burner):
     import numpy as np
 
@@ -91,6 +92,7 @@ def _largest_unflagged_cliff(rows: list[dict]) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.real_machine
 @pytest.mark.parametrize("lab", ["04_data_pipeline", "05_batch_size"])
 def test_labs_hold_beside_a_blas_burner(lab, blas_burner, tmp_path, monkeypatch):
     nb = _execute(SOLUTIONS / f"{lab}.ipynb", tmp_path, monkeypatch)
