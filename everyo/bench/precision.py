@@ -18,6 +18,8 @@ from everyo.bench.devices import is_module
 from everyo.bench.stats import summarize
 from everyo.bench.timing import Timer
 from everyo.errors import EveryOBenchmarkError
+from everyo.machine_state import MachineState, MachineWatch
+from everyo.thread_policy import ThreadPolicy
 
 __all__ = ["compare_precisions", "PrecisionResult", "PrecisionRow"]
 
@@ -49,6 +51,11 @@ class PrecisionResult:
     reference: str
     rtol: float
     atol: float
+    machine: dict | None = None  # the machine's state over the timings (MachineState dict)
+
+    @property
+    def machine_state(self) -> MachineState | None:
+        return MachineState.from_dict(self.machine)
 
     def __getitem__(self, dtype: str) -> PrecisionRow:
         name = np.dtype(dtype).name
@@ -63,6 +70,7 @@ class PrecisionResult:
             "rtol": self.rtol,
             "atol": self.atol,
             "rows": [r.to_dict() for r in self.rows],
+            "machine": self.machine,
         }
 
     def to_dataframe(self):
@@ -87,6 +95,8 @@ class PrecisionResult:
                 f"{r.dtype:>9} {r.median_ms:>10.4f} {r.speedup:>7.2f}x {r.max_abs_error:>12.3e} "
                 f"{r.max_rel_error:>12.3e}  {verdict}"
             )
+        if (state := self.machine_state) is not None:
+            lines.append(state.line())
         return "\n".join(lines)
 
 
@@ -102,6 +112,7 @@ def compare_precisions(
     repeat: int = 20,
     clock: Callable[[], float] | None = None,
     synchronize: Callable[[], None] | None = None,
+    threads: Any = "auto",
 ) -> PrecisionResult:
     """Run ``fn`` with its floating inputs (and, for a model, its parameters) cast to each dtype.
 
@@ -121,6 +132,9 @@ def compare_precisions(
         Tolerances of ``np.testing.assert_allclose(reference, optimized, rtol, atol)``.
     warmup, repeat : int
         Untimed and timed calls per dtype.
+    threads : "auto", int or None
+        BLAS/OpenMP threads while timing, as for :func:`everyo.bench.benchmark`; the
+        machine's state over the timings is recorded (``result.machine_state``).
 
     Returns
     -------
@@ -144,19 +158,26 @@ def compare_precisions(
     order = [ref_name] + [n for n in dict.fromkeys(names) if n != ref_name]
     args = inputs if isinstance(inputs, tuple) else (inputs,)
     rows, ref_out, ref_median = [], None, None
-    for name in order:
-        row, out = _measure_dtype(fn, args, name, warmup, repeat, clock, synchronize)
-        if name == ref_name:
-            if row.status != "ok":
-                raise EveryOBenchmarkError(f"the {ref_name} reference run failed: {row.message}")
-            ref_out, ref_median = out, row.median_ms
-        if row.status == "ok":
-            _fill_errors(row, ref_out, out, rtol, atol)
-            row.speedup = ref_median / row.median_ms if row.median_ms else float("inf")
-        rows.append(row)
+    with ThreadPolicy(threads) as policy:
+        watch = MachineWatch(threads_policy=policy.policy, threads_applied=policy.applied)
+        watch.start()
+        for name in order:
+            row, out = _measure_dtype(fn, args, name, warmup, repeat, clock, synchronize)
+            if name == ref_name:
+                if row.status != "ok":
+                    message = f"the {ref_name} reference run failed: {row.message}"
+                    raise EveryOBenchmarkError(message)
+                ref_out, ref_median = out, row.median_ms
+            if row.status == "ok":
+                _fill_errors(row, ref_out, out, rtol, atol)
+                row.speedup = ref_median / row.median_ms if row.median_ms else float("inf")
+            rows.append(row)
+        machine = watch.stop()
     # report in the order asked for (the reference first when it was not asked for)
     rows.sort(key=lambda r: names.index(r.dtype) if r.dtype in names else -1)
-    return PrecisionResult(rows=rows, reference=ref_name, rtol=rtol, atol=atol)
+    return PrecisionResult(
+        rows=rows, reference=ref_name, rtol=rtol, atol=atol, machine=machine.to_dict()
+    )
 
 
 def _measure_dtype(fn, args, name, warmup, repeat, clock, synchronize):
