@@ -25,12 +25,16 @@ True
 from __future__ import annotations
 
 import os
-import resource
 import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
+
+try:
+    import resource
+except ImportError:  # not on Windows
+    resource = None
 
 __all__ = [
     "VERDICTS",
@@ -92,14 +96,16 @@ def _read() -> Reading:
     if busy is not None:
         return Reading(t, busy, own, involuntary, "proc")
     busy = _psutil_busy()
-    return Reading(
-        t, busy, own if busy is not None else None, involuntary, "psutil" if busy else "none"
-    )
+    source = "psutil" if busy is not None else "none"
+    return Reading(t, busy, own if busy is not None else None, involuntary, source)
 
 
 def _own_usage() -> tuple[float, int]:
     """This process's CPU time (all its threads) in clock ticks, and its involuntary context
     switches: one getrusage call."""
+    if resource is None:  # Windows: the process's CPU time from os.times, no preemptions
+        times = os.times()
+        return (times.user + times.system) * _HZ, 0
     try:
         usage = resource.getrusage(resource.RUSAGE_SELF)
     except (OSError, ValueError):
