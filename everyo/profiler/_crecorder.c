@@ -202,18 +202,6 @@ eb_inplace_concat(EventBuffer *b, PyObject *other)
     return rc == 0 ? Py_NewRef((PyObject *)b) : NULL;
 }
 
-/* take(): every value as native int64 bytes, and the buffer empty again (the flush's read: the
-   buffer keeps its identity, so an append through a reference held elsewhere is never lost) */
-static PyObject *
-eb_take(EventBuffer *b, PyObject *unused)
-{
-    PyObject *out = PyBytes_FromStringAndSize((const char *)b->data,
-                                              b->len * (Py_ssize_t)sizeof(long long));
-    if (out != NULL)
-        b->len = 0;
-    return out;
-}
-
 /* the leading `stop` values of a slice buf[:stop] (step 1, from the start), or -1 */
 static Py_ssize_t
 eb_prefix(EventBuffer *b, PyObject *key)
@@ -271,11 +259,6 @@ static PyMappingMethods eb_as_mapping = {
     .mp_ass_subscript = (objobjargproc)eb_ass_subscript,
 };
 
-static PyMethodDef eb_methods[] = {
-    {"take", (PyCFunction)eb_take, METH_NOARGS,
-     "The values as native int64 bytes; the buffer is empty afterwards."},
-    {NULL}};
-
 static PySequenceMethods eb_as_sequence = {
     .sq_length = (lenfunc)eb_length,
     .sq_item = (ssizeargfunc)eb_item,
@@ -288,13 +271,12 @@ static PyTypeObject EventBufferType = {
     .tp_basicsize = sizeof(EventBuffer),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A thread's finished events as flat int64 values: `buf += (start, end, packed)`, "
-              "len(), indexing, buf[:n] (the first n values as native int64 bytes), "
-              "del buf[:n], and take() (every value as bytes, emptying it).",
+              "len(), indexing, buf[:n] (the first n values as native int64 bytes, a copy) and "
+              "del buf[:n] (what a flush moved into the store).",
     .tp_new = PyType_GenericNew,
     .tp_dealloc = (destructor)eb_dealloc,
     .tp_as_sequence = &eb_as_sequence,
     .tp_as_mapping = &eb_as_mapping,
-    .tp_methods = eb_methods,
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -127,11 +127,15 @@ def test_event_buffer_behaves_like_the_list_it_replaces():
     assert len(buf) == 6  # a record is appended whole or not at all
     for i in range(10_000):  # grows past its first allocation
         buf += (i, i, i)
-    values = np.frombuffer(buf.take(), np.int64)  # what the flush reads: all of it, once
+    n = len(buf)
+    values = np.frombuffer(buf[:n], np.int64)  # what the flush reads: a copy
     assert values[:6].tolist() == [1, 2, 3, 4, 5, 6] and values[-1] == 9_999
-    assert len(values) == 6 + 30_000 and len(buf) == 0
-    buf += (1, 2, 3)  # the same buffer goes on (a stale reference to it loses nothing)
-    assert list(buf) == [1, 2, 3]
+    assert len(values) == 6 + 30_000 and len(buf) == n  # kept until the store holds them
+    buf += (7, 8, 9)  # (appended meanwhile)
+    del buf[:n]  # then dropped in one step
+    assert list(buf) == [7, 8, 9]  # the same buffer goes on (a stale reference loses nothing)
+    with pytest.raises(ValueError):
+        del buf[1:]
     with pytest.raises(OverflowError):
         buf += (float("nan"), 0, 0)
 

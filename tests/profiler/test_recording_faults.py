@@ -7,6 +7,7 @@ Every test runs with the compiled and the pure-Python recorder (see conftest.py)
 from __future__ import annotations
 
 import os
+import signal
 from collections import Counter, UserDict
 
 import numpy as np
@@ -495,3 +496,42 @@ def test_events_open_at_stop_are_kept_so_their_children_keep_their_parent(regist
     assert all(e.parent >= 0 for e in events if e.depth > 0)
     _check_nesting(events)
     assert p.run.status == "completed"
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_timer_signals_raising_in_a_training_loop_leave_nesting_right(recorder_impl):
+    """The audit's set-up: a timer signal whose handler raises, at whatever point it lands.
+    (The pure-Python recorder is all Python code a signal can land in: see the test above.)"""
+    if recorder_impl == "python":
+        pytest.skip("the pure-Python recorder is covered outside its own code only")
+    step, armed = _training_step(), [False]
+    rng = np.random.default_rng(0)
+
+    def handler(signum, frame):
+        if armed[0]:
+            armed[0] = False
+            raise _Interrupt("timer")
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    p = Profiler(registry=RunRegistry())
+    interrupted = 0
+    try:
+        with p:
+            for _ in range(150):
+                try:
+                    armed[0] = True
+                    signal.setitimer(signal.ITIMER_REAL, float(rng.uniform(20e-6, 600e-6)))
+                    step()
+                    step()
+                    armed[0] = False
+                except _Interrupt:
+                    interrupted += 1
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                armed[0] = False
+            step()
+            assert _thread_state_is_clean(p._recorder) == []
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert interrupted > 10
+    _check_nesting(p.events)
