@@ -468,8 +468,10 @@ class record_function:
         if p is not None:
             region = p.region(self.name, "user", **self.metadata)
             caller = sys._getframe(1)
-            region.frame = regions.with_frame(caller)  # the frame whose `with` opens it
-            _close_abandoned_regions(p, caller)
+            region.frame = (caller, caller.f_lasti)  # the code that opens it
+            t = p._peek_state()
+            if t is not None and t.open:  # regions an interrupt left open (see is_abandoned)
+                regions.close_abandoned_on(p, t, caller)
             try:
                 region.__enter__()
             except BaseException:  # an interrupt as it opened: `with` will not call __exit__
@@ -525,15 +527,6 @@ class record_function:
                 return fn(*args, **kwargs)
 
         return wrapper
-
-
-def _close_abandoned_regions(p, caller) -> None:
-    """Before a region opens: close this thread's open regions whose ``with`` statement's frame
-    has gone (an interrupt skipped their exit and the code that caught it carried on), so that
-    the new region and the events after it do not nest inside them."""
-    t = p._peek_state()
-    if t is not None and t.open:
-        regions.close_abandoned_on(p, t, caller)
 
 
 def _resumptions(it, name: str, metadata: dict):

@@ -58,25 +58,27 @@ _WITH_OPS = {
 _with_sites: dict = {}  # (code, offset) -> whether that instruction is a `with` statement's
 
 
-def with_frame(frame):
-    """``frame`` when it is entering a context manager in a ``with`` statement (so the region
-    it opens lives as long as that block runs), else ``None`` (``ExitStack``, a direct
-    ``__enter__()`` call: their regions are never taken for abandoned)."""
-    site = (frame.f_code, frame.f_lasti)
+def _is_with(code, offset: int) -> bool:
+    """Whether instruction ``offset`` of ``code`` enters a ``with`` statement's block."""
+    site = (code, offset)
     hit = _with_sites.get(site)
     if hit is None:
         if len(_with_sites) > 4096:  # (it holds code objects: notebook cells' too)
             _with_sites.clear()
-        hit = _with_sites[site] = frame.f_code.co_code[frame.f_lasti] in _WITH_OPS
-    return frame if hit else None
+        hit = _with_sites[site] = code.co_code[offset] in _WITH_OPS
+    return hit
 
 
 def is_abandoned(region, caller) -> bool:
-    """Whether open ``region`` was left for good: the frame whose ``with`` statement opened it
-    is no longer running on this thread (the stack from ``caller`` up does not hold it) and is
-    not a generator or coroutine (those are suspended, not gone, and come back to exit)."""
-    frame = region.frame
-    if frame is None or frame.f_code.co_flags & _SUSPENDABLE:
+    """Whether open ``region`` was left for good: it was opened by a ``with`` statement (its
+    ``frame`` is ``(frame, offset)`` of the code that entered it; ``ExitStack`` and direct
+    ``__enter__()`` calls never count), that frame is no longer running on this thread (the
+    stack from ``caller`` up does not hold it), and it is not a generator or coroutine (those
+    are suspended, not gone, and come back to exit)."""
+    if region.frame is None:
+        return False
+    frame, offset = region.frame
+    if frame.f_code.co_flags & _SUSPENDABLE or not _is_with(frame.f_code, offset):
         return False
     f = caller
     while f is not None:
@@ -134,8 +136,9 @@ class _Region:
             raise _too_deep(depth)
         self.start = p._clock()  # first: if it raises, the region was never opened
         self.depth = depth
-        if self.frame is None:  # the frame whose `with` opens it (see is_abandoned)
-            self.frame = with_frame(sys._getframe(1))
+        if self.frame is None:  # the code that opens it (see is_abandoned)
+            f = sys._getframe(1)
+            self.frame = (f, f.f_lasti)
         stack = t.open
         # open it: no call between these (a signal lands only after a call or a backward jump)
         self.t = t
