@@ -120,3 +120,28 @@ def test_a_chrome_trace_at_ts_1e300_is_refused_not_wrapped(tmp_path):
     path.write_text(json.dumps(trace))
     with pytest.raises(EveryOExportError, match=r"traceEvents\[1\].*start_ns"):
         load(path)
+
+
+@pytest.mark.parametrize("tid", [lambda i: i + 1, lambda i: f"stream {i}"], ids=["int", "str"])
+def test_a_trace_of_40_000_threads_loads(tmp_path, tid):
+    """Past the 16-bit thread column, and numbered in linear time (a new number per thread
+    used to look at every number given so far)."""
+    trace = [
+        {"ph": "X", "name": "work", "pid": 1, "tid": tid(i), "ts": i, "dur": 1}
+        for i in range(40_000)
+    ]
+    path = tmp_path / "threads.json"
+    path.write_text(json.dumps(trace))
+    run = load(path)
+    assert run.num_events == 40_000 and len(run.store.threads) == 40_000
+    assert len(set(run.snapshot().tid.tolist())) == 40_000
+
+
+def test_a_raw_file_of_40_000_threads_loads(tmp_path):
+    events = [
+        {"name": "w", "kind": "user", "start_ns": i, "dur_ns": 1, "depth": 0, "tid": i + 1}
+        for i in range(40_000)
+    ]
+    path = tmp_path / "raw.json"
+    path.write_text(json.dumps({"format": "everyo.raw", "version": 1, "events": events}))
+    assert len(set(load(path).snapshot().tid.tolist())) == 40_000

@@ -43,6 +43,8 @@ class _Threads:
     def __init__(self):
         self.process_names, self.thread_names = {}, {}
         self.idents: dict[tuple, int] = {}
+        self.taken: set[int] = set()  # the thread ids given so far
+        self.top = 0  # the largest of them (0 for none)
         self.pids: set = set()
 
     def add_names(self, meta_events: list) -> None:
@@ -69,11 +71,13 @@ class _Threads:
     def _ident(self, where: tuple) -> int:
         if where not in self.idents:
             tid = where[1]
-            taken = set(self.idents.values())
-            if isinstance(tid, int) and not isinstance(tid, bool) and tid not in taken:
-                self.idents[where] = tid
+            if isinstance(tid, int) and not isinstance(tid, bool) and tid not in self.taken:
+                ident = tid
             else:  # a string tid, or the same number in another process: a new number
-                self.idents[where] = max(taken | {0}) + 1
+                ident = self.top + 1
+            self.idents[where] = ident
+            self.taken.add(ident)
+            self.top = max(self.top, ident)
             self.pids.add(where[0])
         return self.idents[where]
 
@@ -276,7 +280,7 @@ class _Trace:
             "start_ns": int64_column((start_us - origin) * 1000, "start_ns", self._where),
             "dur_ns": int64_column(np.concatenate(self.dur) * 1000, "dur_ns", self._where),
             "key": np.concatenate(self.keys) if self.keys else np.zeros(0, np.int32),
-            "thread": np.array([index[i] for i in idents.tolist()], np.int16),
+            "thread": np.array([index[i] for i in idents.tolist()], np.int32),
         }
         cols["depth"], _ = nesting(
             cols["thread"].astype(np.int64), cols["start_ns"], cols["start_ns"] + cols["dur_ns"]

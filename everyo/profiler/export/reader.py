@@ -106,7 +106,7 @@ def _from_raw(data: dict, chunks) -> Run:
         keys = [(e["kind"], e["name"], e.get("path", "")) for e in ev]
         cols.add("key", _interned(keys, b.key, np.int32))
         tids = [(e.get("tid", 0),) for e in ev]
-        cols.add("thread", _interned(tids, b.thread_index, np.int16))
+        cols.add("thread", _interned(tids, b.thread_index, np.int32))
         depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
         cols.add("depth", depth.astype(np.int16))
         shapes = [(e.get("shapes"),) for e in ev]
@@ -160,7 +160,7 @@ def _from_events(chunks, label: str) -> Run:
         keys = [(e.get("kind", "user"), e["name"], e.get("path", "")) for e in ev]
         cols.add("key", _interned(keys, b.key, np.int32))
         tids = [(e.get("thread_id", 0),) for e in ev]
-        cols.add("thread", _interned(tids, b.thread_index, np.int16))
+        cols.add("thread", _interned(tids, b.thread_index, np.int32))
         if ours:
             depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
             cols.add("depth", depth.astype(np.int16))
