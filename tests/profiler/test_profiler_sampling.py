@@ -466,3 +466,29 @@ def test_samples_alone_hold_the_budget_while_recording(monkeypatch):
             while len(p.run.samples) < 100 and time.perf_counter() < end:
                 spin(0.01)  # no event at all: only the samples grow
             assert p._over_budget  # said while the run was still recording
+
+
+def test_a_long_run_draws_a_bounded_share_of_its_samples_into_the_trace(
+    registry, monkeypatch, tmp_path
+):
+    import json
+
+    from everyo.profiler.export import chrome_samples
+
+    with ep.profile(sample=0.5, registry=registry) as p:
+        for _ in range(20):
+            with ep.record_function("step"):
+                planted_a()
+                planted_b()
+
+    def opened(cap: int) -> int:
+        monkeypatch.setattr(chrome_samples, "MAX_SAMPLES", cap)
+        path = p.export_chrome_trace(tmp_path / f"cap{cap}.json")
+        events = json.loads(path.read_text())["traceEvents"]
+        return sum(1 for e in events if e.get("cat") == "everyo.sample" and e["ph"] == "b")
+
+    taken = len(p.run.samples)
+    assert taken >= 20
+    every, drawn = opened(10**9), opened(taken // 4)  # every 4th sample of each thread
+    assert 0 < drawn < every
+    assert ep.load(tmp_path / f"cap{taken // 4}.json").num_events == p.run.num_events

@@ -179,11 +179,6 @@ def _counter_events(run) -> list[str]:
     return out
 
 
-def _chunks(items: list, size: int):
-    for lo in range(0, len(items), size):
-        yield items[lo : lo + size]
-
-
 def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
     """Write ``run`` as a Chrome trace to ``path`` (gzip when it ends in ``.gz``); return it."""
     store = run.store
@@ -212,7 +207,7 @@ def export_chrome_trace(run, path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
         if counters:
             f.write(",\n" + ",\n".join(counters))
         pid_of = {tid: pid for (tid, _), pid in zip(threads, pids)}
-        for part in _chunks(sample_events(run, pid_of, PID), 100_000):
+        for part in sample_events(run, pid_of, PID):
             f.write(",\n" + ",\n".join(part))
         f.write('\n],\n"displayTimeUnit":"ms",\n"otherData":{"everyo_format":"chrome",')
         f.write(f'"everyo_run":{header}}}}}\n')

@@ -6,7 +6,9 @@ and Perfetto or chrome://tracing draw them as a flame chart under the thread's e
 nestable async events (``"ph": "b"``/``"e"``, category ``everyo.sample``, one id per thread),
 on a track of their own: recorded events and sampled frames need not nest with each other.
 everyo's own frames are folded as in :func:`everyo.profiler.hot_lines`. Readers of everyo's
-traces (``load``) skip these events; the raw JSON export keeps the samples themselves.
+traces (``load``) skip these events; the raw JSON export keeps the samples themselves. Above
+``MAX_SAMPLES`` samples, every k-th is drawn (a long run at 1 ms would otherwise make a trace of
+gigabytes).
 """
 
 from __future__ import annotations
@@ -18,32 +20,40 @@ import numpy as np
 
 CATEGORY = "everyo.sample"
 GAP_INTERVALS = 2  # a thread not sampled for this many intervals closes its open slices
+MAX_SAMPLES = 20_000  # drawn into a trace at most (a deep stack can make dozens of events each)
 
 
-def sample_events(run, pid_of_thread: dict, default_pid: int) -> list[str]:
-    """The trace events of ``run``'s samples (empty without samples)."""
+def sample_events(run, pid_of_thread: dict, default_pid: int, chunk: int = 100_000):
+    """The trace events of ``run``'s samples, in lists of at most ``chunk`` (none without
+    samples). Above ``MAX_SAMPLES`` samples every k-th sample of each thread is drawn, so the
+    trace stays one a viewer opens (the raw JSON export keeps every sample)."""
     samples = getattr(run, "samples", None)
     if samples is None or not len(samples):
-        return []
+        return
     from everyo.profiler.sampled_lines import frame_filter
 
     hidden = frame_filter(samples.frames, "everyo")
     names = [
         json.dumps(f"{fn} ({os.path.basename(file)}:{line})") for file, line, fn in samples.frames
     ]
-    interval_ns = int((run.options.get("sample_ms") or 1.0) * 1e6)
     cols = samples.read()
+    every = -(-len(cols["t_ns"]) // MAX_SAMPLES)  # (ceiling division)
+    interval_ns = int((run.options.get("sample_ms") or 1.0) * 1e6) * every
     out: list[str] = []
     for tid in np.unique(cols["tid"]).tolist():
         mine = np.flatnonzero(cols["tid"] == tid)
-        mine = mine[np.argsort(cols["t_ns"][mine], kind="stable")]
+        mine = mine[np.argsort(cols["t_ns"][mine], kind="stable")][::every]
         head = f'"cat":"{CATEGORY}","id":"{tid:#x}","pid":{pid_of_thread.get(tid, default_pid)}'
         head += f',"tid":{tid}'
         for ph, fid, t in _stream(
             samples, cols["t_ns"][mine], cols["stack"][mine], hidden, interval_ns
         ):
             out.append(f'{{"ph":"{ph}",{head},"name":{names[fid]},"ts":{_us(t)}}}')
-    return out
+            if len(out) >= chunk:
+                yield out
+                out = []
+    if out:
+        yield out
 
 
 def _us(ns: int) -> str:
