@@ -147,6 +147,7 @@ class Profiler:
                 self._begin()
             else:
                 self._resume()
+            self._before = (dict(self.run.counters), self.run.skipped)
         except BaseException:
             hooks.release(self)
             raise
@@ -271,10 +272,13 @@ class Profiler:
         if rec.gpu is not None:
             self.store.add_column("device_ns")  # (present unless CUDA timing began mid-run)
             self.store.set_values("device_ns", *rec.device_times())
+        # (from what the run held when this session started: a stop that raised part-way
+        # and was called again must not count this session twice)
+        counters, skipped = self._before
         if rec.memory is not None:
             for name, (t, v) in rec.memory.counters().items():
-                if name in self.run.counters:  # a resumed run: after the earlier samples
-                    t0, v0 = self.run.counters[name]
+                if name in counters:  # a resumed run: after the earlier samples
+                    t0, v0 = counters[name]
                     t, v = np.concatenate([t0, t]), np.concatenate([v0, v])
                 self.run.add_counter(name, t, v)
             peaks, before = rec.memory.peaks(), self.run.memory or {}
@@ -282,7 +286,7 @@ class Profiler:
                 k: max(v, before[k]) if isinstance(v, (int, float)) and k in before else v
                 for k, v in peaks.items()
             }
-        self.run.skipped += rec.skipped
+        self.run.skipped = skipped + rec.skipped
         self.run.options["cuda_timing"] = rec.cuda_timing
         self.run.options["steps"] = self.steps
         self.run.finish(error)

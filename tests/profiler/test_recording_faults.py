@@ -535,3 +535,31 @@ def test_timer_signals_raising_in_a_training_loop_leave_nesting_right(recorder_i
         signal.signal(signal.SIGALRM, previous)
     assert interrupted > 10
     _check_nesting(p.events)
+
+
+def test_an_interrupt_anywhere_in_stop_is_finished_by_the_next_stop(registry):
+    import sys
+
+    k = 0
+    while k < 3000:
+        k += 1
+        p = Profiler(registry=registry, warmup=3, profile_memory=k % 2 == 0)
+        p.start()
+        _work(10)  # 40 events, the first 3 skipped
+        tracer = _InjectAt(k)
+        sys.setprofile(tracer)
+        try:
+            p.stop()
+        except _Interrupt:
+            pass
+        finally:
+            sys.setprofile(None)
+        p.stop()
+        where = f"after an interrupt at {k}"
+        assert p.run.status == "completed" and hooks.active is None and hooks.holder() is None
+        assert (p.run.num_events, p.run.skipped) == (37, 3), where
+        _check_nesting(p.events)
+        registry.clear()
+        if not tracer.fired:
+            break
+    assert 20 < k < 3000
