@@ -428,7 +428,7 @@ ts_dealloc(ThreadState *self)
 
 static PyMemberDef ts_members[] = {
     {"buf", T_OBJECT, offsetof(ThreadState, buf), 0, "finished events, flat (EventBuffer)"},
-    {"meta", T_OBJECT, offsetof(ThreadState, meta), 0, "(event index in buf, metadata)"},
+    {"meta", T_OBJECT, offsetof(ThreadState, meta), 0, "(event index on this thread, metadata)"},
     {"scope", T_OBJECT, offsetof(ThreadState, scope), 0, "(class, path) of the innermost module"},
     {"keymap", T_OBJECT, offsetof(ThreadState, keymap), 0, "id(module) -> entry, or None"},
     {"root", T_OBJECT, offsetof(ThreadState, root), 0, "the outermost module running"},

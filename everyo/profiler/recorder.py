@@ -9,12 +9,15 @@ thread's buffer; buffers go into the store in bulk (every ``FLUSH_EVENTS`` event
 
 No parent ids are recorded: events finish in post-order on their thread, so an event's parent is
 the next event of that thread one level up (see ``Run``). The only rule that keeps this true is
-that an event whose descendant was recorded is recorded too (``ThreadState.low``).
+that an event whose descendant was recorded is recorded too (``ThreadState.keep_below``, and an
+event is appended before its thread's state is restored to its parent's).
 
 The module-call path (``module_call``) is the hottest: it comes from the compiled
-``everyo.profiler._crecorder`` where that extension was built, else from the pure-Python
-``_PyModuleCall`` below, which does exactly the same (``IMPLEMENTATION`` says which one runs;
-``EVERYO_PURE_PYTHON=1`` forces the Python one). Everything else is Python.
+``everyo.profiler._crecorder`` where that extension was built (with regions and backward groups),
+else from the pure-Python ``_PyModuleCall`` below, which does exactly the same
+(``IMPLEMENTATION`` says which one runs; ``EVERYO_PURE_PYTHON=1`` forces the Python one). The
+compiled part calls back only the methods in ``C_CALLBACKS``; ARCHITECTURE.md's "Recording"
+section has the rules (identity, interrupts, nothing lost) both paths keep.
 """
 
 from __future__ import annotations
@@ -118,7 +121,7 @@ class _PyThreadState:
 
     def __init__(self, index: int, flush_at: int):
         self.buf: list[int] = []  # finished events, BUFFER_FIELDS (+ extras) each
-        self.meta: list[tuple[int, dict]] = []  # (event index in buf, metadata)
+        self.meta: list[tuple[int, dict]] = []  # (event index on this thread, metadata)
         self.depth = 0  # open events on this thread
         self.scope = None  # (class name, path) of the innermost running module
         self.keymap = None  # id(module) -> (key, token) for the outermost module running
