@@ -71,14 +71,18 @@ class _Columns:
 
 
 def _interned(raws: list, intern, dtype) -> np.ndarray:
-    """``intern(*raw)`` of each raw tuple, one call per distinct value."""
+    """``intern(raw)`` of each raw value, one call per distinct value."""
     try:
         memo = dict.fromkeys(raws)
     except TypeError:  # a list or dict among the values: one call each
-        return np.array([intern(*raw) for raw in raws], dtype)
+        return np.array([intern(raw) for raw in raws], dtype)
     for raw in memo:
-        memo[raw] = intern(*raw)
-    return np.array([memo[raw] for raw in raws], dtype)
+        memo[raw] = intern(raw)
+    return np.array(list(map(memo.__getitem__, raws)), dtype)
+
+
+def _key_of(b: Builder):
+    return lambda raw: b.key(*raw)
 
 
 def _optional(cols: _Columns, ev: list, name: str, where, *, first_only: bool = False) -> None:
@@ -104,12 +108,12 @@ def _from_raw(data: dict, chunks) -> Run:
         cols.add("start_ns", int64_column([e["start_ns"] for e in ev], "start_ns", where))
         cols.add("dur_ns", int64_column([e["dur_ns"] for e in ev], "dur_ns", where))
         keys = [(e["kind"], e["name"], e.get("path", "")) for e in ev]
-        cols.add("key", _interned(keys, b.key, np.int32))
-        tids = [(e.get("tid", 0),) for e in ev]
+        cols.add("key", _interned(keys, _key_of(b), np.int32))
+        tids = [e.get("tid", 0) for e in ev]
         cols.add("thread", _interned(tids, b.thread_index, np.int32))
         depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
         cols.add("depth", depth.astype(np.int16))
-        shapes = [(e.get("shapes"),) for e in ev]
+        shapes = [e.get("shapes") for e in ev]
         present = "shapes" in ev[0]
         cols.add("shape", _interned(shapes, b.shape, np.int32), present=present)
         for name in ("flops", "bytes", "mem_bytes", "device_ns"):
@@ -163,13 +167,13 @@ def _from_events(chunks, label: str) -> Run:
         durations = [e.get("duration_ns") for e in ev]
         cols.add("dur_ns", int64_column(durations, "duration_ns", where))
         keys = [(e.get("kind", "user"), e["name"], e.get("path", "")) for e in ev]
-        cols.add("key", _interned(keys, b.key, np.int32))
-        tids = [(e.get("thread_id", 0),) for e in ev]
+        cols.add("key", _interned(keys, _key_of(b), np.int32))
+        tids = [e.get("thread_id", 0) for e in ev]
         cols.add("thread", _interned(tids, b.thread_index, np.int32))
         if ours:
             depth = int64_column([e.get("depth", 0) for e in ev], "depth", where)
             cols.add("depth", depth.astype(np.int16))
-        shapes = [(e.get("shapes") or None,) for e in ev]
+        shapes = [e.get("shapes") or None for e in ev]
         present = any("shapes" in e for e in ev)
         cols.add("shape", _interned(shapes, b.shape, np.int32), present=present)
         for name in ("flops", "mem_bytes", "device_ns"):
