@@ -32,13 +32,14 @@ CLI_OPTIONS = {"--json": True}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from everyo.profiler.options import add_options
 
-    parser.add_argument("script", help="the Python script to run under the profiler")
+    # (optional for argparse: after a bare --sample it takes the script; run() says if missing)
+    parser.add_argument("script", nargs="?", help="the Python script to run under the profiler")
     parser.add_argument(
         "script_args",
         nargs=argparse.REMAINDER,
         help="arguments for the script (profile options are picked out)",
     )
-    add_options(parser, types={"count": int, "positive": int})
+    add_options(parser, types={"count": int, "positive": int, "sample": _sample_or_script})
     parser.add_argument("--json", metavar="PATH", help="write the raw events as JSON")
 
 
@@ -79,6 +80,25 @@ def split_script_args(args: argparse.Namespace) -> list[str]:
         number = opt is not None and opt.kind in ("count", "positive")
         setattr(args, dest, _int(name, value) if number else value)
     return script_args
+
+
+def _sample_or_script(text: str):
+    """``--sample``'s value, or the word after a bare ``--sample`` when it is not a number
+    (the script: ``profile --sample train.py`` means 1 ms; see :func:`_script_after_sample`)."""
+    from everyo.profiler.options import sample_interval
+
+    return sample_interval(text) if _is_number(text) else text
+
+
+def _script_after_sample(args: argparse.Namespace) -> None:
+    """``profile --sample train.py 3``: argparse gave ``train.py`` to ``--sample`` and ``3``
+    to the script; put them back (the script, its arguments, and sampling at 1 ms)."""
+    if isinstance(args.sample, str):
+        if args.script is not None:
+            args.script_args = [args.script, *args.script_args]
+        args.script, args.sample = args.sample, True
+    if args.script is None:
+        raise EveryOConfigError("give the script to run: python -m everyo profile SCRIPT.py")
 
 
 def _is_number(text: str) -> bool:
@@ -194,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
     from everyo.profiler.options import profiler_kwargs
     from everyo.thread_policy import ThreadPolicy
 
+    _script_after_sample(args)
     script_argv = split_script_args(args)
     _check(args)
     args.label = args.label or os.path.basename(args.script)

@@ -394,6 +394,10 @@ def test_cli_sample_option_forms(tmp_path, capsys):
     assert run.options["sample_ms"] == 1.0 and run.options["sample_mode"] == "cpu"
     assert main(["profile", "--sample=2", str(script), "0.05"]) == 0
     assert ep.runs.latest.options["sample_ms"] == 2.0
+    assert main(["profile", "--sample", str(script), "0.05"]) == 0  # a bare --sample first
+    assert ep.runs.latest.options["sample_ms"] == 1.0
+    assert main(["profile", "--sample", "5", str(script), "0.05"]) == 0
+    assert ep.runs.latest.options["sample_ms"] == 5.0
     capsys.readouterr()
     assert main(["profile", str(script), "0.05", "--sample=0"]) == 2
     assert "--sample takes the interval in milliseconds" in capsys.readouterr().err
