@@ -816,6 +816,22 @@ pack3(long long key, Py_ssize_t depth, long long sid)
                        ((unsigned long long)(sid + 1) << SHAPE_SHIFT));
 }
 
+/* After the Python policy failed to record an event (an interrupt landed in it): keep the event
+   anyway when an event inside it was kept (depth < keep_below), so that those keep their parent.
+   The error stays set. */
+static void
+keep_if_parent(ThreadState *t, long long start, long long end, long long key, Py_ssize_t depth)
+{
+    if (depth >= t->keep_below)
+        return;
+    PyObject *exc = PyErr_GetRaisedException();
+    if (append3(t, start, end, pack3(key, depth, -1)) == 0)
+        t->keep_below = depth;
+    else
+        PyErr_Clear(); /* (a MemoryError: the interrupt is what the program sees) */
+    PyErr_SetRaisedException(exc);
+}
+
 /* kwargs as given, or a new empty dict for the Python recorder's methods (they take a dict) */
 static PyObject *
 kwargs_for_python(PyObject *kwargs)
@@ -1002,6 +1018,16 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                                               depth, start, t->scope);
             rc = r ? 0 : -1;
             Py_XDECREF(r);
+            if (rc < 0) {
+                PyObject *err = PyErr_GetRaisedException();
+                long long now = now_ns(self);
+                if (now == -1 && PyErr_Occurred()) {
+                    PyErr_Clear(); /* (the first error is the one raised) */
+                    now = start;
+                }
+                PyErr_SetRaisedException(err);
+                keep_if_parent(t, start, now, key, depth);
+            }
         }
         if (rc < 0)
             Py_XDECREF(exc); /* the recorder's own error wins, as `raise` in Python would */
@@ -1105,11 +1131,11 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     else { /* warmup, schedule or stopped: the general path decides */
         PyObject *rs = PyObject_GetAttr(self_obj, str_record_shapes);
         if (rs == NULL)
-            goto fail;
+            goto policy_failed;
         int shapes = PyObject_IsTrue(rs);
         Py_DECREF(rs);
         if (shapes < 0)
-            goto fail;
+            goto policy_failed;
         PyObject *tail;
         if (shapes) {
             kw = kwargs_for_python(kwargs);
@@ -1117,7 +1143,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                                                             out, NULL)
                                : NULL;
             if (sid == NULL)
-                goto fail;
+                goto policy_failed;
             tail = PyTuple_Pack(1, sid);
             Py_DECREF(sid);
         }
@@ -1125,7 +1151,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
             tail = PyTuple_New(0);
         }
         if (tail == NULL)
-            goto fail;
+            goto policy_failed;
         PyObject *core = Py_BuildValue("(LLOn)", start, end - start, key_obj, depth);
         PyObject *r = core ? PyObject_CallMethod(self_obj, "_emit", "OOOOL", t_obj, core, tail,
                                                  Py_None, end)
@@ -1133,7 +1159,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
         Py_XDECREF(core);
         Py_DECREF(tail);
         if (r == NULL)
-            goto fail;
+            goto policy_failed;
         Py_DECREF(r);
         goto done;
     }
@@ -1157,6 +1183,9 @@ done:
     Py_DECREF(t_obj);
     return out;
 
+policy_failed: /* the Python policy could not record it (an interrupt in it, say) */
+    keep_if_parent(t, start, end, key, depth);
+    goto fail;
 unshaped: /* its shapes could not be read (an interrupt, say): the event is kept without them,
              so that the events recorded inside it keep their parent; then the error is raised */
     {
@@ -1217,6 +1246,8 @@ emit_simple(ModuleCall *p, ThreadState *t, long long start, long long end, long 
         PyObject *r = PyObject_CallMethod((PyObject *)p, "_emit_region", "OLLLnO", (PyObject *)t,
                                           start, end, key, depth, meta);
         Py_XDECREF(r);
+        if (r == NULL)
+            keep_if_parent(t, start, end, key, depth);
         return r ? 0 : -1;
     }
     int truth = meta == Py_None ? 0 : PyObject_IsTrue(meta);

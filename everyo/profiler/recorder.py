@@ -390,7 +390,6 @@ class _RecorderBody(RegionHooks):
             self.skipped += 1
             self.set_recording(True)  # the inlined path resumes once warmup is over
             return
-        t.keep_below = depth
         buf = t.buf
         if self.record_shapes:
             packed = pack(core[2], depth, tail[0])
@@ -398,9 +397,11 @@ class _RecorderBody(RegionHooks):
         else:
             packed = pack(core[2], depth)
         index = t.flushed + len(buf) // self._width  # the event's index among the thread's
-        # one extend: a flush from another thread never splits a record; then its metadata (an
-        # interrupt between them loses the metadata, never gives it to another event)
+        # one extend (a flush from another thread never splits a record) and the rule that keeps
+        # its ancestors, with no call between them; then its metadata (an interrupt between
+        # them loses the metadata, never gives it to another event)
         buf += (core[0], core[0] + core[1], packed) + tail
+        t.keep_below = depth
         if meta:
             t.meta.append((index, meta))
         if len(buf) >= self._flush_len or end > t.flush_at or self._stopped:
