@@ -389,20 +389,14 @@ def _stop(profiler, error) -> None:
 
 
 def _show_hot_lines(run) -> None:
-    """With ``--sample``: the hot lines of the table's top rows, as text that stays in the
-    notebook (readable after a reopen without a kernel, and in an untrusted notebook)."""
+    """With ``--sample``: the hot lines of the table's top rows, printed (a stream output
+    stays in the notebook, readable after a reopen without a kernel, in an untrusted notebook
+    too, and leaves the static rendering the cell's last display)."""
     if getattr(run, "samples", None) is None:
         return
-    import html
-
     from everyo.profiler.sampled_lines_text import top_rows_text
 
-    text = top_rows_text(run)
-    escaped = html.escape(text)
-    display(
-        {"text/plain": text, "text/html": f'<pre class="everyo-hot-lines">{escaped}</pre>'},
-        raw=True,
-    )
+    print(top_rows_text(run))
 
 
 def _finish(board, handle, static, run, opts) -> None:
