@@ -53,8 +53,8 @@ def flame_html(
     width = np.maximum((bars.end - bars.start) / span * 100, 0.05)
     lanes = int(bars.lane.max()) + 1
     out = [
-        f'<div class="everyo-flame" style="position:relative;width:100%;max-width:{_WIDTH_PX}px;'
-        f'height:{lanes * _LANE}px;overflow:hidden">',
+        f'<div class="everyo-static-flame" style="position:relative;width:100%;'
+        f'max-width:{_WIDTH_PX}px;height:{lanes * _LANE}px;overflow:hidden">',
         *_bars(batch, bars, keys, left, width),
         "</div>",
         _axis(span, text_color),
@@ -116,7 +116,7 @@ def _axis(span_ns: float, text_color: str) -> str:
         )
         tick = round(tick + step, 12)
     return (
-        f'<div class="everyo-flame-axis" style="position:relative;width:100%;'
+        f'<div class="everyo-static-flame-axis" style="position:relative;width:100%;'
         f"max-width:{_WIDTH_PX}px;height:14px;{css('border-top', f'1px solid {text_color}')}"
         f'{css("color", text_color)}font-size:10px">{"".join(ticks)}</div>'
     )

@@ -21,7 +21,7 @@ from harness import KERNELSPEC, BrowserSession, missing  # noqa: E402
 
 CHECK_JS = """
 () => [...document.querySelectorAll('.jp-OutputArea-output')].map((out) => {
-  const flame = out.querySelector('.everyo-flame');
+  const flame = out.querySelector('.everyo-static-flame');
   const bars = flame ? [...flame.children] : [];
   const filled = (el) => getComputedStyle(el).backgroundColor !== 'rgba(0, 0, 0, 0)';
   const drawn = bars.filter((b) => {
@@ -31,7 +31,7 @@ CHECK_JS = """
   const shares = [...out.querySelectorAll('.everyo-share > div')].filter(filled);
   return {
     svg: out.querySelectorAll('svg').length,
-    flames: out.querySelectorAll('.everyo-flame').length,
+    flames: out.querySelectorAll('.everyo-static-flame').length,
     bars: bars.length,
     drawn: drawn.length,
     titles: drawn.filter((b) => b.title.includes(' ms')).length,
@@ -80,7 +80,7 @@ def test_static_charts_survive_the_sanitiser_of_an_untrusted_notebook(tmp_path, 
     nbformat.write(nb, tmp_path / "untrusted.ipynb")  # no signature: "Not Trusted"
     with BrowserSession(tmp_path, app=app) as session:
         session.open("untrusted.ipynb")
-        session.page.wait_for_selector(".jp-OutputArea-output .everyo-flame", timeout=30000)
+        session.page.wait_for_selector(".jp-OutputArea-output .everyo-static-flame", timeout=30000)
         session.page.wait_for_selector(".jp-OutputArea-output .everyo-probe", timeout=30000)
         shown = session.page.evaluate(CHECK_JS)
     board, comparison, probe = shown

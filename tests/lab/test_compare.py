@@ -116,7 +116,7 @@ def test_picking_a_run_to_compare_in_the_dashboard_picker():
     # the static rendering (saved in the notebook) shows the comparison too
     html = board.static_bundle()["text/html"]
     assert (
-        "everyo comparison" in html and html.count('class="everyo-flame"') == 3
+        "everyo comparison" in html and html.count('class="everyo-static-flame"') == 3
     )  # B's, then A's and B's
     board.compare_id = ""
     assert board.compare_run is None and board.comparison == {}

@@ -57,7 +57,8 @@ def test_saved_notebook_keeps_the_static_comparisons(tmp_path):
     (after,) = statics(saved.cells[2])
     html = after["text/html"]
     assert html.index("everyo profile · after") < html.index("everyo comparison")
-    assert "A before" in html and "B after" in html and html.count('class="everyo-flame"') == 3
+    flames = html.count('class="everyo-static-flame"')
+    assert "A before" in html and "B after" in html and flames == 3
     assert "everyo comparison · before" in after["text/plain"]
 
     # compare(): two outputs, the widget and the static comparison alone
@@ -69,7 +70,7 @@ def test_saved_notebook_keeps_the_static_comparisons(tmp_path):
         "everyo comparison" in alone["text/html"] and "everyo profile ·" not in alone["text/html"]
     )
     assert (
-        alone["text/html"].count('class="everyo-flame"') == 2
+        alone["text/html"].count('class="everyo-static-flame"') == 2
         and "everyo-diff" in alone["text/html"]
     )
     assert ":has(.everyo-dashboard)" in alone["text/html"]  # hidden while the widget shows

@@ -75,7 +75,7 @@ def test_output_is_the_widget_and_a_static_rendering_that_hides_while_live(shell
     assert "text/html" not in widgets[-1]  # JupyterLab would never show it: "model not found"
     final = statics[-1]
     assert WIDGET not in final
-    assert "inner" in final["text/html"] and 'class="everyo-flame"' in final["text/html"]
+    assert "inner" in final["text/html"] and 'class="everyo-static-flame"' in final["text/html"]
     assert 'class="everyo-static"' in final["text/html"]
     assert ":has(.everyo-dashboard)" in final["text/html"]  # hidden while the widget shows
     assert "step" in final["text/plain"] and "inner" in final["text/plain"]

@@ -166,7 +166,8 @@ def test_solution_runs_with_every_check_passing(path, tmp_path, monkeypatch):
                 for o in cell.outputs
                 if o.output_type in ("display_data", "execute_result") and "text/html" in o.data
             ]
-            assert html and 'class="everyo-flame"' in html[-1] and "<script" not in html[-1].lower()
+            assert html and 'class="everyo-static-flame"' in html[-1]
+            assert "<script" not in html[-1].lower()
 
     saved = tmp_path / "executed.ipynb"
     nbformat.write(nb, saved)

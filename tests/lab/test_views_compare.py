@@ -157,12 +157,13 @@ def test_static_renderings_hold_both_flame_charts_on_one_scale_and_the_table():
     b = model_run(label="after", iterations=4, clock_step=1000)
     c = build_comparison(a, b)
     html = render_compare_html(c)
-    assert html.count('class="everyo-flame"') == 2 and "<svg" not in html
+    assert html.count('class="everyo-static-flame"') == 2 and "<svg" not in html
     assert "A · before" in html and "B · after" in html
     assert 'class="everyo-diff"' in html and "verdict" in html
     assert "<script" not in html  # survives sanitisers
     # one time scale: both axes have the same ticks (to the longer run's end)
-    axes = [part.split("</div></div>")[0] for part in html.split('class="everyo-flame-axis"')[1:]]
+    parts = html.split('class="everyo-static-flame-axis"')[1:]
+    axes = [part.split("</div></div>")[0] for part in parts]
     ticks = [re.findall(r"left:([\d.]+)%;top:0[^>]*><span[^>]*>([\d.e+-]+ ms)<", s) for s in axes]
     assert ticks[0] and ticks[0] == ticks[1]
     text = render_compare_text(c)

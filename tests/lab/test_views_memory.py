@@ -111,7 +111,7 @@ def test_static_html_draws_memory_under_the_flame_chart_on_its_scale():
     html = render_html(run)
     assert (
         html.count("<svg") == 1
-        and html.count('class="everyo-flame"') == 1
+        and html.count('class="everyo-static-flame"') == 1
         and "live tensor bytes over time" in html
     )
     assert html.index("flame chart") < html.index("live tensor bytes")

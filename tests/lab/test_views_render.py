@@ -22,7 +22,7 @@ def test_html_has_header_table_warning_and_svg_flame(run):
     assert "<table" in out and ">Linear</td>" in out and ">ReLU [1]</td>" in out
     assert "Nested module timing intervals overlap" in out
     assert "do not add parent and child totals together" in out
-    assert out.count('class="everyo-flame"') == 1 and "<svg" not in out  # sanitiser-proof
+    assert out.count('class="everyo-static-flame"') == 1 and "<svg" not in out  # sanitiser-proof
     assert "<script" not in out.lower() and "onclick" not in out.lower()
 
 
@@ -49,7 +49,7 @@ def test_html_of_empty_run():
 def test_html_of_a_million_events_stays_small():
     out = render_html(synthetic_run(250_000))
     assert len(out.encode()) < 200_000
-    assert "1,000,000 events" in out and 'class="everyo-flame"' in out
+    assert "1,000,000 events" in out and 'class="everyo-static-flame"' in out
 
 
 def test_flame_chart_is_level_of_detail_merged():
