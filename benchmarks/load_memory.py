@@ -1,0 +1,112 @@
+"""What ``everyo.profiler.load`` costs on everyo's own exports: CPU time and peak resident memory
+of reading a file a block of events at a time (``load``) beside reading it whole (``json.load``
+and the same readers, what ``load`` did before issue 36), each in a fresh process.
+
+    python benchmarks/load_memory.py [--events 1000000] [--formats events raw chrome]
+
+Prints one line per format and reader, then the ratios streamed / whole. Threads pinned to one
+(threadpoolctl); the machine's load average is printed with the results: on a shared machine
+compare the CPU times, not the wall times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+READ = """
+import resource, sys, time
+from pathlib import Path
+from threadpoolctl import threadpool_limits
+threadpool_limits(1)
+from everyo.profiler.export import reader
+path = Path(sys.argv[1])
+t = time.process_time()
+if sys.argv[2] == "streamed":
+    run = reader.read_run(path)
+else:
+    run = reader._parse(reader._read_json(path), path.name)
+cpu = time.process_time() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(run.num_events, cpu, peak)
+"""
+
+
+def make_run(n: int):
+    """A run of ``n`` module events (parent and child pairs), with shapes, built directly."""
+    import numpy as np
+
+    from everyo.profiler.run import Run
+    from everyo.profiler.store import EventStore
+
+    store = EventStore(optional=["shape"])
+    keys = np.array(
+        [store.intern_key("module", f"Layer{i}", f"0.{i}") for i in range(20)], np.int32
+    )
+    sid = store.intern_shape("[(32, 64)] -> (32, 64)")
+    store.add_thread(1234, "MainThread")
+    m = n // 2
+    start = np.arange(m, dtype=np.int64) * 1000
+    cols = {
+        "start_ns": np.empty(2 * m, np.int64),
+        "dur_ns": np.empty(2 * m, np.int64),
+        "depth": np.empty(2 * m, np.int16),
+        "key": keys[np.arange(2 * m) % 20],
+        "thread": np.zeros(2 * m, np.int16),
+        "shape": np.full(2 * m, sid, np.int32),
+    }
+    cols["start_ns"][0::2], cols["dur_ns"][0::2], cols["depth"][0::2] = start + 100, 500, 1
+    cols["start_ns"][1::2], cols["dur_ns"][1::2], cols["depth"][1::2] = start, 900, 0
+    store.append(cols)
+    run = Run(store, label="load benchmark")
+    run.finish(wall_ns=m * 1000)
+    return run
+
+
+def export(run, folder: Path, fmt: str) -> Path:
+    from everyo.profiler.export.chrome import export_chrome_trace
+    from everyo.profiler.export.events import export_json
+
+    path = folder / f"{fmt}.json"
+    if fmt == "chrome":
+        return export_chrome_trace(run, path)
+    return export_json(run, path, format=fmt)
+
+
+def measure(path: Path, how: str) -> tuple[int, float, int]:
+    out = subprocess.run(
+        [sys.executable, "-c", READ, str(path), how], capture_output=True, text=True, check=True
+    )
+    n, cpu, peak = out.stdout.split()
+    return int(n), float(cpu), int(peak)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--formats", nargs="+", default=["events", "raw", "chrome"])
+    args = parser.parse_args()
+    run = make_run(args.events)
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in args.formats:
+            path = export(run, Path(tmp), fmt)
+            size = path.stat().st_size
+            got = {how: measure(path, how) for how in ("whole", "streamed")}
+            for how, (n, cpu, peak) in got.items():
+                print(
+                    f"{fmt:7s} {how:9s} {n:,} events, file {size / 1e6:.0f} MB: "
+                    f"CPU {cpu:.2f} s, peak RSS {peak / 1e6:.0f} MB ({peak / size:.1f}x the file)"
+                )
+            (_, cpu_w, peak_w), (_, cpu_s, peak_s) = got["whole"], got["streamed"]
+            print(f"{fmt:7s} streamed / whole: CPU {cpu_s / cpu_w:.2f}x, peak RSS "
+                  f"{peak_s / peak_w:.2f}x")  # fmt: skip
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
