@@ -10,6 +10,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from everyo.errors import EveryOExportError
 from everyo.profiler import Profiler, load, record_function
 from everyo.profiler.export import _stream
 
@@ -74,3 +75,22 @@ def test_loading_an_export_does_not_hold_every_event_as_a_dict(tmp_path, monkeyp
     # the whole document as dicts took about five times the file (its columns and one block
     # of dicts: 1.7 times here, less for bigger files)
     assert peak < 2.5 * path.stat().st_size
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_cyclic_collector_is_as_it_was_after_a_load(tmp_path, enabled):
+    import gc
+
+    good = _recorded(5).export_json(tmp_path / "good.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"name": 1}]')
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        load(good)
+        assert gc.isenabled() is enabled
+        with pytest.raises(EveryOExportError):
+            load(bad)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
