@@ -367,7 +367,8 @@ def test_reopened_without_kernel_shows_the_static_view(lab, page_on_failure):
     assert static.is_visible()
     text = static.inner_text()
     assert "Linear" in text and "ReLU" in text, text
-    assert static.locator("table").count() > 0 and static.locator(".everyo-static-flame").count() > 0
+    assert static.locator("table").count() > 0
+    assert static.locator(".everyo-static-flame").count() > 0
     s.screenshot(s.cell(LIVE).locator(".jp-OutputArea"), "dashboard-reopened")
     errors = s.visible_text_containing("Error displaying widget")
     assert not errors, errors

@@ -76,7 +76,8 @@ def test_nbconvert_html_shows_the_static_rendering_and_no_widget_error(tmp_path)
             page.wait_for_timeout(1500)
             static = page.locator(".everyo-static").first
             assert static.is_visible()
-            assert "first" in static.inner_text() and static.locator(".everyo-static-flame").count() == 1
+            assert "first" in static.inner_text()
+            assert static.locator(".everyo-static-flame").count() == 1
             assert "Error displaying widget" not in page.inner_text("body")
         finally:
             browser.close()
