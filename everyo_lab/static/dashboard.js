@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:061583ec905571d8 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:7b27fa898b65501a | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:061583ec905571d8"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:7b27fa898b65501a"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -2398,6 +2398,7 @@ holder.className = "everyo-table-holder";
 el.append(controls, holder);
 let table = null;
 let liveAt = -Infinity; // when live numbers were last written
+let shown = model.get("report") || {}; // the report whose numbers the table shows
 const update = () => {
 const groupBy = model.get("group_by") || "name";
 select.value = groupBy;
@@ -2414,14 +2415,16 @@ const live = Boolean((model.get("report") || {}).live);
 const t = now();
 if (live && t - liveAt < LIVE_TABLE_MS) return; // a later report brings newer numbers
 liveAt = live ? t : -Infinity;
+shown = model.get("report") || {};
 patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
 return;
 }
+shown = model.get("report") || {};
 table = renderTable(doc, rows, columns, sort, onSort, headers);
 holder.replaceChildren(table);
 };
 update();
-return { el, update, traits: ["report", "group_by", "sort_by", "descending"] };
+return { el, update, shown: () => shown, traits: ["report", "group_by", "sort_by", "descending"] };
 }
 
 function showIcicle(report, figure) {
@@ -2796,7 +2799,7 @@ return bounds && zoomWindow(bounds[0], bounds[1], 0.05, extent());
 let stepsShown; // JSON of what is shown: a live report is a new object a few times a second
 let stepsPanel = null;
 const drawSteps = () => {
-const info = (model.get("report") || {}).steps;
+const info = table.shown().steps;
 const text = JSON.stringify(info || null);
 if (text === stepsShown) return;
 stepsShown = text;
@@ -2809,7 +2812,8 @@ steps.append(stepsPanel.el);
 stepsPanel.update(info);
 };
 const onReport = () => {
-const report = model.get("report") || {};
+table.update();
+const report = table.shown();
 const nextHeader = patchHeader(doc, header, report);
 if (nextHeader !== header) header.replaceWith(nextHeader);
 header = nextHeader;
@@ -2849,7 +2853,7 @@ const bindings = [
 ["theme", redraw],
 ["themes", redraw],
 ...picker.traits.map((t) => [t, picker.update]),
-...table.traits.map((t) => [t, inFrame(table.update)]),
+...table.traits.filter((t) => t !== "report").map((t) => [t, inFrame(table.update)]),
 ...icicle.traits.map((t) => [t, inFrame(icicle.update)]),
 ...memory.traits.map((t) => [t, inFrame(memory.update)]),
 ["comparison", onComparison],

@@ -44,11 +44,10 @@ export function mountPicker(doc, model) {
   return { el: box, update, traits: ["picker", "runs", "selected", "compare_id"] };
 }
 
-// A live table's numbers are rewritten at most this often (the chart and header follow every
-// refresh). A rewrite lays out and paints the table: at 8 refreshes a second, rewriting it each
-// time took about a fifth of the page's extra Chromium CPU for a live cell (a scratch ablation,
-// 2026-12-02; the benchmark's before and after: observer_variants.py's CPU rows in
-// benchmarks/RESULTS.md).
+// A live table's numbers are rewritten at most this often (the chart follows every refresh; the
+// header and the steps box show the report the table shows, so every number on the page comes
+// from one report). Rewriting the table at every refresh costs the page a layout and paint of
+// it each time (figures: observer_variants.py's CPU rows in benchmarks/RESULTS.md).
 export const LIVE_TABLE_MS = 1000;
 
 /**
@@ -82,6 +81,7 @@ export function mountTable(doc, model, { now = () => performance.now() } = {}) {
   el.append(controls, holder);
   let table = null;
   let liveAt = -Infinity; // when live numbers were last written
+  let shown = model.get("report") || {}; // the report whose numbers the table shows
   const update = () => {
     const groupBy = model.get("group_by") || "name";
     select.value = groupBy;
@@ -99,14 +99,17 @@ export function mountTable(doc, model, { now = () => performance.now() } = {}) {
       const t = now();
       if (live && t - liveAt < LIVE_TABLE_MS) return; // a later report brings newer numbers
       liveAt = live ? t : -Infinity;
+      shown = model.get("report") || {};
       patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
       return;
     }
+    shown = model.get("report") || {};
     table = renderTable(doc, rows, columns, sort, onSort, headers);
     holder.replaceChildren(table);
   };
   update();
-  return { el, update, traits: ["report", "group_by", "sort_by", "descending"] };
+  // `shown()`: the report the table shows now; the header and steps box show that one too
+  return { el, update, shown: () => shown, traits: ["report", "group_by", "sort_by", "descending"] };
 }
 
 /** True when the icicle should show: a figure with data, and the run not live. */

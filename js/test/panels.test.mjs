@@ -126,10 +126,13 @@ test("mountTable: live numbers with the first report LIVE_TABLE_MS after the las
   state.report = report(4);
   table.update();
   assert.match(shown(), /2\.00/); // within the interval: not yet, and nothing left pending
+  // the report the table shows is the one the header and steps box show (issue 33)
+  assert.equal(table.shown().rows[0].total_ms, 2);
   clock = LIVE_TABLE_MS;
   state.report = report(5);
   table.update();
   assert.match(shown(), /5\.00/); // the first report after the interval: its numbers
+  assert.equal(table.shown(), state.report);
   clock += 10;
   state.report = report(4, false); // the final report: at once
   table.update();
