@@ -234,3 +234,32 @@ def test_nhwc_conv2d_matches_torch():
     np.testing.assert_allclose(
         conv.weight.grad.numpy(), tw.grad.numpy().transpose(2, 3, 1, 0), rtol=1e-4, atol=1e-4
     )
+
+
+class _OtherNamespace:
+    """NumPy under another name: the kernels' path for any array module but NumPy (CuPy's),
+    where nothing is pooled."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_kernels_run_on_an_array_namespace_other_than_numpy():
+    from everyo.core.ops import conv_kernels as kernels
+
+    xp = _OtherNamespace()
+    x, w, b = rand(2, 4, 7, 6), rand(6, 2, 3, 3), rand(6)
+    scratch.clear()
+    for stride in ((1, 1), (2, 1)):
+        ap = kernels.pad(xp, x, 1, 1)
+        ho, wo = (7 - 1) // stride[0] + 1, (6 - 1) // stride[1] + 1
+        out, cols = kernels.conv_forward(xp, ap, w, b, ho, wo, stride, (1, 1), 2)
+        np.testing.assert_allclose(out, conv_reference(x, w, b, stride, 1, 1, 2), rtol=1e-10)
+        g4 = rand(2, 2, 3, ho * wo)
+        gw = kernels.grad_weight(xp, g4, cols, w.shape)
+        gx = kernels.grad_input(xp, g4, w, ap.shape, ho, wo, stride, (1, 1))
+        ts = [eo.tensor(a, requires_grad=True) for a in (x, w, b)]
+        eo.conv2d(*ts, stride, 1, 1, 2).backward(eo.tensor(g4.reshape(out.shape)))
+        np.testing.assert_allclose(gx[:, :, 1:-1, 1:-1], ts[0].grad.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(gw, ts[1].grad.numpy(), rtol=1e-10)
+    assert not scratch._pool.buffers  # nothing pooled: CuPy has its own memory pool
