@@ -197,7 +197,7 @@ def _row(s, wname, tool, offs, ons, steps, per_step, unit) -> None:
     extra = slow * median(offs) / steps  # the paired slowdown, in seconds a step
     per_event = f"{extra / per_step * 1e9:.0f}" if per_step else "–"
     s.row(wname, tool, f"{median(offs) / steps * 1e3:.3f}", f"{median(ons) / steps * 1e3:.3f}",
-          f"×{1 + slow:.2f}", f"{per_step:.1f} {unit}", per_event)  # fmt: skip
+          f"×{1 + slow:.2f}", f"{per_step:.3g} {unit}", per_event)  # fmt: skip
 
 
 def _scalene_row(s, wname, rounds, steps, slowdowns) -> None:
