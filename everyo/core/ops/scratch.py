@@ -34,9 +34,27 @@ class _Pool(threading.local):
 
 
 _pool = _Pool()
-# references while _take inspects a buffer: the pool's list, the local name, getrefcount's
-# argument
-_FREE_REFS = 3
+
+
+def _seen(bufs: list, i: int) -> int:
+    """The reference count of ``bufs[i]`` as seen here (the one place that reads it)."""
+    b = bufs[i]
+    return sys.getrefcount(b)
+
+
+def _calibrate() -> int | None:
+    """What :func:`_seen` reports for a buffer that only its list holds, or None when a held
+    buffer reads the same (an interpreter whose counts cannot tell them apart: no pooling).
+    Measured, not assumed: interpreters differ in which references they count."""
+    bufs = [np.empty(1)]
+    free = _seen(bufs, 0)
+    held = bufs[0]
+    in_use = _seen(bufs, 0)
+    del held
+    return free if in_use > free else None
+
+
+_FREE_REFS = _calibrate()
 
 
 def _take(shape: tuple, dtype) -> np.ndarray:
@@ -45,12 +63,10 @@ def _take(shape: tuple, dtype) -> np.ndarray:
     bufs = _pool.buffers.get(key)
     if bufs is not None:
         for i in range(len(bufs)):
-            b = bufs[i]
-            if sys.getrefcount(b) == _FREE_REFS:
-                return b
-            del b
+            if _seen(bufs, i) == _FREE_REFS:
+                return bufs[i]
     b = np.empty(shape, dtype)
-    if b.nbytes >= MIN_BYTES and _pool.nbytes + b.nbytes <= MAX_BYTES:
+    if _FREE_REFS and b.nbytes >= MIN_BYTES and _pool.nbytes + b.nbytes <= MAX_BYTES:
         bufs = _pool.buffers.setdefault(key, [])
         if len(bufs) < _PER_KEY:
             bufs.append(b)
