@@ -89,3 +89,28 @@ def test_the_glossary_names_each_producer_that_exists():
         for part in parts[1:]:
             obj = getattr(obj, part, None) or importlib.import_module(f"{obj.__name__}.{part}")
         assert obj is not None, module
+
+
+def test_the_comparisons_texts_name_their_statistic_and_reach_the_widget_as_they_are():
+    """The header's speed-up is the wall time's, named so (lab 01 read "6.51× faster" against
+    its check's 24.6× per-call speed-up); the per-step one is a median, named so; the widget
+    gets both texts to show as they are (the JS computes no speed-up)."""
+    from everyo_lab.views.compare import MACHINE_BUSY, Comparison
+
+    side = {"label": "before", "wall_ms": 12.3, "status": "completed"}
+    steps = {"verdict": "faster", "speedup": 1.41, "ci_low": 1.3, "ci_high": 1.52}
+    c = Comparison(
+        a=side,
+        b={**side, "label": "after", "wall_ms": 8.1, "status": "failed"},
+        group_by="name",
+        speedup=12.3 / 8.1,
+        steps={**steps, "steps_a": 20, "steps_b": 21},
+        rows=[],
+        notes=[],
+    )
+    assert c.headline == "before 12.300 ms → after 8.100 ms (failed): wall time 1.52× faster"
+    assert c.steps_text.startswith("per step (median): faster (1.41×, 95% CI 1.30–1.52)")
+    sent = c.to_dict()
+    assert (sent["headline"], sent["steps_text"]) == (c.headline, c.steps_text)
+    busy = dataclasses.replace(c, machine_note="run B was measured on a contended machine")
+    assert busy.headline.endswith(MACHINE_BUSY) and "faster" not in busy.headline

@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:7b27fa898b65501a | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:115ddf18bf90311c | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:7b27fa898b65501a"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:115ddf18bf90311c"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -1613,12 +1613,6 @@ const DIFF_COLUMNS = [
 ["verdict", "verdict"],
 ];
 
-function speedupText(speedup) {
-if (typeof speedup !== "number" || !Number.isFinite(speedup)) return "no time in B";
-if (Math.abs(speedup - 1) <= 5e-3) return "same speed";
-return speedup > 1 ? `${speedup.toFixed(2)}× faster` : `${(1 / speedup).toFixed(2)}× slower`;
-}
-
 function diffCell(row, key) {
 const value = row[key];
 if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
@@ -1631,16 +1625,11 @@ return String(value);
 }
 
 function compareHeadline(c) {
-const side = (name, s) => `${name} ${s.label} ${formatMs(s.wall_ms)} ms${s.status === "failed" ? " (failed)" : ""}`;
-const verdict = c.machine_note ? "inconclusive: the machine was busy" : speedupText(c.speedup);
-return `${side("A", c.a)} → ${side("B", c.b)} · ${verdict}`;
+return String(c.headline || "");
 }
 
-function stepsVerdictText(steps) {
-if (!steps) return "";
-if (typeof steps.speedup !== "number") return `per step: ${steps.verdict}`;
-return `per step: ${steps.verdict} (${steps.speedup.toFixed(2)}×, 95 % CI ${steps.ci_low.toFixed(2)}–` +
-`${steps.ci_high.toFixed(2)}) over ${steps.steps_a} and ${steps.steps_b} steps`;
+function stepsVerdictText(c) {
+return String(c.steps_text || "");
 }
 
 function sharedExtent(c) {
@@ -1725,7 +1714,7 @@ if (el.hidden || c === shown) return;
 shown = c;
 if (!flames) flames = makeFlames();
 header.textContent = compareHeadline(c);
-steps.textContent = stepsVerdictText(c.steps);
+steps.textContent = stepsVerdictText(c);
 steps.hidden = !c.steps;
 a.title.textContent = `A · ${c.a.label} · ${formatMs(c.a.wall_ms)} ms`;
 b.title.textContent = `B · ${c.b.label} · ${formatMs(c.b.wall_ms)} ms`;
@@ -1752,7 +1741,7 @@ if (flames) for (const f of flames) f.destroy();
 update();
 return { el, update, schedule, setPlotly, destroy, traits: ["comparison", "compare_id"] };
 }
-return { DIFF_COLUMNS, speedupText, diffCell, compareHeadline, stepsVerdictText, sharedExtent, renderDiffTable, mountCompare };
+return { DIFF_COLUMNS, diffCell, compareHeadline, stepsVerdictText, sharedExtent, renderDiffTable, mountCompare };
 })();
 
 // ---- src/export.js

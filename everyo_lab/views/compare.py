@@ -107,16 +107,40 @@ class Comparison:
             "rows": [dict(r) for r in self.rows],
             "notes": list(self.notes),
             "machine_note": self.machine_note,
+            # the front end shows these texts as they are: one producer of each figure's words
+            "headline": self.headline,
+            "steps_text": self.steps_text,
         }
 
     @property
     def headline(self) -> str:
-        """``"before 12.300 ms → after 8.100 ms: 1.52× faster"`` (``"...: inconclusive: the
-        machine was busy"`` when it was)."""
-        verdict = MACHINE_BUSY if self.machine_note else speedup_text(self.speedup)
+        """``"before 12.300 ms → after 8.100 ms: wall time 1.52× faster"`` (``"...:
+        inconclusive: the machine was busy"`` when it was). The statistic is named: the wall
+        time includes the gaps between calls, so it differs from the per-step and per-call
+        speed-ups, which are medians (docs/glossary.md)."""
+        failed = [" (failed)" if s.get("status") == "failed" else "" for s in (self.a, self.b)]
         return (
-            f"{self.a['label']} {self.a['wall_ms']:.3f} ms → {self.b['label']} "
-            f"{self.b['wall_ms']:.3f} ms: {verdict}"
+            f"{self.a['label']} {self.a['wall_ms']:.3f} ms{failed[0]} → {self.b['label']} "
+            f"{self.b['wall_ms']:.3f} ms{failed[1]}: {self.verdict_text}"
+        )
+
+    @property
+    def verdict_text(self) -> str:
+        """The headline's verdict: ``"wall time 1.52× faster"``, or ``MACHINE_BUSY``."""
+        return MACHINE_BUSY if self.machine_note else f"wall time {speedup_text(self.speedup)}"
+
+    @property
+    def steps_text(self) -> str:
+        """``"per step (median): faster (1.41×, 95% CI 1.30–1.52) over 20 and 21 steps"``
+        ("" without steps)."""
+        s = self.steps
+        if not s:
+            return ""
+        if s.get("speedup") is None:
+            return f"per step (median): {s['verdict']} ({s['why']})"
+        return (
+            f"per step (median): {s['verdict']} ({s['speedup']:.2f}×, 95% CI "
+            f"{s['ci_low']:.2f}–{s['ci_high']:.2f}) over {s['steps_a']} and {s['steps_b']} steps"
         )
 
 
@@ -223,11 +247,17 @@ def call_verdict(durations_a_ns, durations_b_ns) -> dict:
     }
 
 
+SAME_SPEED = 0.005
+"""A speed-up ``s`` reads "same speed" when the faster side is less than 0.5 % faster:
+``max(s, 1/s) - 1 < SAME_SPEED`` (symmetric: 1.004× faster and slower alike)."""
+
+
 def speedup_text(speedup: float | None) -> str:
-    """``"1.52× faster"``, ``"1.20× slower"``, ``"same speed"``, or ``"no time in B"``."""
-    if speedup is None:
+    """``"1.52× faster"``, ``"1.20× slower"``, ``"same speed"`` (:data:`SAME_SPEED`) or ``"no
+    time in B"``: the one spelling of a speed-up, which every view shows as it is."""
+    if speedup is None or not math.isfinite(speedup) or speedup <= 0:
         return "no time in B"
-    if math.isclose(speedup, 1.0, rel_tol=5e-3):
+    if max(speedup, 1 / speedup) - 1 < SAME_SPEED:
         return "same speed"
     return f"{speedup:.2f}× faster" if speedup > 1 else f"{1 / speedup:.2f}× slower"
 

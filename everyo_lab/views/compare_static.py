@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from everyo_lab.views._batch import as_batch
-from everyo_lab.views.compare import Comparison, speedup_text
+from everyo_lab.views.compare import Comparison
 from everyo_lab.views.flame_html import flame_html
 from everyo_lab.views.static import _colors
 
@@ -52,23 +52,15 @@ def format_diff_cell(row: dict, key: str) -> str:
 
 
 def steps_verdict_text(c: Comparison) -> str:
-    """``"per step: faster (1.41×, 95% CI 1.30–1.52) over 20 and 20 steps"`` ("" without)."""
-    s = c.steps
-    if not s:
-        return ""
-    if s.get("speedup") is None:
-        return f"per step: {s['verdict']} ({s['why']})"
-    return (
-        f"per step: {s['verdict']} ({s['speedup']:.2f}×, 95% CI {s['ci_low']:.2f}–"
-        f"{s['ci_high']:.2f}) over {s['steps_a']} and {s['steps_b']} steps"
-    )
+    """:attr:`Comparison.steps_text`, ``"per step (median): faster (1.41×, ...)"``."""
+    return c.steps_text
 
 
 def render_compare_text(c: Comparison, *, top: int | None = 20) -> str:
     """The comparison as aligned plain text."""
     lines = [f"everyo comparison · {c.headline}"]
     if c.steps:
-        lines.append(steps_verdict_text(c))
+        lines.append(c.steps_text)
     rows = c.rows[:top] if top else c.rows
     if rows:
         cells = [[format_diff_cell(r, k) for k, _ in DIFF_COLUMNS] for r in rows]
@@ -113,10 +105,10 @@ def render_compare_header_html(c: Comparison, *, theme: str = "light") -> str:
         f'<span style="color:{col["muted"]}">A {html.escape(a["label"])} '
         f"{a['wall_ms']:.3f} ms ({html.escape(a['status'])}) → B {html.escape(b['label'])} "
         f"{b['wall_ms']:.3f} ms ({html.escape(b['status'])})</span> · "
-        f"<b>{html.escape(speedup_text(c.speedup))}</b></div>"
+        f"<b>{html.escape(c.verdict_text)}</b></div>"
     ]
     if c.steps:
-        out.append(f'<div style="margin-bottom:4px">{html.escape(steps_verdict_text(c))}</div>')
+        out.append(f'<div style="margin-bottom:4px">{html.escape(c.steps_text)}</div>')
     return "".join(out)
 
 

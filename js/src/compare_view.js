@@ -19,13 +19,6 @@ export const DIFF_COLUMNS = [
   ["verdict", "verdict"],
 ];
 
-/** "1.52× faster", "1.20× slower", "same speed", "no time in B". */
-export function speedupText(speedup) {
-  if (typeof speedup !== "number" || !Number.isFinite(speedup)) return "no time in B";
-  if (Math.abs(speedup - 1) <= 5e-3) return "same speed";
-  return speedup > 1 ? `${speedup.toFixed(2)}× faster` : `${(1 / speedup).toFixed(2)}× slower`;
-}
-
 /** The text of one diff cell ("–" when the value is missing). */
 export function diffCell(row, key) {
   const value = row[key];
@@ -38,21 +31,14 @@ export function diffCell(row, key) {
   return String(value);
 }
 
-/** The header line: "A before 12.3 ms → B after 8.1 ms · 1.52× faster" (or the kernel's
- * "inconclusive: the machine was busy" when the machine's state makes the runs incomparable). */
+/** The header line and the per-step verdict: the kernel's texts (views/compare.py), shown as
+ * they are, so the widget, the static HTML and the text say the same ("" when absent). */
 export function compareHeadline(c) {
-  const side = (name, s) => `${name} ${s.label} ${formatMs(s.wall_ms)} ms${s.status === "failed" ? " (failed)" : ""}`;
-  // a machine too busy to compare on: the kernel's verdict replaces any speed-up
-  const verdict = c.machine_note ? "inconclusive: the machine was busy" : speedupText(c.speedup);
-  return `${side("A", c.a)} → ${side("B", c.b)} · ${verdict}`;
+  return String(c.headline || "");
 }
 
-/** "per step: faster (1.41×, 95 % CI 1.30–1.52) over 20 and 20 steps" ("" without steps). */
-export function stepsVerdictText(steps) {
-  if (!steps) return "";
-  if (typeof steps.speedup !== "number") return `per step: ${steps.verdict}`;
-  return `per step: ${steps.verdict} (${steps.speedup.toFixed(2)}×, 95 % CI ${steps.ci_low.toFixed(2)}–` +
-    `${steps.ci_high.toFixed(2)}) over ${steps.steps_a} and ${steps.steps_b} steps`;
+export function stepsVerdictText(c) {
+  return String(c.steps_text || "");
 }
 
 /** The time axis both charts share: to the longer run's end. */
@@ -146,7 +132,7 @@ export function mountCompare(doc, model, state) {
     shown = c;
     if (!flames) flames = makeFlames();
     header.textContent = compareHeadline(c);
-    steps.textContent = stepsVerdictText(c.steps);
+    steps.textContent = stepsVerdictText(c);
     steps.hidden = !c.steps;
     a.title.textContent = `A · ${c.a.label} · ${formatMs(c.a.wall_ms)} ms`;
     b.title.textContent = `B · ${c.b.label} · ${formatMs(c.b.wall_ms)} ms`;
