@@ -153,14 +153,26 @@ class _Region:
         p, stack = self.p, t.open
         if exc_type is not None and stack and stack[-1] is not self and self.depth < t.depth:
             close_abandoned(p, t, self.depth + 1)  # an exception unwound the ones inside it
+        end = p._clock()  # (an interrupt here leaves it open: closed as abandoned later)
         if stack and stack[-1] is self:
-            # close it: no call between these
-            t.depth = self.depth
+            if p._fast:  # recording everything: appended and closed with no call between
+                buf = t.buf
+                index = t.flushed + len(buf) // 3
+                buf += (self.start, end, self.key | self.depth << KEY_BITS)
+                t.depth = self.depth
+                del stack[-1]
+                self.t = self.frame = None
+                if self.meta:
+                    t.meta.append((index, self.meta))
+                if len(buf) >= p._flush_len or end > t.flush_at:
+                    p._flush(t, end)
+                return False
+            t.depth = self.depth  # close it: no call between these
             del stack[-1]
             self.t = self.frame = None
         else:
             close_out_of_order(self, t)
-        p._emit_region(t, self.start, p._clock(), self.key, self.depth, self.meta)
+        p._emit_region(t, self.start, end, self.key, self.depth, self.meta)
         return False
 
 
@@ -290,12 +302,28 @@ class RegionHooks:
         try:
             return run(*args)
         finally:
-            t.depth, t.backward = depth, saved  # first: an interrupt below loses only events
-            if t.open and t.open[-1].depth > depth:
-                close_abandoned(self, t, depth + 1)
-            end = self._clock()
-            bw.close(end)
-            self._emit_region(t, start, end, key, depth, None)
+            err = None
+            try:
+                if t.open and t.open[-1].depth > depth:
+                    close_abandoned(self, t, depth + 1)
+                end = self._clock()
+            except BaseException as e:  # (an interrupt): the latest time known
+                end, err = (bw.start if bw.token is not None else start), e
+            fast = self._fast
+            if fast:  # the last group, the pass and the thread restored, no call between them
+                buf = t.buf
+                if bw.token is not None:
+                    buf += (bw.start, end, bw.packed)
+                bw.token = None
+                buf += (start, end, key | depth << KEY_BITS)
+            t.depth, t.backward = depth, saved
+            if err is not None:
+                raise err
+            if not fast:
+                bw.close(end)
+                self._emit_region(t, start, end, key, depth, None)
+            elif len(buf) >= self._flush_len or end > t.flush_at:
+                self._flush(t, end)
 
     def backward_groups(self):
         """``enter(node)`` of the backward pass running on this thread, or ``None``.

@@ -288,11 +288,9 @@ def _training_step():
 
 
 def test_an_interrupt_anywhere_in_a_training_step_leaves_nesting_right(recorder_impl):
-    """The compiled recorder at every point a signal can land, its Python callbacks and
-    record_function included; the pure-Python one at every point outside its own recording
-    code (record_function included)."""
-    where = _outside_the_python_recorder if recorder_impl == "python" else None
-    points, events, _ = _interrupt_everywhere(_training_step(), where)
+    """At every point a signal can land: the step's, the engine's, record_function's and the
+    recorder's own (the compiled recorder's Python callbacks, or the whole pure-Python one)."""
+    points, events, _ = _interrupt_everywhere(_training_step())
     assert points > 20
     assert Counter(e.name for e in events)["step"] >= 3
 
@@ -509,10 +507,7 @@ def test_events_open_at_stop_are_kept_so_their_children_keep_their_parent(regist
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
 def test_timer_signals_raising_in_a_training_loop_leave_nesting_right(recorder_impl):
-    """The audit's set-up: a timer signal whose handler raises, at whatever point it lands.
-    (The pure-Python recorder is all Python code a signal can land in: see the test above.)"""
-    if recorder_impl == "python":
-        pytest.skip("the pure-Python recorder is covered outside its own code only")
+    """The audit's set-up: a timer signal whose handler raises, at whatever point it lands."""
     step, armed = _training_step(), [False]
     rng = np.random.default_rng(0)
 
