@@ -222,9 +222,14 @@ def _side_by_side(wname: str, ratios: dict[str, float]) -> str:
         return f"{wname}: {cells} (no peer installed)"
     worst, best_peer = max(ours.values()), min(peers, key=peers.get)
     met = "met" if worst < peers[best_peer] else "**missed**"
-    return (f"{wname}: {cells}. Target everyo (with and without shapes) below every peer: "
+    line = (f"{wname}: {cells}. Target everyo (with and without shapes) below every peer: "
             f"{met} (everyo ×{worst:.2f} at most, the least costly peer {best_peer} "
             f"×{peers[best_peer]:.2f})")  # fmt: skip
+    sampled, pyi = ratios.get("everyo (sampling 1 ms)"), ratios.get("pyinstrument (1 ms sampling)")
+    if sampled is not None and pyi is not None:
+        verdict = "met" if sampled < pyi else "**missed**"
+        line += f"; with 1-ms sampling below pyinstrument at 1 ms: {verdict}"
+    return line
 
 
 def sessions(all_tools, target_events: int, max_seconds: float) -> list[str]:
