@@ -28,6 +28,7 @@ from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
+from everyo_lab.widgets.picker import evicted_bundle, evicted_from, registry
 from everyo_lab.widgets.stream import EventStream
 from everyo_lab.widgets.wire import Encoded
 
@@ -148,7 +149,8 @@ class Dashboard(anywidget.AnyWidget):
         self._report = None  # the last Report (the static rendering reuses it)
         self._unsubscribe = None
         self._gone = None  # the label of the run shown until the memory budget evicted it
-        self._unsubscribe_evictions = _runs().subscribe_evictions(_evicted_from(weakref.ref(self)))
+        on_evict = evicted_from(weakref.ref(self))
+        self._unsubscribe_evictions = registry().subscribe_evictions(on_evict)
         self.on_msg(self._on_message)
         self.observe(self._on_table_options, ["group_by", "sort_by", "descending"])
         self.observe(self._on_theme, "theme")
@@ -354,7 +356,7 @@ class Dashboard(anywidget.AnyWidget):
         the report of the last refresh. ``hide_when_live`` adds the rules that show exactly one
         of the live widget and this static output (the magic shows both; see the module)."""
         if self._run is None:
-            return static_bundle(None) if self._gone is None else _evicted_bundle(self._gone)
+            return static_bundle(None) if self._gone is None else evicted_bundle(self._gone)
         views = _views()
         report = self._report
         if report is None or report.live:
@@ -531,34 +533,6 @@ class Dashboard(anywidget.AnyWidget):
                 self._run = self._stream = self._live = self._report = None
             self.report = {}
             self.export_status = message
-
-
-def _runs():
-    from everyo.profiler import runs
-
-    return runs
-
-
-def _evicted_from(board_ref):
-    """The registry's eviction callback for the dashboard behind ``board_ref`` (held weakly, so
-    the registry does not keep it alive)."""
-
-    def callback(run) -> None:
-        board = board_ref()
-        if board is not None:
-            board._evicted(run)
-
-    return callback
-
-
-def _evicted_bundle(label: str) -> dict:
-    from html import escape
-
-    text = (
-        f"everyo dashboard: run {label!r} was evicted by the memory budget "
-        "(everyo.profiler.runs.budget_bytes)"
-    )
-    return {"text/plain": text, "text/html": f'<div class="everyo-static">{escape(text)}</div>'}
 
 
 def _with_fallback_sort(build, run, options: dict):

@@ -1,4 +1,5 @@
-"""The run picker's entries: one JSON-ready description per run in ``everyo.profiler.runs``."""
+"""The run picker's entries (one JSON-ready description per run in ``everyo.profiler.runs``), and
+how a dashboard hears that the memory budget evicted a run."""
 
 from __future__ import annotations
 
@@ -25,3 +26,32 @@ def _seconds(value) -> float:
     except (TypeError, ValueError, OverflowError):
         return 0.0
     return seconds if math.isfinite(seconds) else 0.0
+
+
+def registry():
+    from everyo.profiler import runs
+
+    return runs
+
+
+def evicted_from(board_ref):
+    """The registry's eviction callback for the dashboard behind ``board_ref`` (held weakly, so
+    the registry does not keep it alive)."""
+
+    def callback(run) -> None:
+        board = board_ref()
+        if board is not None:
+            board._evicted(run)
+
+    return callback
+
+
+def evicted_bundle(label: str) -> dict:
+    """The static rendering of a dashboard whose run the memory budget evicted."""
+    from html import escape
+
+    text = (
+        f"everyo dashboard: run {label!r} was evicted by the memory budget "
+        "(everyo.profiler.runs.budget_bytes)"
+    )
+    return {"text/plain": text, "text/html": f'<div class="everyo-static">{escape(text)}</div>'}
