@@ -45,7 +45,17 @@ def close_abandoned(p, t, depth: int) -> None:
     now = p._clock()
     while stack and stack[-1].depth >= depth:
         region = stack[-1]
-        if region.depth < t.depth:  # (a caller may have restored a shallower depth first)
+        if p._fast:  # recording everything: appended and closed with no call between
+            index = t.flushed + len(t.buf) // 3
+            t.buf += (region.start, now, region.key | region.depth << KEY_BITS)
+            if region.depth < t.depth:  # (a caller may have restored a shallower depth first)
+                t.depth = region.depth
+            del stack[-1]
+            region.t = region.frame = None
+            if region.meta:
+                t.meta.append((index, region.meta))
+            continue
+        if region.depth < t.depth:
             t.depth = region.depth
         del stack[-1]
         region.t = region.frame = None
