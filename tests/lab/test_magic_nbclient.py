@@ -45,5 +45,5 @@ def test_saved_notebook_keeps_the_final_static_rendering(tmp_path):
     html, text = data["text/html"], data["text/plain"]
     for name in ("Sequential", "Linear", "ReLU"):
         assert name in html and name in text
-    assert "<svg" in html and "completed" in html  # the final flame chart, not the first paint
+    assert 'class="everyo-static-flame"' in html and "completed" in html  # the final chart
     assert saved.cells[2].outputs[0]["data"]["text/plain"] == "(32, 2)"
