@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:115ddf18bf90311c | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:630ac3e2dbcbaa73 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:115ddf18bf90311c"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:630ac3e2dbcbaa73"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -1820,10 +1820,13 @@ return parts.join(" ");
 
 function headerParts(report) {
 const parts = [];
+const texts = report.texts || {};
 if (report.status) parts.push(report.error ? `${report.status} (${report.error})` : String(report.status));
-if (typeof report.wall_ms === "number") parts.push(`${formatMs(report.wall_ms)} ms`);
-if (typeof report.events === "number") parts.push(`${report.events.toLocaleString("en-US")} events`);
-const hot = (report.hot_spots || []).slice(0, 3).map(hotSpotText);
+if (texts.wall) parts.push(texts.wall);
+else if (typeof report.wall_ms === "number") parts.push(`${formatMs(report.wall_ms)} ms`);
+if (texts.events) parts.push(texts.events);
+else if (typeof report.events === "number") parts.push(`${report.events.toLocaleString("en-US")} events`);
+const hot = (texts.hot_spots || (report.hot_spots || []).map(hotSpotText)).slice(0, 3);
 if (hot.length) parts.push(`hot spots (self time): ${hot.join(", ")}`);
 return parts;
 }
@@ -2544,8 +2547,8 @@ button.addEventListener("click", () => onZoom(zoomWindow(tr.everyoRow.start_ms, 
 tr.insertCell().appendChild(button);
 return tr;
 };
-const update = (steps) => {
-setText(summary, stepSummary(steps));
+const update = (steps, text) => {
+setText(summary, text || stepSummary(steps));
 const max = String(Math.max(0, steps.count - 1));
 if (input.max !== max) input.max = max;
 const slowest = String(steps.slowest ? steps.slowest.index : 0);
@@ -2798,7 +2801,7 @@ if (!stepsPanel) {
 stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf, extent });
 steps.append(stepsPanel.el);
 }
-stepsPanel.update(info);
+stepsPanel.update(info, (table.shown().texts || {}).steps);
 };
 const onReport = () => {
 table.update();

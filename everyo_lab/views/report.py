@@ -108,7 +108,21 @@ class Report:
         out["notes"] = list(self.notes)
         out["memory"] = None if self.memory is None else {**self.memory}
         out["columns"] = [{"key": key, "header": header} for key, header, _ in self.columns]
+        out["texts"] = self.texts
         return out
+
+    @property
+    def texts(self) -> dict:
+        """The header's and the steps box's words, spelt once for every renderer: ``wall``
+        (``"12.345 ms"``), ``events`` (``"1,234 events"``), ``hot_spots`` (one
+        :func:`hot_spot_text` each) and ``steps`` (:func:`steps_text`). The widget shows them
+        as they are."""
+        return {
+            "wall": f"{self.wall_ms:.3f} ms",
+            "events": f"{self.events:,} events",
+            "hot_spots": [hot_spot_text(h) for h in self.hot_spots],
+            "steps": steps_text(self.steps),
+        }
 
 
 def build_report(

@@ -170,7 +170,7 @@ function render({ model: traits, el }) {
       stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf, extent });
       steps.append(stepsPanel.el);
     }
-    stepsPanel.update(info);
+    stepsPanel.update(info, (table.shown().texts || {}).steps);
   };
   const onReport = () => {
     // the table decides which report's numbers the page shows now (a live table is rewritten

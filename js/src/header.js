@@ -12,13 +12,20 @@ export function hotSpotText(spot) {
   return parts.join(" ");
 }
 
-/** The header's parts after the label: status (error), wall time, events, hot spots. */
+/**
+ * The header's parts after the label: status (error), wall time, events, hot spots. A report
+ * from the kernel carries these words (`texts`, spelt by views/report.py for every renderer),
+ * shown as they are; the formatting here is for a report without them.
+ */
 export function headerParts(report) {
   const parts = [];
+  const texts = report.texts || {};
   if (report.status) parts.push(report.error ? `${report.status} (${report.error})` : String(report.status));
-  if (typeof report.wall_ms === "number") parts.push(`${formatMs(report.wall_ms)} ms`);
-  if (typeof report.events === "number") parts.push(`${report.events.toLocaleString("en-US")} events`);
-  const hot = (report.hot_spots || []).slice(0, 3).map(hotSpotText);
+  if (texts.wall) parts.push(texts.wall);
+  else if (typeof report.wall_ms === "number") parts.push(`${formatMs(report.wall_ms)} ms`);
+  if (texts.events) parts.push(texts.events);
+  else if (typeof report.events === "number") parts.push(`${report.events.toLocaleString("en-US")} events`);
+  const hot = (texts.hot_spots || (report.hot_spots || []).map(hotSpotText)).slice(0, 3);
   if (hot.length) parts.push(`hot spots (self time): ${hot.join(", ")}`);
   return parts;
 }

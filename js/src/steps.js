@@ -103,8 +103,9 @@ export function mountSteps(doc, { onZoom, stepWindowOf, extent = () => null }) {
     tr.insertCell().appendChild(button);
     return tr;
   };
-  const update = (steps) => {
-    setText(summary, stepSummary(steps));
+  // `text`: the kernel's words for the summary (the report's `texts.steps`), shown as they are
+  const update = (steps, text) => {
+    setText(summary, text || stepSummary(steps));
     const max = String(Math.max(0, steps.count - 1));
     if (input.max !== max) input.max = max;
     const slowest = String(steps.slowest ? steps.slowest.index : 0);

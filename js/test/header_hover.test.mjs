@@ -51,3 +51,13 @@ test("figureColors: the theme's colours over the light ones over the defaults", 
   assert.equal(figureColors(themes, "dark").muted, "#666");
   assert.equal(figureColors(undefined, "dark").font_color, "#2a3f5f");
 });
+
+test("headerParts shows the kernel's words when the report carries them (issue 33)", () => {
+  const report = {
+    status: "running", wall_ms: 12.3456, events: 1234, hot_spots: [{ label: "Linear", self_ms: 1 }],
+    texts: { wall: "12.346 ms", events: "1,234 events", hot_spots: ["Linear 1.000 ms (8.1%)"] },
+  };
+  assert.deepEqual(headerParts(report), [
+    "running", "12.346 ms", "1,234 events", "hot spots (self time): Linear 1.000 ms (8.1%)",
+  ]);
+});

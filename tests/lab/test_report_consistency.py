@@ -36,6 +36,13 @@ def check_one_report(report: dict, events_sent: int) -> None:
     for row in report["rows"]:
         assert row["share"] == pytest.approx(row["total_ms"] / report["wall_ms"])
     assert [c["key"] for c in report["columns"]][0] == "label"
+    # the words the widget shows as they are, spelt from the same numbers
+    texts = report["texts"]
+    assert texts["events"] == f"{report['events']:,} events"
+    assert texts["steps"].startswith(f"{report['steps']['count']:,} steps (optimizer): median")
+    assert texts["hot_spots"] == [
+        f"{s['label']} {s['self_ms']:.3f} ms ({s['share']:.1%})" for s in report["hot_spots"]
+    ]
 
 
 def test_every_number_of_each_live_refresh_comes_from_its_one_report():
