@@ -157,6 +157,26 @@ def test_scratch_reuses_a_buffer_only_once_nothing_else_refers_to_it():
     assert d.shape == shape  # arrays still in use stay valid
 
 
+def test_a_full_pool_drops_free_buffers_of_the_least_recently_used_shapes(monkeypatch):
+    scratch.clear()
+    size = scratch.MIN_BYTES // 8
+    monkeypatch.setattr(scratch, "MAX_BYTES", 2 * size * 8 + 64)
+
+    def pooled():
+        return {k[0][0] - size: len(v) for k, v in scratch._pool.buffers.items()}
+
+    held = scratch.empty(np, (size,), np.float64)  # in use: never dropped
+    scratch.empty(np, (size + 1,), np.float64)  # free as soon as made
+    assert pooled() == {0: 1, 1: 1}
+    scratch.empty(np, (size,), np.float64)  # the held shape again: the other shape makes room
+    assert pooled() == {0: 2}
+    scratch.empty(np, (size + 2,), np.float64)  # the free one of the held shape makes room
+    assert pooled() == {0: 1, 2: 1}
+    assert scratch._pool.buffers[((size,), np.dtype(np.float64))][0] is held
+    assert scratch._pool.nbytes == 8 * (2 * size + 2)
+    scratch.clear()
+
+
 def test_small_arrays_are_not_pooled():
     a = scratch.empty(np, (4,), np.float32)
     del a

@@ -8,7 +8,9 @@ each step touched fresh pages again: about 2,000 page faults, a third of the ste
 A buffer is handed out again only when nothing but the pool refers to it, as its reference count
 shows: a buffer that a graph node keeps for backward, or that any view (a gradient, an output)
 still uses, is never reused early. Pools are per thread (two threads never race for one buffer)
-and bounded; CuPy arrays are not pooled (CuPy's own memory pool already reuses device memory).
+and bounded: when a new buffer would pass the bound, free buffers of the shapes used least
+recently make room (so a change of batch size does not leave the old shapes' memory held).
+CuPy arrays are not pooled (CuPy's own memory pool already reuses device memory).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import numpy as np
 
 __all__ = ["empty", "zeros", "clear"]
 
-MAX_BYTES = 256 << 20
-"""Bytes one thread's pool may hold; beyond it, buffers are plain allocations."""
+MAX_BYTES = 128 << 20
+"""Bytes one thread's pool may hold (a CNN step of engine_step.py needs 14 MB); beyond it, and
+when no free buffer can make room, buffers are plain allocations."""
 MIN_BYTES = 256 << 10
 """Smaller arrays come from malloc's heap without page faults: not pooled."""
 _PER_KEY = 4
@@ -60,18 +63,32 @@ _FREE_REFS = _calibrate()
 def _take(shape: tuple, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     key = (shape, dtype)
-    bufs = _pool.buffers.get(key)
+    bufs = _pool.buffers.pop(key, None)
     if bufs is not None:
+        _pool.buffers[key] = bufs  # now the most recently used shape
         for i in range(len(bufs)):
             if _seen(bufs, i) == _FREE_REFS:
                 return bufs[i]
     b = np.empty(shape, dtype)
-    if _FREE_REFS and b.nbytes >= MIN_BYTES and _pool.nbytes + b.nbytes <= MAX_BYTES:
-        bufs = _pool.buffers.setdefault(key, [])
-        if len(bufs) < _PER_KEY:
-            bufs.append(b)
+    if _FREE_REFS and MIN_BYTES <= b.nbytes and (bufs is None or len(bufs) < _PER_KEY):
+        if _make_room(b.nbytes):
+            _pool.buffers.setdefault(key, []).append(b)
             _pool.nbytes += b.nbytes
     return b
+
+
+def _make_room(nbytes: int) -> bool:
+    """Drop free buffers, least recently used shapes first, until ``nbytes`` more fit."""
+    for key in list(_pool.buffers):
+        if _pool.nbytes + nbytes <= MAX_BYTES:
+            break
+        bufs = _pool.buffers[key]
+        for i in reversed(range(len(bufs))):
+            if _seen(bufs, i) == _FREE_REFS:
+                _pool.nbytes -= bufs.pop(i).nbytes
+        if not bufs:
+            del _pool.buffers[key]
+    return _pool.nbytes + nbytes <= MAX_BYTES
 
 
 def empty(xp, shape: tuple, dtype):
