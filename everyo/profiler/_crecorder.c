@@ -1773,10 +1773,14 @@ mc_backward_call(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs)
         rc = -1;
     if (rc == 0)
         rc = bw_close_group((Backward *)bw, end);
-    Py_XSETREF(((Backward *)bw)->token, Py_NewRef(Py_None)); /* closed, as close() leaves it */
-    Py_DECREF(bw);
     if (rc == 0)
         rc = emit_simple(self, t, start, end, key, depth, NULL, 1);
+    else { /* kept anyway when its groups were: until the open group's start if need be */
+        long long last = ((Backward *)bw)->start;
+        keep_if_parent(t, start, end != -1 ? end : (last > start ? last : start), key, depth);
+    }
+    Py_XSETREF(((Backward *)bw)->token, Py_NewRef(Py_None)); /* closed, as close() leaves it */
+    Py_DECREF(bw);
     Py_DECREF(t);
     if (rc < 0) { /* the recorder's own error wins, as an exception in `finally` would */
         Py_XDECREF(exc);

@@ -229,8 +229,14 @@ class _PyModuleCall:
             if len(buf) >= self._flush_len or end > t.flush_at:
                 self._flush(t, end)
         else:
-            tail = (self._shape_id(args, kwargs, out),) if self.record_shapes else ()
-            self._emit(t, (start, end - start, entry[0], depth), tail, None, end)
+            try:
+                tail = (self._shape_id(args, kwargs, out),) if self.record_shapes else ()
+                self._emit(t, (start, end - start, entry[0], depth), tail, None, end)
+            except BaseException:  # (an interrupt in the policy): kept if events inside it were
+                if depth < t.keep_below:  # (this path's buffer holds three fields an event)
+                    t.buf += (start, end, entry[0] | depth << KEY_BITS)
+                    t.keep_below = depth
+                raise
         return out
 
 

@@ -55,11 +55,13 @@ def close_abandoned(p, t, depth: int) -> None:
             if region.meta:
                 t.meta.append((index, region.meta))
             continue
+        # recorded first, then closed: an interrupt between them has it recorded again at the
+        # next repair (the copy holds the same events), never lost with its children kept
+        p._emit_region(t, region.start, now, region.key, region.depth, region.meta)
         if region.depth < t.depth:
             t.depth = region.depth
         del stack[-1]
         region.t = region.frame = None
-        p._emit_region(t, region.start, now, region.key, region.depth, region.meta)
 
 
 _WITH_OPS = {
@@ -182,7 +184,14 @@ class _Region:
             self.t = self.frame = None
         else:
             close_out_of_order(self, t)
-        p._emit_region(t, self.start, end, self.key, self.depth, self.meta)
+        try:
+            p._emit_region(t, self.start, end, self.key, self.depth, self.meta)
+        except BaseException:  # (an interrupt in the policy): kept if events inside it were
+            if self.depth < t.keep_below:
+                pad = p._pad[1:] if p.record_shapes else p._pad
+                t.buf += (self.start, end, self.key | self.depth << KEY_BITS) + pad
+                t.keep_below = self.depth
+            raise
         return False
 
 
@@ -327,12 +336,19 @@ class RegionHooks:
                 bw.token = None
                 buf += (start, end, key | depth << KEY_BITS)
             t.depth, t.backward = depth, saved
-            if err is not None:
-                raise err
-            if not fast:
-                bw.close(end)
-                self._emit_region(t, start, end, key, depth, None)
-            elif len(buf) >= self._flush_len or end > t.flush_at:
+            try:
+                if err is not None:
+                    raise err
+                if not fast:
+                    bw.close(end)
+                    self._emit_region(t, start, end, key, depth, None)
+            except BaseException:  # (an interrupt in the policy): kept if its groups were
+                if not fast and depth < t.keep_below:
+                    pad = self._pad[1:] if self.record_shapes else self._pad
+                    t.buf += (start, end, key | depth << KEY_BITS) + pad
+                    t.keep_below = depth
+                raise
+            if fast and (len(buf) >= self._flush_len or end > t.flush_at):
                 self._flush(t, end)
 
     def backward_groups(self):
