@@ -91,9 +91,7 @@ def _groups(batch: EventBatch, group_by: str):
     shape_of = None
     if group_by == "shape":
         if batch.shape_id is None:
-            raise EveryOProfilerError(
-                "group_by='shape' needs shapes: profile with record_shapes=True"
-            )
+            raise EveryOProfilerError(f"group_by='shape': {schema.SHAPES_NOT_RECORDED}")
         combined = g * (len(batch.shape_table) + 1) + (batch.shape_id.astype(np.int64) + 1)
         uc, g = np.unique(combined, return_inverse=True)
         shape_of = (uc % (len(batch.shape_table) + 1)) - 1

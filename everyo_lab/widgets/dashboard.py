@@ -537,16 +537,21 @@ class Dashboard(anywidget.AnyWidget):
 
 def _with_fallback_sort(build, run, options: dict):
     """``build(run, **options)``; a sort column the rows lack (flops without ``--record-ops``,
-    median while live) falls back to ``total_ms``, grouping by shape a run recorded without
-    shapes to grouping by name."""
+    the median while live) sorts by ``total_ms`` instead, and the report's notes say so. (A run
+    without shapes grouped by shape needs no fallback: its report says shapes were not
+    recorded.)"""
+    sort_by = options.get("sort_by", "total_ms")
     try:
         return build(run, **options)
     except EveryOProfilerError:
-        pass
-    try:
-        return build(run, **{**options, "sort_by": "total_ms"})
-    except EveryOProfilerError:
-        return build(run, **{**options, "sort_by": "total_ms", "group_by": "name"})
+        if sort_by == "total_ms":
+            raise
+    report = build(run, **{**options, "sort_by": "total_ms"})
+    report.notes.append(
+        f"sorted by total_ms: these rows have no {sort_by} column"
+        + (" while the run records (it comes with the final table)" if report.live else "")
+    )
+    return report
 
 
 def dashboard(**kwargs) -> Dashboard:

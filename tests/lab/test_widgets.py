@@ -287,3 +287,12 @@ def test_a_live_refresh_is_one_message_with_its_report_and_the_trait_is_not_rese
     board.refresh()  # the final report is the widget's state: synced as a trait
     assert not board.report["live"] and "report" in board.__dict__["synced"]
     assert "report" not in board.messages("events")[-1]
+
+
+def test_a_sort_column_the_rows_lack_sorts_by_total_and_says_so():
+    """Issue 33: no silent retry with other options; the notes name the fallback."""
+    board = Recording(profiled("nosort"))
+    board.sort_by = "flops"  # recorded without record_ops: no such column
+    report = board.report
+    assert report["sort_by"] == "total_ms" and report["rows"]
+    assert "sorted by total_ms: these rows have no flops column" in report["notes"]
