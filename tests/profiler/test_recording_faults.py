@@ -1,21 +1,20 @@
 """Recording faults of the second audit (issue 36): module identity by address, the shape cache,
-interrupts at any line, an interrupted stop, many threads, and what stop does to open calls.
+many threads, and what stop does to open calls (interrupts: test_recording_interrupts.py).
 
 Every test runs with the compiled and the pure-Python recorder (see conftest.py).
 """
 
 from __future__ import annotations
 
-import os
-import signal
 from collections import Counter, UserDict
 
 import numpy as np
 import pytest
+from recording_checks import check_nesting, record_work
 
 import everyo as eo
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import Profiler, RunRegistry, hooks, record_function, recorder, schedule
+from everyo.profiler import Profiler, RunRegistry, record_function, recorder
 
 pytestmark = pytest.mark.usefixtures("recorder_impl")
 
@@ -164,207 +163,6 @@ def test_a_shape_property_that_raises_does_not_fail_the_call(registry):
     assert p.run.status == "completed"
 
 
-# -- fault 3: an interrupt at any line leaves the recorder consistent and loses nothing ---------
-class _Interrupt(BaseException):
-    """What a signal handler raises (like KeyboardInterrupt, not an Exception)."""
-
-
-_PROFILER_DIR = os.path.dirname(hooks.__file__)
-
-
-class _InjectAt:
-    """Raises ``_Interrupt`` at the ``k``-th point where a signal handler can run: entering a
-    Python function, or returning from any call (Python's or C's) — where the interpreter checks
-    for pending signals. Installed with ``sys.setprofile``, so in every frame, the profiler's own
-    Python code included (a line tracer would also raise where no signal can land, such as
-    between a ``with`` block's last line and its ``__exit__``).
-
-    ``where(frame)`` picks the frames that get interrupts (default: all).
-    """
-
-    def __init__(self, k: int, where=None):
-        self.k, self.seen, self.fired, self.where = k, 0, False, where
-
-    def __call__(self, frame, event, arg):
-        if self.fired or event not in ("call", "return", "c_return"):
-            return
-        if self.where is not None and not self.where(frame):
-            return
-        self.seen += 1
-        if self.seen == self.k:
-            self.fired = True
-            where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
-            raise _Interrupt(f"point {self.k} ({event} {where})")
-
-
-def _in_a_flush(frame) -> bool:
-    code = frame.f_code
-    return code.co_filename.startswith(_PROFILER_DIR) and code.co_name in (
-        "_flush",
-        "_settle",
-        "_columns",
-        "append",
-        "thread_events",
-    )
-
-
-def _thread_state_is_clean(rec) -> list:
-    t = rec._peek_state()
-    if t is None:
-        return []
-    bad = [f for f in ("keymap", "root", "scope", "backward") if getattr(t, f) is not None]
-    return bad + (["depth"] if t.depth else []) + (["open"] if list(t.open) else [])
-
-
-def _check_nesting(events) -> None:
-    by_row = {e.row: e for e in events}
-    for e in events:
-        if e.parent < 0:
-            assert e.depth == 0, e
-            continue
-        up = by_row[e.parent]
-        assert up.depth == e.depth - 1, (e, up)
-        end, up_end = e.start_ns + e.duration_ns, up.start_ns + up.duration_ns
-        assert up.start_ns <= e.start_ns and end <= up_end, (e, up)
-
-
-def _interrupt_everywhere(step, where=None, *, limit=4000, flush_len=None, **options):
-    """Run ``step`` under a profiler with an interrupt at its 1st, 2nd, ... signal point (in
-    the frames ``where`` picks) until one runs through; after each, and one more step (which
-    closes a region whose exit the interrupt skipped), the thread's state is clean. Returns the
-    number of points, the events and the number of steps run."""
-    import sys
-
-    p = Profiler(registry=RunRegistry(), label="interrupts", **options)
-    steps = 0
-    with p:
-        if flush_len is not None:
-            p._recorder._flush_len = flush_len * p._recorder._width
-        k, clean = 0, 0
-        while k < limit:
-            k += 1
-            tracer = _InjectAt(k, where)
-            sys.setprofile(tracer)
-            try:
-                step()
-            except _Interrupt:
-                pass
-            finally:
-                sys.setprofile(None)
-            step()  # a region left open where no exit could run is closed by now
-            steps += 2
-            assert _thread_state_is_clean(p._recorder) == [], f"after an interrupt at {k}"
-            if not tracer.fired:
-                clean += 1
-                if clean == 2:
-                    break
-    assert k < limit and p.run.status == "completed"
-    events = p.events
-    _check_nesting(events)
-    return k, events, steps
-
-
-def _training_step():
-    model = eo.Sequential(eo.Linear(3, 4, seed=0), eo.ReLU(), eo.Linear(4, 1, seed=1))
-    opt = eo.SGD(model.parameters(), lr=1e-6)  # (the steps only need to run)
-    x = eo.ones(2, 3)
-
-    def step():
-        with record_function("step", i=1):
-            opt.zero_grad()
-            loss = model(x).sum()
-            loss.backward()
-            opt.step()
-
-    return step
-
-
-def test_an_interrupt_anywhere_in_a_training_step_leaves_nesting_right(recorder_impl):
-    """At every point a signal can land: the step's, the engine's, record_function's and the
-    recorder's own (the compiled recorder's Python callbacks, or the whole pure-Python one)."""
-    points, events, _ = _interrupt_everywhere(_training_step())
-    assert points > 20
-    assert Counter(e.name for e in events)["step"] >= 3
-
-
-def test_with_a_schedule_an_interrupt_anywhere_leaves_nesting_right(recorder_impl):
-    # every event through the Python policy (_emit), interrupted at each point of it too: an
-    # event it could not record is kept anyway when events inside it were
-    window = schedule(wait=0, warmup=0, active=1_000_000)
-    points, events, _ = _interrupt_everywhere(_training_step(), schedule=window)
-    assert points > 20 and Counter(e.name for e in events)["step"] >= 3
-
-
-def test_an_interrupt_anywhere_in_a_flush_keeps_the_recorder_consistent(recorder_impl):
-    # a flush after every event, interrupted at each point of it (flushes run both paths' code)
-    points, events, steps = _interrupt_everywhere(_training_step(), _in_a_flush, flush_len=1)
-    assert points > 100
-    assert Counter(e.name for e in events)["step"] >= steps // 2
-
-
-# -- fault 4: a flush or a stop that raises loses nothing ---------------------------------------
-def _failing_appends(monkeypatch, store, fails: set, exc=MemoryError):
-    """Make ``store.append`` raise on its calls numbered in ``fails`` (from 1)."""
-    real, calls = store.append, [0]
-
-    def append(*args, **kwargs):
-        calls[0] += 1
-        if calls[0] in fails:
-            raise exc("injected")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(store, "append", append)
-    return calls
-
-
-def _work(n=100):
-    model = eo.Sequential(eo.Linear(3, 3, seed=0), eo.ReLU())
-    x = eo.zeros(2, 3)
-    for i in range(n):
-        with record_function("r", i=i):
-            model(x)
-
-
-def test_a_flush_that_raises_keeps_its_events_for_the_next(registry, monkeypatch):
-    p = Profiler(registry=registry)
-    with p:
-        _work(20)
-        _failing_appends(monkeypatch, p.store, {1})
-        with pytest.raises(MemoryError):
-            p.flush()
-        _work(20)
-    events = p.events
-    assert len(events) == 40 * 4
-    assert [e.metadata["i"] for e in events if e.name == "r"] == list(range(20)) * 2
-    _check_nesting(events)
-
-
-def test_an_interrupted_stop_is_finished_by_the_next_stop(registry, monkeypatch):
-    p = Profiler(registry=registry)
-    p.start()
-    _work(75)  # 300 events, buffered
-    _failing_appends(monkeypatch, p.store, {1}, KeyboardInterrupt)
-    with pytest.raises(KeyboardInterrupt):
-        p.stop()
-    assert p.run.status == "running" and hooks.active is None
-    p.stop()
-    assert p.run.status == "completed" and p.run.num_events == 300
-    assert p.stop() is p.run and p.run.num_events == 300  # a third stop: nothing more to do
-    _check_nesting(p.events)
-
-
-def test_a_profiler_started_after_an_interrupted_stop_finishes_it_first(registry, monkeypatch):
-    p = Profiler(registry=registry)
-    p.start()
-    _work(5)
-    _failing_appends(monkeypatch, p.store, {1}, KeyboardInterrupt)
-    with pytest.raises(KeyboardInterrupt):
-        p.stop()
-    with p:
-        _work(5)
-    assert p.run.status == "completed" and p.run.num_events == 40
-
-
 # -- fault 5: many threads, deep module calls ---------------------------------------------------
 def test_more_than_32767_threads_widen_the_thread_column(registry):
     import threading
@@ -375,7 +173,7 @@ def test_more_than_32767_threads_widen_the_thread_column(registry):
             p.store.add_thread(10_000_000 + i, f"gone-{i}")
         with record_function("main"):
             pass
-        t = threading.Thread(target=_work, args=(2,), name="late")
+        t = threading.Thread(target=record_work, args=(2,), name="late")
         t.start()
         t.join()
     assert p.run.status == "completed"
@@ -417,7 +215,7 @@ def test_module_calls_nested_past_the_depth_limit_are_refused_not_wrapped(regist
     depths = [e.depth for e in p.events]
     assert max(depths) == 39 and min(depths) == 0
     assert p.events[-1].depth == 0
-    _check_nesting(p.events)
+    check_nesting(p.events)
 
 
 # -- misleads: what module_call takes, and stopping inside a module call ----------------------
@@ -491,69 +289,5 @@ def test_events_open_at_stop_are_kept_so_their_children_keep_their_parent(regist
         ("_StopsInside", 0),
     ]
     assert all(e.parent >= 0 for e in events if e.depth > 0)
-    _check_nesting(events)
+    check_nesting(events)
     assert p.run.status == "completed"
-
-
-@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
-def test_timer_signals_raising_in_a_training_loop_leave_nesting_right(recorder_impl):
-    """The audit's set-up: a timer signal whose handler raises, at whatever point it lands."""
-    step, armed = _training_step(), [False]
-    rng = np.random.default_rng(0)
-
-    def handler(signum, frame):
-        if armed[0]:
-            armed[0] = False
-            raise _Interrupt("timer")
-
-    previous = signal.signal(signal.SIGALRM, handler)
-    p = Profiler(registry=RunRegistry())
-    interrupted = 0
-    try:
-        with p:
-            for _ in range(150):
-                try:
-                    armed[0] = True
-                    signal.setitimer(signal.ITIMER_REAL, float(rng.uniform(20e-6, 600e-6)))
-                    step()
-                    step()
-                    armed[0] = False
-                except _Interrupt:
-                    interrupted += 1
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                armed[0] = False
-            step()
-            assert _thread_state_is_clean(p._recorder) == []
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    assert interrupted > 10
-    _check_nesting(p.events)
-
-
-def test_an_interrupt_anywhere_in_stop_is_finished_by_the_next_stop(registry):
-    import sys
-
-    k = 0
-    while k < 3000:
-        k += 1
-        p = Profiler(registry=registry, warmup=3, profile_memory=k % 2 == 0)
-        p.start()
-        _work(10)  # 40 events, the first 3 skipped
-        tracer = _InjectAt(k)
-        sys.setprofile(tracer)
-        try:
-            p.stop()
-        except _Interrupt:
-            pass
-        finally:
-            sys.setprofile(None)
-        p.stop()
-        where = f"after an interrupt at {k}"
-        assert p.run.status == "completed" and hooks.active is None and hooks.holder() is None
-        assert (p.run.num_events, p.run.skipped) == (37, 3), where
-        _check_nesting(p.events)
-        registry.clear()
-        if not tracer.fired:
-            break
-    assert 20 < k < 3000

@@ -1,0 +1,170 @@
+"""Recording under interrupts (issue 36, faults 3 and 4): an exception raised where a signal can
+land, at each such point of a training step, a flush or stop, leaves no event open, every later
+event nested right and nothing recorded lost; a flush or stop that raises is finished later.
+
+Every test runs with the compiled and the pure-Python recorder (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections import Counter
+
+import numpy as np
+import pytest
+from recording_checks import (
+    InjectAt,
+    Interrupt,
+    check_nesting,
+    in_a_flush,
+    interrupt_everywhere,
+    record_work,
+    thread_state_is_clean,
+    training_step,
+)
+
+from everyo.profiler import Profiler, RunRegistry, hooks, schedule
+
+pytestmark = pytest.mark.usefixtures("recorder_impl")
+
+
+def test_an_interrupt_anywhere_in_a_training_step_leaves_nesting_right(recorder_impl):
+    """At every point a signal can land: the step's, the engine's, record_function's and the
+    recorder's own (the compiled recorder's Python callbacks, or the whole pure-Python one)."""
+    points, events, _ = interrupt_everywhere(training_step())
+    assert points > 20
+    assert Counter(e.name for e in events)["step"] >= 3
+
+
+def test_with_a_schedule_an_interrupt_anywhere_leaves_nesting_right(recorder_impl):
+    # every event through the Python policy (_emit), interrupted at each point of it too: an
+    # event it could not record is kept anyway when events inside it were
+    window = schedule(wait=0, warmup=0, active=1_000_000)
+    points, events, _ = interrupt_everywhere(training_step(), schedule=window)
+    assert points > 20 and Counter(e.name for e in events)["step"] >= 3
+
+
+def test_an_interrupt_anywhere_in_a_flush_keeps_the_recorder_consistent(recorder_impl):
+    # a flush after every event, interrupted at each point of it (flushes run both paths' code)
+    points, events, steps = interrupt_everywhere(training_step(), in_a_flush, flush_len=1)
+    assert points > 100
+    assert Counter(e.name for e in events)["step"] >= steps // 2
+
+
+# -- fault 4: a flush or a stop that raises loses nothing ---------------------------------------
+def _failing_appends(monkeypatch, store, fails: set, exc=MemoryError):
+    """Make ``store.append`` raise on its calls numbered in ``fails`` (from 1)."""
+    real, calls = store.append, [0]
+
+    def append(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] in fails:
+            raise exc("injected")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "append", append)
+    return calls
+
+
+def test_a_flush_that_raises_keeps_its_events_for_the_next(registry, monkeypatch):
+    p = Profiler(registry=registry)
+    with p:
+        record_work(20)
+        _failing_appends(monkeypatch, p.store, {1})
+        with pytest.raises(MemoryError):
+            p.flush()
+        record_work(20)
+    events = p.events
+    assert len(events) == 40 * 4
+    assert [e.metadata["i"] for e in events if e.name == "r"] == list(range(20)) * 2
+    check_nesting(events)
+
+
+def test_an_interrupted_stop_is_finished_by_the_next_stop(registry, monkeypatch):
+    p = Profiler(registry=registry)
+    p.start()
+    record_work(75)  # 300 events, buffered
+    _failing_appends(monkeypatch, p.store, {1}, KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        p.stop()
+    assert p.run.status == "running" and hooks.active is None
+    p.stop()
+    assert p.run.status == "completed" and p.run.num_events == 300
+    assert p.stop() is p.run and p.run.num_events == 300  # a third stop: nothing more to do
+    check_nesting(p.events)
+
+
+def test_a_profiler_started_after_an_interrupted_stop_finishes_it_first(registry, monkeypatch):
+    p = Profiler(registry=registry)
+    p.start()
+    record_work(5)
+    _failing_appends(monkeypatch, p.store, {1}, KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        p.stop()
+    with p:
+        record_work(5)
+    assert p.run.status == "completed" and p.run.num_events == 40
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_timer_signals_raising_in_a_training_loop_leave_nesting_right(recorder_impl):
+    """The audit's set-up: a timer signal whose handler raises, at whatever point it lands."""
+    step, armed = training_step(), [False]
+    rng = np.random.default_rng(0)
+
+    def handler(signum, frame):
+        if armed[0]:
+            armed[0] = False
+            raise Interrupt("timer")
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    p = Profiler(registry=RunRegistry())
+    interrupted = 0
+    try:
+        with p:
+            for _ in range(150):
+                try:
+                    armed[0] = True
+                    signal.setitimer(signal.ITIMER_REAL, float(rng.uniform(20e-6, 600e-6)))
+                    step()
+                    step()
+                    armed[0] = False
+                except Interrupt:
+                    interrupted += 1
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                armed[0] = False
+            step()
+            assert thread_state_is_clean(p._recorder) == []
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert interrupted > 10
+    check_nesting(p.events)
+
+
+def test_an_interrupt_anywhere_in_stop_is_finished_by_the_next_stop(registry):
+
+    k = 0
+    while k < 3000:
+        k += 1
+        p = Profiler(registry=registry, warmup=3, profile_memory=k % 2 == 0)
+        p.start()
+        record_work(10)  # 40 events, the first 3 skipped
+        tracer = InjectAt(k)
+        sys.setprofile(tracer)
+        try:
+            p.stop()
+        except Interrupt:
+            pass
+        finally:
+            sys.setprofile(None)
+        p.stop()
+        where = f"after an interrupt at {k}"
+        assert p.run.status == "completed" and hooks.active is None and hooks.holder() is None
+        assert (p.run.num_events, p.run.skipped) == (37, 3), where
+        check_nesting(p.events)
+        registry.clear()
+        if not tracer.fired:
+            break
+    assert 20 < k < 3000
