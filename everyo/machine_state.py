@@ -9,7 +9,8 @@ point, profiled run and comparison carries a :class:`MachineState`:
 - ``quiet``: other processes used (almost) no CPU while it ran;
 - ``busy``: they used some, and this process's threads still had cores of their own;
 - ``contended``: this process's threads had to share cores with them (others' cores plus our
-  BLAS/OpenMP threads exceed the usable cores), the case where multi-threaded BLAS collapses;
+  BLAS/OpenMP threads exceed the usable cores, while it computed rather than waited), the case
+  where multi-threaded BLAS collapses;
 - ``unknown``: the platform does not say (the reason says why).
 
 On Linux the readings come from ``/proc/stat`` (only the CPUs this process may run on) less this
@@ -55,6 +56,10 @@ QUIET_CORES = 0.3
 10 % of the usable cores on a large machine (background daemons scale with it)."""
 OVERSUBSCRIBED = 0.25
 """Slack, in cores, before others' use plus our threads counts as more than the usable cores."""
+WAITING_CORES = 0.25
+"""Below this average CPU use (in cores) a measurement mostly waited (sleep, I/O, a device), so
+other processes' load hardly changes it: it is not ``contended``, and a quiet/busy difference
+does not make two such measurements incomparable."""
 MIN_WINDOW_S = 0.2
 """Below this a window is too short to read the load from the kernel's 10-ms ticks alone: the
 watch reaches back to an earlier reading (at most :data:`MAX_LOOKBACK_S` old)."""
@@ -336,7 +341,9 @@ def judge(
     used = f"other processes used {others:.1f} of {cores} cores"  # as load_text
     if others <= max(QUIET_CORES, 0.1 * cores):
         return MachineState("quiet", f"{used}; {thread_text}", **common)
-    if ours > 1 and others + ours > cores + OVERSUBSCRIBED:
+    # a measurement that mostly waited (sleep, I/O, a GPU) left its cores to the others
+    working = own >= WAITING_CORES
+    if working and ours > 1 and others + ours > cores + OVERSUBSCRIBED:
         advice = "our threads shared cores with them: use threads='auto' or 1"
         return MachineState("contended", f"{used}; {thread_text}; {advice}", **common)
     return MachineState("busy", f"{used}; {thread_text}", **common)

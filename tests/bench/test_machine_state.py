@@ -214,10 +214,18 @@ def test_a_short_window_with_only_a_recent_reading_still_reads_the_load(monkeypa
     clock = iter([20.0, 20.1, 20.101])  # the sweep's start reading, 0.1 s before the point
     others = {20.0: 0.0, 20.1: 0.19, 20.101: 0.1909}
 
-    monkeypatch.setattr(ms, "_read", lambda: reading((t := next(clock)), others[t]))
+    own = {20.0: 0.0, 20.1: 0.1, 20.101: 0.101}  # one core's work throughout
+    monkeypatch.setattr(ms, "_read", lambda: reading((t := next(clock)), others[t], own[t]))
     monkeypatch.setattr(ms, "_history", type(ms._history)(maxlen=64))
     monkeypatch.setattr(ms, "threads_in_use", lambda: {"blas": 2, "openmp": None})
     ms.read_machine()
     state = MachineWatch().start().stop()  # 1 ms: reaches back to the 0.1-s-old reading
     assert state.window_s == pytest.approx(0.101)
     assert state.verdict == "contended"  # not "unknown", which a sweep would trust
+
+
+def test_a_measurement_that_mostly_waited_is_not_contended_nor_incomparable():
+    sleeper = state_over(1.0, 1.9, threads=2, own=0.05)  # time.sleep, I/O: others' load is moot
+    assert sleeper.verdict == "busy"
+    quiet = state_over(1, 0.0, threads=2, own=0.05)
+    assert check_regression(_result(0.02, sleeper, 1), _result(0.02, quiet, 2)).conclusive
