@@ -9,8 +9,9 @@ point, profiled run and comparison carries a :class:`MachineState`:
 - ``quiet``: other processes used (almost) no CPU while it ran;
 - ``busy``: they used some, and this process's threads still had cores of their own;
 - ``contended``: this process's threads had to share cores with them (others' cores plus our
-  BLAS/OpenMP threads exceed the usable cores, while it computed rather than waited), the case
-  where multi-threaded BLAS collapses;
+  BLAS/OpenMP threads exceed the usable cores, and it computed rather than waited: threads
+  starved of a core use little CPU too, but are preempted all the time), the case where
+  multi-threaded BLAS collapses;
 - ``unknown``: the platform does not say (the reason says why).
 
 On Linux the readings come from ``/proc/stat`` (only the CPUs this process may run on) less this
@@ -57,9 +58,12 @@ QUIET_CORES = 0.3
 OVERSUBSCRIBED = 0.25
 """Slack, in cores, before others' use plus our threads counts as more than the usable cores."""
 WAITING_CORES = 0.25
-"""Below this average CPU use (in cores) a measurement mostly waited (sleep, I/O, a device), so
-other processes' load hardly changes it: it is not ``contended``, and a quiet/busy difference
-does not make two such measurements incomparable."""
+"""Below this average CPU use (in cores), with few preemptions (:data:`WAITING_SWITCHES`), a
+measurement mostly waited (sleep, I/O, a device): other processes' load hardly changes it, so a
+quiet/busy difference does not make two such measurements incomparable. (Threads starved of a
+core use little CPU too, but they are preempted all the time.)"""
+WAITING_SWITCHES = 20.0
+"""Involuntary context switches a second below which low CPU use means waiting, not starving."""
 MIN_WINDOW_S = 0.2
 """Below this a window is too short to read the load from the kernel's 10-ms ticks alone: the
 watch reaches back to an earlier reading (at most :data:`MAX_LOOKBACK_S` old)."""
@@ -131,6 +135,7 @@ def usable_cores() -> int:
 
 
 _stat_fd: int | None = None
+_STAT_BYTES = 64 + 96 * (os.cpu_count() or 1)  # (os.cpu_count reads a file: once, here)
 
 
 def _proc_busy() -> float | None:
@@ -141,13 +146,13 @@ def _proc_busy() -> float | None:
     try:
         if _stat_fd is None:
             _stat_fd = os.open("/proc/stat", os.O_RDONLY)
-        head = os.pread(_stat_fd, 8192, 0)  # the cpu lines come first
+        head = os.pread(_stat_fd, _STAT_BYTES, 0)  # the cpu lines only
     except (OSError, AttributeError):
         return None
-    return parse_proc_stat(head.decode("ascii", "replace"), _usable_cpus())
+    return parse_proc_stat(head, _usable_cpus())
 
 
-def parse_proc_stat(stat: str, cpus: set[int] | None) -> float | None:
+def parse_proc_stat(stat: str | bytes, cpus: set[int] | None) -> float | None:
     r"""Busy ticks summed over the ``cpuN`` lines of ``/proc/stat`` for the CPUs in ``cpus``
     (all when ``None``): all but idle and iowait; ``None`` when there is no such line.
 
@@ -155,20 +160,20 @@ def parse_proc_stat(stat: str, cpus: set[int] | None) -> float | None:
     >>> parse_proc_stat(stat, None), parse_proc_stat(stat, {1})
     (15.0, 11.0)
     """
-    busy = 0.0
+    if isinstance(stat, str):
+        stat = stat.encode("ascii", "replace")
+    busy = 0
     found = False
-    for line in stat.splitlines():
-        if not line.startswith("cpu"):
-            break  # the cpu lines come first, one per CPU after the total
-        if line.startswith("cpu "):
+    for line in stat.split(b"\n")[1:]:  # the total first, then one line per CPU
+        if not line.startswith(b"cpu"):
+            break
+        fields = line.split(None, 9)
+        if cpus is not None and int(fields[0][3:]) not in cpus:
             continue
-        name, *values = line.split()
-        if cpus is not None and int(name[3:]) not in cpus:
-            continue
-        ticks = [int(v) for v in values[:8]]  # user nice system idle iowait irq softirq steal
-        busy += sum(ticks) - ticks[3] - ticks[4]
+        # user nice system idle iowait irq softirq steal: all but idle and iowait
+        busy += sum(map(int, fields[1:4])) + sum(map(int, fields[6:9]))
         found = True
-    return busy if found else None
+    return float(busy) if found else None
 
 
 def _psutil_busy() -> float | None:
@@ -218,7 +223,7 @@ def threads_in_use() -> dict[str, int | None]:
 
 
 # -- the state and its verdict -----------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass
 class MachineState:
     """What the machine did during one measurement, and the verdict.
 
@@ -263,6 +268,15 @@ class MachineState:
     def trusted(self) -> bool:
         """False when the figure measured may be wrong for the machine's sake (contended)."""
         return self.verdict != "contended"
+
+    @property
+    def mostly_waited(self) -> bool:
+        """True when the measurement mostly waited (sleep, I/O, a device) rather than computed:
+        little CPU of its own and few preemptions, so others' load hardly changed it."""
+        if self.own_cores is None or self.window_s <= 0:
+            return False
+        switches = self.involuntary_switches / self.window_s
+        return self.own_cores < WAITING_CORES and switches < WAITING_SWITCHES
 
     @property
     def load_text(self) -> str:
@@ -341,9 +355,9 @@ def judge(
     used = f"other processes used {others:.1f} of {cores} cores"  # as load_text
     if others <= max(QUIET_CORES, 0.1 * cores):
         return MachineState("quiet", f"{used}; {thread_text}", **common)
-    # a measurement that mostly waited (sleep, I/O, a GPU) left its cores to the others
-    working = own >= WAITING_CORES
-    if working and ours > 1 and others + ours > cores + OVERSUBSCRIBED:
+    switches = common["involuntary_switches"] / window
+    waited = own < WAITING_CORES and switches < WAITING_SWITCHES  # as MachineState.mostly_waited
+    if ours > 1 and not waited and others + ours > cores + OVERSUBSCRIBED:
         advice = "our threads shared cores with them: use threads='auto' or 1"
         return MachineState("contended", f"{used}; {thread_text}; {advice}", **common)
     return MachineState("busy", f"{used}; {thread_text}", **common)
@@ -404,16 +418,18 @@ def _window_start(first: Reading, end: Reading) -> Reading:
     :data:`MAX_LOOKBACK_S` old) that at least reaches :data:`SHORTEST_S`."""
     if end.t - first.t >= MIN_WINDOW_S:
         return first
+    oldest = None
     with _history_lock:
-        earlier = [
-            r
-            for r in _history
-            if SHORTEST_S <= end.t - r.t <= MAX_LOOKBACK_S and r.source == end.source
-        ]
-    long_enough = [r for r in earlier if end.t - r.t >= MIN_WINDOW_S]
-    if long_enough:
-        return max(long_enough, key=lambda r: r.t)
-    return min(earlier, key=lambda r: r.t) if earlier else first
+        for r in reversed(_history):  # newest first
+            age = end.t - r.t
+            if age > MAX_LOOKBACK_S:
+                break
+            if age < SHORTEST_S or r.source != end.source:
+                continue
+            if age >= MIN_WINDOW_S:
+                return r
+            oldest = r
+    return oldest or first
 
 
 def current_load(window_s: float = 0.1) -> MachineState:

@@ -29,7 +29,6 @@ from everyo.bench.result import BenchmarkResult
 from everyo.bench.stats import ratio_interval, statistic_fn
 from everyo.bench.threshold import threshold_fraction
 from everyo.errors import EveryOBenchmarkError
-from everyo.machine_state import WAITING_CORES
 
 __all__ = [
     "Comparison",
@@ -296,8 +295,8 @@ def machine_caveat(a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new
     Either side measured on a contended machine, or one on a quiet and the other on a busy
     one (another process's load slows a measurement by itself) with loads at least
     :data:`LOAD_GAP_CORES` (and a quarter of the cores) apart, makes them incomparable, unless
-    the busy side mostly waited (its own CPU use below
-    :data:`~everyo.machine_state.WAITING_CORES`: a sleep or I/O hardly slows down).
+    the busy side mostly waited (:attr:`~everyo.machine_state.MachineState.mostly_waited`: a
+    sleep or I/O hardly slows down).
     """
     states = [getattr(x, "machine_state", None) for x in (a, b)]
     named = [(side, s) for side, s in zip(sides, states) if s is not None]
@@ -309,8 +308,7 @@ def machine_caveat(a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new
         (_, a_state), (_, b_state) = named
         side, state = next((side, s) for side, s in named if s.verdict == "busy")
         gap = abs((a_state.others_cores or 0.0) - (b_state.others_cores or 0.0))
-        waited = (state.own_cores or 0.0) < WAITING_CORES  # it slept, others' load barely matters
-        if not waited and gap >= max(LOAD_GAP_CORES, 0.25 * state.usable_cores):
+        if not state.mostly_waited and gap >= max(LOAD_GAP_CORES, 0.25 * state.usable_cores):
             return (
                 f"only the {side} was measured on a busy machine ({state.reason}); measure "
                 "both under the same conditions"

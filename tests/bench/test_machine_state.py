@@ -226,6 +226,9 @@ def test_a_short_window_with_only_a_recent_reading_still_reads_the_load(monkeypa
 
 def test_a_measurement_that_mostly_waited_is_not_contended_nor_incomparable():
     sleeper = state_over(1.0, 1.9, threads=2, own=0.05)  # time.sleep, I/O: others' load is moot
-    assert sleeper.verdict == "busy"
+    assert sleeper.verdict == "busy" and sleeper.mostly_waited  # 7 preemptions in 1 s
+    start, end = reading(0.0, 0.0), reading(1.0, 1.9, 0.05, involuntary=400)
+    starved = judge(start, end, cores=2, threads={"blas": 2, "openmp": None})
+    assert starved.verdict == "contended" and not starved.mostly_waited  # preempted all along
     quiet = state_over(1, 0.0, threads=2, own=0.05)
     assert check_regression(_result(0.02, sleeper, 1), _result(0.02, quiet, 2)).conclusive
