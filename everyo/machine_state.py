@@ -9,9 +9,7 @@ point, profiled run and comparison carries a :class:`MachineState`:
 - ``quiet``: other processes used (almost) no CPU while it ran;
 - ``busy``: they used some, and this process's threads still had cores of their own;
 - ``contended``: this process's threads had to share cores with them (others' cores plus our
-  BLAS/OpenMP threads exceed the usable cores, and it computed rather than waited: threads
-  starved of a core use little CPU too, but are preempted all the time), the case where
-  multi-threaded BLAS collapses;
+  BLAS/OpenMP threads exceed the usable cores), the case where multi-threaded BLAS collapses;
 - ``unknown``: the platform does not say (the reason says why).
 
 On Linux the readings come from ``/proc/stat`` (only the CPUs this process may run on) less this
@@ -60,8 +58,8 @@ OVERSUBSCRIBED = 0.25
 WAITING_CORES = 0.25
 """Below this average CPU use (in cores), with few preemptions (:data:`WAITING_SWITCHES`), a
 measurement mostly waited (sleep, I/O, a device): other processes' load hardly changes it, so a
-quiet/busy difference does not make two such measurements incomparable. (Threads starved of a
-core use little CPU too, but they are preempted all the time.)"""
+quiet/busy difference does not make two such measurements incomparable. It does not excuse a
+contended verdict: OpenBLAS threads starved of a core yield, and look as idle as a sleep."""
 WAITING_SWITCHES = 20.0
 """Involuntary context switches a second below which low CPU use means waiting, not starving."""
 MIN_WINDOW_S = 0.2
@@ -355,9 +353,9 @@ def judge(
     used = f"other processes used {others:.1f} of {cores} cores"  # as load_text
     if others <= max(QUIET_CORES, 0.1 * cores):
         return MachineState("quiet", f"{used}; {thread_text}", **common)
-    switches = common["involuntary_switches"] / window
-    waited = own < WAITING_CORES and switches < WAITING_SWITCHES  # as MachineState.mostly_waited
-    if ours > 1 and not waited and others + ours > cores + OVERSUBSCRIBED:
+    # not excused for waiting: OpenBLAS threads starved of a core yield (voluntary switches),
+    # so a collapsed call looks as idle as a sleep; with threads="auto" ours is 1 when busy
+    if ours > 1 and others + ours > cores + OVERSUBSCRIBED:
         advice = "our threads shared cores with them: use threads='auto' or 1"
         return MachineState("contended", f"{used}; {thread_text}; {advice}", **common)
     return MachineState("busy", f"{used}; {thread_text}", **common)
