@@ -10,7 +10,6 @@ pytest.importorskip("IPython")
 pytest.importorskip("anywidget")
 pytest.importorskip("plotly")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from everyo.profiler import runs  # noqa: E402
@@ -27,18 +26,7 @@ for _ in range(30):
 """
 
 
-@pytest.fixture(scope="module")
-def shell():
-    sh = InteractiveShell.instance()
-    sh.extension_manager.load_extension("everyo_lab")
-    return sh
-
-
-@pytest.fixture(autouse=True)
-def _fresh_runs():
-    runs.clear()
-    yield
-    runs.clear()
+pytestmark = pytest.mark.usefixtures("fresh_runs")  # tests/lab/conftest.py
 
 
 def run_magic(shell, line, body):

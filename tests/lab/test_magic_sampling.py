@@ -8,7 +8,6 @@ pytest.importorskip("IPython")
 pytest.importorskip("anywidget")
 pytest.importorskip("plotly")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 import everyo.profiler as ep  # noqa: E402
@@ -31,18 +30,7 @@ while time.perf_counter() < end:
 """
 
 
-@pytest.fixture(scope="module")
-def shell():
-    sh = InteractiveShell.instance()
-    sh.extension_manager.load_extension("everyo_lab")
-    return sh
-
-
-@pytest.fixture(autouse=True)
-def _fresh_runs():
-    runs.clear()
-    yield
-    runs.clear()
+pytestmark = pytest.mark.usefixtures("fresh_runs")  # tests/lab/conftest.py
 
 
 def test_a_sampled_cell_names_its_hot_line(shell):

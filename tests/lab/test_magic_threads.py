@@ -8,7 +8,6 @@ import pytest
 pytest.importorskip("IPython")
 pytest.importorskip("anywidget")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from everyo.machine_state import threads_in_use  # noqa: E402
@@ -23,18 +22,7 @@ BUSY = {
 }
 
 
-@pytest.fixture(scope="module")
-def shell():
-    sh = InteractiveShell.instance()
-    sh.extension_manager.load_extension("everyo_lab")
-    return sh
-
-
-@pytest.fixture(autouse=True)
-def _fresh_runs():
-    runs.clear()
-    yield
-    runs.clear()
+pytestmark = pytest.mark.usefixtures("fresh_runs")  # tests/lab/conftest.py
 
 
 def test_threads_applies_while_the_cell_runs_and_is_recorded(shell):

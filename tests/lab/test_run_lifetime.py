@@ -14,7 +14,6 @@ import pytest
 pytest.importorskip("IPython")
 pytest.importorskip("anywidget")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from everyo.errors import EveryOProfilerWarning  # noqa: E402
@@ -31,15 +30,13 @@ for _ in range(3000):
 """
 
 
-@pytest.fixture(scope="module")
-def shell():
-    sh = InteractiveShell.instance()
-    sh.extension_manager.load_extension("everyo_lab")
-    return sh
-
-
 @pytest.fixture(autouse=True)
 def _fresh_runs():
+    # dashboards other test modules left open (a run picker follows every new run) would hold
+    # this module's runs: these tests count what *their* widgets hold
+    import ipywidgets
+
+    ipywidgets.Widget.close_all()
     budget = runs.budget_bytes
     runs.clear()
     yield
