@@ -38,13 +38,14 @@ WIDGET = "src/dashboard_widget.js"
 ABLATIONS = {
     "no-live-drawing": [
         (
-            '  const onReport = () => {\n    const report = model.get("report") || {};\n',
-            '  const onReport = () => {\n    const report = model.get("report") || {};\n'
-            "    if (running(report)) { waiter.report(); return; } // ablation: no live drawing\n",
+            "  const onReport = () => {\n",
+            "  const onReport = () => {\n"
+            '    if (running(model.get("report"))) { waiter.report(); return; }'
+            " // ablation: no live drawing\n",
         ),
         (
-            "...table.traits.map((t) => [t, inFrame(table.update)]),",
-            "...table.traits.map((t) => [t, inFrame(() => {"
+            '...table.traits.filter((t) => t !== "report").map((t) => [t, inFrame(table.update)]),',
+            '...table.traits.filter((t) => t !== "report").map((t) => [t, inFrame(() => {'
             ' if (!running(model.get("report"))) table.update(); })]),',
         ),
         (

@@ -40,21 +40,32 @@ def _check_every_exported_trace() -> None:
 _check_every_exported_trace()
 
 
-@pytest.fixture(autouse=True)
-def _quiet_machine(request, monkeypatch):
+def _quiet_machine_by_default():
     """The machine reads as quiet unless a test is marked ``real_machine``: like a fake clock,
     so that what other processes on the test machine do cannot change a test's notes, verdicts
-    or recommendations. Tests of the readings themselves patch the reader as they need."""
-    if request.node.get_closest_marker("real_machine"):
-        return
+    or recommendations. Patched at import, not per test: module-scoped fixtures build runs
+    (and read the machine) before any function-scoped fixture runs."""
     import time
 
     from everyo import machine_state
 
+    real = machine_state._read
+
     def quiet_reading():
         return machine_state.Reading(time.monotonic(), 0.0, 0.0, 0, "proc")
 
-    monkeypatch.setattr(machine_state, "_read", quiet_reading)
+    machine_state._read = quiet_reading
+    return machine_state, real
+
+
+_MACHINE_STATE, _REAL_READ = _quiet_machine_by_default()
+
+
+@pytest.fixture(autouse=True)
+def _real_machine_when_marked(request, monkeypatch):
+    """Tests marked ``real_machine`` read the real load (the reader's own tests patch it)."""
+    if request.node.get_closest_marker("real_machine"):
+        monkeypatch.setattr(_MACHINE_STATE, "_read", _REAL_READ)
 
 
 def _gpu_available() -> bool:
