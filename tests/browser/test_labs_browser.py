@@ -80,12 +80,15 @@ def test_lab_01_in_jupyterlab(tmp_path):
             s.page.goto(s.server.url(f"student/{LAB}") + "?reset")
             s.wait_ready()
             _run_all(s)
+            # textContent, not innerText: Run All leaves the view at the end, and Lab skips
+            # laying out cells off screen (content-visibility), whose innerText is then empty
             s.page.wait_for_function(
                 "i => { const c = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i];"
-                " return c && /Not yet/.test(c.querySelector('.jp-OutputArea').innerText); }",
+                " return c && /Not yet/.test(c.querySelector('.jp-OutputArea').textContent); }",
                 arg=first_check,
                 timeout=180000,
             )
+            s.cell(first_check).scroll_into_view_if_needed()
             output = s.cell(first_check).locator(".jp-OutputArea")
             shown = output.inner_text()
             assert "\u2717 Not yet (check 1 of 01_first_profile)" in shown
