@@ -90,12 +90,22 @@ def test_lab_01_in_jupyterlab(tmp_path):
             )
             s.cell(first_check).scroll_into_view_if_needed()
             output = s.cell(first_check).locator(".jp-OutputArea")
-            shown = output.inner_text()
+            shown = output.text_content() or ""  # (laid out or not, as above)
             assert "\u2717 Not yet (check 1 of 01_first_profile)" in shown
             assert "Traceback" not in shown and len(shown.strip().splitlines()) == 1
             s.screenshot(output, "lab-01-not-yet")
         except BaseException:
             s.page_screenshot("lab-01-failure")
+            # what the page shows, laid out or not: the prompts and every error output
+            print("prompts:", s.page.evaluate(f"({PROMPTS_JS})()"))
+            print(
+                "errors:",
+                s.page.evaluate(
+                    "() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                    ".filter(o => /Not yet|Error|Traceback/.test(o.textContent))"
+                    ".map(o => o.textContent.slice(0, 300))"
+                ),
+            )
             raise
 
     record = json.loads((solved / "results" / "01_first_profile.json").read_text())
