@@ -64,9 +64,10 @@ def test_unknown_without_readings_or_over_a_window_too_short():
 
 
 def test_proc_parsing_keeps_only_the_usable_cpus():
-    stat = "cpu  1 1 1 1\ncpu0 10 0 0 90 0 0 0 0\ncpu1 50 0 0 50 5 0 0 0\nintr 1 2 3\n"
+    stat = "cpu  60 0 0 140 5 0 0 0\ncpu0 10 0 0 90 0 0 0 0\ncpu1 50 0 0 50 5 0 0 0\nintr 1 2\n"
     assert ms.parse_proc_stat(stat, {0}) == 10.0
     assert ms.parse_proc_stat(stat, None) == 60.0  # idle and iowait are not busy
+    assert ms.parse_proc_stat(stat, {0, 1}) == 60.0  # every CPU: the total line
     assert ms.parse_proc_stat("intr 0\n", None) is None
 
 
