@@ -183,7 +183,7 @@ class Run:
         ``wall_ns`` gives the duration instead of reading the clock (a run built from a file,
         or merged from several processes).
         """
-        if self._watch is not None and self._wall_ns is None:
+        if self._watch is not None and self._wall_ns is None and wall_ns is None:  # live only
             state = worst([MachineState.from_dict(self.machine), self._watch.stop()])
             self.machine = state.to_dict()
         self._wall_ns = int(self._clock() - self._t0) if wall_ns is None else int(wall_ns)
