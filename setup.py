@@ -1,11 +1,13 @@
-"""Builds everyo's two optional C extensions: the profiler's module-call path, and the loops
-the live dashboard runs over each batch of new events.
+"""Builds everyo's three optional C extensions: the profiler's module-call path, the loops
+the live dashboard runs over each batch of new events, and the machine-state reading every
+measurement takes twice.
 
 Everything else about the package is in pyproject.toml. The extensions are optional: where no C
 compiler is found the install still succeeds, ``everyo.profiler.recorder`` records through its
 pure-Python path (the same events, about twice the cost per event; ``python -m everyo info``
 says which one runs), and the live dashboard folds events in with NumPy (the same figures, with
-about twice the GIL hand-overs per refresh).
+about twice the GIL hand-overs per refresh), and ``everyo.machine_state`` reads the machine in
+Python (the same reading, about twice the cost).
 """
 
 from setuptools import Extension, setup
@@ -20,6 +22,11 @@ setup(
         Extension(
             "everyo.profiler._cbatch",
             sources=["everyo/profiler/_cbatch.c"],
+            optional=True,
+        ),
+        Extension(
+            "everyo._cmachine",
+            sources=["everyo/_cmachine.c"],
             optional=True,
         ),
     ]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -129,15 +130,97 @@ def verdict_counts(threads, runs: int) -> Counter:
     return counts
 
 
-def state_cost(repeat: int = 2000) -> tuple[float, float]:
-    """Seconds to start and stop one MachineWatch (two readings, the threads in use, the
-    verdict), and that as a share of a 1-ms measurement."""
-    threads_in_use()  # the controller is built once per process
-    start = time.perf_counter()
-    for _ in range(repeat):
-        MachineWatch().start().stop()
-    each = (time.perf_counter() - start) / repeat
-    return each, each / 1e-3
+def _one_ms_work():
+    """About 1 ms of NumPy work on one thread (the measurement the cost is set against); it
+    also cools the caches the watch's code and the kernel's /proc code run from."""
+    import numpy as np
+
+    a = np.random.default_rng(0).random((160, 160), dtype=np.float32)
+
+    def work():
+        x = a
+        for _ in range(12):
+            x = np.tanh(x @ a)
+        return x
+
+    return work
+
+
+def state_cost(pairs: int = 3000, idle_pairs: int = 12) -> dict[str, float]:
+    """The cost of recording the machine state around a 1-ms measurement, in seconds each:
+
+    - ``in_situ``: ``MachineWatch().start()`` before and ``.stop()`` after 1 ms of NumPy work,
+      measurements back to back (as a sweep's points, repeated ``benchmark()`` calls), the two
+      sections timed where they run (median);
+    - ``after_idle``: the same for a measurement taken more than 3 s after the previous one
+      (the reader's copying thread has ended: the first reading reads the counters itself);
+    - ``paired``: median of (start + work + stop) less median of (work), interleaved: what the
+      measurement's owner waits for, cache effects on the work included;
+    - ``judge``: judging the verdict, on the first read of the state's fields (after the
+      measurement, when a view or a check reads it);
+    - ``tight``: start and stop in a tight loop (warm caches; the figure this file printed
+      before the in-situ ones).
+    With the 1-ms work's own median, ``work``."""
+    from threadpoolctl import threadpool_limits
+
+    work = _one_ms_work()
+    clock = time.perf_counter
+    with threadpool_limits(1):
+        for _ in range(200):
+            work()
+        sections, alone, around, judged = [], [], [], []
+        for _ in range(pairs):
+            t0 = clock()
+            work()
+            alone.append(clock() - t0)
+            t0 = clock()
+            watch = MachineWatch(threads_policy="auto", threads_applied=1).start()
+            t1 = clock()
+            work()
+            t2 = clock()
+            state = watch.stop()
+            t3 = clock()
+            state.verdict  # noqa: B018 - the first read judges it
+            judged.append(clock() - t3)
+            sections.append((t1 - t0) + (t3 - t2))
+            around.append(t3 - t0)
+        idle = []
+        for _ in range(idle_pairs):
+            time.sleep(3.2)  # the copying thread lingers 3 s after the last reading
+            work()
+            t0 = clock()
+            watch = MachineWatch(threads_policy="auto", threads_applied=1).start()
+            t1 = clock()
+            work()
+            t2 = clock()
+            watch.stop()
+            idle.append((t1 - t0) + (clock() - t2))
+        t0 = clock()
+        for _ in range(2000):
+            MachineWatch(threads_policy="auto", threads_applied=1).start().stop()
+        tight = (clock() - t0) / 2000
+    median = statistics.median
+    return {
+        "in_situ": median(sections),
+        "after_idle": median(idle) if idle else float("nan"),
+        "paired": median(around) - median(alone),
+        "judge": median(judged),
+        "tight": tight,
+        "work": median(alone),
+    }
+
+
+def print_state_cost(cost: dict[str, float]) -> None:
+    us = {k: v * 1e6 for k, v in cost.items()}
+    share = cost["in_situ"] / 1e-3
+    print(
+        f"\nrecording the machine state around a 1-ms measurement (work {us['work'] / 1e3:.2f} ms):"
+        f"\n  in situ, back to back: {us['in_situ']:.1f} us = {share:.2%} of 1 ms (target <= 1 %)"
+        f"\n  in situ, after 3 s idle: {us['after_idle']:.1f} us = {cost['after_idle'] / 1e-3:.2%}"
+        f"\n  paired (start + work + stop) - work: {us['paired']:.1f} us"
+        f"\n  judging the verdict when first read (after the measurement): {us['judge']:.1f} us"
+        f"\n  tight loop, warm caches: {us['tight']:.1f} us"
+    )
 
 
 def main(argv=None) -> None:
@@ -145,7 +228,15 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls per point and runs")
     parser.add_argument("--only", default="quiet,cpu,blas", help="loads to run, comma-separated")
     parser.add_argument("--runs", type=int, default=20, help="benchmark() runs per cell")
+    parser.add_argument(
+        "--only-cost", action="store_true", help="only the cost of recording the machine state"
+    )
     args = parser.parse_args(argv)
+    if args.only_cost:
+        print(f"before: {current_load(0.5).line()}")
+        print_state_cost(state_cost())
+        print(f"after: {current_load(0.5).line()}")
+        return
     repeat = 5 if args.quick else 10
     runs = max(4, args.runs // 4) if args.quick else args.runs
     loads = [x for x in args.only.split(",") if x]
@@ -192,11 +283,7 @@ def main(argv=None) -> None:
             f"| {load} | {name} | {n} | {share['quiet']:.0%} | {share['busy']:.0%} | "
             f"{share['contended']:.0%} | {share['unknown']:.0%} | {target} |"
         )
-    each, share = state_cost()
-    print(
-        f"\nrecording the machine state: {each * 1e6:.1f} us per measurement = "
-        f"{share:.2%} of a 1-ms measurement (target <= 1 %)"
-    )
+    print_state_cost(state_cost())
     print(f"after: {current_load(0.5).line()}")
 
 

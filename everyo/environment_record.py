@@ -57,7 +57,11 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
     """
     cuda, gpus = _cuda()
     return {
-        "everyo": {"version": __version__, "profiler_recorder": _profiler_recorder()},
+        "everyo": {
+            "version": __version__,
+            "profiler_recorder": _profiler_recorder(),
+            "machine_reader": _machine_reader(),
+        },
         "python": _python(),
         "numpy": _numpy(),
         "os": {
@@ -78,6 +82,13 @@ def _profiler_recorder() -> str:
     from everyo.profiler.recorder import IMPLEMENTATION
 
     return IMPLEMENTATION
+
+
+def _machine_reader() -> str:
+    """``"c"`` where the machine state's compiled reader is in use, else ``"python"``."""
+    from everyo import machine_state
+
+    return "c" if machine_state._cread is not None else "python"
 
 
 def _python() -> dict[str, Any]:
@@ -297,7 +308,10 @@ def _format_everyo(record: dict[str, Any]) -> str:
     impl = record.get("profiler_recorder")
     if impl == "python":
         impl = "python (no compiled extension: pip install -e . with a C compiler)"
-    return f"{record['version']}, profiler_recorder: {impl}"
+    text = f"{record['version']}, profiler_recorder: {impl}"
+    if record.get("machine_reader"):  # (records from before it was recorded have none)
+        text += f", machine_reader: {record['machine_reader']}"
+    return text
 
 
 def _format_python(py: dict[str, Any]) -> str:

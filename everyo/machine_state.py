@@ -14,7 +14,9 @@ point, profiled run and comparison carries a :class:`MachineState`:
 
 On Linux the readings come from ``/proc/stat`` (only the CPUs this process may run on) less this
 process's own CPU time (``getrusage``, which also gives the involuntary context switches), in the
-kernel's clock ticks; elsewhere from psutil when it is installed. One reading costs a few µs.
+kernel's clock ticks; elsewhere from psutil when it is installed. Recording a measurement's state
+costs two readings (the compiled reader, ``everyo/_cmachine.c``, takes a copy its own thread
+made at most 10 ms before); the verdict is judged when the state is first read.
 
 >>> watch = MachineWatch().start()
 >>> state = watch.stop()
@@ -24,7 +26,9 @@ True
 
 from __future__ import annotations
 
+import bisect
 import os
+import sys
 import threading
 import time
 from collections import deque
@@ -75,29 +79,38 @@ _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 class Reading(NamedTuple):
     """One reading: ``t`` (monotonic s), CPU ticks busy on the usable CPUs, this process's CPU
-    ticks, and its involuntary context switches. ``busy``/``own`` are ``None`` where unknown."""
+    ticks, and its involuntary context switches. ``busy``/``own`` are ``None`` where unknown.
+    ``t_read`` is when the counters were read, where that is not ``t`` (the compiled reader
+    takes a copy at most 10 ms old that its own thread made: /proc/stat counts in 10-ms ticks,
+    and reading it after the measured code costs more than the rest of a reading)."""
 
     t: float
     busy: float | None
     own: float | None
     involuntary: int
     source: str
+    t_read: float | None = None
 
 
 _history: deque[Reading] = deque(maxlen=64)
-_history_lock = threading.Lock()
+"""Recent readings, oldest first (appending to a deque is atomic: readers copy it first)."""
 
 
 def read_machine() -> Reading:
     """Take one reading (and keep it, so a later short window can reach back to it)."""
     reading = _read()
-    with _history_lock:
-        _history.append(reading)
+    _history.append(reading)
     return reading
 
 
 def _read() -> Reading:
-    t = time.monotonic()
+    # The hot path: a measurement takes two readings, and their cost must stay well under 1 %
+    # of a 1-ms window (TARGETS.md); /proc/stat regenerating itself is most of it.
+    if _cread is not None and _all_cpus_usable():
+        t, busy, own, involuntary, t_read = _cread()
+        if busy is not None:
+            return Reading(t, busy, own, involuntary, "proc", t_read)
+    t = _monotonic()
     own, involuntary = _own_usage()
     busy = _proc_busy()
     if busy is not None:
@@ -107,6 +120,15 @@ def _read() -> Reading:
     return Reading(t, busy, own if busy is not None else None, involuntary, source)
 
 
+try:  # the same reading in C (setup.py builds it where a compiler is found): see Reading
+    from everyo._cmachine import read as _cread
+except ImportError:
+    _cread = None
+if not sys.platform.startswith("linux") or os.environ.get("EVERYO_PURE_PYTHON"):
+    _cread = None  # (its clock is time.monotonic's only on Linux)
+_monotonic = time.monotonic
+
+
 def _own_usage() -> tuple[float, int]:
     """This process's CPU time (all its threads) in clock ticks, and its involuntary context
     switches: one getrusage call."""
@@ -114,10 +136,14 @@ def _own_usage() -> tuple[float, int]:
         times = os.times()
         return (times.user + times.system) * _HZ, 0
     try:
-        usage = resource.getrusage(resource.RUSAGE_SELF)
+        usage = _getrusage(_RUSAGE_SELF)
     except (OSError, ValueError):
         return 0.0, 0
-    return (usage.ru_utime + usage.ru_stime) * _HZ, int(usage.ru_nivcsw)
+    return (usage.ru_utime + usage.ru_stime) * _HZ, usage.ru_nivcsw
+
+
+if resource is not None:
+    _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 
 
 def _usable_cpus() -> set[int] | None:
@@ -127,8 +153,31 @@ def _usable_cpus() -> set[int] | None:
         return None
 
 
+_AFFINITY_TTL_S = 1.0
+_affinity: tuple[float, set[int] | None, bool] = (-_AFFINITY_TTL_S, None, True)
+
+
+def _usable_cpus_cached() -> set[int] | None:
+    """:func:`_usable_cpus`, read again at most once a second (a process's affinity rarely
+    changes while it measures; reading it costs a tenth of a reading)."""
+    global _affinity
+    checked, cpus, _ = _affinity
+    now = _monotonic()
+    if now - checked >= _AFFINITY_TTL_S:
+        cpus = _usable_cpus()
+        _affinity = (now, cpus, cpus is None or cpus == _ALL_CPUS)
+    return cpus
+
+
+def _all_cpus_usable() -> bool:
+    """True when this process may run on every CPU (then /proc/stat's total line is its load)."""
+    if _monotonic() - _affinity[0] >= _AFFINITY_TTL_S:
+        _usable_cpus_cached()
+    return _affinity[2]
+
+
 def usable_cores() -> int:
-    cpus = _usable_cpus()
+    cpus = _usable_cpus_cached()
     return len(cpus) if cpus else (os.cpu_count() or 1)
 
 
@@ -142,13 +191,22 @@ def _proc_busy() -> float | None:
     (``pread`` from offset 0 regenerates the file: a third of the cost of open, read, close);
     ``None`` where /proc is not there."""
     global _stat_fd
+    cpus = _usable_cpus_cached()
     try:
         if _stat_fd is None:
             _stat_fd = os.open("/proc/stat", os.O_RDONLY)
+        if cpus is None or cpus == _ALL_CPUS:  # the total line alone, parsed inline
+            fields = os.pread(_stat_fd, 160, 0).split(None, 9)
+            if fields[0] == b"cpu" and len(fields) >= 9:
+                # user nice system idle iowait irq softirq steal: all but idle and iowait
+                return float(
+                    int(fields[1]) + int(fields[2]) + int(fields[3])
+                    + int(fields[6]) + int(fields[7]) + int(fields[8])
+                )
         head = os.pread(_stat_fd, _STAT_BYTES, 0)  # the cpu lines only
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, ValueError):
         return None
-    return parse_proc_stat(head, _usable_cpus())
+    return parse_proc_stat(head, cpus)
 
 
 def parse_proc_stat(stat: str | bytes, cpus: set[int] | None) -> float | None:
@@ -313,6 +371,27 @@ class MachineState:
             return None
 
 
+class _JudgedOnRead(MachineState):
+    """A :class:`MachineState` whose fields are judged (:func:`judge`) when one is first read;
+    it is then a plain ``MachineState`` (equal to the one ``judge`` returns)."""
+
+    def __init__(self, start: Reading, end: Reading, threads, policy, applied):  # noqa: D107
+        object.__setattr__(self, "_judge", (start, end, threads, policy, applied))
+
+    def __getattribute__(self, name: str) -> Any:
+        fields = object.__getattribute__(self, "__dict__")
+        pending = fields.get("_judge")
+        if pending is not None:
+            start, end, threads, policy, applied = pending
+            state = judge(
+                start, end, threads=threads, threads_policy=policy, threads_applied=applied
+            )
+            fields.update(state.__dict__)  # (two threads at once: the same fields)
+            fields.pop("_judge", None)
+            object.__setattr__(self, "__class__", MachineState)
+        return object.__getattribute__(self, name)
+
+
 def worst(states) -> MachineState | None:
     """The least trustworthy of several states (contended > busy > unknown > quiet)."""
     rank = {"quiet": 0, "unknown": 1, "busy": 2, "contended": 3}
@@ -331,46 +410,81 @@ def judge(
 ) -> MachineState:
     """The state over the window from ``start`` to ``end`` (pure: tests pass fake readings)."""
     cores = cores or usable_cores()
-    threads = threads if threads is not None else threads_in_use()
+    if threads is None:
+        threads = threads_in_use() if threads_applied is None else _limited(threads_applied)
     blas, omp = threads.get("blas"), threads.get("openmp")
     ours = max(blas or 1, omp or 1)
     window = max(end.t - start.t, 1e-9)
-    common = dict(
-        usable_cores=cores,
-        blas_threads=blas,
-        openmp_threads=omp,
-        involuntary_switches=max(end.involuntary - start.involuntary, 0),
-        window_s=round(window, 4),
-        threads_policy=threads_policy,
-        threads_applied=threads_applied,
-        source=end.source,
-    )
     thread_text = _threads_text(blas, omp, threads_policy, threads_applied)
+    others = own = None
     if None in (start.busy, end.busy, start.own, end.own):
-        reason = "the platform does not report other processes' CPU use"
-        return MachineState("unknown", f"{reason}; {thread_text}", **common)
-    if window < SHORTEST_S:
+        verdict = "unknown"
+        reason = f"the platform does not report other processes' CPU use; {thread_text}"
+    elif min(window, _t_read(end) - _t_read(start)) < SHORTEST_S:
+        verdict = "unknown"
         reason = (
             f"read over {window * 1e3:.0f} ms only, too short to tell other processes' load "
-            "(the kernel counts CPU time in 10-ms ticks)"
+            f"(the kernel counts CPU time in 10-ms ticks); {thread_text}"
         )
-        return MachineState("unknown", f"{reason}; {thread_text}", **common)
-    others = max(end.busy - start.busy - (end.own - start.own), 0.0) / _HZ / window
-    own = max(end.own - start.own, 0.0) / _HZ / window
-    others, own = min(others, float(cores)), min(own, float(cores))
-    common.update(others_cores=round(others, 3), own_cores=round(own, 3))
-    used = f"other processes used {others:.1f} of {cores} cores"  # as load_text
-    if others <= max(QUIET_CORES, 0.1 * cores):
-        return MachineState("quiet", f"{used}; {thread_text}", **common)
-    # not excused for waiting: OpenBLAS threads starved of a core yield (voluntary switches),
-    # so a collapsed call looks as idle as a sleep; with threads="auto" ours is 1 when busy
-    if ours > 1 and others + ours > cores + OVERSUBSCRIBED:
-        advice = "our threads shared cores with them: use threads='auto' or 1"
-        return MachineState("contended", f"{used}; {thread_text}; {advice}", **common)
-    return MachineState("busy", f"{used}; {thread_text}", **common)
+    else:
+        # the counters may have been read a few ms before t (see Reading): over their own span
+        span = max(_t_read(end) - _t_read(start), 1e-9)
+        used_own = max(end.own - start.own, 0.0)
+        others = max(end.busy - start.busy - used_own, 0.0) / _HZ / span
+        others = min(others, float(cores))
+        own = min(used_own / _HZ / span, float(cores))
+        used = f"other processes used {others:.1f} of {cores} cores"  # as load_text
+        if others <= max(QUIET_CORES, 0.1 * cores):
+            verdict, reason = "quiet", f"{used}; {thread_text}"
+        # not excused for waiting: OpenBLAS threads starved of a core yield (voluntary
+        # switches), so a collapsed call looks as idle as a sleep; with threads="auto" ours is
+        # 1 when busy
+        elif ours > 1 and others + ours > cores + OVERSUBSCRIBED:
+            verdict = "contended"
+            advice = "our threads shared cores with them: use threads='auto' or 1"
+            reason = f"{used}; {thread_text}; {advice}"
+        else:
+            verdict, reason = "busy", f"{used}; {thread_text}"
+        others, own = round(others, 3), round(own, 3)
+    return MachineState(
+        verdict,
+        reason,
+        others,
+        own,
+        cores,
+        blas,
+        omp,
+        max(end.involuntary - start.involuntary, 0),
+        round(window, 4),
+        threads_policy,
+        threads_applied,
+        end.source,
+    )
+
+
+def _t_read(reading: Reading) -> float:
+    return reading.t if reading.t_read is None else reading.t_read
+
+
+def _limited(applied: int) -> dict[str, int | None]:
+    """The threads in use while a thread policy holds its limit: the limit, for each kind of
+    library loaded (the policy limited them all; asking each library costs a reading's tenth)."""
+    controller = thread_controller()
+    if controller is None:
+        return {"blas": None, "openmp": None}
+    kinds = {lib.user_api for lib in controller.lib_controllers}
+    return {kind: (applied if kind in kinds else None) for kind in ("blas", "openmp")}
+
+
+_thread_texts: dict[tuple, str] = {}
 
 
 def _threads_text(blas, omp, policy, applied) -> str:
+    key = (blas, omp, policy, applied)
+    try:
+        return _thread_texts[key]
+    except (KeyError, TypeError):
+        pass
     parts = []
     if blas is not None:
         parts.append(f"{blas} BLAS thread{'s' if blas != 1 else ''}")
@@ -379,6 +493,11 @@ def _threads_text(blas, omp, policy, applied) -> str:
     text = ", ".join(parts) or "BLAS threads unknown (pip install threadpoolctl)"
     if applied is not None:
         text += f", limited by threads={policy!r}"
+    try:
+        if len(_thread_texts) < 256:
+            _thread_texts[key] = text
+    except TypeError:  # an unhashable policy: not kept
+        pass
     return text
 
 
@@ -414,8 +533,23 @@ class MachineWatch:
         )
 
     def stop(self) -> MachineState:
-        """End the window; the state is kept as :attr:`state`."""
-        self.state = self.peek()
+        """End the window; the state is kept as :attr:`state`.
+
+        Only what can change later is read here (the end reading, the window's start, the
+        threads in use unless a thread policy fixed them); the verdict and its reason are
+        judged when the state is first read, so that recording costs the measurement two
+        readings and little more (TARGETS.md: at most 1 % of a 1-ms window)."""
+        if self.first is None:
+            self.start()
+        end = read_machine()
+        applied = self.threads_applied
+        self.state = _JudgedOnRead(
+            _window_start(self.first, end),
+            end,
+            None if applied is not None else threads_in_use(),
+            self.threads_policy,
+            applied,
+        )
         return self.state
 
 
@@ -425,26 +559,38 @@ def _window_start(first: Reading, end: Reading) -> Reading:
     :data:`MAX_LOOKBACK_S` old) that at least reaches :data:`SHORTEST_S`."""
     if end.t - first.t >= MIN_WINDOW_S:
         return first
-    oldest = None
-    with _history_lock:
-        for r in reversed(_history):  # newest first
-            age = end.t - r.t
-            if age > MAX_LOOKBACK_S:
-                break
-            if age < SHORTEST_S or r.source != end.source:
-                continue
-            if age >= MIN_WINDOW_S:
-                return r
-            oldest = r
-    return oldest or first
+    history = tuple(_history)  # (a copy: other threads may append while this reads)
+    # the newest reading at least MIN_WINDOW_S old: usually a few back (a lone measurement's
+    # own readings are the only young ones), found by bisection when a sweep of short points
+    # filled the history with young readings
+    at = len(history)
+    for back in range(min(at, 4)):
+        if end.t - history[at - 1 - back].t >= MIN_WINDOW_S:
+            at -= back
+            break
+    else:
+        at = bisect.bisect_right(history, end.t - MIN_WINDOW_S, key=_time_of)
+    for r in reversed(history[:at]):
+        if end.t - r.t > MAX_LOOKBACK_S:
+            break
+        if r.source == end.source:
+            return r
+    young = bisect.bisect_right(history, end.t - SHORTEST_S, key=_time_of)
+    for r in history[at:young]:  # the oldest between SHORTEST_S and MIN_WINDOW_S old
+        if r.source == end.source:
+            return r
+    return first
+
+
+def _time_of(reading: Reading) -> float:
+    return reading.t
 
 
 def current_load(window_s: float = 0.1) -> MachineState:
     """The machine's state now: over the window since a recent reading, or, when there is none
     at least ``window_s`` old, over a ``window_s`` pause taken here."""
     end = read_machine()
-    with _history_lock:
-        earlier = [r for r in _history if window_s <= end.t - r.t <= MAX_LOOKBACK_S]
+    earlier = [r for r in tuple(_history) if window_s <= end.t - r.t <= MAX_LOOKBACK_S]
     if earlier:
         start = max(earlier, key=lambda r: r.t)
     else:

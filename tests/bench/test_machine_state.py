@@ -76,13 +76,123 @@ def test_a_reading_counts_this_process_and_its_preemptions(monkeypatch):
     class Usage:
         ru_utime, ru_stime, ru_nivcsw = 1.5, 0.5, 42
 
-    monkeypatch.setattr(ms.resource, "getrusage", lambda who: Usage)
+    monkeypatch.setattr(ms, "_cread", None)  # the Python reader (the compiled one: below)
+    monkeypatch.setattr(ms, "_getrusage", lambda who: Usage)
     monkeypatch.setattr(ms, "_proc_busy", lambda: 1000.0)
     r = ms._read()
     assert r.own == pytest.approx(2.0 * HZ) and r.involuntary == 42 and r.busy == 1000.0
     monkeypatch.setattr(ms, "_proc_busy", lambda: None)
     monkeypatch.setattr(ms, "_psutil_busy", lambda: None)
     assert ms._read().source == "none"
+
+
+needs_cmachine = pytest.mark.skipif(
+    ms._cread is None, reason="the compiled machine reader is not built (no C compiler)"
+)
+
+
+def test_ci_builds_and_uses_the_compiled_reader():
+    """CI sets EVERYO_REQUIRE_COMPILED=1: there the reader's C extension must be built and in
+    use (else the tests of it above and below would skip unseen)."""
+    import os
+
+    import everyo as eo
+
+    if not os.environ.get("EVERYO_REQUIRE_COMPILED"):
+        pytest.skip("EVERYO_REQUIRE_COMPILED is not set (only CI requires the extension)")
+    assert ms._cread is not None
+    assert eo.environment()["everyo"]["machine_reader"] == "c"
+
+
+@needs_cmachine
+@pytest.mark.real_machine
+def test_the_compiled_reader_reads_what_the_python_one_reads(monkeypatch):
+    """The compiled reader's counters come from a copy its thread made at most 10 ms before
+    (``t_read``); they are the ones the Python reader reads from the same sources."""
+    import time
+
+    first = ms._cread()
+    time.sleep(0.03)  # the copying thread has started with the first reading
+    t, busy, own, involuntary, t_read = ms._cread()
+    assert t - 0.0105 <= t_read <= t and t_read > first[4]
+    monkeypatch.setattr(ms, "_cread", None)
+    python = ms._read()
+    hz_slack = 0.02 * HZ * ms.usable_cores() + 2  # 20 ms of every CPU, and a tick each way
+    assert python.t >= t and 0 <= python.busy - busy <= hz_slack + (python.t - t) * HZ * 2
+    assert 0 <= python.own - own <= (python.t - t_read) * HZ * 2 + 2
+    assert python.involuntary >= involuntary
+
+
+@needs_cmachine
+@pytest.mark.real_machine
+def test_the_compiled_reader_keeps_copying_in_a_forked_child():
+    """A forked child has no copying thread: its first reading starts one (else every
+    reading there would read /proc/stat itself, or, worse, take the parent's last copy)."""
+    import os
+    import time
+
+    ms._cread()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave without running pytest's teardown
+        ok = False
+        try:
+            first = ms._cread()
+            time.sleep(0.03)
+            later = ms._cread()
+            from everyo import _cmachine
+
+            copying = _cmachine.copier_state() == "copying"
+            ok = copying and later[4] > first[4] and later[4] > later[0] - 0.011
+        finally:
+            os.write(write_end, b"1" if ok else b"0")
+            os._exit(0)
+    os.close(write_end)
+    answer = os.read(read_end, 1)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
+
+
+@needs_cmachine
+@pytest.mark.real_machine
+def test_the_copying_thread_sleeps_when_nothing_measures_and_wakes_for_a_reading():
+    import time
+
+    from everyo import _cmachine
+
+    ms._cread()
+    time.sleep(3.3)  # 3 s after the last reading it stops copying (no wake-ups while idle)
+    assert _cmachine.copier_state() == "idle"
+    t, *_, t_read = ms._cread()
+    assert t_read == t  # its copy is old: the reading read the counters itself
+    time.sleep(0.03)
+    assert _cmachine.copier_state() == "copying"
+    t, *_, t_read = ms._cread()
+    assert t - 0.0105 <= t_read < t
+
+
+def test_counters_read_before_the_window_ends_are_judged_over_their_own_span():
+    """Readings whose counters were copied a little before ``t`` (``t_read``): the load is
+    their change over the span between the copies, not over the window's ``t``s."""
+    start = ms.Reading(10.0, 0.0, 0.0, 0, "proc", 9.995)
+    end = ms.Reading(10.5, 1.5 * HZ * 0.49, 0.5 * HZ * 0.49, 3, "proc", 10.485)
+    state = ms.judge(start, end, cores=2, threads={"blas": 1, "openmp": None})
+    assert state.others_cores == pytest.approx(1.0) and state.own_cores == pytest.approx(0.5)
+    assert state.window_s == 0.5 and state.verdict == "busy"
+
+
+def test_the_state_is_judged_when_first_read_and_is_then_a_plain_state(monkeypatch):
+    """``MachineWatch.stop`` takes the readings; the verdict is judged on the first read of
+    any field, from those readings (later readings do not change it)."""
+    clock = iter([10.0, 10.5, 11.0])
+    monkeypatch.setattr(ms, "_read", lambda: reading(t := next(clock), 1.5 * (t - 10.0)))
+    monkeypatch.setattr(ms, "_history", type(ms._history)(maxlen=64))
+    monkeypatch.setattr(ms, "threads_in_use", lambda: {"blas": 2, "openmp": None})
+    state = MachineWatch().start().stop()
+    ms.read_machine()  # a later reading must not move the window
+    expected = judge(reading(10.0, 0.0), reading(10.5, 0.75), threads={"blas": 2, "openmp": None})
+    assert state == expected and type(state) is MachineState
+    assert state.others_cores == pytest.approx(1.5) and state.verdict == "contended"
 
 
 def test_a_short_watch_reaches_back_to_an_earlier_reading(monkeypatch):
