@@ -5,9 +5,9 @@ measurement takes twice.
 Everything else about the package is in pyproject.toml. The extensions are optional: where no C
 compiler is found the install still succeeds, ``everyo.profiler.recorder`` records through its
 pure-Python path (the same events, about twice the cost per event; ``python -m everyo info``
-says which one runs), and the live dashboard folds events in with NumPy (the same figures, with
-about twice the GIL hand-overs per refresh), and ``everyo.machine_state`` reads the machine in
-Python (the same reading, about twice the cost).
+says which one runs), the live dashboard folds events in with NumPy (the same figures, with
+about twice the GIL hand-overs per refresh), and ``everyo.machine_state`` reads ``/proc/stat``
+itself at each reading (the same reading, at a few times the cost).
 """
 
 from setuptools import Extension, setup
