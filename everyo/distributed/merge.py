@@ -11,11 +11,12 @@ events, so an event is made for it from the note its worker logged when it start
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
 from everyo.distributed.clock import ClockOffset
+from everyo.machine_state import MachineState, worst
 from everyo.profiler.run import Run
 from everyo.profiler.store import OPTIONAL_COLUMNS, EventStore
 
@@ -48,7 +49,9 @@ class TaskRecord:
     ``status`` is ``"ok"`` or ``"failed"`` (``error`` says why: the task's exception, or the
     worker died, or it timed out). ``straggler`` marks a task slower than ``straggler_factor``
     times the median of the tasks that finished; ``slowdown`` is its duration over that median.
-    ``row`` is the task's event in the run (``None`` when it has none).
+    ``row`` is the task's event in the run (``None`` when it has none). ``machine`` is what
+    its worker's machine did while it ran (:meth:`MachineState.to_dict
+    <everyo.machine_state.MachineState.to_dict>`; ``None`` when no result came back).
     """
 
     index: int
@@ -60,6 +63,7 @@ class TaskRecord:
     straggler: bool = False
     slowdown: float | None = None
     row: int | None = None
+    machine: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -208,6 +212,7 @@ def merge_tasks(
         environment=environment,
     )
     run.processes = merged.processes(records)
+    run.machine = _least_trusted_machine(tasks)
     for name, (t, v) in merged.counters.items():
         run.add_counter(name, t, v)
     failed = [t for t in tasks if not t.ok]
@@ -251,7 +256,9 @@ def _place(o: TaskOutcome, merged: _Merged, idents, offsets, origin_ns) -> TaskR
             meta["error"] = error
         merged.task_meta.append(meta)
         status = "failed" if error else "ok"
-        return TaskRecord(o.index, ident["name"], status, error, start, dur)
+        record = TaskRecord(o.index, ident["name"], status, error, start, dur)
+        record.machine = o.payload.get("machine")  # (payloads of older workers have none)
+        return record
     ident = o.worker or (idents.get(o.note["address"]) if o.note else None)
     name = ident["name"] if ident else (o.note or {}).get("worker")
     record = TaskRecord(o.index, name, "failed", o.error)
@@ -265,6 +272,23 @@ def _place(o: TaskOutcome, merged: _Merged, idents, offsets, origin_ns) -> TaskR
     merged.task_meta.append(meta)
     record.start_ns, record.dur_ns = start, max(end - start, 0)
     return record
+
+
+def _least_trusted_machine(tasks: list[TaskRecord]) -> dict | None:
+    """The run's machine state: the least trustworthy of its tasks' (each measured on its own
+    worker), its reason naming the worker and task, and how many tasks were not quiet."""
+    states = [(t, MachineState.from_dict(t.machine)) for t in tasks]
+    states = [(t, s) for t, s in states if s is not None]
+    chosen = worst(s for _, s in states)
+    if chosen is None:
+        return None
+    task = next(t for t, s in states if s is chosen)
+    unquiet = sum(s.verdict != "quiet" for _, s in states)
+    reason = f"task {task.index} on worker {task.worker}: {chosen.reason}"
+    if unquiet > 1:
+        reason += f" ({unquiet} of {len(states)} tasks ran on a machine that was not quiet)"
+    extra = {**chosen.extra, "worker": task.worker, "task": task.index, "not_quiet": unquiet}
+    return replace(chosen, reason=reason, extra=extra).to_dict()
 
 
 def _flag_stragglers(tasks: list[TaskRecord], factor: float) -> int | None:

@@ -61,6 +61,7 @@ def run_profiled(fn, value, index: int, token: str, options: dict) -> dict[str, 
         "metadata": dict(store.metadata),
         "counters": {k: (t.copy(), v.copy()) for k, (t, v) in run.counters.items()},
         "thread": threading.get_native_id(),
+        "machine": run.machine,  # what the worker's machine did during the task
     }
 
 

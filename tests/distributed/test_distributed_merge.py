@@ -184,3 +184,36 @@ def test_dashboard_views_show_one_band_per_worker(run):
 
     _, bands = lanes(run.snapshot())
     assert sorted(name for _, name in bands) == ["worker 0", "worker 1"]
+
+
+def _with_machine(p, verdict, others):
+    from everyo.machine_state import judge, Reading
+
+    hz = 100.0
+    end = Reading(1.0, (others + 1.0) * hz, 1.0 * hz, 3, "proc")
+    state = judge(Reading(0.0, 0.0, 0.0, 0, "proc"), end, cores=2, threads={"blas": 2})
+    assert state.verdict == verdict
+    return {**p, "machine": state.to_dict()}
+
+
+def test_the_merged_run_carries_the_least_trusted_workers_machine_state(tmp_path):
+    """Each task brings its worker's machine state; the run's is the least trustworthy one,
+    naming the worker and task, so the run's notes and exports say a worker was contended."""
+    import everyo.machine_state as ms
+
+    if ms._HZ != 100:
+        pytest.skip("the fake readings assume 100 ticks a second")
+    outcomes = [
+        TaskOutcome(0, _with_machine(payload(0, "tcp://a", 1_000_000, 100_000), "quiet", 0.0)),
+        TaskOutcome(1, _with_machine(payload(1, "tcp://b", 2_000_000, 100_000), "contended", 1.5)),
+        TaskOutcome(2, payload(2, "tcp://a", 3_000_000, 100_000)),  # an older worker: none
+    ]
+    run = merged(outcomes)
+    assert [t.machine and t.machine["verdict"] for t in run.tasks] == ["quiet", "contended", None]
+    state = run.machine_state
+    assert state.verdict == "contended" and state.extra["worker"] == "1"
+    assert state.reason.startswith("task 1 on worker 1: other processes used 1.5 of 2 cores")
+    again = ep.load(export_chrome_trace(run, tmp_path / "t.json"))
+    assert again.machine_state.verdict == "contended"
+    quiet = merged([TaskOutcome(0, payload(0, "tcp://a", 1_000_000, 100_000))])
+    assert quiet.machine_state is None  # nothing was recorded: nothing is claimed
