@@ -310,6 +310,13 @@ class _PointRunner:
         warmup, repeat, _, clock, synchronize, _ = self.options
 
         def measure(sizes):
+            if self.bar is not None:
+                self.bar.set_postfix(status=f"re-measuring {len(sizes)} sizes")
+            if self.on_point is not None:
+                rows = tuple(self.rows)
+                self.on_point(
+                    SweepProgress(len(rows), self.total, sizes[0], rows=rows, rechecking=tuple(sizes))
+                )
             return remeasure(
                 self.step,
                 self.make_batch,
@@ -318,11 +325,14 @@ class _PointRunner:
                 repeat=repeat,
                 clock=clock,
                 synchronize=synchronize,
+                stop=self._stop_now,
             )
 
-        if self.bar is not None:
-            self.bar.set_postfix(status="re-measuring suspects")
-        self.rows = recheck(self.rows, measure)
+        self.rows = recheck(self.rows, measure, stopped=lambda: self.stopped)
+
+    def _stop_now(self) -> bool:
+        self.stopped = self.stopped or self.stop()
+        return self.stopped
 
     def result(self, mode: str, *, stopped: bool, environment=None, machine=None) -> SweepResult:
         rows = sorted(self.rows, key=lambda r: r.batch_size)

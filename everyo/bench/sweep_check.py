@@ -85,9 +85,12 @@ def remeasure(
     rounds: int = ROUNDS,
     clock: Callable[[], float] | None = None,
     synchronize: Callable[[], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> dict[int, list[list[float]]]:
     """Time ``step`` at each size, interleaved: ``rounds`` rounds of ``repeat`` calls per size
-    in turn; returns size -> one list of seconds per round."""
+    in turn; returns size -> one list of seconds per round. ``stop()`` true ends it before the
+    next size (what was timed is returned; :func:`recheck` does not use it)."""
+    stop = stop or (lambda: False)
     batches = {bs: make_batch(bs) for bs in sizes}
     timer = Timer(clock=clock, synchronize=synchronize)
     for bs in sizes:
@@ -95,16 +98,24 @@ def remeasure(
     times: dict[int, list[list[float]]] = {bs: [] for bs in sizes}
     for _ in range(rounds):
         for bs in sizes:
+            if stop():
+                return times
             call = lambda b=batches[bs]: step(b)  # noqa: E731
             times[bs].append([timer.time_once(call) for _ in range(repeat)])
     return times
 
 
-def recheck(rows: list[SweepRow], measure: Callable[[list[int]], dict]) -> list[SweepRow]:
+def recheck(
+    rows: list[SweepRow],
+    measure: Callable[[list[int]], dict],
+    stopped: Callable[[], bool] = lambda: False,
+) -> list[SweepRow]:
     """Re-measure the suspects of ``rows`` with their neighbours and flag what stays off.
 
     ``measure(sizes)`` returns :func:`remeasure`'s result for those sizes. Returns new rows
-    (sorted by batch size); rows not re-measured are unchanged.
+    (sorted by batch size); rows not re-measured are unchanged. When ``stopped()`` is true
+    after measuring (the user stopped the sweep during it), the partial re-measurement is not
+    used: the suspects are marked unreliable, as not checked, and never recommended.
     """
     rows = sorted(rows, key=lambda r: r.batch_size)
     found = suspects(rows)
@@ -115,6 +126,12 @@ def recheck(rows: list[SweepRow], measure: Callable[[list[int]], dict]) -> list[
     watch = MachineWatch().start()
     times = measure(chosen)
     state = watch.stop()
+    if stopped():
+        note = "off its neighbours; not re-measured (the sweep was stopped)"
+        return [
+            replace(r, reliable=False, note=_join(r.note, note)) if r.batch_size in found else r
+            for r in rows
+        ]
     by_size = {r.batch_size: r for r in rows}
     for bs, per_round in times.items():
         by_size[bs] = _updated(by_size[bs], per_round, state, suspect=bs in found)

@@ -102,6 +102,8 @@ class SweepProgress:
     (``None`` for ``"auto"``, which stops where memory runs out). ``row`` is ``None`` when the
     point starts and its :class:`SweepRow` when it ends; ``elapsed_s`` is the point's time so
     far (0 at the start). ``rows`` holds every finished point, in the order measured.
+    ``rechecking`` is not empty once every point is measured and the sweep re-measures these
+    sizes (suspects and their neighbours, interleaved): ``batch_size`` is the first of them.
     """
 
     index: int
@@ -110,6 +112,7 @@ class SweepProgress:
     row: SweepRow | None = None
     elapsed_s: float = 0.0
     rows: tuple[SweepRow, ...] = ()
+    rechecking: tuple[int, ...] = ()
 
     @property
     def done(self) -> bool:

@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:613c0edf68816fab | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:1c3e946690d58d99 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:613c0edf68816fab"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:1c3e946690d58d99"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -189,8 +189,12 @@ return { CSS, STYLE_ID, addStyle };
 const __everyo_src_sweep_view_js = (() => {
 
 function progressText(progress, elapsedS = 0) {
+const seconds = `${Math.max(elapsedS, 0).toFixed(1)} s`;
+if (progress.rechecking && progress.rechecking.length) {
+return `re-measuring batch ${progress.rechecking.join(", ")} interleaved, ${seconds}`;
+}
 const of = progress.total ? ` of ${progress.total}` : "";
-return `point ${progress.index}${of}, batch ${progress.batch_size}, ${Math.max(elapsedS, 0).toFixed(1)} s`;
+return `point ${progress.index}${of}, batch ${progress.batch_size}, ${seconds}`;
 }
 
 function points(n) {

@@ -170,9 +170,19 @@ def recommendation(rows, *, within: float = WITHIN, final: bool = True) -> dict:
     return out
 
 
-def progress_text(index: int, total: int | None, batch_size: int, elapsed_s: float = 0.0) -> str:
+def progress_text(
+    index: int,
+    total: int | None,
+    batch_size: int,
+    elapsed_s: float = 0.0,
+    rechecking: list[int] | tuple[int, ...] = (),
+) -> str:
     """``"point 4 of 9, batch 64, 2.1 s"`` (``"point 4, batch 64, 2.1 s"`` when the number of
-    points is not known in advance, as in an ``"auto"`` sweep)."""
+    points is not known in advance, as in an ``"auto"`` sweep); once every point is measured
+    and some are re-measured, ``"re-measuring batch 16, 32, 64 interleaved, 2.1 s"``."""
+    if rechecking:
+        sizes = ", ".join(str(b) for b in rechecking)
+        return f"re-measuring batch {sizes} interleaved, {elapsed_s:.1f} s"
     of = f" of {total}" if total else ""
     return f"point {index}{of}, batch {batch_size}, {elapsed_s:.1f} s"
 

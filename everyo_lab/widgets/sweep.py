@@ -296,6 +296,7 @@ class SweepWidget(anywidget.AnyWidget):
                 "total": progress.total,
                 "batch_size": progress.batch_size,
                 "elapsed_s": progress.elapsed_s,
+                "rechecking": list(progress.rechecking),
             }
             if progress.done:  # the next point's start sets the progress line again
                 self._progress = None

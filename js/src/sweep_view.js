@@ -1,10 +1,15 @@
 // Pure parts of the sweep widget: the progress line, the table, the state of the buttons
 // (unit-tested in test/sweep_view.test.mjs). The numbers come from the Python SweepReport.
 
-/** "point 4 of 9, batch 64, 2.1 s" while a point runs (`elapsedS`: seconds since it started). */
+/** "point 4 of 9, batch 64, 2.1 s" while a point runs (`elapsedS`: seconds since it started);
+ * "re-measuring batch 16, 32, 64 interleaved, 2.1 s" while suspects are re-measured. */
 export function progressText(progress, elapsedS = 0) {
+  const seconds = `${Math.max(elapsedS, 0).toFixed(1)} s`;
+  if (progress.rechecking && progress.rechecking.length) {
+    return `re-measuring batch ${progress.rechecking.join(", ")} interleaved, ${seconds}`;
+  }
   const of = progress.total ? ` of ${progress.total}` : "";
-  return `point ${progress.index}${of}, batch ${progress.batch_size}, ${Math.max(elapsedS, 0).toFixed(1)} s`;
+  return `point ${progress.index}${of}, batch ${progress.batch_size}, ${seconds}`;
 }
 
 function points(n) {

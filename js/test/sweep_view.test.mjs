@@ -16,6 +16,8 @@ const report = {
 test("the progress line names the point being measured, as the Python report does", () => {
   assert.equal(progressText({ index: 4, total: 9, batch_size: 64 }, 2.14), "point 4 of 9, batch 64, 2.1 s");
   assert.equal(progressText({ index: 3, total: null, batch_size: 4 }, -1), "point 3, batch 4, 0.0 s");
+  const rechecking = { index: 7, total: 7, batch_size: 8, rechecking: [8, 16, 32] };
+  assert.equal(progressText(rechecking, 1.25), "re-measuring batch 8, 16, 32 interleaved, 1.3 s");
   const running = { status: "running", rows: [{}], progress: { index: 2, total: 5, batch_size: 2 } };
   assert.equal(progressLine(running, 0.25), "point 2 of 5, batch 2, 0.3 s");
   assert.equal(progressLine({ status: "running", rows: [{}, {}] }), "2 points measured");

@@ -35,6 +35,9 @@ def step(x):
 def test_on_point_reports_each_start_and_end_in_order():
     seen = []
     sweep_batch_sizes(step, make_batch, [4, 1, 2], on_point=seen.append, **QUICK)
+    # (on a busy machine a point may break from its neighbours and be re-measured at the end:
+    # that report says so, see test_sweep_check.py)
+    seen = [p for p in seen if not p.rechecking]
     assert [(p.index, p.total, p.batch_size, p.done) for p in seen] == [
         (1, 3, 1, False),
         (1, 3, 1, True),

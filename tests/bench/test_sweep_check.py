@@ -151,6 +151,56 @@ def test_a_sweep_re_measures_a_point_slowed_once_and_records_each_points_machine
     assert "verdict" in header and "machine" not in header
 
 
+def _slowed_once_step(clock, calls=12):
+    slowed = {"left": calls}  # the first timed calls at batch 16 are 50x slower
+
+    def step(batch):
+        factor = 1.0
+        if batch == 16 and slowed["left"] > 0:
+            slowed["left"] -= 1
+            factor = 50.0
+        clock.advance(per_call_s(batch) * factor)
+
+    return step
+
+
+def test_the_progress_says_when_the_sweep_re_measures_and_stop_works_there():
+    """Once every point is measured, ``on_point`` says which sizes are re-measured (the
+    widget's progress line is not left silent), and Stop pressed then ends the re-measuring:
+    the suspect is not taken as re-measured, and is never recommended."""
+    from everyo_lab.views.sweep_report import progress_text
+
+    clock = FakeClock()
+    seen, stop = [], []
+
+    def on_point(progress):
+        seen.append(progress)
+        if progress.rechecking:
+            stop.append(True)  # Stop pressed as the re-measuring starts
+
+    result = sweep_batch_sizes(
+        _slowed_once_step(clock),
+        lambda b: b,
+        SIZES,
+        warmup=2,
+        repeat=10,
+        clock=clock,
+        progress=False,
+        threads=None,
+        on_point=on_point,
+        stop=lambda: bool(stop),
+    )
+    rechecks = [p for p in seen if p.rechecking]
+    assert len(rechecks) == 1 and 16 in rechecks[0].rechecking
+    assert len(rechecks[0].rows) == len(SIZES) and not rechecks[0].done
+    sizes = list(rechecks[0].rechecking)
+    line = progress_text(1, 7, sizes[0], 1.25, rechecking=sizes)
+    assert line == f"re-measuring batch {', '.join(map(str, sizes))} interleaved, 1.2 s"
+    point = result[16]
+    assert result.stopped and not point.reliable and "not re-measured" in point.note
+    assert result.recommended != 16
+
+
 def test_the_views_mark_untrusted_points_and_say_why():
     out = rows()
     out[1] = replace(out[1], reliable=False, note="unreliable: rounds disagree")
