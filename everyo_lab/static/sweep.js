@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:1c3e946690d58d99 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:07fce7c96fcfe6cb | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:1c3e946690d58d99"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:07fce7c96fcfe6cb"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -211,8 +211,8 @@ if (r.status === "failed") return `failed after ${points(done)}: ${r.error || ""
 return `${points(done)} measured`;
 }
 
-function buttonStates(running) {
-return { run: !running, stop: Boolean(running) };
+function buttonStates(running, stopHint = "") {
+return { run: !running, stop: Boolean(running) && !stopHint, stopTitle: running ? stopHint : "" };
 }
 
 function fixed(value, digits, divide = 1) {
@@ -470,9 +470,10 @@ el.dataset.status = report.status || "";
 el.dataset.rows = String((report.rows || []).length);
 };
 const onRunning = () => {
-const state = buttonStates(model.get("running"));
+const state = buttonStates(model.get("running"), model.get("stop_hint") || "");
 run.disabled = !state.run;
 stop.disabled = !state.stop;
+stop.title = state.stopTitle;
 };
 const onExport = () => {
 exportStatus.textContent = model.get("export_status") || "";
@@ -503,7 +504,7 @@ draw();
 });
 if (resized) resized.observe(charts);
 
-const bindings = [["report", onReport], ["running", onRunning], ["export_status", onExport], ["charts", draw]];
+const bindings = [["report", onReport], ["running", onRunning], ["stop_hint", onRunning], ["export_status", onExport], ["charts", draw]];
 for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
 const stopTheme = syncTheme(model, doc);
 onReport();

@@ -32,6 +32,11 @@ LIVE_CLASS = "everyo-sweep"
 STATIC_CLASS = "everyo-sweep-static"
 HIDE_WHEN_LIVE = hide_when_live(LIVE_CLASS, STATIC_CLASS)
 EXPORTS = ("csv", "json")
+STOP_IN_CELL = (
+    "This sweep runs in the cell, so it cannot read the Stop button until it ends: interrupt "
+    "the kernel (the ■ button, or I I) to stop it; the finished points are kept. "
+    "SweepWidget.start() runs a sweep that Stop can end."
+)
 
 sweeps: dict[str, SweepWidget] = {}
 """Every sweep widget of this kernel by label (``%everyo_sweep --label NAME`` names one)."""
@@ -66,6 +71,10 @@ class SweepWidget(anywidget.AnyWidget):
     running = traitlets.Bool(False).tag(sync=True)
     theme = traitlets.Unicode("light").tag(sync=True)
     export_status = traitlets.Unicode("").tag(sync=True)
+    stop_hint = traitlets.Unicode("").tag(sync=True)
+    """Set while the sweep runs in the cell's own thread (:meth:`run`, ``%everyo_sweep``): the
+    kernel reads the Stop button's message only after the cell, so Stop is off and this says
+    how to stop instead."""
 
     def __init__(
         self,
@@ -168,8 +177,12 @@ class SweepWidget(anywidget.AnyWidget):
                 raise EveryOBenchmarkError(
                     "this sweep is running already: stop() it, or wait() for it to end"
                 )
+            self.stop_hint = STOP_IN_CELL  # (before `running`: Stop never shows on)
             self._begin()
-        self._sweep(reraise=True)
+        try:
+            self._sweep(reraise=True)
+        finally:
+            self.stop_hint = ""
         return self.result
 
     def stop(self) -> None:

@@ -27,9 +27,11 @@ export function progressLine(report, elapsedS = 0) {
   return `${points(done)} measured`;
 }
 
-/** Run is offered while no sweep runs, Stop while one does. */
-export function buttonStates(running) {
-  return { run: !running, stop: Boolean(running) };
+/** Run is offered while no sweep runs, Stop while one does (unless it runs in the cell). */
+export function buttonStates(running, stopHint = "") {
+  // a sweep that runs in the cell's own thread (%everyo_sweep, widget.run()) cannot read a
+  // message before it ends: the kernel's interrupt stops it, as `stopHint` says
+  return { run: !running, stop: Boolean(running) && !stopHint, stopTitle: running ? stopHint : "" };
 }
 
 function fixed(value, digits, divide = 1) {

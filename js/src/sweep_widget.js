@@ -133,9 +133,10 @@ function render({ model, el }) {
     el.dataset.rows = String((report.rows || []).length);
   };
   const onRunning = () => {
-    const state = buttonStates(model.get("running"));
+    const state = buttonStates(model.get("running"), model.get("stop_hint") || "");
     run.disabled = !state.run;
     stop.disabled = !state.stop;
+    stop.title = state.stopTitle;
   };
   const onExport = () => {
     exportStatus.textContent = model.get("export_status") || "";
@@ -169,7 +170,7 @@ function render({ model, el }) {
   });
   if (resized) resized.observe(charts);
 
-  const bindings = [["report", onReport], ["running", onRunning], ["export_status", onExport], ["charts", draw]];
+  const bindings = [["report", onReport], ["running", onRunning], ["stop_hint", onRunning], ["export_status", onExport], ["charts", draw]];
   for (const [name, fn] of bindings) model.on(`change:${name}`, fn);
   const stopTheme = syncTheme(model, doc);
   onReport();

@@ -29,8 +29,10 @@ test("the progress line names the point being measured, as the Python report doe
 });
 
 test("Run while idle, Stop while running", () => {
-  assert.deepEqual(buttonStates(false), { run: true, stop: false });
-  assert.deepEqual(buttonStates(true), { run: false, stop: true });
+  assert.deepEqual(buttonStates(false), { run: true, stop: false, stopTitle: "" });
+  assert.deepEqual(buttonStates(true), { run: false, stop: true, stopTitle: "" });
+  const inCell = buttonStates(true, "interrupt the kernel to stop it");
+  assert.deepEqual(inCell, { run: false, stop: false, stopTitle: "interrupt the kernel to stop it" });
 });
 
 test("table rows: formatted cells, GPU memory first, failed and recommended rows marked", () => {

@@ -81,6 +81,9 @@ window.__everyoSweep = (i) => {
   out.plotly = d.plotly || '';
   const p = root.querySelector('.everyo-sweep-progress');
   out.progress = p ? p.textContent : '';
+  const stop = root.querySelector('.everyo-sweep-stop');
+  out.stopOff = stop ? stop.disabled : null;
+  out.stopTitle = stop ? stop.title : '';
   const gd = root.querySelector('.everyo-sweep-throughput.js-plotly-plot');
   out.drawn = gd && gd.data && gd.data[0] ? gd.data[0].x.length : 0;
   const marks = gd && gd.data ? gd.data.find(t => t.name === 'not measured') : null;
@@ -167,6 +170,10 @@ def test_magic_paints_points_while_the_cell_runs(lab):
     print(f"live sweep cell: {sent:,} B sent; points gained while running at (ms) {gained_at}")
     assert gains >= 2, f"the throughput chart gained points {gains} times while running: {seen}"
     assert any(re.match(r"point \d of 8, batch \d+, \d+\.\d s", x["progress"]) for x in running)
+    # the magic's sweep runs in the cell: Stop is off and says to interrupt the kernel instead
+    painted = [x for x in running if x["drawn"] >= 1 and x["status"] == "running"]
+    assert painted and all(x["stopOff"] for x in painted), seen
+    assert all("interrupt the kernel" in x["stopTitle"] for x in painted), painted[-1]
     assert final["rows"] == 8 and final["marks"] == "error,OOM", final
     assert 0 < sent <= MAX_LIVE_BYTES, f"{sent:,} B for an eight-point sweep"
     # once for the page: the dashboard asked, the sweeps found it in the page-wide cache

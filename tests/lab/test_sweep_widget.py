@@ -15,6 +15,7 @@ pytest.importorskip("anywidget")
 import everyo as eo  # noqa: E402
 from everyo.errors import EveryOBenchmarkError  # noqa: E402
 from everyo_lab import SweepWidget, sweeps  # noqa: E402
+from everyo_lab.widgets.sweep import STOP_IN_CELL  # noqa: E402
 
 QUICK = {"warmup": 0, "repeat": 2}
 
@@ -51,13 +52,33 @@ def test_run_paints_each_point_and_ends_completed():
     # one report when each point starts and one when it ends, then the final one
     running = [r for r in reports if r["status"] == "running"]
     assert [len(r["rows"]) for r in running if r["progress"] is None] == [0, 1, 2, 3, 4]
-    starts = [r["progress"] for r in running if r["progress"]]
+    # (a point re-measured at the end, on a busy machine, adds a "rechecking" progress)
+    starts = [r["progress"] for r in running if r["progress"] and not r["progress"]["rechecking"]]
     assert [(p["index"], p["total"], p["batch_size"]) for p in starts] == [
         (1, 4, 1), (2, 4, 2), (3, 4, 4), (4, 4, 8)
     ]  # fmt: skip
     assert w.charts["throughput"]["data"][0]["x"] == [1, 2, 4, 8]
     assert w.report["recommendation"]["recommended"] in (1, 2, 4, 8)
     assert sweeps["paint"] is w
+
+
+def test_a_sweep_in_the_cell_turns_stop_off_and_says_to_interrupt_instead():
+    """In the cell's thread (``run()``, ``%everyo_sweep``) the kernel reads the Stop button's
+    message only after the sweep: the button is off, and its hint says how to stop."""
+    hints = []
+
+    def step_seeing_hint(x):
+        hints.append(w.stop_hint)
+        return float(x.sum())
+
+    w = _widget(label="in-cell", step=step_seeing_hint)
+    assert w.stop_hint == ""
+    w.run()
+    assert set(hints) == {STOP_IN_CELL} and "interrupt the kernel" in STOP_IN_CELL
+    assert w.stop_hint == ""  # the sweep ended: Run is back, with no hint
+    w.start()
+    w.wait(30)
+    assert w.stop_hint == ""  # on its own thread, Stop works
 
 
 def test_background_sweep_stopped_after_two_points_keeps_them():
