@@ -315,7 +315,9 @@ class _PointRunner:
             if self.on_point is not None:
                 rows = tuple(self.rows)
                 self.on_point(
-                    SweepProgress(len(rows), self.total, sizes[0], rows=rows, rechecking=tuple(sizes))
+                    SweepProgress(
+                        len(rows), self.total, sizes[0], rows=rows, rechecking=tuple(sizes)
+                    )
                 )
             return remeasure(
                 self.step,

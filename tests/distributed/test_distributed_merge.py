@@ -187,7 +187,7 @@ def test_dashboard_views_show_one_band_per_worker(run):
 
 
 def _with_machine(p, verdict, others):
-    from everyo.machine_state import judge, Reading
+    from everyo.machine_state import Reading, judge
 
     hz = 100.0
     end = Reading(1.0, (others + 1.0) * hz, 1.0 * hz, 3, "proc")
