@@ -212,6 +212,28 @@ def test_a_short_watch_reaches_back_to_an_earlier_reading(monkeypatch):
     assert state.verdict == "busy" and state.others_cores == pytest.approx(1.5, abs=0.01)
 
 
+def test_back_to_back_short_measurements_share_a_window_start_at_most_half_a_second_old(
+    monkeypatch,
+):
+    """A sweep's short points reach back to one earlier reading while it is 0.2-0.5 s old, then
+    to a newer one: each window ends with its own measurement and spans 0.2-0.5 s."""
+    times = [10.0] + [10.3 + 0.01 * k for k in range(60)]  # a reading, then 1-ms points
+    clock = iter(times)
+    monkeypatch.setattr(ms, "_read", lambda: reading(t := next(clock), 0.5 * t))
+    monkeypatch.setattr(ms, "_history", type(ms._history)(maxlen=64))
+    monkeypatch.setattr(ms, "threads_in_use", lambda: {"blas": 1, "openmp": None})
+    ms.read_machine()
+    windows = []
+    for _ in range(30):
+        state = MachineWatch().start().stop()
+        windows.append(state.window_s)
+        assert state.others_cores == pytest.approx(0.5, abs=0.01)
+    assert all(0.2 <= w <= 0.5 + 1e-9 for w in windows)
+    # each point reads at its start and end, 10 ms apart: the first ends at 10.31, back to 10.0
+    assert windows[:10] == pytest.approx([0.31 + 0.02 * k for k in range(10)])
+    assert windows[10] == pytest.approx(0.2)  # 10.0 is then over 0.5 s old: 10.31 is newest
+
+
 def test_state_round_trips_and_ignores_what_is_not_one():
     state = state_over(1.0, 1.0, threads=1)
     again = MachineState.from_dict(json.loads(json.dumps(state.to_dict())))
