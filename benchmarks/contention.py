@@ -146,14 +146,15 @@ def _one_ms_work():
     return work
 
 
-def state_cost(pairs: int = 3000, idle_pairs: int = 12) -> dict[str, float]:
+def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
     """The cost of recording the machine state around a 1-ms measurement, in seconds each:
 
     - ``in_situ``: ``MachineWatch().start()`` before and ``.stop()`` after 1 ms of NumPy work,
-      measurements back to back (as a sweep's points, repeated ``benchmark()`` calls), the two
-      sections timed where they run (median);
-    - ``after_idle``: the same for a measurement taken more than 3 s after the previous one
-      (the reader's copying thread has ended: the first reading reads the counters itself);
+      measurements back to back (as a sweep's points, repeated ``benchmark()`` calls: a watch
+      started within 10 ms of the last reading starts at it), the two sections timed where
+      they run (median);
+    - ``after_idle``: the same for a lone measurement (20 ms after the previous one: two
+      readings);
     - ``paired``: median of (start + work + stop) less median of (work), interleaved: what the
       measurement's owner waits for, cache effects on the work included;
     - ``judge``: judging the verdict, on the first read of the state's fields (after the
@@ -201,7 +202,7 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 12) -> dict[str, float]:
             around.append(t3 - t0)
         idle = []
         for _ in range(idle_pairs):
-            time.sleep(3.2)  # the copying thread lingers 3 s after the last reading
+            time.sleep(0.02)  # longer than REUSE_S: the watch takes its own first reading
             work()
             t0 = clock()
             watch = MachineWatch(threads_policy="auto", threads_applied=1).start()
@@ -234,7 +235,8 @@ def print_state_cost(cost: dict[str, float]) -> None:
         f"\n  in situ, back to back: {us['in_situ']:.1f} us = {share:.2%} of 1 ms (target <= 1 %)"
         f"\n  in situ, CPU time of those sections: {us['in_situ_cpu']:.1f} us = "
         f"{cost['in_situ_cpu'] / 1e-3:.2%}"
-        f"\n  in situ, after 3 s idle: {us['after_idle']:.1f} us = {cost['after_idle'] / 1e-3:.2%}"
+        f"\n  in situ, a lone measurement: {us['after_idle']:.1f} us = "
+        f"{cost['after_idle'] / 1e-3:.2%}"
         f"\n  paired (start + work + stop) - work: {us['paired']:.1f} us"
         f"\n  judging the verdict when first read (after the measurement): {us['judge']:.1f} us"
         f"\n  tight loop, warm caches: {us['tight']:.1f} us"

@@ -15,8 +15,8 @@ point, profiled run and comparison carries a :class:`MachineState`:
 On Linux the readings come from ``/proc/stat`` (only the CPUs this process may run on) less this
 process's own CPU time (``getrusage``, which also gives the involuntary context switches), in the
 kernel's clock ticks; elsewhere from psutil when it is installed. Recording a measurement's state
-costs two readings (the compiled reader, ``everyo/_cmachine.c``, takes a copy its own thread
-made at most 10 ms before); the verdict is judged when the state is first read.
+costs two readings (``everyo/_cmachine.c`` where it is built: most of a reading is the kernel
+writing /proc/stat); the verdict is judged when the state is first read.
 
 >>> watch = MachineWatch().start()
 >>> state = watch.stop()
@@ -80,16 +80,13 @@ _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 class Reading(NamedTuple):
     """One reading: ``t`` (monotonic s), CPU ticks busy on the usable CPUs, this process's CPU
     ticks, and its involuntary context switches. ``busy``/``own`` are ``None`` where unknown.
-    ``t_read`` is when the counters were read, where that is not ``t`` (the compiled reader
-    takes a copy at most 10 ms old that its own thread made: /proc/stat counts in 10-ms ticks,
-    and reading it after the measured code costs more than the rest of a reading)."""
+    """
 
     t: float
     busy: float | None
     own: float | None
     involuntary: int
     source: str
-    t_read: float | None = None
 
 
 _history: deque[Reading] = deque(maxlen=64)
@@ -107,9 +104,9 @@ def _read() -> Reading:
     # The hot path: a measurement takes two readings, and their cost must stay well under 1 %
     # of a 1-ms window (TARGETS.md); /proc/stat regenerating itself is most of it.
     if _cread is not None and _all_cpus_usable():
-        t, busy, own, involuntary, t_read = _cread()
+        t, busy, own, involuntary = _cread()
         if busy is not None:
-            return Reading(t, busy, own, involuntary, "proc", t_read)
+            return Reading(t, busy, own, involuntary, "proc")
     t = _monotonic()
     own, involuntary = _own_usage()
     busy = _proc_busy()
@@ -120,7 +117,7 @@ def _read() -> Reading:
     return Reading(t, busy, own if busy is not None else None, involuntary, source)
 
 
-try:  # the same reading in C (setup.py builds it where a compiler is found): see Reading
+try:  # the same reading in C (setup.py builds it where a compiler is found): half the cost
     from everyo._cmachine import read as _cread
 except ImportError:
     _cread = None
@@ -386,14 +383,30 @@ class _JudgedOnRead(MachineState):
         fields = object.__getattribute__(self, "__dict__")
         pending = fields.get("_judge")
         if pending is not None:
-            start, end, threads, policy, applied = pending
-            state = judge(
-                start, end, threads=threads, threads_policy=policy, threads_applied=applied
-            )
-            fields.update(state.__dict__)  # (two threads at once: the same fields)
+            fields.update(_judged(*pending).__dict__)  # (two threads at once: the same fields)
             fields.pop("_judge", None)
             object.__setattr__(self, "__class__", MachineState)
         return object.__getattribute__(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.verdict  # noqa: B018 - judged first: a field set now is not overwritten later
+        object.__setattr__(self, name, value)
+
+
+def _threads_or_none() -> dict[str, int | None] | None:
+    """The threads in use, or ``None`` (asked again when judged) where reading them fails."""
+    try:
+        return threads_in_use()
+    except Exception:  # noqa: BLE001 - a descriptive field must never break a measurement
+        return None
+
+
+def _judged(start, end, threads, policy, applied) -> MachineState:
+    try:
+        return judge(start, end, threads=threads, threads_policy=policy, threads_applied=applied)
+    except Exception as exc:  # noqa: BLE001 - a descriptive field must never break a view
+        reason = f"the machine's state could not be judged ({type(exc).__name__}: {exc})"
+        return MachineState("unknown", reason, window_s=round(max(end.t - start.t, 0.0), 4))
 
 
 def worst(states) -> MachineState | None:
@@ -424,19 +437,16 @@ def judge(
     if None in (start.busy, end.busy, start.own, end.own):
         verdict = "unknown"
         reason = f"the platform does not report other processes' CPU use; {thread_text}"
-    elif (span := min(window, _t_read(end) - _t_read(start))) < SHORTEST_S:
+    elif window < SHORTEST_S:
         verdict = "unknown"
         reason = (
-            f"read over {max(span, 0.0) * 1e3:.0f} ms only, too short to tell other processes' "
-            f"load (the kernel counts CPU time in 10-ms ticks); {thread_text}"
+            f"read over {window * 1e3:.0f} ms only, too short to tell other processes' load "
+            f"(the kernel counts CPU time in 10-ms ticks); {thread_text}"
         )
     else:
-        # the counters may have been read a few ms before t (see Reading): over their own span
-        span = max(_t_read(end) - _t_read(start), 1e-9)
         used_own = max(end.own - start.own, 0.0)
-        others = max(end.busy - start.busy - used_own, 0.0) / _HZ / span
-        others = min(others, float(cores))
-        own = min(used_own / _HZ / span, float(cores))
+        others = min(max(end.busy - start.busy - used_own, 0.0) / _HZ / window, float(cores))
+        own = min(used_own / _HZ / window, float(cores))
         used = f"other processes used {others:.1f} of {cores} cores"  # as load_text
         if others <= max(QUIET_CORES, 0.1 * cores):
             verdict, reason = "quiet", f"{used}; {thread_text}"
@@ -464,10 +474,6 @@ def judge(
         threads_applied,
         end.source,
     )
-
-
-def _t_read(reading: Reading) -> float:
-    return reading.t if reading.t_read is None else reading.t_read
 
 
 def _limited(applied: int) -> dict[str, int | None]:
@@ -520,7 +526,14 @@ class MachineWatch:
         self.state: MachineState | None = None
 
     def start(self) -> MachineWatch:
-        self.first = read_machine()
+        """Start the window: at the newest reading when it is younger than one of the kernel's
+        ticks (:data:`REUSE_S`: a measurement right after another starts where that one ended,
+        to the counters' resolution), else at a new reading."""
+        last = _history[-1] if _history else None
+        if last is not None and 0.0 <= _monotonic() - last.t <= REUSE_S:
+            self.first = last
+        else:
+            self.first = read_machine()
         self.state = None
         return self
 
@@ -550,7 +563,7 @@ class MachineWatch:
         self.state = _JudgedOnRead(
             _window_start(self.first, end),
             end,
-            None if applied is not None else threads_in_use(),
+            None if applied is not None else _threads_or_none(),
             self.threads_policy,
             applied,
         )
@@ -578,11 +591,26 @@ def _window_start(first: Reading, end: Reading) -> Reading:
     return found
 
 
-ANCHOR_REUSE_S = 0.5
+REUSE_S = 0.01
+"""A watch started within this long of the newest reading starts at it (/proc/stat counts in
+10-ms ticks, so a new reading would tell nothing more)."""
+ANCHOR_REUSE_S = 0.25
 """A window start found for a short measurement is used again by the next ones while it is at
-most this old (their windows then span 0.2-0.5 s, not exactly 0.2 s: searching the history
-again for each cost a short measurement's recording a few µs)."""
+most this old (their windows then span 0.2-0.25 s: a load that began just before the end is
+diluted at most 1.25x, where searching the history again for each cost a few µs)."""
 _anchor: tuple[Any, Reading | None] = (None, None)
+
+
+def _forget_history() -> None:
+    """In a forked child: the parent's readings count the parent's CPU time as "own", so a
+    window reaching back to one of them would take the child's own work for other processes'."""
+    global _anchor
+    _history.clear()
+    _anchor = (None, None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_history)
 
 
 def _search_window_start(first: Reading, end: Reading) -> Reading:
