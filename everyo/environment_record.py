@@ -85,10 +85,13 @@ def _profiler_recorder() -> str:
 
 
 def _machine_reader() -> str:
-    """``"c"`` where the machine state's compiled reader is in use, else ``"python"``."""
+    """``"c"`` where the machine state's compiled reader is in use, else ``"python"`` (also
+    where it is built but this process may run on some CPUs only: their lines are summed in
+    Python)."""
     from everyo import machine_state
 
-    return "c" if machine_state._cread is not None else "python"
+    compiled = machine_state._cread is not None and machine_state._all_cpus_usable()
+    return "c" if compiled else "python"
 
 
 def _python() -> dict[str, Any]:
