@@ -110,8 +110,8 @@ def _read() -> Reading:
     t = _monotonic()
     own, involuntary = _own_usage()
     busy = _proc_busy()
-    if busy is not None:
-        return Reading(t, busy, own, involuntary, "proc")
+    if busy is not None:  # (the usable CPUs' lines: a reading of another kind than the total)
+        return Reading(t, busy, own, involuntary, "proc" if _all_cpus_usable() else "proc-cpus")
     busy = _psutil_busy()
     source = "psutil" if busy is not None else "none"
     return Reading(t, busy, own if busy is not None else None, involuntary, source)
@@ -437,6 +437,12 @@ def judge(
     if None in (start.busy, end.busy, start.own, end.own):
         verdict = "unknown"
         reason = f"the platform does not report other processes' CPU use; {thread_text}"
+    elif start.source != end.source:
+        verdict = "unknown"
+        reason = (
+            "the CPUs this process may run on changed during the measurement, so its load "
+            f"was read over different CPUs at its start and end; {thread_text}"
+        )
     elif window < SHORTEST_S:
         verdict = "unknown"
         reason = (
@@ -530,7 +536,8 @@ class MachineWatch:
         ticks (:data:`REUSE_S`: a measurement right after another starts where that one ended,
         to the counters' resolution), else at a new reading."""
         last = _history[-1] if _history else None
-        if last is not None and 0.0 <= _monotonic() - last.t <= REUSE_S:
+        kind = "proc" if _all_cpus_usable() else "proc-cpus"  # what a new reading would be
+        if last is not None and last.source == kind and 0.0 <= _monotonic() - last.t <= REUSE_S:
             self.first = last
         else:
             self.first = read_machine()

@@ -148,6 +148,16 @@ def test_a_state_that_cannot_be_judged_says_so_once_and_a_field_set_early_is_kep
     assert early.extra == {"note": "kept"} and early.verdict == "quiet"
 
 
+def test_readings_of_different_cpus_are_not_compared():
+    """The total line (every CPU usable) and the usable CPUs' lines (a process limited to some)
+    are different readings: a window between the two says so instead of a load."""
+    start = Reading(0.0, 0.0, 0.0, 0, "proc")
+    end = Reading(1.0, 1.5 * HZ, 0.0, 0, "proc-cpus")
+    state = judge(start, end, cores=2, threads={"blas": 1, "openmp": None})
+    assert state.verdict == "unknown" and state.others_cores is None
+    assert "CPUs this process may run on changed" in state.reason
+
+
 def test_ci_builds_and_uses_the_compiled_reader():
     """CI sets EVERYO_REQUIRE_COMPILED=1: there the reader's C extension must be built and in
     use (else the tests of it above and below would skip unseen)."""
