@@ -144,19 +144,23 @@ class PyModuleCall:
             # one input: compare the shapes with those of the module's last call (cheaper than
             # hashing them, and a training loop repeats them call after call); only tuple shapes
             a, T = args[0] if one else None, self._tensor
-            if not one:
-                cur = None
-            elif type(a) is T and type(out) is T:  # a Tensor's shape is a property
-                cur = (a.data.shape, out.data.shape, depth)
-            else:
-                cur = _single_shapes(a, out, depth)
-            last = entry[2][0]
-            if cur is not None and last[0] == cur:
-                packed = last[1]
-            else:
-                packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
-                if cur is not None:
-                    entry[2][0] = (cur, packed)
+            try:
+                if not one:
+                    cur = None
+                elif type(a) is T and type(out) is T:  # a Tensor's shape is a property
+                    cur = (a.data.shape, out.data.shape, depth)
+                else:
+                    cur = _single_shapes(a, out, depth)
+                last = entry[2][0]
+                if cur is not None and last[0] == cur:
+                    packed = last[1]
+                else:
+                    packed = pack(entry[0], depth, self._shape_id(args, kwargs, out))
+                    if cur is not None:
+                        entry[2][0] = (cur, packed)
+            except BaseException:  # (an interrupt while reading shapes): kept without them, so
+                t.buf += (start, end, entry[0] | depth << KEY_BITS)  # the events inside it
+                raise  # keep their parent (the compiled path's `unshaped`)
             buf = t.buf
             buf += (start, end, packed)
             if len(buf) >= self._flush_len or end > t.flush_at:
