@@ -71,7 +71,7 @@ PyErr_SetRaisedException(PyObject *exc)
 #define MODE_SHAPES 2
 
 static PyObject *str_new_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
-    *str_shape, *str_keys, *str_forward, *str_call_impl, *str_hooked, *str_active,
+    *str_shape, *str_keys, *str_emit_call, *str_forward, *str_call_impl, *str_hooked, *str_active,
     *str_module_call;
 static PyObject *hooks_dict;    /* everyo.profiler.hooks' globals (bind_hooks): "active" */
 static PyTypeObject *ndarray_t; /* numpy.ndarray where its layout was checked, else NULL */
@@ -671,6 +671,7 @@ enum {
 static const char *const option_names[N_OPTIONS] = {
     "clock", "tensor", "mode", "fast", "general", "python_roots", "flush_len",
     "max_depth", "region_keys", "roots", "bw_keys", "backward_region"};
+static PyObject *option_keys[N_OPTIONS]; /* the names, interned (keywords usually are) */
 #define MAX_DEPTH_LIMIT 32767 /* the store keeps depth as int16 */
 
 static int
@@ -781,8 +782,11 @@ mc_configure(ModuleCall *self, PyObject *args, PyObject *kwds)
     Py_ssize_t pos = 0;
     while (kwds != NULL && PyDict_Next(kwds, &pos, &k, &v)) {
         int i = 0;
-        while (i < N_OPTIONS && PyUnicode_CompareWithASCIIString(k, option_names[i]) != 0)
+        while (i < N_OPTIONS && k != option_keys[i])
             i++;
+        if (i == N_OPTIONS) /* a name built at run time: compare the text */
+            for (i = 0; i < N_OPTIONS && PyUnicode_Compare(k, option_keys[i]) != 0; i++)
+                ;
         if (i == N_OPTIONS) {
             PyErr_Format(PyExc_TypeError, "configure: unknown option %R", k);
             return NULL;
@@ -1274,9 +1278,17 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     }
     else { /* mode 0 (warmup, schedule, stopped): the Python policy decides */
         kw = kwargs_for_python(kwargs);
-        PyObject *r = kw ? PyObject_CallMethod(self_obj, "_emit_call", "OOOOLLOn", t_obj, args, kw,
-                                               out, start, end, key_obj, depth)
-                         : NULL;
+        PyObject *s = kw ? PyLong_FromLongLong(start) : NULL;
+        PyObject *e = s ? PyLong_FromLongLong(end) : NULL;
+        PyObject *d = e ? PyLong_FromSsize_t(depth) : NULL;
+        PyObject *r = NULL;
+        if (d != NULL) { /* self._emit_call(t, args, kwargs, out, start, end, key, depth) */
+            PyObject *stack[9] = {self_obj, t_obj, args, kw, out, s, e, key_obj, d};
+            r = PyObject_VectorcallMethod(str_emit_call, stack, 9, NULL);
+        }
+        Py_XDECREF(s);
+        Py_XDECREF(e);
+        Py_XDECREF(d);
         if (r == NULL)
             goto policy_failed;
         Py_DECREF(r);
@@ -2162,7 +2174,10 @@ PyInit__crecorder(void)
     INTERN(str_data, "data");
     INTERN(str_shape, "shape");
     INTERN(str_keys, "keys");
+    INTERN(str_emit_call, "_emit_call");
     INTERN(str_forward, "forward");
+    for (int i = 0; i < N_OPTIONS; i++)
+        INTERN(option_keys[i], option_names[i]);
     INTERN(str_call_impl, "_call_impl");
     INTERN(str_hooked, "_hooked");
     INTERN(str_active, "active");

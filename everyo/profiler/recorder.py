@@ -210,7 +210,8 @@ class _RecorderBody(GeneralPath, RegionHooks):
         elif self._skip:
             self._skip -= 1
             self.skipped += 1
-            self.set_recording(True)  # the inlined path resumes once warmup is over
+            if not self._skip:
+                self.set_recording(True)  # the primitives' path resumes once warmup is over
             return
         buf = t.buf
         if self.record_shapes:
