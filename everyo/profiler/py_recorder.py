@@ -70,7 +70,10 @@ class PyModuleCall:
     _thread_state = PyThreadState  # the class of per-thread records module_call expects
 
     def configure(self, **options) -> None:
-        """Set what the primitives read (``contract.OPTIONS``), each value checked first."""
+        """Set what the primitives read (``contract.OPTIONS``), each value checked first.
+
+        (``python_roots`` changes nothing here: this path always finds an outermost module's
+        keymap through ``_root_call``.)"""
         for name, value in check_options(options).items():
             setattr(self, "_" + name, value)
 
