@@ -131,10 +131,10 @@ def close_out_of_order(region, t) -> None:
 class _Region:
     """Context manager for one region (record_function, optimizer step, DataLoader fetch...).
 
-    Open regions of a thread form a stack (the thread state's ``open``). A region closes by identity:
-    closing one that is not the innermost (regions exited out of order, or left open across a
-    ``yield``/``await``) takes it out of the stack and moves the regions opened inside it one
-    level up, so the thread's depth is right for every later event.
+    Open regions of a thread form a stack (the thread state's ``open``). A region closes by
+    identity: closing one that is not the innermost (regions exited out of order, or left open
+    across a ``yield``/``await``) takes it out of the stack and moves the regions opened inside
+    it one level up, so the thread's depth is right for every later event.
     """
 
     __slots__ = ("p", "key", "meta", "t", "depth", "start", "frame")
