@@ -1,15 +1,21 @@
 /*
  * everyo.profiler._crecorder: the compiled module-call path of the profiler's recorder.
  *
- * It does exactly what everyo/profiler/recorder.py's _PyModuleCall.module_call does (that
+ * It does exactly what everyo/profiler/py_recorder.py's PyModuleCall.module_call does (that
  * Python code is the specification, and the fallback where this extension was not built):
  * time one module call, keep the thread's nesting depth and module scope, and append
  * (start, end, packed key|depth|shape) to the thread's buffer. Everything that is not the
  * common case (the outermost module, a module missing from the path map, a new shape, warmup
  * or a schedule, a failing forward, a flush) calls back into the Python recorder.
  *
+ * The contract (everyo/profiler/contract.py): Python sets what this code reads only through
+ * configure(**options) (contract.OPTIONS, each checked here before any is applied; the members
+ * are read-only), and this code calls back only the methods in contract.C_CALLBACKS. Policy
+ * (warmup, schedule, naming, shape text, when to flush, CUDA) stays in Python: this code
+ * follows the mode, flags and limits it is given.
+ *
  * ThreadState is the per-thread record the Python recorder and regions use (same fields as
- * recorder._PyThreadState); its buffer is an EventBuffer, a growable int64 array that Python
+ * py_recorder.PyThreadState); its buffer is an EventBuffer, a growable int64 array that Python
  * code extends with `buf += (a, b, c)` like the list the pure-Python path uses, and that the
  * flush reads without converting a Python int per field.
  *
@@ -65,7 +71,7 @@ PyErr_SetRaisedException(PyObject *exc)
 #define MODE_SHAPES 2
 
 static PyObject *str_new_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
-    *str_shape, *str_keys, *str_record_shapes, *str_forward, *str_call_impl, *str_hooked, *str_active,
+    *str_shape, *str_keys, *str_emit_call, *str_forward, *str_call_impl, *str_hooked, *str_active,
     *str_module_call;
 static PyObject *hooks_dict;    /* everyo.profiler.hooks' globals (bind_hooks): "active" */
 static PyTypeObject *ndarray_t; /* numpy.ndarray where its layout was checked, else NULL */
@@ -286,7 +292,7 @@ static PyTypeObject EventBufferType = {
 /* A direct-mapped cache of keymap look-ups (module -> its keymap entry), valid for one keymap:
    the same modules are called every step, and a hit skips making an int of the module's id,
    hashing it and comparing it with the dict's key. An entry leaves a keymap only when its
-   module dies (recorder._forget), which bumps the recorder's generation: the cache is valid for
+   module dies (keymaps.Keymaps.forget), which calls drop_module_cache(): the cache is valid for
    one keymap and one generation, so a new module at a dead one's address is never a hit. */
 #define KM_SLOTS 64
 typedef struct {
@@ -301,7 +307,7 @@ typedef struct {
     PyObject *scope;
     PyObject *keymap;
     PyObject *km_owner; /* the keymap `km` caches, or NULL */
-    Py_ssize_t km_gen;  /* the recorder's generation when `km` was started */
+    Py_ssize_t km_gen;  /* the recorder's generation (drop_module_cache) when `km` was started */
     KmSlot km[KM_SLOTS];
     PyObject *root;
     PyObject *backward;
@@ -447,7 +453,7 @@ static PyTypeObject ThreadStateType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.ThreadState",
     .tp_basicsize = sizeof(ThreadState),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "One thread's recording state (see recorder._PyThreadState).",
+    .tp_doc = "One thread's recording state (see py_recorder.PyThreadState).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)ts_init,
     .tp_traverse = (traverseproc)ts_traverse,
@@ -474,13 +480,14 @@ typedef struct {
     PyObject *rk_keys, *rk_kind, *rk_name;
     long long rk_key;
     Py_ssize_t data_off;   /* offset of Tensor's `data` slot in its instances, or 0 */
-    Py_ssize_t max_depth;  /* regions.MAX_DEPTH when the recorder was made */
-    Py_ssize_t generation; /* bumped by recorder._forget when a keymapped module dies */
+    PyObject *backward_region; /* (kind, name) of a backward pass's event */
+    Py_ssize_t max_depth;  /* deepest nesting on one thread */
+    Py_ssize_t generation; /* bumped by drop_module_cache() when a keymapped module dies */
     int mode;
     int clock_is_default;
     int general; /* module_call is the general Python path: ModuleBase calls it by name */
     char fast;   /* regions and backward groups append straight to the buffer (_fast) */
-    char cuda_possible; /* a CUDA tensor may start device timing: roots go through Python */
+    char python_roots;  /* every outermost module call goes through _root_call */
 } ModuleCall;
 
 static PyObject *
@@ -575,6 +582,7 @@ mc_traverse(ModuleCall *self, visitproc visit, void *arg)
     Py_VISIT(self->region_keys);
     Py_VISIT(self->roots);
     Py_VISIT(self->bw_keys);
+    Py_VISIT(self->backward_region);
     Py_VISIT(self->rk_keys);
     Py_VISIT(self->rk_kind);
     Py_VISIT(self->rk_name);
@@ -589,6 +597,7 @@ mc_clear(ModuleCall *self)
     Py_CLEAR(self->region_keys);
     Py_CLEAR(self->roots);
     Py_CLEAR(self->bw_keys);
+    Py_CLEAR(self->backward_region);
     Py_CLEAR(self->rk_keys);
     Py_CLEAR(self->rk_kind);
     Py_CLEAR(self->rk_name);
@@ -615,20 +624,15 @@ mc_get_clock(ModuleCall *self, void *closure)
     return Py_NewRef(self->clock ? self->clock : Py_None);
 }
 
-static int
-mc_set_clock(ModuleCall *self, PyObject *value, void *closure)
+static void
+set_clock(ModuleCall *self, PyObject *value)
 {
-    if (value == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "cannot delete _clock");
-        return -1;
-    }
     Py_XSETREF(self->clock, Py_NewRef(value));
 #ifdef __linux__
     self->clock_is_default = (value == perf_counter_ns);
 #else
     self->clock_is_default = 0;
 #endif
-    return 0;
 }
 
 static PyObject *
@@ -640,12 +644,8 @@ mc_get_tensor(ModuleCall *self, void *closure)
 /* the Tensor class; where its `data` is a __slots__ member, its offset is kept so that the shape
    cache can read a Tensor's array without an attribute lookup */
 static int
-mc_set_tensor(ModuleCall *self, PyObject *value, void *closure)
+set_tensor(ModuleCall *self, PyObject *value)
 {
-    if (value == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "cannot delete _tensor");
-        return -1;
-    }
     Py_XSETREF(self->tensor, Py_NewRef(value));
     self->data_off = 0;
     if (PyType_Check(value)) {
@@ -659,6 +659,154 @@ mc_set_tensor(ModuleCall *self, PyObject *value, void *closure)
         }
     }
     return 0;
+}
+
+/* configure(**options): the one way Python sets what this code reads. The names are
+   contract.OPTIONS; the Python twin checks the same rules (contract.check_options) with the
+   same messages. Every value is checked before any is applied. */
+enum {
+    OPT_CLOCK, OPT_TENSOR, OPT_MODE, OPT_FAST, OPT_GENERAL, OPT_PYTHON_ROOTS, OPT_FLUSH_LEN,
+    OPT_MAX_DEPTH, OPT_REGION_KEYS, OPT_ROOTS, OPT_BW_KEYS, OPT_BACKWARD_REGION, N_OPTIONS
+};
+static const char *const option_names[N_OPTIONS] = {
+    "clock", "tensor", "mode", "fast", "general", "python_roots", "flush_len",
+    "max_depth", "region_keys", "roots", "bw_keys", "backward_region"};
+static PyObject *option_keys[N_OPTIONS]; /* the names, interned (keywords usually are) */
+#define MAX_DEPTH_LIMIT 32767 /* the store keeps depth as int16 */
+
+static int
+option_error(PyObject *kind, int i, const char *what, PyObject *v)
+{
+    if (kind == PyExc_TypeError)
+        PyErr_Format(kind, "configure: %s must be %s, not %.100s", option_names[i], what,
+                     Py_TYPE(v)->tp_name);
+    else
+        PyErr_Format(kind, "configure: %s must be %s, not %R", option_names[i], what, v);
+    return -1;
+}
+
+/* an int (not a bool) in [lo, hi] */
+static int
+check_int(int i, PyObject *v, Py_ssize_t lo, Py_ssize_t hi, const char *what)
+{
+    if (!PyLong_Check(v) || PyBool_Check(v))
+        return option_error(PyExc_TypeError, i, what, v);
+    Py_ssize_t n = PyLong_AsSsize_t(v);
+    if (n == -1 && PyErr_Occurred())
+        PyErr_Clear(); /* beyond Py_ssize_t: out of range */
+    else if (n >= lo && n <= hi)
+        return 0;
+    return option_error(PyExc_ValueError, i, what, v);
+}
+
+static int
+check_option(int i, PyObject *v)
+{
+    switch (i) {
+    case OPT_CLOCK:
+        return PyCallable_Check(v) ? 0 : option_error(PyExc_TypeError, i, "a callable", v);
+    case OPT_TENSOR:
+        return v == Py_None || PyType_Check(v) ? 0
+                                               : option_error(PyExc_TypeError, i, "a class or None", v);
+    case OPT_MODE:
+        return check_int(i, v, 0, MODE_SHAPES, "0, 1 or 2");
+    case OPT_FAST:
+    case OPT_GENERAL:
+    case OPT_PYTHON_ROOTS:
+        return PyBool_Check(v) ? 0 : option_error(PyExc_TypeError, i, "True or False", v);
+    case OPT_FLUSH_LEN:
+        return check_int(i, v, 1, PY_SSIZE_T_MAX, "an int from 1 to sys.maxsize");
+    case OPT_MAX_DEPTH:
+        return check_int(i, v, 1, MAX_DEPTH_LIMIT, "an int from 1 to 32767");
+    case OPT_BACKWARD_REGION:
+        if (PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 &&
+            PyUnicode_Check(PyTuple_GET_ITEM(v, 0)) && PyUnicode_Check(PyTuple_GET_ITEM(v, 1)))
+            return 0;
+        return option_error(PyExc_TypeError, i, "a (kind, name) tuple of two str", v);
+    default: /* region_keys, roots, bw_keys: dicts shared with the Python policy */
+        return PyDict_Check(v) ? 0 : option_error(PyExc_TypeError, i, "a dict", v);
+    }
+}
+
+static int
+apply_option(ModuleCall *self, int i, PyObject *v)
+{
+    switch (i) {
+    case OPT_CLOCK:
+        set_clock(self, v);
+        return 0;
+    case OPT_TENSOR:
+        return set_tensor(self, v);
+    case OPT_MODE:
+        self->mode = (int)PyLong_AsLong(v);
+        return 0;
+    case OPT_FAST:
+        self->fast = v == Py_True;
+        return 0;
+    case OPT_GENERAL:
+        self->general = v == Py_True;
+        return 0;
+    case OPT_PYTHON_ROOTS:
+        self->python_roots = v == Py_True;
+        return 0;
+    case OPT_FLUSH_LEN:
+        self->flush_len = PyLong_AsSsize_t(v);
+        return 0;
+    case OPT_MAX_DEPTH:
+        self->max_depth = PyLong_AsSsize_t(v);
+        return 0;
+    case OPT_REGION_KEYS:
+        Py_XSETREF(self->region_keys, Py_NewRef(v));
+        return 0;
+    case OPT_ROOTS:
+        Py_XSETREF(self->roots, Py_NewRef(v));
+        return 0;
+    case OPT_BW_KEYS:
+        Py_XSETREF(self->bw_keys, Py_NewRef(v));
+        return 0;
+    default:
+        Py_XSETREF(self->backward_region, Py_NewRef(v));
+        return 0;
+    }
+}
+
+static PyObject *
+mc_configure(ModuleCall *self, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) != 0) {
+        PyErr_SetString(PyExc_TypeError, "configure() takes keyword arguments only");
+        return NULL;
+    }
+    PyObject *values[N_OPTIONS] = {NULL};
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (kwds != NULL && PyDict_Next(kwds, &pos, &k, &v)) {
+        int i = 0;
+        while (i < N_OPTIONS && k != option_keys[i])
+            i++;
+        if (i == N_OPTIONS) /* a name built at run time: compare the text */
+            for (i = 0; i < N_OPTIONS && PyUnicode_Compare(k, option_keys[i]) != 0; i++)
+                ;
+        if (i == N_OPTIONS) {
+            PyErr_Format(PyExc_TypeError, "configure: unknown option %R", k);
+            return NULL;
+        }
+        if (check_option(i, v) < 0)
+            return NULL;
+        values[i] = v;
+    }
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (values[i] != NULL && apply_option(self, i, values[i]) < 0)
+            return NULL;
+    Py_RETURN_NONE;
+}
+
+/* drop_module_cache(): a keymapped module died; no cached look-up may be used again */
+static PyObject *
+mc_drop_module_cache(ModuleCall *self, PyObject *unused)
+{
+    self->generation++;
+    Py_RETURN_NONE;
 }
 
 /* now on the recorder's clock; -1 with an exception set on failure */
@@ -911,7 +1059,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     ThreadState *t = (ThreadState *)t_obj;
 
     if (t->keymap == NULL || t->keymap == Py_None) { /* the outermost module */
-        if (!self->cuda_possible && self->roots != NULL && PyDict_Check(self->roots)) {
+        if (!self->python_roots && self->roots != NULL && PyDict_Check(self->roots)) {
             /* its keymap is known: _root_call without Python */
             PyObject *rid = PyLong_FromVoidPtr(module);
             PyObject *km = rid ? PyDict_GetItemWithError(self->roots, rid) : NULL;
@@ -1128,36 +1276,19 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     else if (mode) {
         packed = (long long)((unsigned long long)key | ((unsigned long long)depth << KEY_BITS));
     }
-    else { /* warmup, schedule or stopped: the general path decides */
-        PyObject *rs = PyObject_GetAttr(self_obj, str_record_shapes);
-        if (rs == NULL)
-            goto policy_failed;
-        int shapes = PyObject_IsTrue(rs);
-        Py_DECREF(rs);
-        if (shapes < 0)
-            goto policy_failed;
-        PyObject *tail;
-        if (shapes) {
-            kw = kwargs_for_python(kwargs);
-            PyObject *sid = kw ? PyObject_CallMethodObjArgs(self_obj, str_shape_id, args, kw,
-                                                            out, NULL)
-                               : NULL;
-            if (sid == NULL)
-                goto policy_failed;
-            tail = PyTuple_Pack(1, sid);
-            Py_DECREF(sid);
+    else { /* mode 0 (warmup, schedule, stopped): the Python policy decides */
+        kw = kwargs_for_python(kwargs);
+        PyObject *s = kw ? PyLong_FromLongLong(start) : NULL;
+        PyObject *e = s ? PyLong_FromLongLong(end) : NULL;
+        PyObject *d = e ? PyLong_FromSsize_t(depth) : NULL;
+        PyObject *r = NULL;
+        if (d != NULL) { /* self._emit_call(t, args, kwargs, out, start, end, key, depth) */
+            PyObject *stack[9] = {self_obj, t_obj, args, kw, out, s, e, key_obj, d};
+            r = PyObject_VectorcallMethod(str_emit_call, stack, 9, NULL);
         }
-        else {
-            tail = PyTuple_New(0);
-        }
-        if (tail == NULL)
-            goto policy_failed;
-        PyObject *core = Py_BuildValue("(LLOn)", start, end - start, key_obj, depth);
-        PyObject *r = core ? PyObject_CallMethod(self_obj, "_emit", "OOOOL", t_obj, core, tail,
-                                                 Py_None, end)
-                           : NULL;
-        Py_XDECREF(core);
-        Py_DECREF(tail);
+        Py_XDECREF(s);
+        Py_XDECREF(e);
+        Py_XDECREF(d);
         if (r == NULL)
             goto policy_failed;
         Py_DECREF(r);
@@ -1713,8 +1844,6 @@ static PyTypeObject BackwardType = {
     .tp_members = bw_members,
 };
 
-static PyObject *backward_pair; /* ("backward", "backward"): the pass's region key */
-
 /* backward_call(run, *args): run(*args) as one `backward` event, groups per module inside it
    (RegionHooks.backward_call in C) */
 static PyObject *
@@ -1728,9 +1857,14 @@ mc_backward_call(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs)
     ThreadState *t = thread_state(self);
     if (t == NULL)
         return NULL;
-    long long key = cached_key(self->region_keys, backward_pair, (PyObject *)self, str_region_key,
-                               PyTuple_GET_ITEM(backward_pair, 0),
-                               PyTuple_GET_ITEM(backward_pair, 1));
+    PyObject *pair = self->backward_region; /* (kind, name), checked by configure */
+    if (pair == NULL) {
+        Py_DECREF(t);
+        PyErr_SetString(PyExc_RuntimeError, "configure(backward_region=...) was not called");
+        return NULL;
+    }
+    long long key = cached_key(self->region_keys, pair, (PyObject *)self, str_region_key,
+                               PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
     if (key == -1 && PyErr_Occurred()) {
         Py_DECREF(t);
         return NULL;
@@ -1837,6 +1971,11 @@ close_abandoned_from(PyObject *recorder, ThreadState *t, Py_ssize_t depth)
 }
 
 static PyMethodDef mc_methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))mc_configure, METH_VARARGS | METH_KEYWORDS,
+     "configure(**options): set what the compiled recorder reads (contract.OPTIONS), each "
+     "value checked before any is applied."},
+    {"drop_module_cache", (PyCFunction)mc_drop_module_cache, METH_NOARGS,
+     "A keymapped module died: cached module look-ups start over."},
     {"_state", (PyCFunction)mc_state, METH_NOARGS, "This thread's record, made on first use."},
     {"_peek_state", (PyCFunction)mc_peek_state, METH_NOARGS,
      "This thread's record, or None before its first event."},
@@ -1861,25 +2000,30 @@ static PyMethodDef mc_methods[] = {
     {NULL}};
 
 static PyMemberDef mc_members[] = {
-    {"_region_keys", T_OBJECT, offsetof(ModuleCall, region_keys), 0, "(kind, name) -> key"},
-    {"_bw_keys", T_OBJECT, offsetof(ModuleCall, bw_keys), 0, "backward token -> key"},
-    {"_roots", T_OBJECT, offsetof(ModuleCall, roots), 0, "id(outermost module) -> keymap"},
-    {"_cuda_possible", T_BOOL, offsetof(ModuleCall, cuda_possible), 0,
-     "a CUDA tensor may start device timing (outermost calls then go through Python)"},
-    {"_max_depth", T_PYSSIZET, offsetof(ModuleCall, max_depth), 0, "deepest region nesting"},
-    {"_generation", T_PYSSIZET, offsetof(ModuleCall, generation), 0,
-     "bumped when a keymapped module dies (look-up caches start over)"},
-    {"_fast", T_BOOL, offsetof(ModuleCall, fast), 0,
+    {"_region_keys", T_OBJECT, offsetof(ModuleCall, region_keys), READONLY,
+     "(kind, name) -> key"},
+    {"_bw_keys", T_OBJECT, offsetof(ModuleCall, bw_keys), READONLY, "backward token -> key"},
+    {"_roots", T_OBJECT, offsetof(ModuleCall, roots), READONLY, "id(outermost module) -> keymap"},
+    {"_backward_region", T_OBJECT, offsetof(ModuleCall, backward_region), READONLY,
+     "(kind, name) of a backward pass's event"},
+    {"_python_roots", T_BOOL, offsetof(ModuleCall, python_roots), READONLY,
+     "every outermost module call goes through _root_call"},
+    {"_max_depth", T_PYSSIZET, offsetof(ModuleCall, max_depth), READONLY,
+     "deepest nesting on one thread"},
+    {"_fast", T_BOOL, offsetof(ModuleCall, fast), READONLY,
      "regions and backward groups append straight to the buffer"},
-    {"_general", T_INT, offsetof(ModuleCall, general), 0,
+    {"_general", T_INT, offsetof(ModuleCall, general), READONLY,
      "1: module_call is the general Python path (ModuleBase then calls it by name)"},
-    {"_flush_len", T_PYSSIZET, offsetof(ModuleCall, flush_len), 0, "flush at this buffer size"},
-    {"_mode", T_INT, offsetof(ModuleCall, mode), 0, "0: general path, 1: plain, 2: shapes"},
+    {"_flush_len", T_PYSSIZET, offsetof(ModuleCall, flush_len), READONLY,
+     "flush at this buffer size"},
+    {"_mode", T_INT, offsetof(ModuleCall, mode), READONLY,
+     "0: every module event through _emit_call, 1: plain, 2: shapes"},
     {NULL}};
 
+/* (read-only, like the members: configure() sets them) */
 static PyGetSetDef mc_getset[] = {
-    {"_clock", (getter)mc_get_clock, (setter)mc_set_clock, "the recorder's clock (ns)", NULL},
-    {"_tensor", (getter)mc_get_tensor, (setter)mc_set_tensor, "everyo's Tensor class", NULL},
+    {"_clock", (getter)mc_get_clock, NULL, "the recorder's clock (ns)", NULL},
+    {"_tensor", (getter)mc_get_tensor, NULL, "the engine's tensor class, or None", NULL},
     {NULL}};
 
 static PyTypeObject ModuleCallType = {
@@ -2030,8 +2174,10 @@ PyInit__crecorder(void)
     INTERN(str_data, "data");
     INTERN(str_shape, "shape");
     INTERN(str_keys, "keys");
-    INTERN(str_record_shapes, "record_shapes");
+    INTERN(str_emit_call, "_emit_call");
     INTERN(str_forward, "forward");
+    for (int i = 0; i < N_OPTIONS; i++)
+        INTERN(option_keys[i], option_names[i]);
     INTERN(str_call_impl, "_call_impl");
     INTERN(str_hooked, "_hooked");
     INTERN(str_active, "active");
@@ -2046,11 +2192,6 @@ PyInit__crecorder(void)
     INTERN(str_kind, "kind");
     INTERN(str_name, "name");
     INTERN(str_user, "user");
-    PyObject *bw_text = PyUnicode_InternFromString("backward");
-    backward_pair = bw_text ? PyTuple_Pack(2, bw_text, bw_text) : NULL;
-    Py_XDECREF(bw_text);
-    if (backward_pair == NULL)
-        return NULL;
     check_ndarray_layout();
     PyObject *time = PyImport_ImportModule("time");
     if (time == NULL)

@@ -19,6 +19,9 @@ from everyo.profiler.packing import KEY_BITS, KEY_MASK
 MAX_DEPTH = 32_000
 """Deepest nesting of events on one thread (the store keeps depth as int16)."""
 
+BACKWARD_REGION = ("backward", "backward")
+"""(kind, name) of a whole backward pass's event (its groups are named by ``_bw_key``)."""
+
 
 def _too_deep(depth: int) -> EveryOProfilerError:
     return EveryOProfilerError(
@@ -128,10 +131,10 @@ def close_out_of_order(region, t) -> None:
 class _Region:
     """Context manager for one region (record_function, optimizer step, DataLoader fetch...).
 
-    Open regions of a thread form a stack (``_ThreadState.open``). A region closes by identity:
-    closing one that is not the innermost (regions exited out of order, or left open across a
-    ``yield``/``await``) takes it out of the stack and moves the regions opened inside it one
-    level up, so the thread's depth is right for every later event.
+    Open regions of a thread form a stack (the thread state's ``open``). A region closes by
+    identity: closing one that is not the innermost (regions exited out of order, or left open
+    across a ``yield``/``await``) takes it out of the stack and moves the regions opened inside
+    it one level up, so the thread's depth is right for every later event.
     """
 
     __slots__ = ("p", "key", "meta", "t", "depth", "start", "frame")
@@ -144,8 +147,8 @@ class _Region:
         p = self.p
         t = p._state()
         depth = t.depth
-        if depth >= MAX_DEPTH:
-            raise _too_deep(depth)
+        if depth >= p._max_depth:
+            p._region_too_deep(depth)
         self.start = p._clock()  # first: if it raises, the region was never opened
         self.depth = depth
         if self.frame is None:  # the code that opens it (see is_abandoned)
@@ -307,12 +310,12 @@ class RegionHooks:
         """Run a whole backward pass, ``run(*args)``, as one ``backward`` event with per-module
         children."""
         t = self._state()
-        key = self._region_keys.get(("backward", "backward"))
+        key = self._region_keys.get(self._backward_region)
         if key is None:
-            key = self._region_key("backward", "backward")
+            key = self._region_key(*self._backward_region)
         depth = t.depth
-        if depth >= MAX_DEPTH:
-            raise _too_deep(depth)
+        if depth >= self._max_depth:
+            self._region_too_deep(depth)
         bw = self._backward_type(self, t, depth + 1)
         start = self._clock()  # (if it raises, nothing ran: nothing to restore or record)
         saved = t.backward

@@ -311,7 +311,7 @@ class RunRegistry:
     def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES):
         self._runs: list[Run] = []
         self._subscribers: list = []
-        self._evict_subscribers: list = []
+        self._removal_subscribers: list = []
         self._lock = threading.RLock()
         self.budget_bytes = budget_bytes
 
@@ -361,12 +361,17 @@ class RunRegistry:
         return run
 
     def remove(self, run: Run) -> None:
+        """Let ``run`` go (a run not held is ignored); whatever shows it lets it go too."""
         with self._lock:
+            gone = [r for r in self._runs if r is run]
             self._runs = [r for r in self._runs if r is not run]
+        self._let_go(gone, "removed")
 
     def clear(self) -> None:
+        """Let every run go; whatever shows one lets it go too."""
         with self._lock:
-            self._runs.clear()
+            gone, self._runs = self._runs, []
+        self._let_go(gone, "removed")
 
     @property
     def nbytes(self) -> int:
@@ -385,7 +390,6 @@ class RunRegistry:
                     break
                 self._runs.remove(victim)
                 evicted.append(victim)
-            listeners = list(self._evict_subscribers)
         for run in evicted:
             warnings.warn(
                 f"everyo profiler: evicted run {run.id} ({run.label!r}, {run.nbytes:,} bytes) "
@@ -394,8 +398,18 @@ class RunRegistry:
                 EveryOProfilerWarning,
                 stacklevel=3,
             )
-            _notify(listeners, run, "evicted run")
+        self._let_go(evicted, "evicted")
         return evicted
+
+    def _let_go(self, gone: list, reason: str) -> None:
+        """Tell the removal subscribers about each run that left the registry: the one path of
+        every removal (``remove``, ``clear``, the budget's evictions)."""
+        if not gone:
+            return
+        with self._lock:
+            listeners = list(self._removal_subscribers)
+        for run in gone:
+            _notify(listeners, run, f"{reason} run", reason)
 
     def subscribe(self, callback):
         """Call ``callback(run)`` for each new run; returns a function that unsubscribes."""
@@ -409,20 +423,22 @@ class RunRegistry:
 
         return unsubscribe
 
-    def subscribe_evictions(self, callback):
-        """Call ``callback(run)`` for each run the budget evicts, so that whatever shows it
-        (a dashboard) lets it go; returns a function that unsubscribes.
+    def subscribe_removals(self, callback):
+        """Call ``callback(run, reason)`` for each run that leaves the registry, so that
+        whatever shows it (a dashboard, a run picker) lets it go: ``reason`` is ``"evicted"``
+        (the memory budget) or ``"removed"`` (``remove()``, ``clear()``). Returns a function
+        that unsubscribes.
 
         The registry holds ``callback``: pass one that holds its owner weakly, or the owner
         lives as long as the registry.
         """
         with self._lock:
-            self._evict_subscribers.append(callback)
+            self._removal_subscribers.append(callback)
 
         def unsubscribe():
             with self._lock:
-                if callback in self._evict_subscribers:
-                    self._evict_subscribers.remove(callback)
+                if callback in self._removal_subscribers:
+                    self._removal_subscribers.remove(callback)
 
         return unsubscribe
 
@@ -430,12 +446,12 @@ class RunRegistry:
         return f"<RunRegistry runs={len(self)} nbytes={self.nbytes:,} budget={self.budget_bytes:,}>"
 
 
-def _notify(callbacks, run: Run, what: str) -> None:
-    """Call each ``callback(run)``; one that raises is reported as a warning and the rest still
-    run: the run is already registered (or evicted), and a listener's fault must not undo it."""
+def _notify(callbacks, run: Run, what: str, *extra) -> None:
+    """Call each ``callback(run, *extra)``; one that raises is reported as a warning and the rest
+    still run: the run is already registered (or gone), and a listener's fault must not undo it."""
     for callback in callbacks:
         try:
-            callback(run)
+            callback(run, *extra)
         except Exception as exc:  # noqa: BLE001 - any listener's fault, reported below
             warnings.warn(
                 f"everyo profiler: a listener of the run registry failed on the {what} "

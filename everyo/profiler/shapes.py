@@ -48,3 +48,31 @@ def format_shapes(args, kwargs, out) -> str:
     ins += [f"{k}={s}" for k, s in ((k, _shape_text(v)) for k, v in kwargs.items()) if s]
     res = _shape_text(out)
     return f"[{', '.join(ins)}]" + (f" -> {res}" if res is not None else "")
+
+
+class ShapeIds:
+    """The store's shape ids of calls, cached by a key that tells apart every call whose shape
+    text differs (lists and tuples of tensors included)."""
+
+    def __init__(self, store, tensor=None):
+        self.store = store
+        self.tensor = tensor  # a class whose `.data.shape` is read directly (a Python property)
+        self._ids: dict = {}
+
+    def shape_id(self, args, kwargs, out) -> int:
+        """The interned shape text of one call."""
+        T = self.tensor
+        try:
+            sk = (
+                tuple([a.data.shape if type(a) is T else shape_key(a, T) for a in args]),
+                tuple([(k, shape_key(v, T)) for k, v in kwargs.items()]) if kwargs else None,
+                shape_key(out, T),
+            )
+            sid = self._ids.get(sk)
+        except Exception:  # noqa: BLE001 - an unhashable or failing shape: not cached
+            sk = sid = None
+        if sid is None:
+            sid = self.store.intern_shape(format_shapes(args, kwargs, out))
+            if sk is not None:
+                self._ids[sk] = sid
+        return sid

@@ -28,7 +28,7 @@ from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
-from everyo_lab.widgets.picker import evicted_bundle, evicted_from, registry
+from everyo_lab.widgets.picker import gone_bundle, gone_text, registry, removed_from
 from everyo_lab.widgets.stream import EventStream
 from everyo_lab.widgets.wire import Encoded
 
@@ -148,9 +148,9 @@ class Dashboard(anywidget.AnyWidget):
         self._report_in_message = None  # the live report sent with the events (not resent)
         self._report = None  # the last Report (the static rendering reuses it)
         self._unsubscribe = None
-        self._gone = None  # the label of the run shown until the memory budget evicted it
-        on_evict = evicted_from(weakref.ref(self))
-        self._unsubscribe_evictions = registry().subscribe_evictions(on_evict)
+        self._gone = None  # (label, reason) of the run shown until it left the registry
+        on_removal = removed_from(weakref.ref(self))
+        self._unsubscribe_removals = registry().subscribe_removals(on_removal)
         self.on_msg(self._on_message)
         self.observe(self._on_table_options, ["group_by", "sort_by", "descending"])
         self.observe(self._on_theme, "theme")
@@ -345,7 +345,7 @@ class Dashboard(anywidget.AnyWidget):
         """The widget view alone, with a one-line ``text/plain`` for front ends without widgets."""
         label = self._run.label if self._run is not None else "no run"
         if self._gone is not None:
-            label = f"{self._gone} (evicted by the memory budget)"
+            label = gone_text(*self._gone)
         return {
             WIDGET_MIME: {"version_major": 2, "version_minor": 1, "model_id": self.model_id},
             "text/plain": f"everyo dashboard: {label}",
@@ -356,7 +356,7 @@ class Dashboard(anywidget.AnyWidget):
         the report of the last refresh. ``hide_when_live`` adds the rules that show exactly one
         of the live widget and this static output (the magic shows both; see the module)."""
         if self._run is None:
-            return static_bundle(None) if self._gone is None else evicted_bundle(self._gone)
+            return static_bundle(None) if self._gone is None else gone_bundle(*self._gone)
         views = _views()
         report = self._report
         if report is None or report.live:
@@ -385,13 +385,14 @@ class Dashboard(anywidget.AnyWidget):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        self._unsubscribe_evictions()
+        self._unsubscribe_removals()
         with self._lock:  # a closed widget shows nothing: let its runs go now
             self._run = self._stream = self._live = self._report = self._cmp = None
         super().close()
 
-    def _evicted(self, run) -> None:
-        """The memory budget evicted ``run``: stop holding it (the browser keeps what it shows).
+    def _let_go(self, run, reason: str) -> None:
+        """``run`` left the registry (``reason``: ``"evicted"`` by the memory budget, or
+        ``"removed"``): stop holding it (the browser keeps what it shows).
 
         ipywidgets holds every widget until it is closed, and a notebook's dashboards stay open,
         so a dashboard that held its run would keep every run alive whatever the budget.
@@ -402,11 +403,8 @@ class Dashboard(anywidget.AnyWidget):
                 self.compare_id = ""
             if self._run is run:
                 self._run = self._stream = self._live = self._report = None
-                self._gone = run.label
-                self.export_status = (
-                    f"run {run.label!r} was evicted by the memory budget "
-                    "(everyo.profiler.runs.budget_bytes); export runs you want to keep"
-                )
+                self._gone = (run.label, reason)
+                self.export_status = f"{gone_text(run.label, reason)}; export runs you want to keep"
         if self.picker:
             self._list_runs()
 

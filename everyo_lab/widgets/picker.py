@@ -1,5 +1,5 @@
 """The run picker's entries (one JSON-ready description per run in ``everyo.profiler.runs``), and
-how a dashboard hears that the memory budget evicted a run."""
+how a dashboard hears that a run left the registry (evicted by the memory budget, or removed)."""
 
 from __future__ import annotations
 
@@ -34,24 +34,28 @@ def registry():
     return runs
 
 
-def evicted_from(board_ref):
-    """The registry's eviction callback for the dashboard behind ``board_ref`` (held weakly, so
+def removed_from(board_ref):
+    """The registry's removal callback for the dashboard behind ``board_ref`` (held weakly, so
     the registry does not keep it alive)."""
 
-    def callback(run) -> None:
+    def callback(run, reason: str) -> None:
         board = board_ref()
         if board is not None:
-            board._evicted(run)
+            board._let_go(run, reason)
 
     return callback
 
 
-def evicted_bundle(label: str) -> dict:
-    """The static rendering of a dashboard whose run the memory budget evicted."""
+def gone_text(label: str, reason: str) -> str:
+    """Why a dashboard no longer shows run ``label`` (``reason``: the registry's)."""
+    if reason == "evicted":
+        return f"run {label!r} was evicted by the memory budget (everyo.profiler.runs.budget_bytes)"
+    return f"run {label!r} was removed from everyo.profiler.runs"
+
+
+def gone_bundle(label: str, reason: str) -> dict:
+    """The static rendering of a dashboard whose run left the registry."""
     from html import escape
 
-    text = (
-        f"everyo dashboard: run {label!r} was evicted by the memory budget "
-        "(everyo.profiler.runs.budget_bytes)"
-    )
+    text = f"everyo dashboard: {gone_text(label, reason)}"
     return {"text/plain": text, "text/html": f'<div class="everyo-static">{escape(text)}</div>'}

@@ -114,6 +114,34 @@ def test_a_picked_run_that_was_evicted_leaves_the_picker_on_a_held_run():
     picker.close()
 
 
+def test_a_run_picker_lets_a_removed_run_go_and_moves_to_a_held_one():
+    runs.budget_bytes = 10**9
+    old, new = _profiled_run(label="old"), _profiled_run(label="new")
+    picker = dashboard()
+    assert picker.run is new
+    ref = weakref.ref(new)
+    runs.remove(new)  # the run the picker shows
+    del new
+    assert _alive([ref]) == []
+    assert picker.run is old and picker.selected == old.id
+    assert [e["id"] for e in picker.runs] == [old.id]
+    picker.close()
+
+
+def test_dashboards_let_their_runs_go_when_the_registry_is_cleared():
+    run = _profiled_run(label="cleared")
+    board, picker = Dashboard(run), dashboard()
+    ref = weakref.ref(run)
+    del run
+    runs.clear()
+    assert _alive([ref]) == []
+    assert "removed" in board.static_bundle()["text/plain"]
+    assert "removed" in board.export_status
+    assert picker.run is None and picker.runs == [] and picker.selected == ""
+    board.close()
+    picker.close()
+
+
 def test_run_in_runs_tells_whether_that_run_is_held():
     run = _profiled_run(label="held")
     assert run in runs

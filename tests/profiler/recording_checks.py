@@ -85,7 +85,7 @@ def interrupt_everywhere(step, where=None, *, limit=4000, flush_len=None, **opti
     steps = 0
     with p:
         if flush_len is not None:
-            p._recorder._flush_len = flush_len * p._recorder._width
+            p._recorder.configure(flush_len=flush_len * p._recorder._width)
         k, clean = 0, 0
         while k < limit:
             k += 1

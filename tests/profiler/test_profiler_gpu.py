@@ -102,9 +102,8 @@ def test_cupy_installed_but_unused_keeps_the_plain_path_until_a_cuda_call(monkey
 def test_device_times_find_their_store_rows_across_flush_blocks():
     from types import SimpleNamespace
 
-    from everyo.profiler.recorder import _row_of
+    from everyo.profiler.store_writer import store_rows
 
     # a thread's events 0-2 went to store rows 10-12, events 3-4 to rows 20-21; 5 never flushed
     t = SimpleNamespace(blocks=[(0, 10, 3), (3, 20, 2)])
-    firsts: dict = {}
-    assert [_row_of(t, i, firsts) for i in range(6)] == [10, 11, 12, 20, 21, -1]
+    assert store_rows([(t, i) for i in range(6)]).tolist() == [10, 11, 12, 20, 21, -1]

@@ -313,7 +313,7 @@ def test_module_call_with_a_mapping_for_kwargs(impl, monkeypatch):
     with Profiler(registry=RunRegistry()) as p:
         rec = hooks.active
         root = eo.Sequential(m)
-        rec._state().keymap = rec._keymap_for(root)
+        rec._state().keymap = rec._keymaps.for_root(root)
         out = rec.module_call(m, m.forward, (1,), collections.UserDict(b=2, zz=3))
         rec._state().keymap = None
     assert out == 6 and [e.name for e in p.events] == ["Add"]

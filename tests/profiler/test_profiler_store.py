@@ -151,6 +151,36 @@ def test_registry_evicts_oldest_finished_runs_with_a_warning(clock):
     assert [r.label for r in reg] == ["r2", "r3"] and reg.latest is p.run
 
 
+def test_every_removal_tells_the_removal_subscribers(clock):
+    """remove(), clear() and the budget's evictions go through one notification, so whatever
+    shows a run (a dashboard, a run picker) hears that it must let it go."""
+    reg = RunRegistry()
+    made = []
+    for label in ("a", "b", "c", "d", "e"):
+        with profile(clock=clock, registry=reg, label=label) as p:
+            mlp(clock)(np.zeros((1, 4)))
+        made.append(p.run)
+    heard = []
+    unsubscribe = reg.subscribe_removals(lambda run, reason: heard.append((run.label, reason)))
+    reg.remove(made[1])
+    reg.remove(made[1])  # not held any more: nothing to tell
+    reg.budget_bytes = made[-1].nbytes + made[-2].nbytes
+    with pytest.warns(EveryOProfilerWarning, match="evicted run"):
+        reg.enforce_budget()
+    reg.clear()
+    assert heard == [
+        ("b", "removed"),
+        ("a", "evicted"),
+        ("c", "evicted"),
+        ("d", "removed"),
+        ("e", "removed"),
+    ]
+    unsubscribe()
+    reg.add(made[0])
+    reg.clear()
+    assert len(heard) == 5
+
+
 def test_running_run_is_never_evicted(clock):
     reg = RunRegistry(budget_bytes=0)
     with profile(clock=clock, registry=reg) as p:

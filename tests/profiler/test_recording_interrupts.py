@@ -37,6 +37,39 @@ def test_an_interrupt_anywhere_in_a_training_step_leaves_nesting_right(recorder_
     assert Counter(e.name for e in events)["step"] >= 3
 
 
+def test_an_interrupt_while_reading_a_calls_shapes_keeps_the_call(recorder_impl):
+    """An interrupt in the shape look-up of a call whose children were kept: the call is kept
+    without its shape, so they keep their parent (the pure-Python path dropped it, and a timer
+    signal then gave its children the next call of the outer module as parent)."""
+    import everyo as eo
+
+    outer = eo.Sequential(eo.Linear(2, 2, seed=0))
+    p = Profiler(registry=RunRegistry())
+    with p:
+        outer(eo.zeros(1, 2))
+        rec = p._recorder
+        real, calls = rec._shape_id, []
+
+        def interrupted(args, kwargs, out):
+            calls.append(len(calls))
+            if len(calls) == 2:  # the outer call's, after the inner one's was kept
+                raise Interrupt("in the shape look-up")
+            return real(args, kwargs, out)
+
+        rec._shape_id = interrupted
+        with pytest.raises(Interrupt):
+            outer(eo.zeros(3, 2))  # new shapes: both calls look theirs up
+        rec._shape_id = real
+        outer(eo.zeros(1, 2))
+    events = p.events
+    check_nesting(events)
+    assert [(e.name, e.depth, e.shapes) for e in events[2:4]] == [
+        ("Linear", 1, "[(3, 2)] -> (3, 2)"),
+        ("Sequential", 0, ""),
+    ]
+    assert len(events) == 6
+
+
 def test_with_a_schedule_an_interrupt_anywhere_leaves_nesting_right(recorder_impl):
     # every event through the Python policy (_emit), interrupted at each point of it too: an
     # event it could not record is kept anyway when events inside it were
