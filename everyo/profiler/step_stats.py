@@ -22,8 +22,6 @@ final one are the same numbers by construction.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 __all__ = ["StepStats", "step_spans"]

@@ -1,0 +1,86 @@
+"""``WhyLink``: the dashboard's "why" panel, from the browser's selection to the panel's data.
+
+The browser sets the ``why_target`` trait when a table row or a flame-chart bar is clicked (and
+``why_all_frames`` from the panel's fold button); the dashboard asks this object for the panel
+and syncs it as the ``why`` trait. While the run records, a :class:`LiveWhy` keeps the
+selection's sums and the panel is rebuilt at most every :data:`LIVE_EVERY_S` (as the live
+table), from the events and samples recorded since; once the run has ended, the panel is
+:func:`everyo.profiler.hot_lines` of the whole run.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from everyo.errors import EveryOError
+
+LIVE_EVERY_S = 1.0
+"""A live panel is rebuilt at most this often (the live table's pace)."""
+
+
+class WhyLink:
+    def __init__(self, clock=time.monotonic):
+        self.sel = None
+        self.live = None  # LiveWhy while the run records
+        self._clock = clock
+        self._at = -float("inf")
+
+    def clear(self) -> None:
+        self.sel = self.live = None
+
+    def select(self, run, target: dict, thread_ids: dict, hide) -> dict:
+        """The panel of a new selection (``{}`` for none)."""
+        from everyo_lab.views import why
+
+        self.clear()
+        if not target or run is None:
+            return {}
+        try:
+            self.sel = why.select(run, target, thread_ids)
+        except EveryOError as exc:
+            return why.error_panel(str(exc))
+        return self.panel(run, hide, force=True)
+
+    def panel(self, run, hide, *, force: bool = False) -> dict | None:
+        """The panel now; ``None`` when a live one is not due yet (unless ``force``)."""
+        from everyo_lab.views import why
+
+        sel = self.sel
+        if sel is None or run is None:
+            return {}
+        if getattr(run, "samples", None) is None:
+            return why.unsampled_panel(sel)
+        if getattr(run, "status", "completed") != "running":
+            self.live = None
+            return _exact(run, sel, hide)
+        now = self._clock()
+        if not force and now - self._at < LIVE_EVERY_S:
+            return None
+        self._at = now
+        if self.live is None:
+            from everyo_lab.views.why_live import LiveWhy
+
+            self.live = LiveWhy(run, sel)
+        self.live.update()
+        hot = self.live.hot_lines(hide)
+        return why.panel(hot, sel, live=True, expand=self.live.expansion(hide))
+
+
+def _exact(run, sel, hide) -> dict:
+    from everyo_lab.views import why
+
+    try:
+        hot = why.exact_hot_lines(run, sel, hide)
+    except EveryOError as exc:
+        return why.error_panel(str(exc))
+    expand = None
+    if sel.is_event:
+        cols = run.samples.read()
+        t = cols["t_ns"]
+        mine = np.flatnonzero((cols["tid"] == sel.tid) & (t >= sel.start_ns) & (t < sel.end_ns))
+        mine = mine[np.argsort(t[mine], kind="stable")]
+        interval = run.options.get("sample_ms")
+        expand = why.frame_bars(run.samples, sel, t[mine], cols["stack"][mine], hide, interval)
+    return why.panel(hot, sel, expand=expand)
