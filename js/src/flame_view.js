@@ -15,6 +15,7 @@ import { showTooltip, pointerToData, tooltipLines } from "./hover.js";
 import { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } from "./figure.js";
 import { cancelFrame, nextFrame } from "./frames.js";
 import { whenIdle } from "./idle.js";
+import { barTarget } from "./why_view.js";
 import { layoutLanes } from "./lanes.js";
 import { engagesChart, legendEntries, paintAxes } from "./live_axes.js";
 import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
@@ -54,6 +55,7 @@ export class FlameView {
     this.state = state;
     this.root = root;
     this.getReport = options.report || (() => this.model.get("report") || {});
+    this.onSelect = options.onSelect || null; // a click on a bar: why_view.js barTarget
     this.windowListeners = new Set(); // called with each new window shown (linked charts)
     this.plotly = null;
     this.zoom = null; // null: the whole run (and follow it while it grows)
@@ -101,6 +103,11 @@ export class FlameView {
     this.plot.addEventListener("mousemove", (ev) => this.hover(ev));
     this.plot.addEventListener("mouseleave", hide);
     this.plot.addEventListener("mousedown", hide);
+    // a click (not the end of a zoom or pan drag) on a bar selects it for the why panel
+    this.plot.addEventListener("pointerdown", (ev) => {
+      this.pressedAt = [ev.clientX, ev.clientY];
+    });
+    this.plot.addEventListener("click", (ev) => this.click(ev));
     this.boxWidth = 0; // from the ResizeObserver: reading clientWidth in a redraw would force a
     // layout of the whole notebook right after the table's DOM changed
     if (typeof ResizeObserver === "function") {
@@ -441,10 +448,11 @@ export class FlameView {
     }, DETAIL_DEBOUNCE_MS);
   }
 
-  hover(ev) {
+  /** The drawn bar under a pointer event: `{i, lane, info, dominant}`, or null. */
+  barAt(ev) {
     const drawn = this.drawn;
     const size = this.plotSize();
-    if (!drawn || !size || !drawn.bars.n) return;
+    if (!drawn || !size || !drawn.bars.n) return null;
     const box = this.plot.getBoundingClientRect();
     const xRange = drawn.window;
     const yRange = [drawn.lanes.nLanes - 0.5, -0.5];
@@ -455,12 +463,32 @@ export class FlameView {
     const info = i >= 0 ? keys[drawn.bars.key[i]] || null : null;
     const dominant = i >= 0 && !info ? keys[drawn.bars.dom[i]] || null : null;
     const shownAs = info || dominant;
-    if (i < 0 || this.hidden.has(shownAs ? shownAs.colorKey : "merged")) {
+    if (i < 0 || this.hidden.has(shownAs ? shownAs.colorKey : "merged")) return null;
+    return { i, lane: drawn.items[drawn.bars.lane[i]].lane, info, dominant };
+  }
+
+  /** A click that did not move (a drag zooms or pans): the bar under it selects its event. */
+  click(ev) {
+    const at = this.pressedAt;
+    this.pressedAt = null;
+    if (!this.onSelect || (at && Math.hypot(ev.clientX - at[0], ev.clientY - at[1]) > 4)) return;
+    const hit = this.barAt(ev);
+    if (!hit) return;
+    const { bars } = this.drawn;
+    const bar = { start: bars.start[hit.i], end: bars.end[hit.i], count: bars.count[hit.i] };
+    const target = barTarget(bar, hit.lane, hit.info);
+    if (target) this.onSelect(target);
+  }
+
+  hover(ev) {
+    const hit = this.barAt(ev);
+    if (!hit) {
       this.tip.style.display = "none";
       return;
     }
-    const { bars, items } = drawn;
-    const lane = items[bars.lane[i]].lane;
+    const drawn = this.drawn;
+    const { info, dominant, lane, i } = hit;
+    const { bars } = drawn;
     const count = bars.count[i];
     const start = bars.start[i];
     const end = bars.end[i];

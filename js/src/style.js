@@ -37,19 +37,21 @@ export const CSS = `
   background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
-.everyo-memory { margin-top: 0; }
-.everyo-picker-row:not([hidden]) { display: flex; gap: 12px; align-items: center; margin-bottom: 4px; }
-.everyo-compare { margin-top: 10px; }
-.everyo-compare-only > :not(.everyo-compare):not(style) { display: none !important; }
-.everyo-compare-header { font-weight: 600; padding: 4px 0; }
-.everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
-.everyo-diff-holder { overflow-x: auto; }
-.everyo-diff-table { width: auto; }
-.everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
-.everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
-.everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
-.everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
-.everyo-verdict-inconclusive-the-machine-was-busy { color: var(--jp-warn-color1, #9a6700); }
+.everyo-table-holder tbody tr { cursor: pointer; }
+.everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
+.everyo-flame { cursor: pointer; }
+.everyo-why { margin: 6px 0; padding: 6px 8px; border: 1px solid var(--jp-border-color2, #ccc); }
+.everyo-why-head { display: flex; gap: 10px; }
+.everyo-why-close { margin-left: auto; }
+.everyo-why-message { color: var(--jp-warn-color1, #b26a00); }
+.everyo-why .everyo-table { width: auto; margin: 4px 0; }
+.everyo-why-num { text-align: right; }
+.everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
+.everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
+.everyo-why summary > * { margin-right: 8px; }
+.everyo-why-frames { position: relative; overflow: hidden; }
+.everyo-why-frame { position: absolute; height: 16px; overflow: hidden; font-size: 11px; padding: 0 3px;
+  background: var(--jp-brand-color3, #bbdefb); border: 1px solid var(--jp-layout-color0, #fff); }
 `;
 
 export const STYLE_ID = "everyo-widget-style";
