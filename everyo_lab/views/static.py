@@ -70,8 +70,8 @@ def render_html(
     """Render a run as a self-contained HTML fragment with no JavaScript.
 
     Holds the header (label, status, error, wall time, events, hot spots, steps), the summary
-    table with share bars, the hot lines of its top rows (a run with stack samples), the notes (among them the guide's warning about nested inclusive
-    times), and the final flame chart as ``<div>`` bars (level-of-detail merged, a few hundred
+    table with share bars, the hot lines of its top rows (a run with stack samples), the notes
+    (among them the guide's warning about nested inclusive times), and the final flame chart as ``<div>`` bars (level-of-detail merged, a few hundred
     bars at most). All text is escaped.
 
     ``run`` may be a run, an event batch or a :class:`Report`; with ``report=`` (or a Report)

@@ -83,9 +83,10 @@ def hot_lines_html(found: list, colors: dict) -> str:
         )
         body = []
         for line in p["lines"][:LINES]:
+            width = f"{100 * line['bar']:.1f}%"
             bar = (
                 f'<div style="display:inline-block;width:60px;height:9px;vertical-align:middle;'
-                f'{css("background-color", c["track"])}"><div style="width:{100 * line["bar"]:.1f}%;'
+                f'{css("background-color", c["track"])}"><div style="width:{width};'
                 f'height:9px;{css("background-color", c["bar"])}"></div></div> '
             )
             where = f"{line['where']}  {line['function']}"
