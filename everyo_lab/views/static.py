@@ -71,8 +71,8 @@ def render_html(
 
     Holds the header (label, status, error, wall time, events, hot spots, steps), the summary
     table with share bars, the hot lines of its top rows (a run with stack samples), the notes
-    (among them the guide's warning about nested inclusive times), and the final flame chart as ``<div>`` bars (level-of-detail merged, a few hundred
-    bars at most). All text is escaped.
+    (among them the guide's warning about nested inclusive times), and the final flame chart as
+    ``<div>`` bars (level-of-detail merged, a few hundred bars at most). All text is escaped.
 
     ``run`` may be a run, an event batch or a :class:`Report`; with ``report=`` (or a Report)
     the report's rows and options are shown (``top``/``group_by``/``sort_by`` are unused). The
