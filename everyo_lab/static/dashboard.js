@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:204e1c60330b48e1 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:277ffde4cadb5406 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:204e1c60330b48e1"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:277ffde4cadb5406"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -835,17 +835,37 @@ if (why.hint) box.appendChild(node(doc, "div", "everyo-why-hint", why.hint));
 return box;
 }
 
+function livePanel(live, target) {
+if (!target || !target.type || !live || !live.panels) return null;
+const asRow = target.type === "bar" ? { type: "row", group_by: "name", kind: target.kind, name: target.name } : target;
+const entry = live.panels.find(({ key }) => selectsRow(asRow, key, key.group_by));
+if (entry) return entry.panel;
+return { state: "pending", title: target.label || target.name, message: live.other || "" };
+}
+
 function mountWhy(doc, model) {
 const el = node(doc, "div", "everyo-why");
 el.hidden = true;
 let shown = null;
-const select = (target) => commit(model, { why_target: target || {} });
+let selected = null;
+const select = (target) => {
+selected = target;
+commit(model, { why_target: target || {} });
+update();
+};
 const handlers = {
 onClose: () => select(null),
 onToggle: () => commit(model, { why_all_frames: !model.get("why_all_frames") }),
 };
-const update = () => {
+const choose = () => {
+if (!selected) return null;
+const live = model.get("why_live");
+if (live && live.panels) return livePanel(live, selected);
 const why = model.get("why");
+return why && why.state ? why : shown;
+};
+const update = () => {
+const why = choose();
 if (why === shown) return;
 shown = why;
 const body = renderWhy(doc, why, handlers);
@@ -854,9 +874,9 @@ if (body) el.replaceChildren(body);
 else el.replaceChildren();
 };
 update();
-return { el, update, select, traits: ["why"] };
+return { el, update, select, traits: ["why", "why_live"] };
 }
-return { rowTarget, barTarget, selectsRow, treeNode, FRAME_ROW_PX, expansion, renderWhy, mountWhy };
+return { rowTarget, barTarget, selectsRow, treeNode, FRAME_ROW_PX, expansion, renderWhy, livePanel, mountWhy };
 })();
 
 // ---- src/live_axes.js

@@ -30,6 +30,8 @@ __all__ = [
     "exact_hot_lines",
     "frame_bars",
     "panel",
+    "row_key",
+    "row_selection",
     "select",
     "unsampled_panel",
 ]
@@ -101,6 +103,21 @@ class Selection:
             sid = batch.shape_id if batch.shape_id is not None else np.full(len(batch), -1)
             mask &= ok[sid]
         return mask
+
+
+def row_selection(row: dict, group_by: str) -> Selection:
+    """The :class:`Selection` of a report row (its table grouped by ``group_by``)."""
+    shape = str(row.get("shapes") or "") if group_by == "shape" else None
+    key = (str(row.get("kind") or ""), str(row["name"]))
+    return Selection(str(row.get("label") or row["name"]), "row", key, group_by, shape)
+
+
+def row_key(sel: Selection) -> dict:
+    """What the browser matches a row selection by (its ``why_target``'s fields)."""
+    key = {"group_by": sel.group_by, "kind": sel.key[0], "name": sel.key[1]}
+    if sel.shape is not None:
+        key["shapes"] = sel.shape
+    return key
 
 
 def select(run, target: dict, thread_ids: dict | None = None) -> Selection:

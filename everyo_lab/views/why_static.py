@@ -12,7 +12,7 @@ import html
 
 from everyo.errors import EveryOError
 from everyo_lab.views.flame_html import css
-from everyo_lab.views.why import Selection, exact_hot_lines, panel
+from everyo_lab.views.why import Selection, exact_hot_lines, panel, row_selection
 
 TOP_ROWS = 3
 """Rows of the table whose hot lines the static outputs keep."""
@@ -38,10 +38,7 @@ _last: list = [None, []]  # (key, answer) of the last call
 def _find(run, report, rows: int) -> list:
     out = []
     for row in report.rows:
-        shape = str(row.get("shapes") or "") if report.group_by == "shape" else None
-        sel = Selection(
-            str(row["label"]), "row", (str(row["kind"]), str(row["name"])), report.group_by, shape
-        )
+        sel = row_selection(row, report.group_by)
         try:
             hot = exact_hot_lines(run, sel, "everyo")
         except EveryOError:

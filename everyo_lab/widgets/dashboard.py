@@ -125,6 +125,7 @@ class Dashboard(anywidget.AnyWidget):
     why_target = traitlets.Dict().tag(sync=True)  # the row or bar selected (set by the browser)
     why_all_frames = traitlets.Bool(False).tag(sync=True)  # the why panel shows everyo's frames
     why = traitlets.Dict().tag(sync=True)  # the why panel (views.why.panel)
+    why_live = traitlets.Dict().tag(sync=True)  # while live: the first rows' panels (WhyLink)
 
     def __init__(
         self,
@@ -184,6 +185,7 @@ class Dashboard(anywidget.AnyWidget):
             self._why.clear()
             self.why_target = {}
             self.why = {}
+            self.why_live = {}
             self.run_id = run.id if run is not None else ""
             self.icicle = {}
         self.refresh()
@@ -241,7 +243,11 @@ class Dashboard(anywidget.AnyWidget):
                 self._refresh_why(force=True)
 
     def _refresh_why(self, *, force: bool = False) -> None:
-        """A new panel for the selection, if any (while live: when one is due)."""
+        """New panels: the live table's first rows' (while live, when due), and the
+        selection's, if any."""
+        rows = self._why.live_rows(self._run, self._report, self._hide(), force=force)
+        if rows is not None:
+            self.why_live = rows
         if self._why.sel is None:
             return
         panel = self._why.panel(self._run, self._hide(), force=force)

@@ -20,15 +20,55 @@ LIVE_EVERY_S = 1.0
 """A live panel is rebuilt at most this often (the live table's pace)."""
 
 
+LIVE_ROWS = 3
+"""While the run records, the panels of the table's first rows kept up to date (a selection
+made then reaches the kernel only when the cell ends: the browser shows these)."""
+LIVE_OTHER = (
+    "while the cell runs, the hot lines of the table's first {n} rows are kept up to date; "
+    "this one's come when the cell ends"
+)
+
+
 class WhyLink:
     def __init__(self, clock=time.monotonic):
         self.sel = None
-        self.live = None  # LiveWhy while the run records
+        self.live = None  # LiveWhy of the selection while the run records
+        self._rows: dict[tuple, object] = {}  # LiveWhy of each of the table's first rows
         self._clock = clock
         self._at = -float("inf")
+        self._rows_at = -float("inf")
 
     def clear(self) -> None:
         self.sel = self.live = None
+        self._rows = {}
+
+    def live_rows(self, run, report, hide, *, force: bool = False) -> dict | None:
+        """The panels of the live table's first :data:`LIVE_ROWS` rows, ``{"panels": [{"key",
+        "panel"}], "other": text}`` (``{}`` without samples or once the run has ended); ``None``
+        when not due yet (at most every :data:`LIVE_EVERY_S`)."""
+        from everyo_lab.views import why
+        from everyo_lab.views.why_live import LiveWhy
+
+        if run is None or getattr(run, "samples", None) is None or report is None:
+            return {}
+        if getattr(run, "status", "completed") != "running":
+            self._rows = {}
+            return {}
+        now = self._clock()
+        if not force and now - self._rows_at < LIVE_EVERY_S:
+            return None
+        self._rows_at = now
+        kept, out = {}, []
+        for row in report.rows[:LIVE_ROWS]:
+            sel = why.row_selection(row, report.group_by)
+            key = (sel.group_by, sel.key, sel.shape)
+            tracker = self._rows.get(key) or LiveWhy(run, sel)
+            tracker.update()
+            kept[key] = tracker
+            panel = why.panel(tracker.hot_lines(hide), sel, live=True)
+            out.append({"key": why.row_key(sel), "panel": panel})
+        self._rows = kept
+        return {"panels": out, "other": LIVE_OTHER.format(n=LIVE_ROWS)}
 
     def select(self, run, target: dict, thread_ids: dict, hide) -> dict:
         """The panel of a new selection (``{}`` for none)."""

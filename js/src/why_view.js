@@ -147,21 +147,46 @@ export function renderWhy(doc, why, { onClose, onToggle } = {}) {
   return box;
 }
 
+/** The live panel of `target` in `live` (the `why_live` trait): the row's, or for one event
+ * the panel of every event of its name; a note when the kernel keeps none for it. */
+export function livePanel(live, target) {
+  if (!target || !target.type || !live || !live.panels) return null;
+  const asRow = target.type === "bar" ? { type: "row", group_by: "name", kind: target.kind, name: target.name } : target;
+  const entry = live.panels.find(({ key }) => selectsRow(asRow, key, key.group_by));
+  if (entry) return entry.panel;
+  return { state: "pending", title: target.label || target.name, message: live.other || "" };
+}
+
 /**
  * The panel bound to the model: `select(target)` sets `why_target` (a click), the close button
- * clears it, the fold button flips `why_all_frames`; `update` lays out the `why` trait.
+ * clears it, the fold button flips `why_all_frames`; `update` lays out what there is to show.
+ * While the run records, the kernel answers a selection only when the cell ends (its comm
+ * messages wait for the cell), so the panel shows the selection's entry of `why_live`; after
+ * that the `why` trait (until it comes, the last panel shown stays).
  */
 export function mountWhy(doc, model) {
   const el = node(doc, "div", "everyo-why");
   el.hidden = true;
   let shown = null;
-  const select = (target) => commit(model, { why_target: target || {} });
+  let selected = null;
+  const select = (target) => {
+    selected = target;
+    commit(model, { why_target: target || {} });
+    update();
+  };
   const handlers = {
     onClose: () => select(null),
     onToggle: () => commit(model, { why_all_frames: !model.get("why_all_frames") }),
   };
-  const update = () => {
+  const choose = () => {
+    if (!selected) return null;
+    const live = model.get("why_live");
+    if (live && live.panels) return livePanel(live, selected);
     const why = model.get("why");
+    return why && why.state ? why : shown;
+  };
+  const update = () => {
+    const why = choose();
     if (why === shown) return;
     shown = why;
     const body = renderWhy(doc, why, handlers);
@@ -170,5 +195,5 @@ export function mountWhy(doc, model) {
     else el.replaceChildren();
   };
   update();
-  return { el, update, select, traits: ["why"] };
+  return { el, update, select, traits: ["why", "why_live"] };
 }

@@ -148,3 +148,33 @@ test("barTarget: one event, every event of a merged bar's name, nothing for a mi
   });
   assert.equal(barTarget({ start: 1, end: 9, count: 40 }, lane, null), null);
 });
+
+test("while the run records, a selection shows its row's live panel (a bar: its name's row)", async () => {
+  const { livePanel } = await import("../src/why_view.js");
+  const live = {
+    panels: [
+      { key: { group_by: "name", kind: "user", name: "work" }, panel: PANEL },
+      { key: { group_by: "name", kind: "user", name: "step" }, panel: { ...PANEL, title: "why 'step'" } },
+    ],
+    other: "while the cell runs, the hot lines of the table's first 3 rows are kept up to date; this one's come when the cell ends",
+  };
+  assert.equal(livePanel(live, rowTarget({ kind: "user", name: "step" }, "name")).title, "why 'step'");
+  const bar = barTarget({ start: 1, end: 2, count: 1 }, { thread: 0, depth: 0 }, { kind: "user", name: "work", path: "", label: "work" });
+  assert.equal(livePanel(live, bar), PANEL);
+  const other = livePanel(live, rowTarget({ kind: "user", name: "rare", label: "rare" }, "name"));
+  assert.deepEqual(other, { state: "pending", title: "rare", message: live.other });
+  assert.equal(livePanel({}, bar), null);
+
+  // mounted: the live entry while there is one, then the kernel's answer, the last one meanwhile
+  const doc = fakeDocument();
+  const model = fakeModel({ why: {}, why_live: live, why_target: {} });
+  const why = mountWhy(doc, model);
+  why.select(rowTarget({ kind: "user", name: "work", label: "work" }, "name"));
+  assert.equal(find(why.el, "everyo-why-title")[0].textContent, "why 'work'");
+  model.state.why_live = {}; // the run ended; the kernel has not answered the selection yet
+  why.update();
+  assert.equal(why.el.hidden, false);
+  model.state.why = { ...PANEL, status: "", summary: "final" };
+  why.update();
+  assert.equal(find(why.el, "everyo-why-summary")[0].textContent, "final");
+});

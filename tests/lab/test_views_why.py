@@ -331,3 +331,30 @@ def test_the_dashboard_answers_a_selection_and_the_fold_button():
     board.why_target = {}
     assert board.why == {}
     board.close()
+
+
+def test_while_live_the_first_rows_panels_are_kept_at_the_tables_pace():
+    from everyo.profiler import RunRegistry
+    from everyo_lab.views.report import build_report
+    from everyo_lab.widgets import why_link
+
+    now = [0.0]
+    link = why_link.WhyLink(clock=lambda: now[0])
+    with ep.profile(sample=0.5, registry=RunRegistry()) as p:
+        planted(0.3)
+        p.flush()  # the events and samples so far (both reach the run in batches)
+        p._sampler.flush()
+        report = build_report(p.run)
+        live = link.live_rows(p.run, report, "everyo")
+        assert [e["key"] for e in live["panels"]] == [
+            {"group_by": "name", "kind": "user", "name": n}
+            for n in [r["name"] for r in report.rows[: why_link.LIVE_ROWS]]
+        ]
+        first = live["panels"][0]["panel"]
+        assert first["live"] and first["status"] and first["title"] == "why 'work'"
+        assert first["lines"][0]["function"] == "spin"
+        assert "first 3 rows" in live["other"]
+        assert link.live_rows(p.run, report, "everyo") is None  # not due yet
+        now[0] += why_link.LIVE_EVERY_S
+        assert link.live_rows(p.run, report, "everyo")["panels"]
+    assert link.live_rows(p.run, report, "everyo") == {}  # the run ended: the exact panels
