@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:277ffde4cadb5406 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:e5838220d18532a2 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:277ffde4cadb5406"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:e5838220d18532a2"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -847,7 +847,8 @@ function mountWhy(doc, model) {
 const el = node(doc, "div", "everyo-why");
 el.hidden = true;
 let shown = null;
-let selected = null;
+const held = model.get("why_target");
+let selected = held && held.type ? held : null; // a new view of the widget (the cell ended)
 const select = (target) => {
 selected = target;
 commit(model, { why_target: target || {} });

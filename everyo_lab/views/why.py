@@ -354,7 +354,7 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, hide: str | None, interval
 
     ``t_ns``, ``stacks``: the event's samples (its thread, inside its span) in time order. While
     consecutive samples share a frame it is one bar (as in the Chrome trace's sampled slices);
-    the frames every sample shares are left out (the event's caller). Positions are fractions of
+    the bars start at the deepest frame every sample shares (its callers are left out). Positions are fractions of
     the event's span; texts are written out.
     """
     from everyo.profiler.sampled_lines import frame_filter
@@ -369,7 +369,9 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, hide: str | None, interval
     cache: dict[int, list] = {}
     for sid in np.unique(stacks).tolist():
         cache[sid] = [f for f in samples.frames_of(sid) if not hidden[f]]
-    common = _common_prefix(list(cache.values()))
+    # from the deepest frame every sample shares (as hot_lines' tree): its callers are the
+    # event's context, the same for every sample
+    common = max(_common_prefix(list(cache.values())) - 1, 0)
     step = int((interval_ms or 1.0) * 1e6) * every
     raw = _slices(t_ns.tolist(), stacks.tolist(), cache, common, step, sel.end_ns)
     raw = [b for b in raw if b[0] < FRAME_ROWS]

@@ -168,7 +168,8 @@ export function mountWhy(doc, model) {
   const el = node(doc, "div", "everyo-why");
   el.hidden = true;
   let shown = null;
-  let selected = null;
+  const held = model.get("why_target");
+  let selected = held && held.type ? held : null; // a new view of the widget (the cell ended)
   const select = (target) => {
     selected = target;
     commit(model, { why_target: target || {} });

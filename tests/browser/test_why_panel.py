@@ -70,12 +70,15 @@ def _panel(s: BrowserSession, index: int) -> dict | None:
 
 def _wait_panel(s: BrowserSession, index: int, condition: str, timeout_ms: int = 30000) -> dict:
     """Wait until the panel of cell ``index`` (``p``) satisfies the JS ``condition``."""
-    s.page.wait_for_function(
-        f"([i]) => {{ const p = ({PANEL_JS})(i); return p && ({condition}); }}",
-        arg=[index],
-        timeout=timeout_ms,
-        polling=100,
-    )
+    try:
+        s.page.wait_for_function(
+            f"([i]) => {{ const p = ({PANEL_JS})(i); return p && ({condition}); }}",
+            arg=[index],
+            timeout=timeout_ms,
+            polling=100,
+        )
+    except Exception as exc:
+        raise AssertionError(f"the panel never showed {condition}: {_panel(s, index)}") from exc
     return _panel(s, index)
 
 
@@ -147,6 +150,12 @@ def test_the_why_panel_names_the_planted_line_live_and_final():
                 arg=SAMPLED,
                 timeout=30000,
             )
+            # a bar merging many events selects every event of its name; zoomed in to a few
+            # events, a bar is one event
+            before = s.board(SAMPLED)["window"]
+            s.drag(plot, 0.50, 0.51)
+            s.wait_board_change(SAMPLED, "window", before)
+            s.page.wait_for_timeout(500)  # the detail of the window, and plotly's axes
             box = s.plot_area(plot)
             s.page.mouse.click(box["x"] + 0.5 * box["width"], box["y"] + 0.5 * box["height"])
             event = _wait_panel(s, SAMPLED, "p.title.endsWith('(one event)')")
