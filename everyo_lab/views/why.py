@@ -354,8 +354,8 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, hide: str | None, interval
 
     ``t_ns``, ``stacks``: the event's samples (its thread, inside its span) in time order. While
     consecutive samples share a frame it is one bar (as in the Chrome trace's sampled slices);
-    the bars start at the deepest frame every sample shares (its callers are left out). Positions are fractions of
-    the event's span; texts are written out.
+    the bars start at the deepest frame every sample shares (its callers are left out).
+    Positions are fractions of the event's span; texts are written out.
     """
     from everyo.profiler.sampled_lines import frame_filter
 
