@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:e5838220d18532a2 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:fe664b17133d926e | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:e5838220d18532a2"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:fe664b17133d926e"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -772,25 +772,6 @@ if (item.more) details.appendChild(node(doc, "div", "everyo-why-more", item.more
 return details;
 }
 
-const FRAME_ROW_PX = 18;
-
-function expansion(doc, expand) {
-const box = node(doc, "div", "everyo-why-expand");
-box.appendChild(node(doc, "div", "everyo-why-caption", expand.caption));
-const lanes = node(doc, "div", "everyo-why-frames");
-lanes.style.height = `${Math.max(1, expand.rows) * FRAME_ROW_PX}px`;
-for (const bar of expand.bars || []) {
-const div = node(doc, "div", "everyo-why-frame", bar.text);
-div.title = bar.title;
-div.style.left = `${bar.left * 100}%`;
-div.style.width = `${bar.width * 100}%`;
-div.style.top = `${bar.row * FRAME_ROW_PX}px`;
-lanes.appendChild(div);
-}
-box.appendChild(lanes);
-return box;
-}
-
 function renderWhy(doc, why, { onClose, onToggle } = {}) {
 if (!why || !why.state) return null;
 const box = node(doc, "div", "everyo-why-body");
@@ -812,7 +793,7 @@ if (onToggle) button.addEventListener("click", onToggle);
 fold.append(button, node(doc, "span", "everyo-why-folded", why.folded));
 box.appendChild(fold);
 }
-if (why.expand && (why.expand.bars || []).length) box.appendChild(expansion(doc, why.expand));
+if (why.expand && why.expand.caption) box.appendChild(node(doc, "div", "everyo-why-caption", why.expand.caption));
 const functions = why.functions || [];
 if (functions.length) {
 box.appendChild(table(doc, "everyo-why-functions", why.function_headers, functions, (f) => [
@@ -843,7 +824,7 @@ if (entry) return entry.panel;
 return { state: "pending", title: target.label || target.name, message: live.other || "" };
 }
 
-function mountWhy(doc, model) {
+function mountWhy(doc, model, { onFrames = null } = {}) {
 const el = node(doc, "div", "everyo-why");
 el.hidden = true;
 let shown = null;
@@ -869,6 +850,8 @@ const update = () => {
 const why = choose();
 if (why === shown) return;
 shown = why;
+const expand = why && why.expand && selected && selected.type === "bar" ? why.expand : null;
+if (onFrames) onFrames(expand && { ...expand, thread: selected.thread, start: selected.start_ms, end: selected.end_ms });
 const body = renderWhy(doc, why, handlers);
 el.hidden = !body;
 if (body) el.replaceChildren(body);
@@ -877,7 +860,7 @@ else el.replaceChildren();
 update();
 return { el, update, select, traits: ["why", "why_live"] };
 }
-return { rowTarget, barTarget, selectsRow, treeNode, FRAME_ROW_PX, expansion, renderWhy, livePanel, mountWhy };
+return { rowTarget, barTarget, selectsRow, treeNode, renderWhy, livePanel, mountWhy };
 })();
 
 // ---- src/live_axes.js
@@ -1298,6 +1281,7 @@ grid_color: "#ebf0f8",
 line_color: "#c8d4e3",
 muted: "#6b7a90",
 text_on_bar: "#111111",
+frame_bar: "#9ecae1",
 };
 
 function figureColors(themes, theme) {
@@ -1357,7 +1341,7 @@ const { barTarget } = __everyo_src_why_view_js;
 const { layoutLanes } = __everyo_src_lanes_js;
 const { engagesChart, legendEntries, paintAxes } = __everyo_src_live_axes_js;
 const { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } = __everyo_src_lod_js;
-const { paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
+const { fitText, paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
 const { figureColors } = __everyo_src_theme_js;
 const { MIXED } = __everyo_src_wire_js;
 const { followWindow, parseRelayout, sameWindow, wholeWindow } = __everyo_src_zoom_js;
@@ -1500,11 +1484,16 @@ const [x0, x1] = this.windowNow(report);
 const theme = this.model.get("theme");
 const themes = this.model.get("themes");
 const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
-const signature = [store.version, x0, x1, width, theme, maxBars, [...this.hidden].join(",")].join("|");
+const signature = [store.version, x0, x1, width, theme, maxBars, [...this.hidden].join(","), this.framesShown].join("|");
 if (this.drawn && this.drawn.signature === signature && this.drawn.themes === themes) return;
 const src = store.source(x0, x1, (x1 - x0) / plotW);
 if (!this.panning) this.requestDetail(src, x0, x1, plotW);
-const lanes = layoutLanes(mergedDepths(store, src.set), (t) => store.threadName(t));
+const depths = mergedDepths(store, src.set);
+const frames = this.frames && depths.has(this.frames.thread) ? this.frames : null;
+const below = frames ? depths.get(frames.thread) + 1 : 0; // the frames' first row in its band
+if (frames) depths.set(frames.thread, below - 1 + frames.rows);
+const lanes = layoutLanes(depths, (t) => store.threadName(t));
+if (frames) lanes.frames = { ...frames, row0: lanes.offset.get(frames.thread) + below };
 const items = [];
 for (const lane of src.set.lanes.values()) {
 const first = lanes.offset.get(lane.thread);
@@ -1651,6 +1640,25 @@ this.drawn = null;
 this.schedule();
 }
 
+setFrames(frames) {
+this.frames = frames && frames.bars && frames.bars.length ? frames : null;
+this.framesShown = (this.framesShown || 0) + 1;
+this.schedule();
+}
+
+frameBars(lanes, map) {
+const f = lanes.frames;
+if (!f) return [];
+const span = f.end - f.start;
+const out = [];
+for (const bar of f.bars) {
+const x0 = Math.max(0, map.x(f.start + bar.left * span));
+const x1 = Math.min(map.w, Math.max(x0 + 1, map.x(f.start + (bar.left + bar.width) * span)));
+if (x1 > 0 && x0 < map.w) out.push({ x0, x1, row: f.row0 + bar.row, bar });
+}
+return out;
+}
+
 paint(bars, lanes, colors) {
 const size = this.plotSize();
 if (!size) return 0;
@@ -1661,7 +1669,19 @@ const ctx = prepareCanvas(this.canvas, size.w, size.h, (view && view.devicePixel
 const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
 if (!this.font) this.font = (view && view.getComputedStyle(this.root).fontFamily) || "sans-serif";
 const { keys, stepEnds } = this.state.store;
-return paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+const frames = this.frameBars(lanes, map);
+const height = Math.max(1, Math.round(map.rowHeight));
+for (const f of frames) {
+ctx.fillStyle = colors.frame_bar;
+ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0)), height);
+const text = fitText(f.bar.text, Math.floor((f.x1 - f.x0 - 8) / 6.5));
+ctx.fillStyle = colors.text_on_bar || "#111";
+if (text) ctx.fillText(text, f.x0 + 3, map.rowTop(f.row) + height / 2, f.x1 - f.x0 - 6);
+}
+this.root.dataset.frames = frames.map((f) => f.bar.text).join("|");
+this.framesDrawn = { frames, map };
+return painted;
 }
 
 placeholder(width, lanes) {
@@ -1729,6 +1749,17 @@ this.model.send({ type: "detail", x0, x1, width: Math.round(plotW), run: this.st
 }, DETAIL_DEBOUNCE_MS);
 }
 
+frameAt(ev) {
+const drawn = this.framesDrawn;
+const size = this.plotSize();
+if (!drawn || !drawn.frames.length || !size) return null;
+const box = this.plot.getBoundingClientRect();
+const x = ev.clientX - box.left - size.l;
+const y = ev.clientY - box.top - size.t;
+const { map } = drawn;
+return drawn.frames.find((f) => x >= f.x0 && x <= f.x1 && y >= map.rowTop(f.row) && y <= map.rowTop(f.row) + map.rowHeight) || null;
+}
+
 barAt(ev) {
 const drawn = this.drawn;
 const size = this.plotSize();
@@ -1760,6 +1791,12 @@ if (target) this.onSelect(target);
 }
 
 hover(ev) {
+const frame = this.frameAt(ev);
+if (frame) {
+const outer = this.el.getBoundingClientRect();
+showTooltip(this.tip, [frame.bar.title], ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
+return;
+}
 const hit = this.barAt(ev);
 if (!hit) {
 this.tip.style.display = "none";
@@ -2840,9 +2877,8 @@ const CSS = `
   background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
-.everyo-table-holder tbody tr { cursor: pointer; }
+.everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
 .everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
-.everyo-flame { cursor: pointer; }
 .everyo-why { margin: 6px 0; padding: 6px 8px; border: 1px solid var(--jp-border-color2, #ccc); }
 .everyo-why-head { display: flex; gap: 10px; }
 .everyo-why-close { margin-left: auto; }
@@ -2852,9 +2888,6 @@ const CSS = `
 .everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
 .everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
 .everyo-why summary > * { margin-right: 8px; }
-.everyo-why-frames { position: relative; overflow: hidden; }
-.everyo-why-frame { position: absolute; height: 16px; overflow: hidden; font-size: 11px; padding: 0 3px;
-  background: var(--jp-brand-color3, #bbdefb); border: 1px solid var(--jp-layout-color0, #fff); }
 `;
 
 const STYLE_ID = "everyo-widget-style";
@@ -3007,13 +3040,13 @@ let notes = renderNotes(doc, (model.get("report") || {}).notes);
 let notesShown = JSON.stringify((model.get("report") || {}).notes || []);
 const steps = doc.createElement("div");
 steps.className = "everyo-steps-box";
-const why = mountWhy(doc, model);
 const selectAfter = (anchorOf) => (target) => {
 const anchor = anchorOf();
 if (anchor.nextSibling !== why.el) anchor.after(why.el);
 why.select(target);
 };
 const flame = new FlameView(doc, model, state, el);
+const why = mountWhy(doc, model, { onFrames: (frames) => flame.setFrames(frames) });
 const memory = mountMemory(doc, model, flame);
 const exportBox = renderExportButton(doc, model);
 const table = mountTable(doc, model, { onSelect: selectAfter(() => table.el) });

@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:a116c14dd4cba1d3 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:353996a5ebe4e716 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:a116c14dd4cba1d3"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:353996a5ebe4e716"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -155,9 +155,8 @@ const CSS = `
   background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
-.everyo-table-holder tbody tr { cursor: pointer; }
+.everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
 .everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
-.everyo-flame { cursor: pointer; }
 .everyo-why { margin: 6px 0; padding: 6px 8px; border: 1px solid var(--jp-border-color2, #ccc); }
 .everyo-why-head { display: flex; gap: 10px; }
 .everyo-why-close { margin-left: auto; }
@@ -167,9 +166,6 @@ const CSS = `
 .everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
 .everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
 .everyo-why summary > * { margin-right: 8px; }
-.everyo-why-frames { position: relative; overflow: hidden; }
-.everyo-why-frame { position: absolute; height: 16px; overflow: hidden; font-size: 11px; padding: 0 3px;
-  background: var(--jp-brand-color3, #bbdefb); border: 1px solid var(--jp-layout-color0, #fff); }
 `;
 
 const STYLE_ID = "everyo-widget-style";
@@ -330,6 +326,7 @@ grid_color: "#ebf0f8",
 line_color: "#c8d4e3",
 muted: "#6b7a90",
 text_on_bar: "#111111",
+frame_bar: "#9ecae1",
 };
 
 function figureColors(themes, theme) {

@@ -349,20 +349,25 @@ def _tree(root: dict) -> dict:
 
 
 # -- an event's sampled frames over time ---------------------------------------------------
-def frame_bars(samples, sel: Selection, t_ns, stacks, hide: str | None, interval_ms) -> dict:
+def frame_bars(samples, sel: Selection, t_ns, stacks, wall_ns, hide: str | None) -> dict:
     """The expansion of one event: its samples' frames as nested bars over its time span.
 
-    ``t_ns``, ``stacks``: the event's samples (its thread, inside its span) in time order. While
-    consecutive samples share a frame it is one bar (as in the Chrome trace's sampled slices);
-    the bars start at the deepest frame every sample shares (its callers are left out).
+    ``t_ns``, ``stacks``, ``wall_ns``: the event's samples (its thread, inside its span) in time
+    order. A sample stands for the time since its thread's previous one (``wall_ns``); while
+    consecutive samples share a frame it is one bar (as in the Chrome trace's sampled slices).
+    The bars start at the deepest frame every sample shares (its callers are left out).
     Positions are fractions of the event's span; texts are written out.
     """
     from everyo.profiler.sampled_lines import frame_filter
 
-    t_ns, stacks = np.asarray(t_ns), np.asarray(stacks)
+    t_ns, stacks = np.asarray(t_ns, np.int64), np.asarray(stacks)
     span = max(sel.end_ns - sel.start_ns, 1)
+    # above FRAME_SAMPLES samples, every k-th, standing for the time since the previous kept one
     every = max(1, -(-len(t_ns) // FRAME_SAMPLES))
-    t_ns, stacks = t_ns[::every], stacks[::every]
+    since = t_ns - np.asarray(wall_ns, np.int64)
+    t_ns, stacks, since = t_ns[::every], stacks[::every], since[::every]
+    if every > 1:
+        since[1:] = t_ns[:-1]
     if not len(t_ns):
         return {"caption": "", "rows": 0, "bars": []}
     hidden = frame_filter(samples.frames, hide)
@@ -372,8 +377,7 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, hide: str | None, interval
     # from the deepest frame every sample shares (as hot_lines' tree): its callers are the
     # event's context, the same for every sample
     common = max(_common_prefix(list(cache.values())) - 1, 0)
-    step = int((interval_ms or 1.0) * 1e6) * every
-    raw = _slices(t_ns.tolist(), stacks.tolist(), cache, common, step, sel.end_ns)
+    raw = _slices(since.tolist(), t_ns.tolist(), stacks.tolist(), cache, common)
     raw = [b for b in raw if b[0] < FRAME_ROWS]
     raw.sort(key=lambda b: b[1] - b[2])  # the widest first
     bars = []
@@ -396,7 +400,9 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, hide: str | None, interval
     bars.sort(key=lambda b: (b["row"], b["left"]))
     rows = 1 + max((b["row"] for b in bars), default=-1)
     return {
-        "caption": f"sampled frames of this event ({ms_text(span)}): time →, call depth ↓",
+        "caption": (
+            f"its sampled frames ({ms_text(span)}) are drawn in the flame chart, under its thread"
+        ),
         "rows": rows,
         "bars": bars,
     }
@@ -412,28 +418,30 @@ def _common_prefix(stacks: list) -> int:
     return n
 
 
-def _slices(times, sids, cache, common, step, end) -> list:
-    """``(depth, start, end, frame)`` of the bars: a frame opens at the first sample it is in
-    and closes at the first one it is not (or a gap of two intervals, or the event's end)."""
+def _slices(since, times, sids, cache, common) -> list:
+    """``(depth, start, end, frame)`` of the bars: sample ``i`` covers ``[since[i], times[i]]``;
+    a frame opens where the first sample it is in begins and closes where the first one it is
+    not in begins (or at the end of the last sample before a gap)."""
     opened: list[tuple[int, int]] = []  # (frame, start) of the open bars, outermost first
     out = []
     last = None
 
     def close(keep: int, at: int) -> None:
         while len(opened) > keep:
-            fid, since = opened.pop()
-            out.append((len(opened), since, at, fid))
+            fid, begun = opened.pop()
+            out.append((len(opened), begun, at, fid))
 
-    for t, sid in zip(times, sids):
+    for lo, t, sid in zip(since, times, sids):
         frames = cache[sid][common:]
-        if last is not None and t - last > 2 * step:
-            close(0, last + step)
+        if last is not None and lo > last:  # a gap: what was open ended with the last sample
+            close(0, last)
+        lo = lo if last is None else max(lo, last)
         keep = 0
         while keep < len(opened) and keep < len(frames) and opened[keep][0] == frames[keep]:
             keep += 1
-        close(keep, t)
-        opened.extend((fid, t) for fid in frames[keep:])
+        close(keep, lo)
+        opened.extend((fid, lo) for fid in frames[keep:])
         last = t
     if last is not None:
-        close(0, min(last + step, end))
+        close(0, last)
     return out

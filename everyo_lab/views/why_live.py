@@ -186,7 +186,8 @@ class LiveWhy:
         return out
 
     def expansion(self, hide: str | None = "everyo") -> dict | None:
-        """:func:`frame_bars` of the selected event (``None`` for a row)."""
+        """:func:`frame_bars` of the selected event (``None`` for a row); each sample covers
+        the time it is weighed by (in CPU mode, the CPU time before it)."""
         if not self.sel.is_event:
             return None
         thread = self._threads.get(self.sel.tid)
@@ -194,11 +195,6 @@ class LiveWhy:
             return None
         times = thread.t.view()
         a, b = np.searchsorted(times, [self.sel.start_ns, self.sel.end_ns], side="left")
-        return frame_bars(
-            self.samples,
-            self.sel,
-            times[a:b],
-            thread.stack.view()[a:b],
-            hide,
-            self.run.options.get("sample_ms"),
-        )
+        span = slice(a, b)
+        stack, weight = thread.stack.view()[span], thread.w.view()[span]
+        return frame_bars(self.samples, self.sel, times[span], stack, weight, hide)

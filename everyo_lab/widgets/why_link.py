@@ -121,6 +121,6 @@ def _exact(run, sel, hide) -> dict:
         t = cols["t_ns"]
         mine = np.flatnonzero((cols["tid"] == sel.tid) & (t >= sel.start_ns) & (t < sel.end_ns))
         mine = mine[np.argsort(t[mine], kind="stable")]
-        interval = run.options.get("sample_ms")
-        expand = why.frame_bars(run.samples, sel, t[mine], cols["stack"][mine], hide, interval)
+        wall = cols["wall_ns"][mine]
+        expand = why.frame_bars(run.samples, sel, t[mine], cols["stack"][mine], wall, hide)
     return why.panel(hot, sel, expand=expand)

@@ -142,13 +142,13 @@ function render({ model: traits, el }) {
   const steps = doc.createElement("div");
   steps.className = "everyo-steps-box";
   // the why panel opens next to what was clicked: under the flame chart, or under the table
-  const why = mountWhy(doc, model);
   const selectAfter = (anchorOf) => (target) => {
     const anchor = anchorOf();
     if (anchor.nextSibling !== why.el) anchor.after(why.el);
     why.select(target);
   };
   const flame = new FlameView(doc, model, state, el);
+  const why = mountWhy(doc, model, { onFrames: (frames) => flame.setFrames(frames) });
   const memory = mountMemory(doc, model, flame);
   const exportBox = renderExportButton(doc, model);
   const table = mountTable(doc, model, { onSelect: selectAfter(() => table.el) });

@@ -37,9 +37,8 @@ export const CSS = `
   background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color1, #bbb); box-shadow: 0 1px 4px rgba(0,0,0,0.25); }
 .everyo-icicle { margin-top: 8px; }
-.everyo-table-holder tbody tr { cursor: pointer; }
+.everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
 .everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
-.everyo-flame { cursor: pointer; }
 .everyo-why { margin: 6px 0; padding: 6px 8px; border: 1px solid var(--jp-border-color2, #ccc); }
 .everyo-why-head { display: flex; gap: 10px; }
 .everyo-why-close { margin-left: auto; }
@@ -49,9 +48,6 @@ export const CSS = `
 .everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
 .everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
 .everyo-why summary > * { margin-right: 8px; }
-.everyo-why-frames { position: relative; overflow: hidden; }
-.everyo-why-frame { position: absolute; height: 16px; overflow: hidden; font-size: 11px; padding: 0 3px;
-  background: var(--jp-brand-color3, #bbdefb); border: 1px solid var(--jp-layout-color0, #fff); }
 `;
 
 export const STYLE_ID = "everyo-widget-style";

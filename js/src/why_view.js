@@ -82,26 +82,6 @@ export function treeNode(doc, item, depth = 0) {
   return details;
 }
 
-export const FRAME_ROW_PX = 18;
-
-/** An event's sampled frames: bars placed by the kernel's fractions of the event's span. */
-export function expansion(doc, expand) {
-  const box = node(doc, "div", "everyo-why-expand");
-  box.appendChild(node(doc, "div", "everyo-why-caption", expand.caption));
-  const lanes = node(doc, "div", "everyo-why-frames");
-  lanes.style.height = `${Math.max(1, expand.rows) * FRAME_ROW_PX}px`;
-  for (const bar of expand.bars || []) {
-    const div = node(doc, "div", "everyo-why-frame", bar.text);
-    div.title = bar.title;
-    div.style.left = `${bar.left * 100}%`;
-    div.style.width = `${bar.width * 100}%`;
-    div.style.top = `${bar.row * FRAME_ROW_PX}px`;
-    lanes.appendChild(div);
-  }
-  box.appendChild(lanes);
-  return box;
-}
-
 /** The panel's content for `why` (the trait), or null when nothing is selected. */
 export function renderWhy(doc, why, { onClose, onToggle } = {}) {
   if (!why || !why.state) return null;
@@ -124,7 +104,7 @@ export function renderWhy(doc, why, { onClose, onToggle } = {}) {
     fold.append(button, node(doc, "span", "everyo-why-folded", why.folded));
     box.appendChild(fold);
   }
-  if (why.expand && (why.expand.bars || []).length) box.appendChild(expansion(doc, why.expand));
+  if (why.expand && why.expand.caption) box.appendChild(node(doc, "div", "everyo-why-caption", why.expand.caption));
   const functions = why.functions || [];
   if (functions.length) {
     box.appendChild(table(doc, "everyo-why-functions", why.function_headers, functions, (f) => [
@@ -159,12 +139,14 @@ export function livePanel(live, target) {
 
 /**
  * The panel bound to the model: `select(target)` sets `why_target` (a click), the close button
- * clears it, the fold button flips `why_all_frames`; `update` lays out what there is to show.
+ * clears it, the fold button flips `why_all_frames`; `update` lays out what there is to show,
+ * and hands one event's sampled frames (`expand`) to `onFrames` (the flame chart draws them
+ * under the event; null when there are none).
  * While the run records, the kernel answers a selection only when the cell ends (its comm
  * messages wait for the cell), so the panel shows the selection's entry of `why_live`; after
  * that the `why` trait (until it comes, the last panel shown stays).
  */
-export function mountWhy(doc, model) {
+export function mountWhy(doc, model, { onFrames = null } = {}) {
   const el = node(doc, "div", "everyo-why");
   el.hidden = true;
   let shown = null;
@@ -190,6 +172,8 @@ export function mountWhy(doc, model) {
     const why = choose();
     if (why === shown) return;
     shown = why;
+    const expand = why && why.expand && selected && selected.type === "bar" ? why.expand : null;
+    if (onFrames) onFrames(expand && { ...expand, thread: selected.thread, start: selected.start_ms, end: selected.end_ms });
     const body = renderWhy(doc, why, handlers);
     el.hidden = !body;
     if (body) el.replaceChildren(body);

@@ -20,7 +20,7 @@ const PANEL = {
     children: [{ share: "60.8 %", where: "app.py:52", function: "planted", source: "heavy()", bar: 0.608, children: [], more: "2 smaller calls not shown" }],
   },
   expand: {
-    caption: "sampled frames of this event (5.00 ms): time →, call depth ↓", rows: 2,
+    caption: "its sampled frames (5.00 ms) are drawn in the flame chart, under its thread", rows: 2,
     bars: [
       { row: 0, left: 0, width: 0.6, text: "heavy", title: "heavy · app.py:34 · 3.00 ms (60.0 %)" },
       { row: 1, left: 0.05, width: 0.5, text: "spin", title: "spin · app.py:29 · 2.50 ms (50.0 %)" },
@@ -70,12 +70,8 @@ test("renderWhy lays out the kernel's texts: lines, functions, the tree and an e
   assert.equal(nodes.length, 2);
   assert.ok(nodes.every((n) => n.open));
   assert.match(nodes[1].textContent, /^60\.8 %app\.py:52plantedheavy\(\)2 smaller calls not shown$/);
-  // the frames: placed by the kernel's fractions, one row per call depth
-  const frames = find(box, "everyo-why-frame");
-  assert.deepEqual(frames.map((f) => [f.textContent, f.style.left, f.style.width, f.style.top]), [
-    ["heavy", "0%", "60%", "0px"], ["spin", "5%", "50%", "18px"],
-  ]);
-  assert.equal(frames[0].title, "heavy · app.py:34 · 3.00 ms (60.0 %)");
+  // one event's frames are drawn by the flame chart: the panel says so
+  assert.deepEqual(find(box, "everyo-why-caption").map((c) => c.textContent), [PANEL.expand.caption, "call tree"]);
   assert.equal(find(box, "everyo-why-hint")[0].textContent, PANEL.hint);
 });
 
@@ -177,4 +173,27 @@ test("while the run records, a selection shows its row's live panel (a bar: its 
   model.state.why = { ...PANEL, status: "", summary: "final" };
   why.update();
   assert.equal(find(why.el, "everyo-why-summary")[0].textContent, "final");
+});
+
+test("a selected bar's frames go to the flame chart, placed under its thread's band in its span", async () => {
+  const { FlameView } = await import("../src/flame_view.js");
+  const doc = fakeDocument();
+  const model = fakeModel({ why: {}, why_target: {} });
+  const given = [];
+  const why = mountWhy(doc, model, { onFrames: (f) => given.push(f) });
+  const bar = barTarget({ start: 10, end: 15, count: 1 }, { thread: 1, depth: 0 }, { kind: "user", name: "work", path: "", label: "work" });
+  why.select(bar);
+  model.state.why = PANEL;
+  why.update();
+  const frames = given[given.length - 1];
+  assert.deepEqual([frames.thread, frames.start, frames.end, frames.rows], [1, 10, 15, 2]);
+  // laid out: x by the fractions of [10, 15] ms, rows from the band's first free row
+  const map = { w: 1000, x: (t) => t * 10, rowTop: (r) => r * 20, rowHeight: 18 };
+  const drawn = FlameView.prototype.frameBars.call({}, { frames: { ...frames, row0: 4 } }, map);
+  assert.deepEqual(drawn.map((f) => [f.x0, f.x1, f.row, f.bar.text]), [[100, 130, 4, "heavy"], [102.5, 127.5, 5, "spin"]]);
+  // a row selection has no frames to draw: the chart collapses them
+  why.select(rowTarget({ kind: "user", name: "work", label: "work" }, "name"));
+  model.state.why = { ...PANEL, expand: null };
+  why.update();
+  assert.equal(given[given.length - 1], null);
 });

@@ -3,8 +3,8 @@
 A sampled profiled cell runs a region ``work`` whose time is mostly one planted Python line; the
 test clicks the table's ``work`` row while the cell runs (the panel says it is live), reads the
 final panel from the DOM (the planted line on top), clicks a bar of the flame chart (one event,
-expanded into its sampled frames), folds and shows everyo's frames, and checks that an unsampled
-cell's panel says how to get samples. Screenshots go to ``test-artifacts/``.
+expanded into its sampled frames in the chart), folds and shows everyo's frames, and checks that
+an unsampled cell's panel says how to get samples. Screenshots go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ i => {
     title: text('.everyo-why-title'), status: text('.everyo-why-status'),
     summary: text('.everyo-why-summary'), message: text('.everyo-why-message'),
     toggle: text('.everyo-why-toggle'), rows,
-    frames: [...panel.querySelectorAll('.everyo-why-frame')].map(f => f.textContent),
+    frames: (cell.querySelector('.everyo-dashboard').dataset.frames || '').split('|')
+      .filter(Boolean),
     nodes: panel.querySelectorAll('.everyo-why-node').length,
     after: panel.previousElementSibling ? panel.previousElementSibling.className : '',
   };
@@ -162,6 +163,16 @@ def test_the_why_panel_names_the_planted_line_live_and_final():
             assert event["title"] == "why 'work' (one event)"
             assert event["summary"].startswith("1 call · ")
             assert "everyo-flame-box" in event["after"]  # opened under the flame chart
-            assert "row_loop" in event["frames"], event["frames"]
             assert "# planted hot line" in event["rows"][0][3]
+            # drawn in the flame chart, under the event's thread
+            event = _wait_panel(s, SAMPLED, "p.frames.includes('row_loop')")
             s.screenshot(s.cell(SAMPLED).locator(".everyo-why"), "why-panel-event")
+            s.screenshot(s.cell(SAMPLED).locator(".everyo-flame-box"), "why-flame-frames")
+            # closing the panel folds the event back
+            s.cell(SAMPLED).locator(".everyo-why-close").click()
+            s.page.wait_for_function(
+                "i => { const c = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i];"
+                " return !c.querySelector('.everyo-dashboard').dataset.frames; }",
+                arg=SAMPLED,
+                timeout=10000,
+            )

@@ -358,3 +358,28 @@ def test_while_live_the_first_rows_panels_are_kept_at_the_tables_pace():
         now[0] += why_link.LIVE_EVERY_S
         assert link.live_rows(p.run, report, "everyo")["panels"]
     assert link.live_rows(p.run, report, "everyo") == {}  # the run ended: the exact panels
+
+
+def test_an_events_frames_cover_the_time_their_samples_stand_for():
+    run, stacks = _growing_run()  # stacks: fn0, fn0>fn1, fn0>fn1>fn2, fn0>fn3
+    sel = why.Selection("work", "bar", ("user", "work"), tid=7, start_ns=0, end_ns=100)
+    t = [20, 40, 60, 80, 100]
+    seq = [stacks[2], stacks[2], stacks[3], stacks[3], stacks[1]]
+    wall = [20, 20, 20, 20, 20]
+    out = why.frame_bars(run.samples, sel, t, seq, wall, "everyo")
+    got = sorted((b["row"], b["left"], b["width"], b["text"]) for b in out["bars"])
+    # fn0 is shared by every sample: the first row; then what ran under it, and when
+    assert got == [
+        (0, 0.0, 1.0, "fn0"),
+        (1, 0.0, 0.4, "fn1"),
+        (1, 0.4, 0.4, "fn3"),
+        (1, 0.8, 0.2, "fn1"),
+        (2, 0.0, 0.4, "fn2"),
+    ]
+    assert out["rows"] == 3
+    # a gap (no sample for 30 ns): what was open ends with the last sample before it
+    gap = why.frame_bars(run.samples, sel, [20, 70], [stacks[2], stacks[2]], [20, 20], "everyo")
+    assert sorted((b["row"], b["left"], b["width"]) for b in gap["bars"])[:2] == [
+        (0, 0.0, 0.2),
+        (0, 0.5, 0.2),
+    ]
