@@ -44,16 +44,17 @@ class WhyLink:
 
     def live_rows(self, run, report, hide, *, force: bool = False) -> dict | None:
         """The panels of the live table's first :data:`LIVE_ROWS` rows, ``{"panels": [{"key",
-        "panel"}], "other": text}`` (``{}`` without samples or once the run has ended); ``None``
+        "panel"}], "other": text}`` (without samples: none, and how to get them; ``{}`` once
+        the run has ended); ``None``
         when not due yet (at most every :data:`LIVE_EVERY_S`)."""
         from everyo_lab.views import why
         from everyo_lab.views.why_live import LiveWhy
 
-        if run is None or getattr(run, "samples", None) is None or report is None:
-            return {}
-        if getattr(run, "status", "completed") != "running":
+        if run is None or report is None or getattr(run, "status", "completed") != "running":
             self._rows = {}
             return {}
+        if getattr(run, "samples", None) is None:  # said while live too, not an empty box
+            return {"panels": [], "other": why.SAMPLE_HINT.format(what="this row")}
         now = self._clock()
         if not force and now - self._rows_at < LIVE_EVERY_S:
             return None

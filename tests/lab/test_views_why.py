@@ -190,11 +190,17 @@ def test_a_run_without_samples_says_how_to_get_them():
     from everyo.profiler import RunRegistry
     from everyo_lab.widgets.why_link import WhyLink
 
+    from everyo_lab.views.report import build_report
+
     with ep.profile(registry=RunRegistry()) as p:
         with ep.record_function("work"):
             spin(0.001)
+        p.flush()
+        live = WhyLink().live_rows(p.run, build_report(p.run), "everyo")
+        assert live["panels"] == [] and "%%everyo_profile --sample" in live["other"]
     panel = WhyLink().select(p.run, _row("work"), {}, "everyo")
     assert panel["state"] == "unsampled"
+    assert WhyLink().live_rows(p.run, object(), "everyo") == {}  # ended: the panel above
     assert "%%everyo_profile --sample" in panel["message"] and "'work'" in panel["message"]
 
 
