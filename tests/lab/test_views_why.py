@@ -188,9 +188,8 @@ def test_a_bar_selects_one_event_and_expands_it_into_its_sampled_frames(sampled_
 
 def test_a_run_without_samples_says_how_to_get_them():
     from everyo.profiler import RunRegistry
-    from everyo_lab.widgets.why_link import WhyLink
-
     from everyo_lab.views.report import build_report
+    from everyo_lab.widgets.why_link import WhyLink
 
     with ep.profile(registry=RunRegistry()) as p:
         with ep.record_function("work"):
