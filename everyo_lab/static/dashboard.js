@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:fe664b17133d926e | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:abbdb54a5780ef92 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:fe664b17133d926e"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:abbdb54a5780ef92"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -828,10 +828,11 @@ function mountWhy(doc, model, { onFrames = null } = {}) {
 const el = node(doc, "div", "everyo-why");
 el.hidden = true;
 let shown = null;
-const held = model.get("why_target");
-let selected = held && held.type ? held : null; // a new view of the widget (the cell ended)
+const selection = () => {
+const target = model.get("why_target");
+return target && target.type ? target : null;
+};
 const select = (target) => {
-selected = target;
 commit(model, { why_target: target || {} });
 update();
 };
@@ -839,7 +840,7 @@ const handlers = {
 onClose: () => select(null),
 onToggle: () => commit(model, { why_all_frames: !model.get("why_all_frames") }),
 };
-const choose = () => {
+const choose = (selected) => {
 if (!selected) return null;
 const live = model.get("why_live");
 if (live && live.panels) return livePanel(live, selected);
@@ -847,7 +848,8 @@ const why = model.get("why");
 return why && why.state ? why : shown;
 };
 const update = () => {
-const why = choose();
+const selected = selection();
+const why = choose(selected);
 if (why === shown) return;
 shown = why;
 const expand = why && why.expand && selected && selected.type === "bar" ? why.expand : null;
@@ -858,7 +860,7 @@ if (body) el.replaceChildren(body);
 else el.replaceChildren();
 };
 update();
-return { el, update, select, traits: ["why", "why_live"] };
+return { el, update, select, traits: ["why", "why_live", "why_target"] };
 }
 return { rowTarget, barTarget, selectsRow, treeNode, renderWhy, livePanel, mountWhy };
 })();

@@ -150,10 +150,13 @@ export function mountWhy(doc, model, { onFrames = null } = {}) {
   const el = node(doc, "div", "everyo-why");
   el.hidden = true;
   let shown = null;
-  const held = model.get("why_target");
-  let selected = held && held.type ? held : null; // a new view of the widget (the cell ended)
+  // the selection is the trait: a new view of the widget (the cell's end re-renders it) keeps
+  // it, and the kernel clears it when the dashboard shows another run
+  const selection = () => {
+    const target = model.get("why_target");
+    return target && target.type ? target : null;
+  };
   const select = (target) => {
-    selected = target;
     commit(model, { why_target: target || {} });
     update();
   };
@@ -161,7 +164,7 @@ export function mountWhy(doc, model, { onFrames = null } = {}) {
     onClose: () => select(null),
     onToggle: () => commit(model, { why_all_frames: !model.get("why_all_frames") }),
   };
-  const choose = () => {
+  const choose = (selected) => {
     if (!selected) return null;
     const live = model.get("why_live");
     if (live && live.panels) return livePanel(live, selected);
@@ -169,7 +172,8 @@ export function mountWhy(doc, model, { onFrames = null } = {}) {
     return why && why.state ? why : shown;
   };
   const update = () => {
-    const why = choose();
+    const selected = selection();
+    const why = choose(selected);
     if (why === shown) return;
     shown = why;
     const expand = why && why.expand && selected && selected.type === "bar" ? why.expand : null;
@@ -180,5 +184,5 @@ export function mountWhy(doc, model, { onFrames = null } = {}) {
     else el.replaceChildren();
   };
   update();
-  return { el, update, select, traits: ["why", "why_live"] };
+  return { el, update, select, traits: ["why", "why_live", "why_target"] };
 }

@@ -197,3 +197,15 @@ test("a selected bar's frames go to the flame chart, placed under its thread's b
   why.update();
   assert.equal(given[given.length - 1], null);
 });
+
+test("the selection is the why_target trait: a new view keeps it, the kernel's clearing hides the panel", () => {
+  const doc = fakeDocument();
+  const target = rowTarget({ kind: "user", name: "work", label: "work" }, "name");
+  const model = fakeModel({ why: PANEL, why_target: target });
+  const again = mountWhy(doc, model); // a new view of a widget whose row was selected
+  assert.equal(again.el.hidden, false);
+  model.state.why_target = {}; // another run shown: the kernel clears the selection
+  model.state.why = {};
+  again.update();
+  assert.equal(again.el.hidden, true);
+});
