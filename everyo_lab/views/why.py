@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from everyo.errors import EveryOProfilerError
+from everyo.profiler.schema import GROUP_BY
 
 __all__ = [
     "FRAME_BARS",
@@ -141,7 +142,7 @@ def select(run, target: dict, thread_ids: dict | None = None) -> Selection:
         label = str(target.get("label") or name)
         if target["type"] == "row":
             group_by = str(target.get("group_by") or "name")
-            if group_by not in ("name", "path", "shape"):
+            if group_by not in GROUP_BY:
                 raise ValueError(group_by)
             shape = str(target.get("shapes") or "") if group_by == "shape" else None
             return Selection(label, "row", (kind, name), group_by, shape)
