@@ -65,7 +65,8 @@ def hot_lines_html(found: list, colors: dict) -> str:
     c = colors
     cell = f"padding:2px 8px;border-bottom:1px solid {c['border']};"
     parts = [
-        f'<div style="margin-top:8px"><div style="{css("color", c["muted"])}">why: the hot '
+        f'<div class="everyo-static-why" style="margin-top:8px">'
+        f'<div style="{css("color", c["muted"])}">why: the hot '
         "lines of the top rows, from the stack samples (everyo's own frames folded)</div>"
     ]
     for sel, hot in found:
@@ -82,7 +83,8 @@ def hot_lines_html(found: list, colors: dict) -> str:
         for line in p["lines"][:LINES]:
             width = f"{100 * line['bar']:.1f}%"
             bar = (
-                f'<div style="display:inline-block;width:60px;height:9px;vertical-align:middle;'
+                f'<div class="everyo-share" style="display:inline-block;width:60px;height:9px;'
+                f"vertical-align:middle;"
                 f'{css("background-color", c["track"])}"><div style="width:{width};'
                 f'height:9px;{css("background-color", c["bar"])}"></div></div> '
             )
