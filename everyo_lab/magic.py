@@ -388,17 +388,6 @@ def _stop(profiler, error) -> None:
         profiler.stop(error=error)
 
 
-def _show_hot_lines(run) -> None:
-    """With ``--sample``: the hot lines of the table's top rows, printed (a stream output
-    stays in the notebook, readable after a reopen without a kernel, in an untrusted notebook
-    too, and leaves the static rendering the cell's last display)."""
-    if getattr(run, "samples", None) is None:
-        return
-    from everyo.profiler.sampled_lines_text import top_rows_text
-
-    print(top_rows_text(run))
-
-
 def _finish(board, handle, static, run, opts) -> None:
     """Final refresh, both outputs updated to the final run, and the optional export."""
     if board is not None:
@@ -407,7 +396,6 @@ def _finish(board, handle, static, run, opts) -> None:
             handle.update(board.widget_bundle(), raw=True)
         if static is not None:
             static.update(board.static_bundle(hide_when_live=True), raw=True)
-    _show_hot_lines(run)
     if opts.chrome_trace:
         from everyo_lab.widgets.export import export_chrome_trace
 

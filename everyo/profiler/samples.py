@@ -84,6 +84,20 @@ class SampleStore:
             parts = list(self._parts)
         return _concat(parts)
 
+    def read_since(self, start: int) -> tuple[dict, int]:
+        """Rows from row ``start`` on (a copy) and the row count to pass next time: a live
+        reader pays for the new rows, not for all of them."""
+        with self._lock:
+            parts, n = list(self._parts), self._n
+        out, seen = [], 0
+        for part in parts:
+            k = len(part["t_ns"])
+            if seen + k > start:
+                lo = max(0, start - seen)
+                out.append({name: part[name][lo:] for name, _ in COLUMNS})
+            seen += k
+        return _concat(out), max(n, start)
+
     @property
     def nbytes(self) -> int:
         """Rows plus interned frames and stacks (what the memory budget counts)."""

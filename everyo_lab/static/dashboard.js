@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:630ac3e2dbcbaa73 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:e2c111e63a243271 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:630ac3e2dbcbaa73"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:e2c111e63a243271"] ??= (() => {
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
@@ -701,6 +701,170 @@ return () => clearTimeout(id);
 return { whenIdle };
 })();
 
+// ---- src/why_view.js
+const __everyo_src_why_view_js = (() => {
+
+function commit(model, values) {
+for (const [name, value] of Object.entries(values)) model.set(name, value);
+model.save_changes();
+}
+
+function rowTarget(row, groupBy) {
+const target = { type: "row", group_by: groupBy || "name", kind: row.kind || "", name: String(row.name), label: row.label || String(row.name) };
+if (groupBy === "shape") target.shapes = row.shapes || "";
+return target;
+}
+
+function barTarget(bar, lane, info) {
+if (!info) return null;
+if (bar.count > 1) return { type: "row", group_by: "name", kind: info.kind, name: info.name, label: info.name };
+return {
+type: "bar", thread: lane.thread, depth: lane.depth, start_ms: bar.start, end_ms: bar.end,
+kind: info.kind, name: info.name, path: info.path || "", label: info.label,
+};
+}
+
+function selectsRow(target, row, groupBy) {
+if (!target || target.type !== "row") return false;
+const same = target.kind === (row.kind || "") && target.name === String(row.name);
+return same && (target.group_by || "name") === groupBy && (groupBy !== "shape" || target.shapes === (row.shapes || ""));
+}
+
+function node(doc, tag, className, text) {
+const el = doc.createElement(tag);
+if (className) el.className = className;
+if (text !== undefined && text !== null && text !== "") el.textContent = String(text);
+return el;
+}
+
+function table(doc, className, headers, items, cells) {
+const el = node(doc, "table", `everyo-table ${className}`);
+const head = el.createTHead().insertRow();
+for (const h of headers || []) head.appendChild(node(doc, "th", "", h));
+const body = el.createTBody();
+for (const item of items) {
+const tr = body.insertRow();
+for (const [text, bar, title] of cells(item)) {
+const td = node(doc, "td", bar === undefined ? "" : "everyo-why-num");
+if (bar !== undefined && bar !== null) {
+const div = node(doc, "div", "everyo-share-bar");
+div.style.width = `${Math.max(0, Math.min(100, (Number(bar) || 0) * 100))}%`;
+td.appendChild(div);
+}
+td.appendChild(doc.createTextNode(text));
+if (title) td.title = title;
+tr.appendChild(td);
+}
+}
+return el;
+}
+
+function treeNode(doc, item, depth = 0) {
+const details = node(doc, "details", "everyo-why-node");
+details.open = true;
+const summary = node(doc, "summary");
+summary.append(node(doc, "span", "everyo-why-share", item.share), node(doc, "span", "everyo-why-where", item.where));
+if (item.function && item.where !== item.function) summary.append(node(doc, "span", "everyo-why-fn", item.function));
+if (item.source) summary.append(node(doc, "code", "everyo-why-source", item.source));
+details.appendChild(summary);
+for (const child of item.children || []) details.appendChild(treeNode(doc, child, depth + 1));
+if (item.more) details.appendChild(node(doc, "div", "everyo-why-more", item.more));
+return details;
+}
+
+function renderWhy(doc, why, { onClose, onToggle } = {}) {
+if (!why || !why.state) return null;
+const box = node(doc, "div", "everyo-why-body");
+box.dataset.state = why.state;
+const head = node(doc, "div", "everyo-why-head");
+head.append(node(doc, "b", "everyo-why-title", why.title));
+if (why.status) head.append(node(doc, "span", "everyo-why-status", why.status));
+const close = node(doc, "button", "everyo-why-close", "×");
+close.title = "close";
+if (onClose) close.addEventListener("click", onClose);
+head.append(close);
+box.appendChild(head);
+if (why.summary) box.appendChild(node(doc, "div", "everyo-why-summary", why.summary));
+if (why.message) box.appendChild(node(doc, "div", "everyo-why-message", why.message));
+if (why.state === "lines" || why.state === "empty") {
+const fold = node(doc, "div", "everyo-controls");
+const button = node(doc, "button", "everyo-why-toggle", why.toggle);
+if (onToggle) button.addEventListener("click", onToggle);
+fold.append(button, node(doc, "span", "everyo-why-folded", why.folded));
+box.appendChild(fold);
+}
+if (why.expand && why.expand.caption) box.appendChild(node(doc, "div", "everyo-why-caption", why.expand.caption));
+const functions = why.functions || [];
+if (functions.length) {
+box.appendChild(table(doc, "everyo-why-functions", why.function_headers, functions, (f) => [
+[f.total, f.bar], [f.self, null], [`${f.function}  (${f.where})`, undefined, f.file],
+]));
+}
+const lines = why.lines || [];
+if (lines.length) {
+box.appendChild(table(doc, "everyo-why-lines", why.headers, lines, (l) => [
+[l.self, l.bar], [l.total, null], [`${l.where}  ${l.function}`, undefined, l.file], [l.source],
+]));
+}
+if (why.tree) {
+const tree = node(doc, "div", "everyo-why-tree");
+tree.appendChild(node(doc, "div", "everyo-why-caption", "call tree"));
+tree.appendChild(treeNode(doc, why.tree));
+box.appendChild(tree);
+}
+if (why.hint) box.appendChild(node(doc, "div", "everyo-why-hint", why.hint));
+return box;
+}
+
+function livePanel(live, target) {
+if (!target || !target.type || !live || !live.panels) return null;
+const asRow = target.type === "bar" ? { type: "row", group_by: "name", kind: target.kind, name: target.name } : target;
+const entry = live.panels.find(({ key }) => selectsRow(asRow, key, key.group_by));
+if (entry) return entry.panel;
+return { state: "pending", title: target.label || target.name, message: live.other || "" };
+}
+
+function mountWhy(doc, model, { onFrames = null } = {}) {
+const el = node(doc, "div", "everyo-why");
+el.hidden = true;
+let shown = null;
+const selection = () => {
+const target = model.get("why_target");
+return target && target.type ? target : null;
+};
+const select = (target) => {
+commit(model, { why_target: target || {} });
+update();
+};
+const handlers = {
+onClose: () => select(null),
+onToggle: () => commit(model, { why_all_frames: !model.get("why_all_frames") }),
+};
+const choose = (selected) => {
+if (!selected) return null;
+const live = model.get("why_live");
+if (live && live.panels) return livePanel(live, selected);
+const why = model.get("why");
+return why && why.state ? why : shown;
+};
+const update = () => {
+const selected = selection();
+const why = choose(selected);
+if (why === shown) return;
+shown = why;
+const expand = why && why.expand && selected && selected.type === "bar" ? why.expand : null;
+if (onFrames) onFrames(expand && { ...expand, thread: selected.thread, start: selected.start_ms, end: selected.end_ms });
+const body = renderWhy(doc, why, handlers);
+el.hidden = !body;
+if (body) el.replaceChildren(body);
+else el.replaceChildren();
+};
+update();
+return { el, update, select, traits: ["why", "why_live", "why_target"] };
+}
+return { rowTarget, barTarget, selectsRow, treeNode, renderWhy, livePanel, mountWhy };
+})();
+
 // ---- src/live_axes.js
 const __everyo_src_live_axes_js = (() => {
 const { MERGED_COLOR, MERGED_KEY, colorKeys } = __everyo_src_figure_js;
@@ -1119,6 +1283,7 @@ grid_color: "#ebf0f8",
 line_color: "#c8d4e3",
 muted: "#6b7a90",
 text_on_bar: "#111111",
+frame_bar: "#9ecae1",
 };
 
 function figureColors(themes, theme) {
@@ -1174,10 +1339,11 @@ const { showTooltip, pointerToData, tooltipLines } = __everyo_src_hover_js;
 const { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } = __everyo_src_figure_js;
 const { cancelFrame, nextFrame } = __everyo_src_frames_js;
 const { whenIdle } = __everyo_src_idle_js;
+const { barTarget } = __everyo_src_why_view_js;
 const { layoutLanes } = __everyo_src_lanes_js;
 const { engagesChart, legendEntries, paintAxes } = __everyo_src_live_axes_js;
 const { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } = __everyo_src_lod_js;
-const { paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
+const { fitText, paintFlame, pixelMap, prepareCanvas } = __everyo_src_paint_js;
 const { figureColors } = __everyo_src_theme_js;
 const { MIXED } = __everyo_src_wire_js;
 const { followWindow, parseRelayout, sameWindow, wholeWindow } = __everyo_src_zoom_js;
@@ -1206,6 +1372,7 @@ this.model = model;
 this.state = state;
 this.root = root;
 this.getReport = options.report || (() => this.model.get("report") || {});
+this.onSelect = options.onSelect || null; // a click on a bar: why_view.js barTarget
 this.windowListeners = new Set(); // called with each new window shown (linked charts)
 this.plotly = null;
 this.zoom = null; // null: the whole run (and follow it while it grows)
@@ -1253,6 +1420,10 @@ this.tip.style.display = "none";
 this.plot.addEventListener("mousemove", (ev) => this.hover(ev));
 this.plot.addEventListener("mouseleave", hide);
 this.plot.addEventListener("mousedown", hide);
+this.plot.addEventListener("pointerdown", (ev) => {
+this.pressedAt = [ev.clientX, ev.clientY];
+});
+this.plot.addEventListener("click", (ev) => this.click(ev));
 this.boxWidth = 0; // from the ResizeObserver: reading clientWidth in a redraw would force a
 if (typeof ResizeObserver === "function") {
 this.resizer = new ResizeObserver((entries) => {
@@ -1315,11 +1486,16 @@ const [x0, x1] = this.windowNow(report);
 const theme = this.model.get("theme");
 const themes = this.model.get("themes");
 const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
-const signature = [store.version, x0, x1, width, theme, maxBars, [...this.hidden].join(",")].join("|");
+const signature = [store.version, x0, x1, width, theme, maxBars, [...this.hidden].join(","), this.framesShown].join("|");
 if (this.drawn && this.drawn.signature === signature && this.drawn.themes === themes) return;
 const src = store.source(x0, x1, (x1 - x0) / plotW);
 if (!this.panning) this.requestDetail(src, x0, x1, plotW);
-const lanes = layoutLanes(mergedDepths(store, src.set), (t) => store.threadName(t));
+const depths = mergedDepths(store, src.set);
+const frames = this.frames && depths.has(this.frames.thread) ? this.frames : null;
+const below = frames ? depths.get(frames.thread) + 1 : 0; // the frames' first row in its band
+if (frames) depths.set(frames.thread, below - 1 + frames.rows);
+const lanes = layoutLanes(depths, (t) => store.threadName(t));
+if (frames) lanes.frames = { ...frames, row0: lanes.offset.get(frames.thread) + below };
 const items = [];
 for (const lane of src.set.lanes.values()) {
 const first = lanes.offset.get(lane.thread);
@@ -1466,6 +1642,25 @@ this.drawn = null;
 this.schedule();
 }
 
+setFrames(frames) {
+this.frames = frames && frames.bars && frames.bars.length ? frames : null;
+this.framesShown = (this.framesShown || 0) + 1;
+this.schedule();
+}
+
+frameBars(lanes, map) {
+const f = lanes.frames;
+if (!f) return [];
+const span = f.end - f.start;
+const out = [];
+for (const bar of f.bars) {
+const x0 = Math.max(0, map.x(f.start + bar.left * span));
+const x1 = Math.min(map.w, Math.max(x0 + 1, map.x(f.start + (bar.left + bar.width) * span)));
+if (x1 > 0 && x0 < map.w) out.push({ x0, x1, row: f.row0 + bar.row, bar });
+}
+return out;
+}
+
 paint(bars, lanes, colors) {
 const size = this.plotSize();
 if (!size) return 0;
@@ -1476,7 +1671,19 @@ const ctx = prepareCanvas(this.canvas, size.w, size.h, (view && view.devicePixel
 const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
 if (!this.font) this.font = (view && view.getComputedStyle(this.root).fontFamily) || "sans-serif";
 const { keys, stepEnds } = this.state.store;
-return paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+const frames = this.frameBars(lanes, map);
+const height = Math.max(1, Math.round(map.rowHeight));
+for (const f of frames) {
+ctx.fillStyle = colors.frame_bar;
+ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0)), height);
+const text = fitText(f.bar.text, Math.floor((f.x1 - f.x0 - 8) / 6.5));
+ctx.fillStyle = colors.text_on_bar || "#111";
+if (text) ctx.fillText(text, f.x0 + 3, map.rowTop(f.row) + height / 2, f.x1 - f.x0 - 6);
+}
+this.root.dataset.frames = frames.map((f) => f.bar.text).join("|");
+this.framesDrawn = { frames, map };
+return painted;
 }
 
 placeholder(width, lanes) {
@@ -1544,10 +1751,21 @@ this.model.send({ type: "detail", x0, x1, width: Math.round(plotW), run: this.st
 }, DETAIL_DEBOUNCE_MS);
 }
 
-hover(ev) {
+frameAt(ev) {
+const drawn = this.framesDrawn;
+const size = this.plotSize();
+if (!drawn || !drawn.frames.length || !size) return null;
+const box = this.plot.getBoundingClientRect();
+const x = ev.clientX - box.left - size.l;
+const y = ev.clientY - box.top - size.t;
+const { map } = drawn;
+return drawn.frames.find((f) => x >= f.x0 && x <= f.x1 && y >= map.rowTop(f.row) && y <= map.rowTop(f.row) + map.rowHeight) || null;
+}
+
+barAt(ev) {
 const drawn = this.drawn;
 const size = this.plotSize();
-if (!drawn || !size || !drawn.bars.n) return;
+if (!drawn || !size || !drawn.bars.n) return null;
 const box = this.plot.getBoundingClientRect();
 const xRange = drawn.window;
 const yRange = [drawn.lanes.nLanes - 0.5, -0.5];
@@ -1558,12 +1776,37 @@ const keys = this.state.store.keys;
 const info = i >= 0 ? keys[drawn.bars.key[i]] || null : null;
 const dominant = i >= 0 && !info ? keys[drawn.bars.dom[i]] || null : null;
 const shownAs = info || dominant;
-if (i < 0 || this.hidden.has(shownAs ? shownAs.colorKey : "merged")) {
+if (i < 0 || this.hidden.has(shownAs ? shownAs.colorKey : "merged")) return null;
+return { i, lane: drawn.items[drawn.bars.lane[i]].lane, info, dominant };
+}
+
+click(ev) {
+const at = this.pressedAt;
+this.pressedAt = null;
+if (!this.onSelect || (at && Math.hypot(ev.clientX - at[0], ev.clientY - at[1]) > 4)) return;
+const hit = this.barAt(ev);
+if (!hit) return;
+const { bars } = this.drawn;
+const bar = { start: bars.start[hit.i], end: bars.end[hit.i], count: bars.count[hit.i] };
+const target = barTarget(bar, hit.lane, hit.info);
+if (target) this.onSelect(target);
+}
+
+hover(ev) {
+const frame = this.frameAt(ev);
+if (frame) {
+const outer = this.el.getBoundingClientRect();
+showTooltip(this.tip, [frame.bar.title], ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
+return;
+}
+const hit = this.barAt(ev);
+if (!hit) {
 this.tip.style.display = "none";
 return;
 }
-const { bars, items } = drawn;
-const lane = items[bars.lane[i]].lane;
+const drawn = this.drawn;
+const { info, dominant, lane, i } = hit;
+const { bars } = drawn;
 const count = bars.count[i];
 const start = bars.start[i];
 const end = bars.end[i];
@@ -2328,7 +2571,8 @@ const __everyo_src_sections_js = (() => {
 const { whenIdle } = __everyo_src_idle_js;
 const { renderComparePicker, renderPicker } = __everyo_src_picker_js;
 const { GROUP_HEADERS } = __everyo_src_schema_js;
-const { bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } = __everyo_src_table_js;
+const { bodyCells, headKey, nextSort, patchBody, renderTable, sortRows, summaryColumns } = __everyo_src_table_js;
+const { rowTarget, selectsRow } = __everyo_src_why_view_js;
 
 function commit(model, values) {
 for (const [name, value] of Object.entries(values)) model.set(name, value);
@@ -2367,7 +2611,7 @@ return { el: box, update, traits: ["picker", "runs", "selected", "compare_id"] }
 
 const LIVE_TABLE_MS = 1000;
 
-function mountTable(doc, model, { now = () => performance.now() } = {}) {
+function mountTable(doc, model, { now = () => performance.now(), onSelect = null } = {}) {
 const el = doc.createElement("div");
 el.className = "everyo-table-section";
 const controls = doc.createElement("div");
@@ -2391,6 +2635,28 @@ el.append(controls, holder);
 let table = null;
 let liveAt = -Infinity; // when live numbers were last written
 let shown = model.get("report") || {}; // the report whose numbers the table shows
+let order = []; // the shown rows in the order of the body's rows
+const groupOf = () => model.get("group_by") || "name";
+const mark = () => {
+if (!table) return;
+const target = model.get("why_target");
+const trs = table.tBodies[0].rows;
+for (let i = 0; i < trs.length; i++) {
+const on = Boolean(order[i]) && selectsRow(target, order[i], groupOf());
+if (Boolean(trs[i].everyoSelected) !== on) {
+trs[i].everyoSelected = on;
+trs[i].className = on ? "everyo-selected" : "";
+}
+}
+};
+holder.addEventListener("click", (ev) => {
+let tr = ev.target;
+while (tr && tr.tagName !== "TR") tr = tr.parentNode || tr.parent;
+const body = tr && (tr.parentNode || tr.parent);
+if (!onSelect || !table || body !== table.tBodies[0]) return;
+const row = order[[...body.rows].indexOf(tr)];
+if (row) onSelect(rowTarget(row, groupOf()));
+});
 const update = () => {
 const groupBy = model.get("group_by") || "name";
 select.value = groupBy;
@@ -2409,14 +2675,18 @@ if (live && t - liveAt < LIVE_TABLE_MS) return; // a later report brings newer n
 liveAt = live ? t : -Infinity;
 shown = model.get("report") || {};
 patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
+order = sortRows(rows, sort.sortBy, sort.descending);
+mark();
 return;
 }
 shown = model.get("report") || {};
 table = renderTable(doc, rows, columns, sort, onSort, headers);
+order = sortRows(rows, sort.sortBy, sort.descending);
 holder.replaceChildren(table);
+mark();
 };
 update();
-return { el, update, shown: () => shown, traits: ["report", "group_by", "sort_by", "descending"] };
+return { el, update, mark, shown: () => shown, traits: ["report", "group_by", "sort_by", "descending"] };
 }
 
 function showIcicle(report, figure) {
@@ -2622,6 +2892,17 @@ const CSS = `
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 .everyo-verdict-inconclusive-the-machine-was-busy { color: var(--jp-warn-color1, #9a6700); }
+.everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
+.everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
+.everyo-why { margin: 6px 0; padding: 6px 8px; border: 1px solid var(--jp-border-color2, #ccc); }
+.everyo-why-head { display: flex; gap: 10px; }
+.everyo-why-close { margin-left: auto; }
+.everyo-why-message { color: var(--jp-warn-color1, #b26a00); }
+.everyo-why .everyo-table { width: auto; margin: 4px 0; }
+.everyo-why-num { text-align: right; }
+.everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
+.everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
+.everyo-why summary > * { margin-right: 8px; }
 `;
 
 const STYLE_ID = "everyo-widget-style";
@@ -2651,6 +2932,7 @@ const { liveModel, liveReports } = __everyo_src_live_report_js;
 const { mountIcicle, mountPicker, mountTable } = __everyo_src_sections_js;
 const { mountSteps, stepBounds, zoomWindow } = __everyo_src_steps_js;
 const { EventStore } = __everyo_src_store_js;
+const { mountWhy } = __everyo_src_why_view_js;
 const { addStyle } = __everyo_src_style_js;
 const { syncTheme } = __everyo_src_theme_js;
 const { decodeColumns } = __everyo_src_wire_js;
@@ -2773,13 +3055,20 @@ let notes = renderNotes(doc, (model.get("report") || {}).notes);
 let notesShown = JSON.stringify((model.get("report") || {}).notes || []);
 const steps = doc.createElement("div");
 steps.className = "everyo-steps-box";
+const selectAfter = (anchorOf) => (target) => {
+const anchor = anchorOf();
+if (anchor.nextSibling !== why.el) anchor.after(why.el);
+why.select(target);
+};
 const flame = new FlameView(doc, model, state, el);
+const why = mountWhy(doc, model, { onFrames: (frames) => flame.setFrames(frames) });
 const memory = mountMemory(doc, model, flame);
 const exportBox = renderExportButton(doc, model);
-const table = mountTable(doc, model);
+const table = mountTable(doc, model, { onSelect: selectAfter(() => table.el) });
+flame.onSelect = selectAfter(() => flame.el);
 const icicle = mountIcicle(doc, model);
 const compare = mountCompare(doc, model, state);
-el.append(picker.el, header, notes, steps, flame.el, memory.el, exportBox, table.el, icicle.el, compare.el);
+el.append(picker.el, header, notes, steps, flame.el, why.el, memory.el, exportBox, table.el, icicle.el, compare.el);
 const showOwn = () => el.classList.toggle("everyo-compare-only", Boolean(model.get("compare_only")));
 
 const extent = () => wholeWindow((model.get("report") || {}).wall_ms, state.store.whole.x1);
@@ -2848,6 +3137,8 @@ const bindings = [
 ...table.traits.filter((t) => t !== "report").map((t) => [t, inFrame(table.update)]),
 ...icicle.traits.map((t) => [t, inFrame(icicle.update)]),
 ...memory.traits.map((t) => [t, inFrame(memory.update)]),
+...why.traits.map((t) => [t, inFrame(why.update)]),
+["why_target", inFrame(table.mark)],
 ["comparison", onComparison],
 ["compare_id", onComparison],
 ["compare_only", showOwn],

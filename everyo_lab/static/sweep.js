@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:07fce7c96fcfe6cb | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:506ab02e056b4fac | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:07fce7c96fcfe6cb"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:506ab02e056b4fac"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -168,6 +168,17 @@ const CSS = `
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 .everyo-verdict-inconclusive-the-machine-was-busy { color: var(--jp-warn-color1, #9a6700); }
+.everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
+.everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
+.everyo-why { margin: 6px 0; padding: 6px 8px; border: 1px solid var(--jp-border-color2, #ccc); }
+.everyo-why-head { display: flex; gap: 10px; }
+.everyo-why-close { margin-left: auto; }
+.everyo-why-message { color: var(--jp-warn-color1, #b26a00); }
+.everyo-why .everyo-table { width: auto; margin: 4px 0; }
+.everyo-why-num { text-align: right; }
+.everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
+.everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
+.everyo-why summary > * { margin-right: 8px; }
 `;
 
 const STYLE_ID = "everyo-widget-style";
@@ -332,6 +343,7 @@ grid_color: "#ebf0f8",
 line_color: "#c8d4e3",
 muted: "#6b7a90",
 text_on_bar: "#111111",
+frame_bar: "#9ecae1",
 };
 
 function figureColors(themes, theme) {

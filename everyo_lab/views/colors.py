@@ -71,6 +71,7 @@ THEMES = {
         "muted": "#6b7a90",
         "table_bar": "#c6dbef",
         "text_on_bar": "#111111",
+        "frame_bar": "#9ecae1",  # an expanded event's sampled frames
     },
     "dark": {
         "paper_bgcolor": "rgb(17,17,17)",
@@ -81,6 +82,7 @@ THEMES = {
         "muted": "#a2b1c6",
         "table_bar": "#2c4a6e",
         "text_on_bar": "#111111",
+        "frame_bar": "#6baed6",
     },
 }
 

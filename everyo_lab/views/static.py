@@ -17,6 +17,7 @@ from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for,
 from everyo_lab.views.flame_html import css, flame_html
 from everyo_lab.views.memory import memory_svg, memory_text
 from everyo_lab.views.report import Report, as_report, steps_text
+from everyo_lab.views.why_static import hot_lines_html, top_rows_hot_lines
 
 __all__ = ["render_html", "render_header_html", "render_notes_html", "render_table_html"]
 
@@ -69,9 +70,9 @@ def render_html(
     """Render a run as a self-contained HTML fragment with no JavaScript.
 
     Holds the header (label, status, error, wall time, events, hot spots, steps), the summary
-    table with share bars, the notes (among them the guide's warning about nested inclusive
-    times), and the final flame chart as ``<div>`` bars (level-of-detail merged, a few hundred
-    bars at most). All text is escaped.
+    table with share bars, the hot lines of its top rows (a run with stack samples), the notes
+    (among them the guide's warning about nested inclusive times), and the final flame chart as
+    ``<div>`` bars (level-of-detail merged, a few hundred bars at most). All text is escaped.
 
     ``run`` may be a run, an event batch or a :class:`Report`; with ``report=`` (or a Report)
     the report's rows and options are shown (``top``/``group_by``/``sort_by`` are unused). The
@@ -86,6 +87,8 @@ def render_html(
     ]
     if report.rows:
         parts.append(render_table_html(report, theme=theme))
+        if run is not None and not isinstance(run, Report):
+            parts.append(hot_lines_html(top_rows_hot_lines(run, report), c))
     parts.append(render_notes_html(report, theme=theme))
     if report.rows and run is not None and not isinstance(run, Report):
         batch = as_batch(run)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from everyo_lab.views.columns import TEXT_COLUMNS, format_cell
 from everyo_lab.views.memory import memory_text
 from everyo_lab.views.report import Report, as_report, hot_spot_text, steps_text
+from everyo_lab.views.why_static import hot_lines_text, top_rows_hot_lines
 
 __all__ = ["header_line", "render_text"]
 
@@ -31,7 +32,8 @@ def render_text(
     sort_by: str = "total_ms",
     report: Report | None = None,
 ) -> str:
-    """Render a run as plain text: header, hot spots, steps, the summary table and the notes.
+    """Render a run as plain text: header, hot spots, steps, the summary table, the hot lines of
+    its top rows (a run with stack samples) and the notes.
 
     ``run`` may be a run, an event batch or a :class:`Report`; with ``report=`` (or a Report)
     the report's own rows and options are shown and ``top``/``group_by``/``sort_by`` are unused.
@@ -52,6 +54,9 @@ def render_text(
         lines.append(memory_text(report.memory))
     if report.rows:
         lines += [""] + _table(report) + [""]
+        if run is not None and not isinstance(run, Report):
+            hot = hot_lines_text(top_rows_hot_lines(run, report))
+            lines += [hot, ""] if hot else []
     lines += report.notes
     return "\n".join(lines)
 

@@ -30,6 +30,7 @@ from everyo_lab.views.colors import THEMES
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
 from everyo_lab.widgets.picker import gone_bundle, gone_text, registry, removed_from
 from everyo_lab.widgets.stream import EventStream
+from everyo_lab.widgets.why_link import WhyLink
 from everyo_lab.widgets.wire import Encoded
 
 STATIC = Path(__file__).parent.parent / "static"
@@ -121,6 +122,10 @@ class Dashboard(anywidget.AnyWidget):
     compare_id = traitlets.Unicode("").tag(sync=True)  # the baseline run's id ("" for none)
     comparison = traitlets.Dict().tag(sync=True)  # views.compare.Comparison.to_dict()
     compare_only = traitlets.Bool(False).tag(sync=True)
+    why_target = traitlets.Dict().tag(sync=True)  # the row or bar selected (set by the browser)
+    why_all_frames = traitlets.Bool(False).tag(sync=True)  # the why panel shows everyo's frames
+    why = traitlets.Dict().tag(sync=True)  # the why panel (views.why.panel)
+    why_live = traitlets.Dict().tag(sync=True)  # while live: the first rows' panels (WhyLink)
 
     def __init__(
         self,
@@ -139,6 +144,7 @@ class Dashboard(anywidget.AnyWidget):
             group_by=group_by, sort_by=sort_by, picker=picker, compare_only=compare_only, **kwargs
         )
         self._cmp = None  # CompareLink of the baseline run while comparing
+        self._why = WhyLink()
         self._top = top
         self._export_dir = export_dir
         self._lock = threading.RLock()  # refresh runs on the live thread and on comm messages
@@ -155,6 +161,7 @@ class Dashboard(anywidget.AnyWidget):
         self.observe(self._on_table_options, ["group_by", "sort_by", "descending"])
         self.observe(self._on_theme, "theme")
         self.observe(self._on_compare_pick, "compare_id")
+        self.observe(self._on_why, ["why_target", "why_all_frames"])
         if compare is not None:
             self._set_compare(compare, refresh=False)
         if picker:
@@ -175,6 +182,10 @@ class Dashboard(anywidget.AnyWidget):
             self._gone = None
             self._stream = EventStream(run) if run is not None else None
             self._live = None
+            self._why.clear()
+            self.why_target = {}
+            self.why = {}
+            self.why_live = {}
             self.run_id = run.id if run is not None else ""
             self.icicle = {}
         self.refresh()
@@ -204,6 +215,7 @@ class Dashboard(anywidget.AnyWidget):
                 state = self._feed(batch)
                 catch_up = time.thread_time() - t0
                 self._refresh_live(run, stream, batch, state)
+                self._refresh_why()
                 return catch_up
             state = self._feed(batch) if not final else None
             self._send_all(stream.update(batch, state=state, final=final))
@@ -213,7 +225,34 @@ class Dashboard(anywidget.AnyWidget):
                 self._live = None
                 self.icicle = _views().icicle_figure(run, theme=self.theme)
                 self._refresh_comparison()
+            self._refresh_why()
             return None
+
+    # -- the why panel -------------------------------------------------------------------------
+    def _hide(self):
+        return None if self.why_all_frames else "everyo"
+
+    def _on_why(self, change) -> None:
+        """A row or bar was selected (or the fold button pressed): the panel at once."""
+        with self._lock:
+            if change["name"] == "why_target":
+                threads = dict(self._live.threads) if self._live is not None else {}
+                threads.update(self._stream.threads if self._stream is not None else {})
+                self.why = self._why.select(self._run, change["new"], threads, self._hide())
+            else:
+                self._refresh_why(force=True)
+
+    def _refresh_why(self, *, force: bool = False) -> None:
+        """New panels: the live table's first rows' (while live, when due), and the
+        selection's, if any."""
+        rows = self._why.live_rows(self._run, self._report, self._hide(), force=force)
+        if rows is not None:
+            self.why_live = rows
+        if self._why.sel is None:
+            return
+        panel = self._why.panel(self._run, self._hide(), force=force)
+        if panel is not None:
+            self.why = panel
 
     # -- comparison ----------------------------------------------------------------------------
     @property
@@ -387,6 +426,7 @@ class Dashboard(anywidget.AnyWidget):
             self._unsubscribe = None
         self._unsubscribe_removals()
         with self._lock:  # a closed widget shows nothing: let its runs go now
+            self._why.clear()
             self._run = self._stream = self._live = self._report = self._cmp = None
         super().close()
 

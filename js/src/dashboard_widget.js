@@ -14,6 +14,7 @@ import { liveModel, liveReports } from "./live_report.js";
 import { mountIcicle, mountPicker, mountTable } from "./sections.js";
 import { mountSteps, stepBounds, zoomWindow } from "./steps.js";
 import { EventStore } from "./store.js";
+import { mountWhy } from "./why_view.js";
 import { addStyle } from "./style.js";
 import { syncTheme } from "./theme.js";
 import { decodeColumns } from "./wire.js";
@@ -140,13 +141,21 @@ function render({ model: traits, el }) {
   let notesShown = JSON.stringify((model.get("report") || {}).notes || []);
   const steps = doc.createElement("div");
   steps.className = "everyo-steps-box";
+  // the why panel opens next to what was clicked: under the flame chart, or under the table
+  const selectAfter = (anchorOf) => (target) => {
+    const anchor = anchorOf();
+    if (anchor.nextSibling !== why.el) anchor.after(why.el);
+    why.select(target);
+  };
   const flame = new FlameView(doc, model, state, el);
+  const why = mountWhy(doc, model, { onFrames: (frames) => flame.setFrames(frames) });
   const memory = mountMemory(doc, model, flame);
   const exportBox = renderExportButton(doc, model);
-  const table = mountTable(doc, model);
+  const table = mountTable(doc, model, { onSelect: selectAfter(() => table.el) });
+  flame.onSelect = selectAfter(() => flame.el);
   const icicle = mountIcicle(doc, model);
   const compare = mountCompare(doc, model, state);
-  el.append(picker.el, header, notes, steps, flame.el, memory.el, exportBox, table.el, icicle.el, compare.el);
+  el.append(picker.el, header, notes, steps, flame.el, why.el, memory.el, exportBox, table.el, icicle.el, compare.el);
   // everyo_lab.compare(a, b): the comparison alone (a CSS rule hides the run's own sections)
   const showOwn = () => el.classList.toggle("everyo-compare-only", Boolean(model.get("compare_only")));
 
@@ -226,6 +235,8 @@ function render({ model: traits, el }) {
     ...table.traits.filter((t) => t !== "report").map((t) => [t, inFrame(table.update)]),
     ...icicle.traits.map((t) => [t, inFrame(icicle.update)]),
     ...memory.traits.map((t) => [t, inFrame(memory.update)]),
+    ...why.traits.map((t) => [t, inFrame(why.update)]),
+    ["why_target", inFrame(table.mark)],
     ["comparison", onComparison],
     ["compare_id", onComparison],
     ["compare_only", showOwn],

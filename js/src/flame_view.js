@@ -15,10 +15,11 @@ import { showTooltip, pointerToData, tooltipLines } from "./hover.js";
 import { MARGIN, flameHeight, flameLayout, hiddenKeys, legendTraces } from "./figure.js";
 import { cancelFrame, nextFrame } from "./frames.js";
 import { whenIdle } from "./idle.js";
+import { barTarget } from "./why_view.js";
 import { layoutLanes } from "./lanes.js";
 import { engagesChart, legendEntries, paintAxes } from "./live_axes.js";
 import { MAX_BARS, MAX_BARS_LIVE, findBar, levelOfDetail } from "./lod.js";
-import { paintFlame, pixelMap, prepareCanvas } from "./paint.js";
+import { fitText, paintFlame, pixelMap, prepareCanvas } from "./paint.js";
 import { figureColors } from "./theme.js";
 import { MIXED } from "./wire.js";
 import { followWindow, parseRelayout, sameWindow, wholeWindow } from "./zoom.js";
@@ -54,6 +55,7 @@ export class FlameView {
     this.state = state;
     this.root = root;
     this.getReport = options.report || (() => this.model.get("report") || {});
+    this.onSelect = options.onSelect || null; // a click on a bar: why_view.js barTarget
     this.windowListeners = new Set(); // called with each new window shown (linked charts)
     this.plotly = null;
     this.zoom = null; // null: the whole run (and follow it while it grows)
@@ -101,6 +103,11 @@ export class FlameView {
     this.plot.addEventListener("mousemove", (ev) => this.hover(ev));
     this.plot.addEventListener("mouseleave", hide);
     this.plot.addEventListener("mousedown", hide);
+    // a click (not the end of a zoom or pan drag) on a bar selects it for the why panel
+    this.plot.addEventListener("pointerdown", (ev) => {
+      this.pressedAt = [ev.clientX, ev.clientY];
+    });
+    this.plot.addEventListener("click", (ev) => this.click(ev));
     this.boxWidth = 0; // from the ResizeObserver: reading clientWidth in a redraw would force a
     // layout of the whole notebook right after the table's DOM changed
     if (typeof ResizeObserver === "function") {
@@ -174,11 +181,16 @@ export class FlameView {
     const theme = this.model.get("theme");
     const themes = this.model.get("themes");
     const maxBars = report.live ? MAX_BARS_LIVE : MAX_BARS;
-    const signature = [store.version, x0, x1, width, theme, maxBars, [...this.hidden].join(",")].join("|");
+    const signature = [store.version, x0, x1, width, theme, maxBars, [...this.hidden].join(","), this.framesShown].join("|");
     if (this.drawn && this.drawn.signature === signature && this.drawn.themes === themes) return;
     const src = store.source(x0, x1, (x1 - x0) / plotW);
     if (!this.panning) this.requestDetail(src, x0, x1, plotW);
-    const lanes = layoutLanes(mergedDepths(store, src.set), (t) => store.threadName(t));
+    const depths = mergedDepths(store, src.set);
+    const frames = this.frames && depths.has(this.frames.thread) ? this.frames : null;
+    const below = frames ? depths.get(frames.thread) + 1 : 0; // the frames' first row in its band
+    if (frames) depths.set(frames.thread, below - 1 + frames.rows);
+    const lanes = layoutLanes(depths, (t) => store.threadName(t));
+    if (frames) lanes.frames = { ...frames, row0: lanes.offset.get(frames.thread) + below };
     const items = [];
     for (const lane of src.set.lanes.values()) {
       const first = lanes.offset.get(lane.thread);
@@ -354,6 +366,30 @@ export class FlameView {
   }
 
   /** Paint the bars on the canvas, placed exactly over plotly's plot area. */
+  /**
+   * Expand an event into its sampled frames (the why panel's `expand`, placed by fractions of
+   * the event's span `[start, end]`): rows of bars under its thread's band; null collapses it.
+   */
+  setFrames(frames) {
+    this.frames = frames && frames.bars && frames.bars.length ? frames : null;
+    this.framesShown = (this.framesShown || 0) + 1;
+    this.schedule();
+  }
+
+  /** The expanded event's frame bars on screen: `[{x0, x1, row, bar}]` (pixels, plot rows). */
+  frameBars(lanes, map) {
+    const f = lanes.frames;
+    if (!f) return [];
+    const span = f.end - f.start;
+    const out = [];
+    for (const bar of f.bars) {
+      const x0 = Math.max(0, map.x(f.start + bar.left * span));
+      const x1 = Math.min(map.w, Math.max(x0 + 1, map.x(f.start + (bar.left + bar.width) * span)));
+      if (x1 > 0 && x0 < map.w) out.push({ x0, x1, row: f.row0 + bar.row, bar });
+    }
+    return out;
+  }
+
   paint(bars, lanes, colors) {
     const size = this.plotSize();
     if (!size) return 0;
@@ -365,7 +401,19 @@ export class FlameView {
     const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
     if (!this.font) this.font = (view && view.getComputedStyle(this.root).fontFamily) || "sans-serif";
     const { keys, stepEnds } = this.state.store;
-    return paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+    const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+    const frames = this.frameBars(lanes, map);
+    const height = Math.max(1, Math.round(map.rowHeight));
+    for (const f of frames) {
+      ctx.fillStyle = colors.frame_bar;
+      ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0)), height);
+      const text = fitText(f.bar.text, Math.floor((f.x1 - f.x0 - 8) / 6.5));
+      ctx.fillStyle = colors.text_on_bar || "#111";
+      if (text) ctx.fillText(text, f.x0 + 3, map.rowTop(f.row) + height / 2, f.x1 - f.x0 - 6);
+    }
+    this.root.dataset.frames = frames.map((f) => f.bar.text).join("|");
+    this.framesDrawn = { frames, map };
+    return painted;
   }
 
   /**
@@ -441,10 +489,23 @@ export class FlameView {
     }, DETAIL_DEBOUNCE_MS);
   }
 
-  hover(ev) {
+  /** The expanded event's frame bar under a pointer event, or null. */
+  frameAt(ev) {
+    const drawn = this.framesDrawn;
+    const size = this.plotSize();
+    if (!drawn || !drawn.frames.length || !size) return null;
+    const box = this.plot.getBoundingClientRect();
+    const x = ev.clientX - box.left - size.l;
+    const y = ev.clientY - box.top - size.t;
+    const { map } = drawn;
+    return drawn.frames.find((f) => x >= f.x0 && x <= f.x1 && y >= map.rowTop(f.row) && y <= map.rowTop(f.row) + map.rowHeight) || null;
+  }
+
+  /** The drawn bar under a pointer event: `{i, lane, info, dominant}`, or null. */
+  barAt(ev) {
     const drawn = this.drawn;
     const size = this.plotSize();
-    if (!drawn || !size || !drawn.bars.n) return;
+    if (!drawn || !size || !drawn.bars.n) return null;
     const box = this.plot.getBoundingClientRect();
     const xRange = drawn.window;
     const yRange = [drawn.lanes.nLanes - 0.5, -0.5];
@@ -455,12 +516,38 @@ export class FlameView {
     const info = i >= 0 ? keys[drawn.bars.key[i]] || null : null;
     const dominant = i >= 0 && !info ? keys[drawn.bars.dom[i]] || null : null;
     const shownAs = info || dominant;
-    if (i < 0 || this.hidden.has(shownAs ? shownAs.colorKey : "merged")) {
+    if (i < 0 || this.hidden.has(shownAs ? shownAs.colorKey : "merged")) return null;
+    return { i, lane: drawn.items[drawn.bars.lane[i]].lane, info, dominant };
+  }
+
+  /** A click that did not move (a drag zooms or pans): the bar under it selects its event. */
+  click(ev) {
+    const at = this.pressedAt;
+    this.pressedAt = null;
+    if (!this.onSelect || (at && Math.hypot(ev.clientX - at[0], ev.clientY - at[1]) > 4)) return;
+    const hit = this.barAt(ev);
+    if (!hit) return;
+    const { bars } = this.drawn;
+    const bar = { start: bars.start[hit.i], end: bars.end[hit.i], count: bars.count[hit.i] };
+    const target = barTarget(bar, hit.lane, hit.info);
+    if (target) this.onSelect(target);
+  }
+
+  hover(ev) {
+    const frame = this.frameAt(ev);
+    if (frame) {
+      const outer = this.el.getBoundingClientRect();
+      showTooltip(this.tip, [frame.bar.title], ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
+      return;
+    }
+    const hit = this.barAt(ev);
+    if (!hit) {
       this.tip.style.display = "none";
       return;
     }
-    const { bars, items } = drawn;
-    const lane = items[bars.lane[i]].lane;
+    const drawn = this.drawn;
+    const { info, dominant, lane, i } = hit;
+    const { bars } = drawn;
     const count = bars.count[i];
     const start = bars.start[i];
     const end = bars.end[i];

@@ -3,7 +3,8 @@
 import { whenIdle } from "./idle.js";
 import { renderComparePicker, renderPicker } from "./picker.js";
 import { GROUP_HEADERS } from "./schema.js";
-import { bodyCells, headKey, nextSort, patchBody, renderTable, summaryColumns } from "./table.js";
+import { bodyCells, headKey, nextSort, patchBody, renderTable, sortRows, summaryColumns } from "./table.js";
+import { rowTarget, selectsRow } from "./why_view.js";
 
 function commit(model, values) {
   for (const [name, value] of Object.entries(values)) model.set(name, value);
@@ -56,9 +57,11 @@ export const LIVE_TABLE_MS = 1000;
  * rows are sorted here at once, Python recomputes them (and `top`) behind. While the report is
  * live, its numbers reach the table with the first report at least `LIVE_TABLE_MS` after the
  * last ones (in that report's frame, with the chart and header: no task of its own); a new
- * sort, grouping or columns, and the final report, show at once. `now` (the clock) is for tests.
+ * sort, grouping or columns, and the final report, show at once. A click on a row calls
+ * `onSelect` with what it selects (why_view.js `rowTarget`); the row `why_target` selects is
+ * marked. `now` (the clock) is for tests.
  */
-export function mountTable(doc, model, { now = () => performance.now() } = {}) {
+export function mountTable(doc, model, { now = () => performance.now(), onSelect = null } = {}) {
   const el = doc.createElement("div");
   el.className = "everyo-table-section";
   const controls = doc.createElement("div");
@@ -82,6 +85,28 @@ export function mountTable(doc, model, { now = () => performance.now() } = {}) {
   let table = null;
   let liveAt = -Infinity; // when live numbers were last written
   let shown = model.get("report") || {}; // the report whose numbers the table shows
+  let order = []; // the shown rows in the order of the body's rows
+  const groupOf = () => model.get("group_by") || "name";
+  const mark = () => {
+    if (!table) return;
+    const target = model.get("why_target");
+    const trs = table.tBodies[0].rows;
+    for (let i = 0; i < trs.length; i++) {
+      const on = Boolean(order[i]) && selectsRow(target, order[i], groupOf());
+      if (Boolean(trs[i].everyoSelected) !== on) {
+        trs[i].everyoSelected = on;
+        trs[i].className = on ? "everyo-selected" : "";
+      }
+    }
+  };
+  holder.addEventListener("click", (ev) => {
+    let tr = ev.target;
+    while (tr && tr.tagName !== "TR") tr = tr.parentNode || tr.parent;
+    const body = tr && (tr.parentNode || tr.parent);
+    if (!onSelect || !table || body !== table.tBodies[0]) return;
+    const row = order[[...body.rows].indexOf(tr)];
+    if (row) onSelect(rowTarget(row, groupOf()));
+  });
   const update = () => {
     const groupBy = model.get("group_by") || "name";
     select.value = groupBy;
@@ -101,15 +126,19 @@ export function mountTable(doc, model, { now = () => performance.now() } = {}) {
       liveAt = live ? t : -Infinity;
       shown = model.get("report") || {};
       patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
+      order = sortRows(rows, sort.sortBy, sort.descending);
+      mark();
       return;
     }
     shown = model.get("report") || {};
     table = renderTable(doc, rows, columns, sort, onSort, headers);
+    order = sortRows(rows, sort.sortBy, sort.descending);
     holder.replaceChildren(table);
+    mark();
   };
   update();
   // `shown()`: the report the table shows now; the header and steps box show that one too
-  return { el, update, shown: () => shown, traits: ["report", "group_by", "sort_by", "descending"] };
+  return { el, update, mark, shown: () => shown, traits: ["report", "group_by", "sort_by", "descending"] };
 }
 
 /** True when the icicle should show: a figure with data, and the run not live. */

@@ -50,6 +50,17 @@ export const CSS = `
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 .everyo-verdict-inconclusive-the-machine-was-busy { color: var(--jp-warn-color1, #9a6700); }
+.everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
+.everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
+.everyo-why { margin: 6px 0; padding: 6px 8px; border: 1px solid var(--jp-border-color2, #ccc); }
+.everyo-why-head { display: flex; gap: 10px; }
+.everyo-why-close { margin-left: auto; }
+.everyo-why-message { color: var(--jp-warn-color1, #b26a00); }
+.everyo-why .everyo-table { width: auto; margin: 4px 0; }
+.everyo-why-num { text-align: right; }
+.everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
+.everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
+.everyo-why summary > * { margin-right: 8px; }
 `;
 
 export const STYLE_ID = "everyo-widget-style";

@@ -48,6 +48,7 @@ export const DEFAULT_COLORS = {
   line_color: "#c8d4e3",
   muted: "#6b7a90",
   text_on_bar: "#111111",
+  frame_bar: "#9ecae1",
 };
 
 /** The figure colours of `theme` from the `themes` trait (light ones when missing). */

@@ -6,7 +6,7 @@ Trusted": JupyterLab and Notebook 7 render its ``text/html`` through a sanitiser
 and any style it cannot check (a ``var()`` colour: the share bars vanished). The notebook here
 holds the outputs the magic saves (the dashboard's and a comparison's bundles), written without
 a signature, and is opened in Chromium: the flame chart's bars and the share bars must show,
-with no tooltip text run into the page.
+with no tooltip text run into the page, and a sampled run's hot lines (their share bars too).
 """
 
 from __future__ import annotations
@@ -59,11 +59,33 @@ def _outputs() -> list[dict]:
         "text/html": render_compare_html(build_comparison(model_run(), model_run())),
         "text/plain": "everyo comparison",
     }
+    sampled = static_bundle(_sampled_run())  # with the hot lines of its top rows
     probe = {  # the sanitiser drops the <svg>: proof that the notebook is shown untrusted
         "text/html": '<div class="everyo-probe">probe<svg><title>probe title</title></svg></div>',
         "text/plain": "probe",
     }
-    return [nbformat.v4.new_output("display_data", data=data) for data in (bundle, compare, probe)]
+    outputs = (bundle, compare, sampled, probe)
+    return [nbformat.v4.new_output("display_data", data=data) for data in outputs]
+
+
+def _sampled_run():
+    import time
+
+    import everyo.profiler as ep
+    from everyo.profiler import RunRegistry
+
+    def rows(n):
+        s = 0.0
+        for i in range(n):
+            s += i**0.5  # planted hot line
+        return s
+
+    with ep.profile(sample=0.5, registry=RunRegistry(), label="sampled") as p:
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:
+            with ep.record_function("work"):
+                rows(5000)
+    return p.run
 
 
 @pytest.mark.parametrize("app", ["lab", "notebook"])
@@ -83,10 +105,15 @@ def test_static_charts_survive_the_sanitiser_of_an_untrusted_notebook(tmp_path, 
         session.page.wait_for_selector(".jp-OutputArea-output .everyo-static-flame", timeout=30000)
         session.page.wait_for_selector(".jp-OutputArea-output .everyo-probe", timeout=30000)
         shown = session.page.evaluate(CHECK_JS)
-    board, comparison, probe = shown
+    board, comparison, sampled, probe = shown
     assert probe["svg"] == 0, "the notebook was rendered trusted: the sanitiser did not run"
     assert board["svg"] == 0 and board["flames"] == 1, board  # the sanitiser kept the chart
     assert board["drawn"] == board["bars"] > 3 and board["titles"] == board["bars"], board
     assert board["shares"] > 0 and board["shareBars"] == board["shares"], board
     assert "msSequential" not in board["text"] and ": 0.0" not in board["text"]
     assert comparison["flames"] == 2 and comparison["drawn"] == comparison["bars"] > 3
+    # the hot lines of the sampled run's top rows: kept, their share bars drawn
+    assert "why 'work'" in sampled["text"] and "# planted hot line" in sampled["text"], sampled
+    assert (
+        sampled["svg"] == 0 and sampled["shares"] > 1 and sampled["shareBars"] == sampled["shares"]
+    )

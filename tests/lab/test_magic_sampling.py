@@ -1,4 +1,5 @@
-"""``%%everyo_profile --sample``: a profiled cell's stack samples, kept when the cell raises."""
+"""``%%everyo_profile --sample``: a profiled cell's stack samples, kept when the cell raises, and
+the hot lines of its top rows in the static output."""
 
 from __future__ import annotations
 
@@ -37,8 +38,14 @@ def test_a_sampled_cell_names_its_hot_line(shell):
     with capture_output() as cap:
         result = shell.run_cell(f"%%everyo_profile --no-live --sample 0.5 --label hot\n{HOT}")
     assert result.success
-    # printed: the notebook keeps the top rows' hot lines (no kernel needed to read them)
-    assert "hot lines of 'prepare'" in cap.stdout and "# hot" in cap.stdout
+    # the static output keeps the top rows' hot lines (no kernel needed to read them), in its
+    # HTML (tables and text only: an untrusted notebook's sanitiser keeps them) and its text
+    final = [o.data for o in cap.outputs if "text/html" in o.data][-1]
+    page = final["text/html"]
+    assert "why &#x27;prepare&#x27;" in page and "# hot" in page
+    assert "<script" not in page and "<svg" not in page.split("flame chart")[0]
+    assert "hot lines of 'prepare'" in final["text/plain"] and "# hot" in final["text/plain"]
+    assert "hot lines of" not in cap.stdout  # once, in the output that is kept
     hot = ep.hot_lines(runs["hot"], "prepare")
     assert hot.samples > 0
     assert hot.top_line["function"] == "rows" and "# hot" in hot.top_line["source"]

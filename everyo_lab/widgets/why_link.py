@@ -1,0 +1,127 @@
+"""``WhyLink``: the dashboard's "why" panel, from the browser's selection to the panel's data.
+
+The browser sets the ``why_target`` trait when a table row or a flame-chart bar is clicked (and
+``why_all_frames`` from the panel's fold button); the dashboard asks this object for the panel
+and syncs it as the ``why`` trait. While the run records, a :class:`LiveWhy` keeps the
+selection's sums and the panel is rebuilt at most every :data:`LIVE_EVERY_S` (as the live
+table), from the events and samples recorded since; once the run has ended, the panel is
+:func:`everyo.profiler.hot_lines` of the whole run.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from everyo.errors import EveryOError
+
+LIVE_EVERY_S = 1.0
+"""A live panel is rebuilt at most this often (the live table's pace)."""
+
+
+LIVE_ROWS = 3
+"""While the run records, the panels of the table's first rows kept up to date (a selection
+made then reaches the kernel only when the cell ends: the browser shows these)."""
+LIVE_OTHER = (
+    "while the cell runs, the hot lines of the table's first {n} rows are kept up to date; "
+    "this one's come when the cell ends"
+)
+
+
+class WhyLink:
+    def __init__(self, clock=time.monotonic):
+        self.sel = None
+        self.live = None  # LiveWhy of the selection while the run records
+        self._rows: dict[tuple, object] = {}  # LiveWhy of each of the table's first rows
+        self._clock = clock
+        self._at = -float("inf")
+        self._rows_at = -float("inf")
+
+    def clear(self) -> None:
+        self.sel = self.live = None
+        self._rows = {}
+
+    def live_rows(self, run, report, hide, *, force: bool = False) -> dict | None:
+        """The panels of the live table's first :data:`LIVE_ROWS` rows, ``{"panels": [{"key",
+        "panel"}], "other": text}`` (without samples: none, and how to get them; ``{}`` once
+        the run has ended); ``None``
+        when not due yet (at most every :data:`LIVE_EVERY_S`)."""
+        from everyo_lab.views import why
+        from everyo_lab.views.why_live import LiveWhy
+
+        if run is None or report is None or getattr(run, "status", "completed") != "running":
+            self._rows = {}
+            return {}
+        if getattr(run, "samples", None) is None:  # said while live too, not an empty box
+            return {"panels": [], "other": why.SAMPLE_HINT.format(what="this row")}
+        now = self._clock()
+        if not force and now - self._rows_at < LIVE_EVERY_S:
+            return None
+        self._rows_at = now
+        kept, out = {}, []
+        for row in report.rows[:LIVE_ROWS]:
+            sel = why.row_selection(row, report.group_by)
+            key = (sel.group_by, sel.key, sel.shape)
+            tracker = self._rows.get(key) or LiveWhy(run, sel)
+            tracker.update()
+            kept[key] = tracker
+            panel = why.panel(tracker.hot_lines(hide), sel, live=True)
+            out.append({"key": why.row_key(sel), "panel": panel})
+        self._rows = kept
+        return {"panels": out, "other": LIVE_OTHER.format(n=LIVE_ROWS)}
+
+    def select(self, run, target: dict, thread_ids: dict, hide) -> dict:
+        """The panel of a new selection (``{}`` for none)."""
+        from everyo_lab.views import why
+
+        self.clear()
+        if not target or run is None:
+            return {}
+        try:
+            self.sel = why.select(run, target, thread_ids)
+        except EveryOError as exc:
+            return why.error_panel(str(exc))
+        return self.panel(run, hide, force=True)
+
+    def panel(self, run, hide, *, force: bool = False) -> dict | None:
+        """The panel now; ``None`` when a live one is not due yet (unless ``force``)."""
+        from everyo_lab.views import why
+
+        sel = self.sel
+        if sel is None or run is None:
+            return {}
+        if getattr(run, "samples", None) is None:
+            return why.unsampled_panel(sel)
+        if getattr(run, "status", "completed") != "running":
+            self.live = None
+            return _exact(run, sel, hide)
+        now = self._clock()
+        if not force and now - self._at < LIVE_EVERY_S:
+            return None
+        self._at = now
+        if self.live is None:
+            from everyo_lab.views.why_live import LiveWhy
+
+            self.live = LiveWhy(run, sel)
+        self.live.update()
+        hot = self.live.hot_lines(hide)
+        return why.panel(hot, sel, live=True, expand=self.live.expansion(hide))
+
+
+def _exact(run, sel, hide) -> dict:
+    from everyo_lab.views import why
+
+    try:
+        hot = why.exact_hot_lines(run, sel, hide)
+    except EveryOError as exc:
+        return why.error_panel(str(exc))
+    expand = None
+    if sel.is_event:
+        cols = run.samples.read()
+        t = cols["t_ns"]
+        mine = np.flatnonzero((cols["tid"] == sel.tid) & (t >= sel.start_ns) & (t < sel.end_ns))
+        mine = mine[np.argsort(t[mine], kind="stable")]
+        wall = cols["wall_ns"][mine]
+        expand = why.frame_bars(run.samples, sel, t[mine], cols["stack"][mine], wall, hide)
+    return why.panel(hot, sel, expand=expand)
