@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 
+from everyo.spelling import NO_VALUE
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.compare import Comparison
 from everyo_lab.views.flame_html import flame_html
@@ -39,7 +40,7 @@ def format_diff_cell(row: dict, key: str) -> str:
     if key == "label" and row.get("shapes") not in (None, ""):
         return f"{row['label']} {row['shapes']}"
     if value is None:
-        return "–"
+        return NO_VALUE
     if key in ("calls_a", "calls_b"):
         return f"{value:,d}"
     if key == "ratio":  # a 700-fold speed-up is not "0.00×"

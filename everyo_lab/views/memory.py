@@ -20,6 +20,7 @@ import html
 
 import numpy as np
 
+from everyo.spelling import NO_VALUE
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import display_label
 
@@ -120,7 +121,7 @@ def top_allocators(batch, k: int = TOP_ALLOCATORS) -> list[dict]:
 def format_bytes(n) -> str:
     """``"12.3 MB"`` (decimal units, as the table's ``allocated`` column)."""
     if n is None:
-        return "–"
+        return NO_VALUE
     n = float(n)
     for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if abs(n) >= scale:

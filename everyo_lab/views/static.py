@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 
 from everyo_lab.views._batch import as_batch
-from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for, format_cell
+from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
 from everyo_lab.views.flame_html import css, flame_html
 from everyo_lab.views.memory import memory_svg, memory_text
 from everyo_lab.views.report import Report, as_report, steps_text
@@ -159,34 +159,37 @@ def render_table_html(rows, *, group_by: str = "name", theme: str = "light") -> 
     cols = columns_for(rows, group_by)
     cell = f"padding:2px 8px;border-bottom:1px solid {c['border']};"
     head = "".join(
-        f'<th style="{cell}text-align:{"left" if i == 0 or k in TEXT_COLUMNS else "right"}">'
-        f"{html.escape(h)}</th>"
-        for i, (k, h, _) in enumerate(cols)
+        f'<th style="{cell}text-align:{col.align}">{html.escape(col.header)}</th>' for col in cols
     )
-    head += f'<th style="{cell}text-align:left">share</th>'
     body = []
     for row in rows:
         tds = "".join(
-            f'<td style="{cell}text-align:{"left" if i == 0 or k in TEXT_COLUMNS else "right"}'
-            f'{";font-variant-numeric:tabular-nums" if i else ""}">'
-            f"{html.escape(format_cell(row, k, f, group_by))}</td>"
-            for i, (k, _, f) in enumerate(cols)
-        )
-        share = float(row.get("share", 0.0))
-        # background-color with a plain colour first: the sanitiser of an untrusted notebook
-        # drops a var() (and "background" with it), and the bars vanished
-        tds += (
-            f'<td style="{cell}min-width:130px"><div class="everyo-share" style="display:'
-            f"inline-block;width:90px;height:9px;{css('background-color', c['track'])}"
-            f'vertical-align:middle"><div style="width:{100 * share:.1f}%;height:9px;'
-            f'{css("background-color", c["bar"])}"></div>'
-            f'</div> <span style="{css("color", c["muted"])}">{share:.1%}</span></td>'
+            _share_td(cell, c, row, format_cell(row, col, group_by))
+            if col.bar
+            else f'<td style="{cell}text-align:{col.align}'
+            f'{";font-variant-numeric:tabular-nums" if col.align == "right" else ""}">'
+            f"{html.escape(format_cell(row, col, group_by))}</td>"
+            for col in cols
         )
         body.append(f"<tr>{tds}</tr>")
     return (
         # colour and size set here too: tables do not inherit them in quirks-mode pages
         f'<table style="border-collapse:collapse;margin:4px 0;color:{c["fg"]};font-size:13px">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _share_td(cell: str, c: dict, row: dict, text: str) -> str:
+    """The share cell: a bar (inclusive time / wall time) and its percentage."""
+    share = min(1.0, max(0.0, float(row.get("share") or 0.0)))
+    # background-color with a plain colour first: the sanitiser of an untrusted notebook
+    # drops a var() (and "background" with it), and the bars vanished
+    return (
+        f'<td style="{cell}min-width:130px"><div class="everyo-share" style="display:'
+        f"inline-block;width:90px;height:9px;{css('background-color', c['track'])}"
+        f'vertical-align:middle"><div style="width:{100 * share:.1f}%;height:9px;'
+        f'{css("background-color", c["bar"])}"></div>'
+        f'</div> <span style="{css("color", c["muted"])}">{html.escape(text)}</span></td>'
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import math
 
+from everyo.spelling import NO_VALUE
 from everyo_lab.views.sweep_report import SweepReport
 
 __all__ = ["render_sweep_html", "render_sweep_text", "chart_svg", "STATIC_CLASS"]
@@ -283,7 +284,7 @@ def _memory(row: dict):
 
 
 def _num(value, digits: int, divide: float = 1.0) -> str:
-    return "-" if value is None else f"{value / divide:,.{digits}f}"
+    return NO_VALUE if value is None else f"{value / divide:,.{digits}f}"
 
 
 def _fmt(value: float) -> str:

@@ -4,6 +4,7 @@
 // events from the model's second store (messages tagged with `compare_id`).
 import { FlameView } from "./flame_view.js";
 import { formatMs } from "./format.js";
+import { NO_VALUE } from "./schema.js";
 
 /** `[key, header]` of the diff table, as the static rendering (views/compare_static.py). */
 export const DIFF_COLUMNS = [
@@ -19,11 +20,11 @@ export const DIFF_COLUMNS = [
   ["verdict", "verdict"],
 ];
 
-/** The text of one diff cell ("–" when the value is missing). */
+/** The text of one diff cell (`NO_VALUE` when the value is missing). */
 export function diffCell(row, key) {
   const value = row[key];
   if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
-  if (value === null || value === undefined) return "–";
+  if (value === null || value === undefined) return NO_VALUE;
   if (key === "calls_a" || key === "calls_b") return value.toLocaleString("en-US");
   if (key === "ratio") return `${value >= 0.1 ? value.toFixed(2) : value.toPrecision(2)}×`;
   if (key === "delta_ms") return `${value > 0 ? "+" : value < 0 ? "−" : ""}${formatMs(Math.abs(value))}`;

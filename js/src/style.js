@@ -45,7 +45,7 @@ export const CSS = `
 .everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
 .everyo-diff-holder { overflow-x: auto; }
 .everyo-diff-table { width: auto; }
-.everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-table .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
 .everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }

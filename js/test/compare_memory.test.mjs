@@ -64,13 +64,4 @@ test("renderComparePicker lists the other runs and 'nothing'", () => {
   assert.equal(select.children[0].value, "");
 });
 
-test("the summary table's 'allocated' column (profile_memory) reads in bytes", async () => {
-  const { columnLabel, formatCell } = await import("../src/format.js");
-  const { summaryColumns } = await import("../src/table.js");
-  assert.equal(formatCell("mem_bytes", 166400), "166.4 kB");
-  assert.equal(columnLabel("mem_bytes"), "allocated");
-  const rows = [{ label: "Linear", calls: 2, total_ms: 1, share: 0.5, mem_bytes: 100 }];
-  assert.ok(summaryColumns(rows, "name").includes("mem_bytes"));
-  assert.ok(!summaryColumns([{ label: "Linear", calls: 2 }], "name").includes("mem_bytes"));
-});
 

@@ -43,14 +43,14 @@ def test_no_memory_view_without_profile_memory():
     assert memory_view(model_run()) is None
     report = build_report(model_run())
     assert report.memory is None
-    assert "allocated" not in [h for _, h, _ in report.columns]
+    assert "allocated" not in [c.header for c in report.columns]
     assert "allocated" not in render_text(model_run())
 
 
 def test_allocated_column_and_header_line_only_with_memory():
     run = memory_run()
     report = build_report(run)
-    assert "allocated" in [h for _, h, _ in report.columns]
+    assert "allocated" in [c.header for c in report.columns]
     assert report.memory["peak"]["bytes"] > 0
     text = render_text(run, report=report)
     assert "memory (host tensor bytes): peak" in text and " kB" in text
