@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:613c0edf68816fab | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:268834ab17b1f507 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:613c0edf68816fab"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:268834ab17b1f507"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -163,7 +163,7 @@ const CSS = `
 .everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
 .everyo-diff-holder { overflow-x: auto; }
 .everyo-diff-table { width: auto; }
-.everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-table .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
 .everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
 .everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
@@ -185,8 +185,16 @@ el.classList.add("everyo-widget");
 return { CSS, STYLE_ID, addStyle };
 })();
 
+// ---- src/schema.js
+const __everyo_src_schema_js = (() => {
+const GROUP_HEADERS = {"name": "name", "path": "module [path]", "shape": "input shapes"};
+const NO_VALUE = "–";
+return { GROUP_HEADERS, NO_VALUE };
+})();
+
 // ---- src/sweep_view.js
 const __everyo_src_sweep_view_js = (() => {
+const { NO_VALUE } = __everyo_src_schema_js;
 
 function progressText(progress, elapsedS = 0) {
 const of = progress.total ? ` of ${progress.total}` : "";
@@ -212,7 +220,7 @@ return { run: !running, stop: Boolean(running) };
 }
 
 function fixed(value, digits, divide = 1) {
-if (value === null || value === undefined || Number.isNaN(value)) return "-";
+if (value === null || value === undefined || Number.isNaN(value)) return NO_VALUE;
 return (value / divide).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
