@@ -304,8 +304,7 @@ def relevant_verdict(verdict: dict, delta_ms: float, wall_ms: float) -> dict:
     return {
         **verdict,
         "verdict": "negligible change",
-        "why": f"{verdict['verdict']} beyond noise but not relevant ({reason}): "
-        + verdict["why"],
+        "why": f"{verdict['verdict']} beyond noise but not relevant ({reason}): " + verdict["why"],
     }
 
 

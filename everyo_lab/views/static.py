@@ -15,7 +15,7 @@ import html
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
 from everyo_lab.views.flame_html import css, flame_html
-from everyo_lab.views.memory import memory_svg, memory_text
+from everyo_lab.views.memory import memory_html, memory_text
 from everyo_lab.views.report import Report, as_report, steps_text
 
 __all__ = ["render_html", "render_header_html", "render_notes_html", "render_table_html"]
@@ -96,9 +96,9 @@ def render_html(
             f"(time →, depth ↓)</div>{chart}</div>"
         )
         if report.memory:  # on the flame chart's time scale, right under it
-            chart = memory_svg(report.memory, span_ns=span, text_color=c["muted"])
+            chart = memory_html(report.memory, span_ns=span, text_color=c["muted"])
             parts.append(
-                f'<div><div style="color:{c["muted"]}">live tensor bytes over time</div>'
+                f'<div><div style="{css("color", c["muted"])}">live tensor bytes over time</div>'
                 f"{chart}</div>"
             )
     parts.append("</div>")
