@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:d656fc1c938ad6d9 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:9ad0b6e64b6c6b4a | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:d656fc1c938ad6d9"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:9ad0b6e64b6c6b4a"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
