@@ -147,7 +147,7 @@ def test_no_value_is_spelt_once_in_every_view():
     from everyo.bench.sweep_result import _num
     from everyo.profiler.table import _fmt
     from everyo_lab.views.columns import NO_VALUE as TABLE_NO_VALUE
-    from everyo_lab.views.compare_static import format_diff_cell
+    from everyo_lab.views.compare import format_diff_cell
     from everyo_lab.views.memory import format_bytes
 
     assert TABLE_NO_VALUE == _num(None, 2) == _fmt(None, "median_ms") == NO_VALUE

@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:9ad0b6e64b6c6b4a | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:7ae35e15527edf82 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:9ad0b6e64b6c6b4a"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:7ae35e15527edf82"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -1315,7 +1315,7 @@ this.show(view, t0);
 }
 
 canvasAxesOnly(report) {
-return !this.figured && !this.engaged && running(report);
+return !this.figured && !this.engaged && (running(report) || !report.run_id);
 }
 
 paintCanvasAxes(view) {
@@ -1568,31 +1568,11 @@ return { DETAIL_DEBOUNCE_MS, REACT_IDLE_MS, running, FlameView };
 // ---- src/compare_view.js
 const __everyo_src_compare_view_js = (() => {
 const { FlameView } = __everyo_src_flame_view_js;
-const { formatMs } = __everyo_src_format_js;
 const { NO_VALUE } = __everyo_src_schema_js;
 
-const DIFF_COLUMNS = [
-["label", "name"],
-["calls_a", "calls A"],
-["calls_b", "calls B"],
-["per_call_ms_a", "A ms/call"],
-["per_call_ms_b", "B ms/call"],
-["self_ms_a", "A self/call"],
-["self_ms_b", "B self/call"],
-["ratio", "B/A median"],
-["delta_ms", "Δ total ms"],
-["verdict", "verdict"],
-];
-
 function diffCell(row, key) {
-const value = row[key];
-if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
-if (value === null || value === undefined) return NO_VALUE;
-if (key === "calls_a" || key === "calls_b") return value.toLocaleString("en-US");
-if (key === "ratio") return `${value >= 0.1 ? value.toFixed(2) : value.toPrecision(2)}×`;
-if (key === "delta_ms") return `${value > 0 ? "+" : value < 0 ? "−" : ""}${formatMs(Math.abs(value))}`;
-if (typeof value === "number") return formatMs(value);
-return String(value);
+const texts = row.texts || {};
+return key in texts ? String(texts[key]) : NO_VALUE;
 }
 
 function compareHeadline(c) {
@@ -1607,19 +1587,19 @@ function sharedExtent(c) {
 return Math.max(Number(c.a && c.a.wall_ms) || 0, Number(c.b && c.b.wall_ms) || 0);
 }
 
-function renderDiffTable(doc, rows) {
+function renderDiffTable(doc, rows, columns = []) {
 const table = doc.createElement("table");
 table.className = "everyo-table everyo-diff-table";
 const head = table.createTHead().insertRow();
-for (const [, text] of DIFF_COLUMNS) {
+for (const { header } of columns) {
 const th = doc.createElement("th");
-th.textContent = text;
+th.textContent = header;
 head.appendChild(th);
 }
 const body = table.createTBody();
 for (const row of rows) {
 const tr = body.insertRow();
-for (const [key] of DIFF_COLUMNS) {
+for (const { key } of columns) {
 const td = tr.insertCell();
 td.textContent = diffCell(row, key);
 if (key === "verdict") {
@@ -1662,7 +1642,8 @@ el.append(header, steps, a.box, b.box, tableHolder, notes);
 const comparison = () => model.get("comparison") || {};
 const sideReport = (side) => () => {
 const c = comparison();
-return { wall_ms: sharedExtent(c), live: false, events: (c[side] && c[side].events) || 0 };
+const run = c[side] || {};
+return { run_id: run.run_id || side, wall_ms: sharedExtent(c), live: false, events: run.events || 0 };
 };
 let flames = null;
 let plotly = null;
@@ -1687,9 +1668,9 @@ if (!flames) flames = makeFlames();
 header.textContent = compareHeadline(c);
 steps.textContent = stepsVerdictText(c);
 steps.hidden = !c.steps;
-a.title.textContent = `A · ${c.a.label} · ${formatMs(c.a.wall_ms)} ms`;
-b.title.textContent = `B · ${c.b.label} · ${formatMs(c.b.wall_ms)} ms`;
-tableHolder.replaceChildren(renderDiffTable(doc, c.rows || []));
+a.title.textContent = `A · ${c.a.label} · ${c.a.wall || ""}`;
+b.title.textContent = `B · ${c.b.label} · ${c.b.wall || ""}`;
+tableHolder.replaceChildren(renderDiffTable(doc, c.rows || [], c.columns || []));
 notes.replaceChildren(...(c.notes || []).map((text) => {
 const li = doc.createElement("li");
 li.textContent = text;
@@ -1712,7 +1693,7 @@ if (flames) for (const f of flames) f.destroy();
 update();
 return { el, update, schedule, setPlotly, destroy, traits: ["comparison", "compare_id"] };
 }
-return { DIFF_COLUMNS, diffCell, compareHeadline, stepsVerdictText, sharedExtent, renderDiffTable, mountCompare };
+return { diffCell, compareHeadline, stepsVerdictText, sharedExtent, renderDiffTable, mountCompare };
 })();
 
 // ---- src/export.js

@@ -30,16 +30,20 @@ import math
 
 import numpy as np
 
+from everyo.spelling import NO_VALUE
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import display_label
 from everyo_lab.views.table import wall_ns
 
 __all__ = [
+    "DIFF_COLUMNS",
     "MIN_CALLS",
     "VERDICTS",
     "Comparison",
     "build_comparison",
     "call_verdict",
+    "diff_texts",
+    "format_diff_cell",
     "relevant_verdict",
     "speedup_text",
 ]
@@ -116,7 +120,8 @@ class Comparison:
             "group_by": self.group_by,
             "speedup": self.speedup,
             "steps": None if self.steps is None else dict(self.steps),
-            "rows": [dict(r) for r in self.rows],
+            "rows": [{**r, "texts": diff_texts(r)} for r in self.rows],
+            "columns": [{"key": key, "header": header} for key, header in DIFF_COLUMNS],
             "notes": list(self.notes),
             "machine_note": self.machine_note,
             # the front end shows these texts as they are: one producer of each figure's words
@@ -204,6 +209,45 @@ def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = 
         run_b=run_b,
         machine_note=caveat,
     )
+
+
+DIFF_COLUMNS = (
+    ("label", "name"),
+    ("calls_a", "calls A"),
+    ("calls_b", "calls B"),
+    ("per_call_ms_a", "A ms/call"),
+    ("per_call_ms_b", "B ms/call"),
+    ("self_ms_a", "A self/call"),
+    ("self_ms_b", "B self/call"),
+    ("ratio", "B/A median"),
+    ("delta_ms", "Δ total ms"),
+    ("verdict", "verdict"),
+)
+"""``(key, header)`` of the diff table, in the order every rendering shows them."""
+
+
+def format_diff_cell(row: dict, key: str) -> str:
+    """One cell of the diff table as text (:data:`~everyo.spelling.NO_VALUE` when missing): the
+    one spelling of each, which every rendering of a comparison (the widget's too) shows."""
+    value = row.get(key)
+    if key == "label" and row.get("shapes") not in (None, ""):
+        return f"{row['label']} {row['shapes']}"
+    if value is None:
+        return NO_VALUE
+    if key in ("calls_a", "calls_b"):
+        return f"{value:,d}"
+    if key == "ratio":  # a 700-fold speed-up is not "0.00×"
+        return f"{value:.2f}×" if value >= 0.1 else f"{value:.2g}×"
+    if key == "delta_ms":
+        return f"{value:+.3f}"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1 else f"{value:.3f}"
+    return str(value)
+
+
+def diff_texts(row: dict) -> dict:
+    """Every cell of a diff row as text (:func:`format_diff_cell`), by column key."""
+    return {key: format_diff_cell(row, key) for key, _ in DIFF_COLUMNS}
 
 
 def call_verdict(durations_a_ns, durations_b_ns) -> dict:
@@ -351,6 +395,7 @@ def _side(run) -> dict:
         "status": str(getattr(run, "status", "completed")),
         "error": getattr(run, "error", None),
         "wall_ms": wall_ns(run) / 1e6,  # the wall time every view of a run shows
+        "wall": f"{wall_ns(run) / 1e6:.3f} ms",
         "events": len(as_batch(run)),
     }
 

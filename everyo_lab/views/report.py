@@ -41,6 +41,7 @@ __all__ = [
     "as_report",
     "build_report",
     "display_label",
+    "hot_spot_figures",
     "hot_spot_text",
     "live_report",
     "step_durations",
@@ -279,7 +280,13 @@ def step_durations(steps: dict | None) -> dict:
 
 def hot_spot_text(spot: dict) -> str:
     """``"Conv2d [features.3] 12.345 ms (31.2%)"``."""
-    return f"{spot['label']} {spot['self_ms']:.3f} ms ({spot['share']:.1%})"
+    return f"{spot['label']} {hot_spot_figures(spot)}"
+
+
+def hot_spot_figures(spot: dict) -> str:
+    """A hot spot's self time and share: ``"12.345 ms (31.2%)"`` (the table's spelling of a
+    time, the glossary's of a share)."""
+    return f"{spot['self_ms']:.3f} ms ({spot['share']:.1%})"
 
 
 def _ms(ms: float) -> str:

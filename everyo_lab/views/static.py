@@ -16,7 +16,7 @@ from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
 from everyo_lab.views.flame_html import css, flame_html
 from everyo_lab.views.memory import memory_html, memory_text
-from everyo_lab.views.report import Report, as_report, steps_text
+from everyo_lab.views.report import Report, as_report, hot_spot_figures, steps_text
 
 __all__ = ["render_html", "render_header_html", "render_notes_html", "render_table_html"]
 
@@ -127,8 +127,7 @@ def render_header_html(run=None, *, theme: str = "light", report: Report | None 
         )
     if r.hot_spots:
         spots = " · ".join(
-            f"<b>{html.escape(h['label'])}</b> {h['self_ms']:.3f} ms ({h['share']:.1%})"
-            for h in r.hot_spots
+            f"<b>{html.escape(h['label'])}</b> {hot_spot_figures(h)}" for h in r.hot_spots
         )
         out.append(f'<div style="margin-bottom:4px">hot spots by self time: {spots}</div>')
     if r.steps:
