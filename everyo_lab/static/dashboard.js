@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:7ae35e15527edf82 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:48314db3a16de13d | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:7ae35e15527edf82"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:48314db3a16de13d"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -1824,19 +1824,8 @@ const { parseRelayout, sameWindow } = __everyo_src_zoom_js;
 const MEMORY_HEIGHT = 170;
 const CONFIG = { displaylogo: false, doubleClick: "autosize", scrollZoom: false, modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"] };
 
-function formatBytes(n) {
-if (typeof n !== "number" || !Number.isFinite(n)) return "";
-const abs = Math.abs(n);
-for (const [scale, unit] of [[1e9, "GB"], [1e6, "MB"], [1e3, "kB"]]) {
-if (abs >= scale) return `${(n / scale).toFixed(1)} ${unit}`;
-}
-return `${Math.round(n)} B`;
-}
-
-function peakText(peak) {
-if (!peak) return "";
-const where = peak.label ? ` · ${peak.label}` : "";
-return `peak ${formatBytes(peak.bytes)} at ${peak.t_ms.toFixed(3)} ms${where}`;
+function peakText(memory) {
+return String(memory.peak_text || "");
 }
 
 function memoryTraces(memory, colors = {}) {
@@ -1849,7 +1838,7 @@ hovertemplate: "%{y:.4s}B at %{x:.3f} ms<extra></extra>", showlegend: false,
 },
 {
 type: "scatter", mode: "markers", x: [memory.peak.t_ms], y: [memory.peak.bytes], name: "peak",
-marker: { color: "#e45756", size: 9 }, hovertemplate: `${peakText(memory.peak)}<extra></extra>`,
+marker: { color: "#e45756", size: 9 }, hovertemplate: `${peakText(memory)}<extra></extra>`,
 showlegend: false,
 },
 ];
@@ -1868,7 +1857,7 @@ yaxis: { title: { text: "live bytes" }, tickformat: "~s", ticksuffix: "B", range
 dragmode: "zoom",
 showlegend: false,
 annotations: [{
-x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory.peak), showarrow: false,
+x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory), showarrow: false,
 xanchor: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? "right" : "left",
 xshift: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? -8 : 8, yanchor: "bottom",
 font: { size: 11, color: colors.font_color },
@@ -1900,7 +1889,7 @@ own = false;
 }
 el.dataset.points = String(memory.t_ms.length);
 el.dataset.window = `${x0},${x1}`;
-el.dataset.peak = peakText(memory.peak);
+el.dataset.peak = peakText(memory);
 if (!el.listening && el.on) {
 el.on("plotly_relayout", (ev) => {
 if (own) return;
@@ -1945,7 +1934,7 @@ plotly = null;
 update();
 return { el, update, setPlotly, destroy, traits: ["report"] };
 }
-return { MEMORY_HEIGHT, formatBytes, peakText, memoryTraces, memoryLayout, mountMemory };
+return { MEMORY_HEIGHT, peakText, memoryTraces, memoryLayout, mountMemory };
 })();
 
 // ---- src/plotly_loader.js

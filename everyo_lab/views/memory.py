@@ -30,6 +30,7 @@ __all__ = [
     "format_bytes",
     "memory_figure",
     "memory_html",
+    "peak_text",
     "memory_text",
     "memory_view",
     "peak_owner",
@@ -64,14 +65,23 @@ def memory_view(run, *, max_points: int = MAX_POINTS):
     batch = as_batch(run)
     owner = peak_owner(batch, int(t[i]))
     keep = _envelope(v, max_points)
+    peak = {"t_ms": int(t[i]) / 1e6, "bytes": int(v[i]), **owner}
     return {
         "track": track,
         "tracks": list(counters),
         "t_ms": np.round(t[keep] / 1e6, 4).tolist(),  # 0.1 µs: a third less widget state
         "bytes": v[keep].tolist(),
-        "peak": {"t_ms": int(t[i]) / 1e6, "bytes": int(v[i]), **owner},
+        "peak": peak,
+        "peak_text": peak_text(peak),  # the widget shows it as it is
         "top": top_allocators(batch),
     }
+
+
+def peak_text(peak: dict) -> str:
+    """``"peak 8.3 kB at 1.366 ms · Linear [2]"``: the one spelling of the peak, in every view
+    of the memory chart."""
+    where = f" · {peak['label']}" if peak.get("label") else ""
+    return f"peak {format_bytes(peak['bytes'])} at {peak['t_ms']:.3f} ms{where}"
 
 
 def peak_owner(batch, t_ns: int) -> dict:
@@ -130,14 +140,11 @@ def format_bytes(n) -> str:
 
 
 def memory_text(memory: dict | None) -> str:
-    """``"memory: peak 8.3 kB at 1.208 ms in Linear [2]; own allocations: Linear [0] 12.3 kB,
-    ..."`` ("" without a memory view)."""
+    """``"memory (host tensor bytes): peak 8.3 kB at 1.208 ms · Linear [2]; most allocated by:
+    Linear [0] 12.3 kB, ..."`` ("" without a memory view); the peak as :func:`peak_text`."""
     if not memory:
         return ""
-    peak = memory["peak"]
-    where = f" in {peak['label']}" if peak.get("label") else ""
-    text = f"memory ({memory['track']}): peak {format_bytes(peak['bytes'])} at "
-    text += f"{peak['t_ms']:.3f} ms{where}"
+    text = f"memory ({memory['track']}): {peak_text(memory['peak'])}"
     if memory.get("top"):
         top = ", ".join(f"{t['label']} {format_bytes(t['bytes'])}" for t in memory["top"])
         text += f"; most allocated by: {top}"
@@ -148,8 +155,7 @@ def memory_figure(memory: dict, *, x_range: tuple[float, float] | None = None) -
     """The memory chart as a plotly figure dict (``to_html``'s page), with the flame chart's
     margins so the two time axes line up; ``x_range`` in ms (default: the whole track)."""
     peak = memory["peak"]
-    label = f"peak {format_bytes(peak['bytes'])} at {peak['t_ms']:.3f} ms"
-    label += f" · {peak['label']}" if peak.get("label") else ""
+    label = peak_text(peak)
     end = x_range[1] if x_range else max(memory["t_ms"][-1], 1e-9)
     right = peak["t_ms"] > 0.6 * end
     xaxis = {"title": {"text": "time (ms)"}, "showgrid": False, "zeroline": False}
@@ -237,12 +243,10 @@ def memory_html(
         start = i
     peak = memory["peak"]
     pct = min(100.0, peak["t_ms"] * 1e6 / span * 100)
-    label = f"peak {format_bytes(peak['bytes'])}"
-    if peak.get("label"):
-        label += f" · {peak['label']}"
+    label = peak_text(peak)
     side = "right:0;text-align:right" if pct > 70 else "left:0"
     out.append(
-        f'<div title="{html.escape(label)} at {peak["t_ms"]:.3f} ms" style="position:absolute;'
+        f'<div title="{html.escape(label)}" style="position:absolute;'
         f"left:{pct:.3f}%;top:{top - 4}px;width:7px;height:7px;margin-left:-3px;"
         f'border-radius:4px;background-color:#e45756"></div>'
         f'<div style="position:absolute;{side};top:0;font-size:11px;white-space:nowrap;'

@@ -138,7 +138,18 @@ def test_the_memory_charts_columns_keep_the_peak_however_short():
     assert "5.0 kB" in titles and "100 B" in titles
     lefts = [float(x) for x in re.findall(r"left:([\d.]+)%;top:\d+px;width:[\d.]+%", chart)]
     assert lefts == sorted(lefts) and lefts[0] == 0.0
-    assert "peak 5.0 kB · Linear [0]" in chart
+    assert "peak 5.0 kB at 1.000 ms · Linear [0]" in chart
+
+
+def test_every_view_of_the_memory_chart_spells_the_peak_once():
+    from everyo_lab.views.memory import memory_figure, memory_text, peak_text
+
+    view = memory_view(memory_run())
+    assert view["peak_text"] == peak_text(view["peak"])  # what the widget shows as it is
+    assert view["peak_text"] in memory_text(view)
+    assert view["peak_text"] in memory_html(view, span_ns=1e6)
+    figure = memory_figure(view)
+    assert figure["layout"]["annotations"][0]["text"] == view["peak_text"]
 
 
 def test_to_html_page_has_the_memory_chart_zooming_with_the_flame_chart(tmp_path):
