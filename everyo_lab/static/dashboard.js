@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:48314db3a16de13d | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:c0a43fe6cbfd500a | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:48314db3a16de13d"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:c0a43fe6cbfd500a"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -2057,7 +2057,6 @@ return { liveReports, newestReport, liveModel };
 
 // ---- src/picker.js
 const __everyo_src_picker_js = (() => {
-const { formatMs } = __everyo_src_format_js;
 
 function groupRunsByLabel(runs) {
 const groups = new Map();
@@ -2070,10 +2069,7 @@ return groups;
 }
 
 function runOptionText(run) {
-const parts = [run.label, run.status];
-if (typeof run.wall_ms === "number") parts.push(`${formatMs(run.wall_ms)} ms`);
-if (typeof run.events === "number") parts.push(`${run.events} events`);
-return parts.join(" · ");
+return String(run.text || run.label || "");
 }
 
 function renderPicker(doc, runs, selected, onPick) {

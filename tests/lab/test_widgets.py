@@ -231,6 +231,9 @@ def test_picker_lists_every_run_and_new_ones():
         board.selected = second.id  # the user picks it in the front end
         assert board.run is second and board.run_id == second.id
         assert board.shown_report["label"] == "second"
+        texts = board.shown_report["texts"]  # the option reads as the header does
+        entry = next(r for r in board.runs if r["id"] == second.id)
+        assert entry["text"] == f"second · completed · {texts['wall']} · {texts['events']}"
     finally:
         board.close()
     profiled("third")  # closed: no longer listening
