@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:c0a43fe6cbfd500a | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:878559829400e6e8 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:c0a43fe6cbfd500a"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:878559829400e6e8"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -805,7 +805,7 @@ const { MIXED } = __everyo_src_wire_js;
 
 const MAX_BARS = 20000;
 const MAX_BARS_LIVE = 4000;
-const PASSES = 6;
+const PASSES = 4; // merges tried before the guaranteed fit (views/lod.py: _MAX_PASSES)
 
 function windowRange(lane, x0, x1) {
 if (lane.ensureSorted) lane.ensureSorted();
@@ -817,15 +817,17 @@ const span = x1 > x0 ? x1 - x0 : 1e-9;
 const screenPx = span / Math.max(1, widthPx);
 const ranges = items.map((item) => windowRange(item.lane, x0, x1));
 let pixel = screenPx;
-let count = scan(items, ranges, pixel, codes, null);
-for (let pass = 0; pass < PASSES && count > maxBars; pass++) {
+let count = scan(items, ranges, pixel, codes, null, x0);
+for (let pass = 1; pass < PASSES && count > maxBars; pass++) {
 pixel *= (1.25 * count) / maxBars;
-count = scan(items, ranges, pixel, codes, null);
+count = scan(items, ranges, pixel, codes, null, x0);
 }
 if (count > maxBars) {
-const room = maxBars - 6 * items.length;
-pixel = room > 0 ? Math.max(pixel, (2 * span * items.length) / room) : Infinity;
-count = scan(items, ranges, pixel, codes, null);
+pixel *= (1.25 * count) / maxBars;
+const lanes = ranges.filter(([lo, hi]) => hi > lo).length;
+const room = maxBars - 6 * lanes;
+pixel = room > 0 ? Math.max(pixel, (2 * span * lanes) / room) : Infinity;
+count = scan(items, ranges, pixel, codes, null, x0);
 }
 const n = Math.min(count, maxBars);
 const out = {
@@ -843,11 +845,12 @@ pixel,
 screenPx,
 rows: new Map(),
 };
-scan(items, ranges, pixel, codes, out, n);
+scan(items, ranges, pixel, codes, out, x0, n);
 return out;
 }
 
-function scan(items, ranges, pixel, codes, out, cap = Infinity) {
+function scan(items, ranges, pixel, codes, out, x0, cap = Infinity) {
+const column = (t) => (Number.isFinite(pixel) ? Math.floor((t - x0) / pixel) : 0);
 let total = 0;
 for (let li = 0; li < items.length; li++) {
 const { lane, row } = items[li];
@@ -865,7 +868,8 @@ let dom = held[i];
 let weight = e - s;
 i += 1;
 if (e - s < pixel) {
-while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && e - s < pixel) {
+const col = column(s);
+while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && column(start[i]) === col) {
 const d = end[i] - start[i];
 if (end[i] > e) e = end[i];
 if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
