@@ -10,9 +10,8 @@ A longer pause does not make the new events cheaper, though: the part of a refre
 and folds in the new events (the target's ``refresh`` may return its CPU seconds) grows with the
 pause before it, and the run pays it whatever the pace. So refreshes start at least ``MIN_HZ``
 times a second unless the refresh's other work (the report, the messages) alone needs a slower
-pace. Without this, a loop recording about 150,000 events a second got one live refresh in its
-first 3-s cell: the first refresh caught up on 0.8 s of events (44 ms) and rested 2.15 s; later
-ones rested 0.3 to 0.8 s (in a kernel, at commit 36275df).
+pace: a refresh that rests in proportion to its catch-up would leave a fast-recording loop with
+hardly any live refreshes at all (figures: benchmarks/RESULTS.md).
 
 While the profiled code keeps every core busy (its process left less than three quarters of
 a core free since the last poll), the default pace drops to ``BUSY_HZ``, the issue's floor of
@@ -27,16 +26,13 @@ import os
 import threading
 import time
 
-# Refreshes a second at most. Each one costs the page its messages, a layout, paint and commit
-# (at three a second a live 3-s cell still kept Chromium 168 ms busier than a plain one,
-# benchmarks/page_trace.py), which a loop using every core pays for; three a second keep the
-# issue's "at least two visible changes a second" with a margin (2.8 measured, RESULTS.md).
+# Refreshes a second at most: each one costs the page its messages, a layout, paint and commit,
+# which a loop using every core pays for, and three a second still give at least two visible
+# changes a second (figures: benchmarks/RESULTS.md, page_trace.py).
 DEFAULT_HZ = 3.0
 # The first poll: soon enough for a first chart within a second, late enough that the browser
-# has drawn the new widget first. Refreshing at 0.2 s put both at the loop's start, on a 2-core
-# machine the profiled code's costliest moment: side by side in one page, a compute-bound loop
-# kept 0.881 and 0.893 of its steps with 0.2 s, 0.893 and 0.898 with 0.8 s, and 0.905 and 0.910
-# under --no-live (benchmarks/observer_variants.py, two runs; benchmarks/RESULTS.md).
+# has drawn the new widget first, so the two do not share the loop's first moments, on a 2-core
+# machine its costliest (figures: benchmarks/RESULTS.md, observer_variants.py).
 FIRST_PAINT_S = 0.8
 DEFAULT_BUDGET = 0.02
 MIN_HZ = 3.0  # refreshes started a second at least, while events keep arriving (after the first)

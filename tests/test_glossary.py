@@ -114,3 +114,41 @@ def test_the_comparisons_texts_name_their_statistic_and_reach_the_widget_as_they
     assert (sent["headline"], sent["steps_text"]) == (c.headline, c.steps_text)
     busy = dataclasses.replace(c, machine_note="run B was measured on a contended machine")
     assert busy.headline.endswith(MACHINE_BUSY) and "faster" not in busy.headline
+
+
+def test_the_relevance_threshold_is_the_one_the_glossary_defines():
+    from everyo_lab.views.compare import RELEVANT_PER_CALL, RELEVANT_SHARE, relevant_verdict
+
+    text = GLOSSARY.read_text()
+    row = next(ln for ln in text.splitlines() if ln.startswith("| **relevance threshold**"))
+    assert f"**{RELEVANT_PER_CALL:.0%}**".replace("%", " %") in row
+    assert f"**{RELEVANT_SHARE:.0%}**".replace("%", " %") in row
+    slower = {"verdict": "slower", "why": ""}
+    edge = 1 / (1 + RELEVANT_PER_CALL)
+    assert relevant_verdict({**slower, "speedup": edge * 0.999}, 1.0, 10.0)["verdict"] == "slower"
+    assert relevant_verdict({**slower, "speedup": edge * 1.001}, 1.0, 10.0)["verdict"] == (
+        "negligible change"
+    )
+    share = RELEVANT_SHARE * 10.0
+    assert relevant_verdict({**slower, "speedup": 0.5}, share * 1.01, 10.0)["verdict"] == "slower"
+    assert relevant_verdict({**slower, "speedup": 0.5}, -share * 0.99, 10.0)["verdict"] == (
+        "negligible change"
+    )
+    within = {"verdict": "within noise", "speedup": 0.5, "why": ""}
+    assert relevant_verdict(within, 5.0, 10.0) == within  # noise stays noise
+
+
+def test_no_value_is_spelt_once_in_every_view():
+    from everyo.spelling import NO_VALUE
+
+    assert f"**{NO_VALUE}**" in GLOSSARY.read_text()
+    js = (GLOSSARY.parents[1] / "js" / "src" / "schema.js").read_text(encoding="utf-8")
+    assert f'export const NO_VALUE = "{NO_VALUE}";' in js
+    from everyo.bench.sweep_result import _num
+    from everyo.profiler.table import _fmt
+    from everyo_lab.views.columns import NO_VALUE as TABLE_NO_VALUE
+    from everyo_lab.views.compare import format_diff_cell
+    from everyo_lab.views.memory import format_bytes
+
+    assert TABLE_NO_VALUE == _num(None, 2) == _fmt(None, "median_ms") == NO_VALUE
+    assert format_diff_cell({"ratio": None}, "ratio") == format_bytes(None) == NO_VALUE

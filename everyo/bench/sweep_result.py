@@ -12,6 +12,7 @@ from typing import Any
 from everyo.bench.result import write_json
 from everyo.bench.sweep_point import SweepRow
 from everyo.machine_state import MachineState
+from everyo.spelling import NO_VALUE
 
 __all__ = ["SweepResult", "WITHIN", "CSV_COLUMNS"]
 
@@ -186,7 +187,7 @@ class SweepResult:
             lines.append(
                 f"{r.batch_size:>7} {r.status:>8} {_num(r.median_ms, 4):>10} "
                 f"{_num(r.p95_ms, 4):>10} {_num(r.throughput, 1):>12} {_mib(r):>9} "
-                f"{r.verdict or '-':>9}  {', '.join(notes)}"
+                f"{r.verdict or NO_VALUE:>9}  {', '.join(notes)}"
             )
         if self.stopped:
             lines.append(f"Stopped after {len(self.rows)} points; the others were not measured.")
@@ -203,9 +204,9 @@ def write_text(text: str, path: str | os.PathLike) -> Path:
 
 
 def _num(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return NO_VALUE if value is None else f"{value:.{digits}f}"
 
 
 def _mib(row: SweepRow) -> str:
     peak = row.gpu_memory if row.gpu_memory is not None else row.peak_memory
-    return "-" if peak is None else f"{peak / 2**20:.2f}"
+    return NO_VALUE if peak is None else f"{peak / 2**20:.2f}"

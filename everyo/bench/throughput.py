@@ -17,6 +17,7 @@ from everyo.bench.memory import traced_peak
 from everyo.bench.timing import Timer, check_count
 from everyo.errors import EveryOBenchmarkError
 from everyo.machine_state import MachineState, MachineWatch
+from everyo.spelling import NO_VALUE
 from everyo.thread_policy import ThreadPolicy
 
 __all__ = ["measure_training", "TrainingThroughput"]
@@ -94,7 +95,7 @@ class TrainingThroughput:
 
     def __str__(self) -> str:
         def fmt(value, spec, unit):
-            return "-" if value is None else f"{value:{spec}} {unit}"
+            return NO_VALUE if value is None else f"{value:{spec}} {unit}"
 
         peak = self.gpu_memory if self.gpu_memory is not None else self.peak_memory
         return "\n".join(

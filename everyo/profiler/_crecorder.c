@@ -1349,9 +1349,8 @@ mc_module_call(ModuleCall *self, PyObject *const *argv, Py_ssize_t argc)
 /* Regions and backward groups: events without tensors                                         */
 /* ------------------------------------------------------------------------------------------ */
 
-static PyObject *str_emit_region, *str_flush, *str_region_key, *str_region_too_deep,
-    *str_bw_key, *str_enter, *str_scope, *str_kind, *str_name, *str_user, *close_out_of_order,
-    *close_abandoned;
+static PyObject *str_region_key, *str_region_too_deep, *str_bw_key, *str_enter, *str_scope,
+    *str_kind, *str_name, *str_user, *close_out_of_order, *close_abandoned;
 
 static Py_ssize_t
 buffered_len(ThreadState *t)
@@ -2182,8 +2181,6 @@ PyInit__crecorder(void)
     INTERN(str_hooked, "_hooked");
     INTERN(str_active, "active");
     INTERN(str_module_call, "module_call");
-    INTERN(str_emit_region, "_emit_region");
-    INTERN(str_flush, "_flush");
     INTERN(str_region_key, "_region_key");
     INTERN(str_region_too_deep, "_region_too_deep");
     INTERN(str_bw_key, "_bw_key");

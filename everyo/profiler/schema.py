@@ -20,6 +20,7 @@ import json
 from typing import NamedTuple
 
 from everyo.errors import EveryOProfilerError
+from everyo.spelling import NO_VALUE
 
 __all__ = [
     "COLUMNS",
@@ -126,17 +127,21 @@ def check_sort_by(value, what: str = "sort_by") -> None:
 
 
 def js_module() -> str:
-    """The text of ``js/src/schema.js``: these constants for the front end."""
+    """The text of ``js/src/schema.js``: what the front end needs of this vocabulary (the
+    group-by select's options and the spelling of no value; columns, their order and sorting
+    reach it in each report)."""
     constants = {
         "GROUP_HEADERS": GROUP_HEADERS,
-        "COLUMN_ORDER": list(COLUMN_ORDER),
-        "SORT_KEYS": list(SORT_KEYS),
+        "NO_VALUE": NO_VALUE,
     }
     lines = [
         "// Generated from everyo/profiler/schema.py by `python -m everyo.profiler.schema`;",
         "// do not edit (tests/profiler/test_schema.py checks it is current).",
     ]
-    lines += [f"export const {name} = {json.dumps(value)};" for name, value in constants.items()]
+    lines += [
+        f"export const {name} = {json.dumps(value, ensure_ascii=False)};"
+        for name, value in constants.items()
+    ]
     return "\n".join(lines) + "\n"
 
 

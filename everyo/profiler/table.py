@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from everyo.profiler import names
 from everyo.profiler.schema import COLUMN_ORDER, TEXT_COLUMNS
+from everyo.spelling import NO_VALUE
 
 _PREFERRED = tuple(k for k in COLUMN_ORDER if k != "label")  # rows here have no label
 _HIDDEN = {"module", "host_only", "bytes"}
@@ -11,7 +12,7 @@ _HIDDEN = {"module", "host_only", "bytes"}
 
 def _fmt(value, column: str) -> str:
     if value is None:
-        return "-"
+        return NO_VALUE
     if isinstance(value, bool):
         return "yes" if value else ""
     if isinstance(value, float):

@@ -1,18 +1,20 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:e2c111e63a243271 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:be69bbc2058ab13a | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:e2c111e63a243271"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:be69bbc2058ab13a"] ??= (() => {
+
+// ---- src/schema.js
+const __everyo_src_schema_js = (() => {
+const GROUP_HEADERS = {"name": "name", "path": "module [path]", "shape": "input shapes"};
+const NO_VALUE = "–";
+return { GROUP_HEADERS, NO_VALUE };
+})();
 
 // ---- src/format.js
 const __everyo_src_format_js = (() => {
-
-const MS_KEYS = new Set([
-"total_ms", "mean_ms", "max_ms", "min_ms", "median_ms", "std_ms", "self_ms", "device_ms",
-]);
-
-const COUNT_KEYS = new Set(["calls", "events"]);
+const { NO_VALUE } = __everyo_src_schema_js;
 
 function formatMs(value) {
-if (value === null || value === undefined || Number.isNaN(value)) return "";
+if (value === null || value === undefined || Number.isNaN(value)) return NO_VALUE;
 const abs = Math.abs(value);
 if (abs >= 100) return Math.round(value).toLocaleString("en-US");
 if (abs >= 1) return value.toFixed(2);
@@ -20,43 +22,11 @@ if (abs === 0) return "0";
 return value.toPrecision(3);
 }
 
-function formatShare(value) {
-if (value === null || value === undefined || Number.isNaN(value)) return "";
-return `${(value * 100).toFixed(1)} %`;
-}
-
-function formatCount(value) {
-if (value === null || value === undefined || Number.isNaN(value)) return "";
-const abs = Math.abs(value);
-const units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
-for (const [scale, suffix] of units) {
-if (abs >= scale) return `${(value / scale).toFixed(1)} ${suffix}`;
-}
-return Number.isInteger(value) ? String(value) : value.toFixed(2);
-}
-
-function formatCell(key, value) {
-if (value === null || value === undefined) return "";
-if (typeof value === "string") return value;
-if (MS_KEYS.has(key)) return formatMs(value);
-if (key === "share") return formatShare(value);
-if (key === "mem_bytes") return formatCount(value).replace(/ ?([kMGT]?)$/, (_, p) => ` ${p}B`);
-if (COUNT_KEYS.has(key) && Number.isInteger(value)) return value.toLocaleString("en-US");
-if (typeof value === "number") return formatCount(value);
-return String(value);
-}
-
-function columnLabel(key) {
-if (key.endsWith("_ms")) return `${key.slice(0, -3).replace(/_/g, " ")} (ms)`;
-if (key === "mem_bytes") return "allocated"; // profile_memory: bytes of the arrays returned
-return key.replace(/_/g, " ");
-}
-
 function formatClock(ms) {
-if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
+if (ms === null || ms === undefined || Number.isNaN(ms)) return NO_VALUE;
 return ms.toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
 }
-return { formatMs, formatShare, formatCount, formatCell, columnLabel, formatClock };
+return { formatMs, formatClock };
 })();
 
 // ---- src/hover.js
@@ -999,7 +969,7 @@ const { MIXED } = __everyo_src_wire_js;
 
 const MAX_BARS = 20000;
 const MAX_BARS_LIVE = 4000;
-const PASSES = 6;
+const PASSES = 4; // merges tried before the guaranteed fit (views/lod.py: _MAX_PASSES)
 
 function windowRange(lane, x0, x1) {
 if (lane.ensureSorted) lane.ensureSorted();
@@ -1011,15 +981,17 @@ const span = x1 > x0 ? x1 - x0 : 1e-9;
 const screenPx = span / Math.max(1, widthPx);
 const ranges = items.map((item) => windowRange(item.lane, x0, x1));
 let pixel = screenPx;
-let count = scan(items, ranges, pixel, codes, null);
-for (let pass = 0; pass < PASSES && count > maxBars; pass++) {
+let count = scan(items, ranges, pixel, codes, null, x0);
+for (let pass = 1; pass < PASSES && count > maxBars; pass++) {
 pixel *= (1.25 * count) / maxBars;
-count = scan(items, ranges, pixel, codes, null);
+count = scan(items, ranges, pixel, codes, null, x0);
 }
 if (count > maxBars) {
-const room = maxBars - 6 * items.length;
-pixel = room > 0 ? Math.max(pixel, (2 * span * items.length) / room) : Infinity;
-count = scan(items, ranges, pixel, codes, null);
+pixel *= (1.25 * count) / maxBars;
+const lanes = ranges.filter(([lo, hi]) => hi > lo).length;
+const room = maxBars - 6 * lanes;
+pixel = room > 0 ? Math.max(pixel, (2 * span * lanes) / room) : Infinity;
+count = scan(items, ranges, pixel, codes, null, x0);
 }
 const n = Math.min(count, maxBars);
 const out = {
@@ -1037,11 +1009,12 @@ pixel,
 screenPx,
 rows: new Map(),
 };
-scan(items, ranges, pixel, codes, out, n);
+scan(items, ranges, pixel, codes, out, x0, n);
 return out;
 }
 
-function scan(items, ranges, pixel, codes, out, cap = Infinity) {
+function scan(items, ranges, pixel, codes, out, x0, cap = Infinity) {
+const column = (t) => (Number.isFinite(pixel) ? Math.floor((t - x0) / pixel) : 0);
 let total = 0;
 for (let li = 0; li < items.length; li++) {
 const { lane, row } = items[li];
@@ -1059,7 +1032,8 @@ let dom = held[i];
 let weight = e - s;
 i += 1;
 if (e - s < pixel) {
-while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && e - s < pixel) {
+const col = column(s);
+while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && column(start[i]) === col) {
 const d = end[i] - start[i];
 if (end[i] > e) e = end[i];
 if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
@@ -1521,7 +1495,7 @@ this.show(view, t0);
 }
 
 canvasAxesOnly(report) {
-return !this.figured && !this.engaged && running(report);
+return !this.figured && !this.engaged && (running(report) || !report.run_id);
 }
 
 paintCanvasAxes(view) {
@@ -1841,30 +1815,11 @@ return { DETAIL_DEBOUNCE_MS, REACT_IDLE_MS, running, FlameView };
 // ---- src/compare_view.js
 const __everyo_src_compare_view_js = (() => {
 const { FlameView } = __everyo_src_flame_view_js;
-const { formatMs } = __everyo_src_format_js;
-
-const DIFF_COLUMNS = [
-["label", "name"],
-["calls_a", "calls A"],
-["calls_b", "calls B"],
-["per_call_ms_a", "A ms/call"],
-["per_call_ms_b", "B ms/call"],
-["self_ms_a", "A self/call"],
-["self_ms_b", "B self/call"],
-["ratio", "B/A median"],
-["delta_ms", "Δ total ms"],
-["verdict", "verdict"],
-];
+const { NO_VALUE } = __everyo_src_schema_js;
 
 function diffCell(row, key) {
-const value = row[key];
-if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
-if (value === null || value === undefined) return "–";
-if (key === "calls_a" || key === "calls_b") return value.toLocaleString("en-US");
-if (key === "ratio") return `${value >= 0.1 ? value.toFixed(2) : value.toPrecision(2)}×`;
-if (key === "delta_ms") return `${value > 0 ? "+" : value < 0 ? "−" : ""}${formatMs(Math.abs(value))}`;
-if (typeof value === "number") return formatMs(value);
-return String(value);
+const texts = row.texts || {};
+return key in texts ? String(texts[key]) : NO_VALUE;
 }
 
 function compareHeadline(c) {
@@ -1879,19 +1834,19 @@ function sharedExtent(c) {
 return Math.max(Number(c.a && c.a.wall_ms) || 0, Number(c.b && c.b.wall_ms) || 0);
 }
 
-function renderDiffTable(doc, rows) {
+function renderDiffTable(doc, rows, columns = []) {
 const table = doc.createElement("table");
 table.className = "everyo-table everyo-diff-table";
 const head = table.createTHead().insertRow();
-for (const [, text] of DIFF_COLUMNS) {
+for (const { header } of columns) {
 const th = doc.createElement("th");
-th.textContent = text;
+th.textContent = header;
 head.appendChild(th);
 }
 const body = table.createTBody();
 for (const row of rows) {
 const tr = body.insertRow();
-for (const [key] of DIFF_COLUMNS) {
+for (const { key } of columns) {
 const td = tr.insertCell();
 td.textContent = diffCell(row, key);
 if (key === "verdict") {
@@ -1934,7 +1889,8 @@ el.append(header, steps, a.box, b.box, tableHolder, notes);
 const comparison = () => model.get("comparison") || {};
 const sideReport = (side) => () => {
 const c = comparison();
-return { wall_ms: sharedExtent(c), live: false, events: (c[side] && c[side].events) || 0 };
+const run = c[side] || {};
+return { run_id: run.run_id || side, wall_ms: sharedExtent(c), live: false, events: run.events || 0 };
 };
 let flames = null;
 let plotly = null;
@@ -1959,9 +1915,9 @@ if (!flames) flames = makeFlames();
 header.textContent = compareHeadline(c);
 steps.textContent = stepsVerdictText(c);
 steps.hidden = !c.steps;
-a.title.textContent = `A · ${c.a.label} · ${formatMs(c.a.wall_ms)} ms`;
-b.title.textContent = `B · ${c.b.label} · ${formatMs(c.b.wall_ms)} ms`;
-tableHolder.replaceChildren(renderDiffTable(doc, c.rows || []));
+a.title.textContent = `A · ${c.a.label} · ${c.a.wall || ""}`;
+b.title.textContent = `B · ${c.b.label} · ${c.b.wall || ""}`;
+tableHolder.replaceChildren(renderDiffTable(doc, c.rows || [], c.columns || []));
 notes.replaceChildren(...(c.notes || []).map((text) => {
 const li = doc.createElement("li");
 li.textContent = text;
@@ -1984,7 +1940,7 @@ if (flames) for (const f of flames) f.destroy();
 update();
 return { el, update, schedule, setPlotly, destroy, traits: ["comparison", "compare_id"] };
 }
-return { DIFF_COLUMNS, diffCell, compareHeadline, stepsVerdictText, sharedExtent, renderDiffTable, mountCompare };
+return { diffCell, compareHeadline, stepsVerdictText, sharedExtent, renderDiffTable, mountCompare };
 })();
 
 // ---- src/export.js
@@ -2049,27 +2005,15 @@ return { setText };
 
 // ---- src/header.js
 const __everyo_src_header_js = (() => {
-const { formatMs, formatShare } = __everyo_src_format_js;
 const { setText } = __everyo_src_text_js;
-const { eventLabel } = __everyo_src_wire_js;
-
-function hotSpotText(spot) {
-const label = spot.label || eventLabel(spot.name || "?", spot.path);
-const parts = [label];
-if (typeof spot.self_ms === "number") parts.push(`${formatMs(spot.self_ms)} ms`);
-if (typeof spot.share === "number") parts.push(`(${formatShare(spot.share)})`);
-return parts.join(" ");
-}
 
 function headerParts(report) {
 const parts = [];
 const texts = report.texts || {};
 if (report.status) parts.push(report.error ? `${report.status} (${report.error})` : String(report.status));
 if (texts.wall) parts.push(texts.wall);
-else if (typeof report.wall_ms === "number") parts.push(`${formatMs(report.wall_ms)} ms`);
 if (texts.events) parts.push(texts.events);
-else if (typeof report.events === "number") parts.push(`${report.events.toLocaleString("en-US")} events`);
-const hot = (texts.hot_spots || (report.hot_spots || []).map(hotSpotText)).slice(0, 3);
+const hot = (texts.hot_spots || []).slice(0, 3);
 if (hot.length) parts.push(`hot spots (self time): ${hot.join(", ")}`);
 return parts;
 }
@@ -2114,7 +2058,7 @@ list.appendChild(item);
 list.hidden = list.childElementCount === 0;
 return list;
 }
-return { hotSpotText, headerParts, renderHeader, patchHeader, renderNotes };
+return { headerParts, renderHeader, patchHeader, renderNotes };
 })();
 
 // ---- src/memory_view.js
@@ -2127,19 +2071,8 @@ const { parseRelayout, sameWindow } = __everyo_src_zoom_js;
 const MEMORY_HEIGHT = 170;
 const CONFIG = { displaylogo: false, doubleClick: "autosize", scrollZoom: false, modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"] };
 
-function formatBytes(n) {
-if (typeof n !== "number" || !Number.isFinite(n)) return "";
-const abs = Math.abs(n);
-for (const [scale, unit] of [[1e9, "GB"], [1e6, "MB"], [1e3, "kB"]]) {
-if (abs >= scale) return `${(n / scale).toFixed(1)} ${unit}`;
-}
-return `${Math.round(n)} B`;
-}
-
-function peakText(peak) {
-if (!peak) return "";
-const where = peak.label ? ` · ${peak.label}` : "";
-return `peak ${formatBytes(peak.bytes)} at ${peak.t_ms.toFixed(3)} ms${where}`;
+function peakText(memory) {
+return String(memory.peak_text || "");
 }
 
 function memoryTraces(memory, colors = {}) {
@@ -2152,7 +2085,7 @@ hovertemplate: "%{y:.4s}B at %{x:.3f} ms<extra></extra>", showlegend: false,
 },
 {
 type: "scatter", mode: "markers", x: [memory.peak.t_ms], y: [memory.peak.bytes], name: "peak",
-marker: { color: "#e45756", size: 9 }, hovertemplate: `${peakText(memory.peak)}<extra></extra>`,
+marker: { color: "#e45756", size: 9 }, hovertemplate: `${peakText(memory)}<extra></extra>`,
 showlegend: false,
 },
 ];
@@ -2171,7 +2104,7 @@ yaxis: { title: { text: "live bytes" }, tickformat: "~s", ticksuffix: "B", range
 dragmode: "zoom",
 showlegend: false,
 annotations: [{
-x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory.peak), showarrow: false,
+x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory), showarrow: false,
 xanchor: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? "right" : "left",
 xshift: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? -8 : 8, yanchor: "bottom",
 font: { size: 11, color: colors.font_color },
@@ -2203,7 +2136,7 @@ own = false;
 }
 el.dataset.points = String(memory.t_ms.length);
 el.dataset.window = `${x0},${x1}`;
-el.dataset.peak = peakText(memory.peak);
+el.dataset.peak = peakText(memory);
 if (!el.listening && el.on) {
 el.on("plotly_relayout", (ev) => {
 if (own) return;
@@ -2248,7 +2181,7 @@ plotly = null;
 update();
 return { el, update, setPlotly, destroy, traits: ["report"] };
 }
-return { MEMORY_HEIGHT, formatBytes, peakText, memoryTraces, memoryLayout, mountMemory };
+return { MEMORY_HEIGHT, peakText, memoryTraces, memoryLayout, mountMemory };
 })();
 
 // ---- src/plotly_loader.js
@@ -2327,14 +2260,11 @@ return { plotlyCache, loadPlotly, failPlotly, wrapUmd, bufferText, receivePlotly
 // ---- src/live_report.js
 const __everyo_src_live_report_js = (() => {
 
-function liveReports(model) {
+function liveReports() {
 const live = { report: null, listeners: new Set() };
-const dropLive = () => {
-live.report = null;
+live.clear = () => {
+live.report = null; // another run is shown
 };
-model.on("change:report", dropLive);
-live.dispose = () => model.off("change:report", dropLive);
-live.clear = dropLive; // another run is shown
 live.accept = (report) => {
 if (!report || typeof report !== "object") return;
 live.report = report;
@@ -2343,8 +2273,14 @@ for (const fn of [...live.listeners]) fn();
 return live;
 }
 
+function newestReport(trait, message) {
+if (!message) return trait;
+if (!trait || typeof trait !== "object" || !(Number(trait.seq) >= Number(message.seq))) return message;
+return trait;
+}
+
 function liveModel(model, live) {
-const get = (name) => (name === "report" && live.report ? live.report : model.get(name));
+const get = (name) => (name === "report" ? newestReport(model.get("report"), live.report) : model.get(name));
 const on = (event, fn) => {
 model.on(event, fn);
 if (event === "change:report") live.listeners.add(fn);
@@ -2363,12 +2299,11 @@ return typeof value === "function" ? value.bind(target) : value;
 },
 });
 }
-return { liveReports, liveModel };
+return { liveReports, newestReport, liveModel };
 })();
 
 // ---- src/picker.js
 const __everyo_src_picker_js = (() => {
-const { formatMs } = __everyo_src_format_js;
 
 function groupRunsByLabel(runs) {
 const groups = new Map();
@@ -2381,10 +2316,7 @@ return groups;
 }
 
 function runOptionText(run) {
-const parts = [run.label, run.status];
-if (typeof run.wall_ms === "number") parts.push(`${formatMs(run.wall_ms)} ms`);
-if (typeof run.events === "number") parts.push(`${run.events} events`);
-return parts.join(" · ");
+return String(run.text || run.label || "");
 }
 
 function renderPicker(doc, runs, selected, onPick) {
@@ -2438,74 +2370,37 @@ return select;
 return { groupRunsByLabel, runOptionText, renderPicker, renderComparePicker };
 })();
 
-// ---- src/schema.js
-const __everyo_src_schema_js = (() => {
-const GROUP_HEADERS = {"name": "name", "path": "module [path]", "shape": "input shapes"};
-const COLUMN_ORDER = ["label", "name", "kind", "calls", "total_ms", "self_ms", "share", "mean_ms", "median_ms", "min_ms", "max_ms", "std_ms", "flops", "gflops", "device_ms", "mem_bytes", "shapes", "path"];
-const SORT_KEYS = ["total_ms", "self_ms", "mean_ms", "max_ms", "min_ms", "median_ms", "std_ms", "calls", "share", "name", "kind", "flops", "gflops", "device_ms", "mem_bytes"];
-return { GROUP_HEADERS, COLUMN_ORDER, SORT_KEYS };
-})();
-
 // ---- src/table.js
 const __everyo_src_table_js = (() => {
-const { columnLabel, formatCell } = __everyo_src_format_js;
-const { COLUMN_ORDER } = __everyo_src_schema_js;
 const { setText } = __everyo_src_text_js;
-
-const PREFERRED = COLUMN_ORDER;
-
-function summaryColumns(rows, groupBy) {
-const hidden = new Set(["name", "path", "module"]);
-if (groupBy === "shape") hidden.add("shapes");
-const known = (key) => rows.some((row) => row[key] !== null && row[key] !== undefined);
-return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key) && known(key));
-}
-
-function sortRows(rows, key, descending = true) {
-const sign = descending ? -1 : 1;
-return [...rows].sort((a, b) => {
-const x = a[key];
-const y = b[key];
-const xMissing = x === null || x === undefined;
-const yMissing = y === null || y === undefined;
-if (xMissing || yMissing) return xMissing === yMissing ? 0 : xMissing ? 1 : -1;
-if (typeof x === "number" && typeof y === "number") return sign * (x - y);
-return sign * String(x).localeCompare(String(y));
-});
-}
 
 function nextSort(state, clicked) {
 if (state.sortBy === clicked) return { sortBy: clicked, descending: !state.descending };
 return { sortBy: clicked, descending: true };
 }
 
-function tableColumns(rows, preferred) {
-const present = new Set();
-for (const row of rows) for (const key of Object.keys(row)) present.add(key);
-const cols = preferred.filter((k) => present.has(k));
-for (const key of present) if (!cols.includes(key) && !key.startsWith("_")) cols.push(key);
-return cols;
+function rowOrder(table, sort) {
+const byKey = (table.order || {})[sort.sortBy];
+const order = byKey && byKey[sort.descending ? "descending" : "ascending"];
+const n = (table.rows || []).length;
+if (Array.isArray(order) && order.length === n) return order;
+return [...Array(n).keys()];
 }
 
-function shareWidth(share) {
-if (typeof share !== "number" || Number.isNaN(share)) return 0;
-return Math.max(0, Math.min(100, share * 100));
-}
-
-function bodyCells(rows, columns, sort) {
-return sortRows(rows, sort.sortBy, sort.descending).map((row) =>
-columns.map((key) => ({
-text: formatCell(key, row[key]),
-bar: key === "share" ? shareWidth(row.share) : null,
-})),
+function bodyCells(table, sort) {
+const columns = table.columns || [];
+const rows = table.rows || [];
+return rowOrder(table, sort).map((i) =>
+columns.map((col, c) => ({ text: String(rows[i].texts[c]), bar: col.bar ? rows[i].bar : null })),
 );
 }
 
-function headKey(columns, sort, headers = {}) {
-return JSON.stringify([columns, sort.sortBy, Boolean(sort.descending), columns.map((k) => headers[k] || "")]);
+function headKey(table, sort) {
+const heads = (table.columns || []).map((c) => [c.key, c.header, c.align]);
+return JSON.stringify([heads, sort.sortBy, Boolean(sort.descending)]);
 }
 
-function patchBody(doc, body, cells) {
+function patchBody(doc, body, cells, columns = []) {
 let written = 0;
 while (body.rows.length > cells.length) body.deleteRow(body.rows.length - 1);
 for (let r = 0; r < cells.length; r++) {
@@ -2513,7 +2408,9 @@ const tr = r < body.rows.length ? body.rows[r] : body.insertRow();
 const row = cells[r];
 while (tr.cells.length > row.length) tr.deleteCell(tr.cells.length - 1);
 for (let c = 0; c < row.length; c++) {
-const td = c < tr.cells.length ? tr.cells[c] : tr.insertCell();
+const fresh = c >= tr.cells.length;
+const td = fresh ? tr.insertCell() : tr.cells[c];
+if (fresh && columns[c] && columns[c].align === "right") td.className = "everyo-num";
 if (writeCell(doc, td, row[c])) written += 1;
 }
 }
@@ -2545,25 +2442,25 @@ td.appendChild(doc.createTextNode(text));
 return true;
 }
 
-function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
-const table = doc.createElement("table");
-table.className = "everyo-table";
-table.dataset.head = headKey(columns, sort, headers);
-const head = table.createTHead().insertRow();
-for (const key of columns) {
+function renderTable(doc, table, sort, onSort) {
+const el = doc.createElement("table");
+el.className = "everyo-table";
+el.dataset.head = headKey(table, sort);
+const head = el.createTHead().insertRow();
+for (const col of table.columns || []) {
 const th = doc.createElement("th");
-th.dataset.key = key;
-const arrow = sort.sortBy === key ? (sort.descending ? " ▼" : " ▲") : "";
-const label = headers[key] || columnLabel(key);
-th.textContent = label + arrow;
-th.title = `Sort by ${label}`;
-th.addEventListener("click", () => onSort(key));
+th.dataset.key = col.key;
+if (col.align === "right") th.className = "everyo-num";
+const arrow = sort.sortBy === col.key ? (sort.descending ? " ▼" : " ▲") : "";
+th.textContent = col.header + arrow;
+th.title = `Sort by ${col.header}`;
+th.addEventListener("click", () => onSort(col.key));
 head.appendChild(th);
 }
-patchBody(doc, table.createTBody(), bodyCells(rows, columns, sort));
-return table;
+patchBody(doc, el.createTBody(), bodyCells(table, sort), table.columns || []);
+return el;
 }
-return { summaryColumns, sortRows, nextSort, tableColumns, shareWidth, bodyCells, headKey, patchBody, renderTable };
+return { nextSort, rowOrder, bodyCells, headKey, patchBody, renderTable };
 })();
 
 // ---- src/sections.js
@@ -2571,8 +2468,13 @@ const __everyo_src_sections_js = (() => {
 const { whenIdle } = __everyo_src_idle_js;
 const { renderComparePicker, renderPicker } = __everyo_src_picker_js;
 const { GROUP_HEADERS } = __everyo_src_schema_js;
-const { bodyCells, headKey, nextSort, patchBody, renderTable, sortRows, summaryColumns } = __everyo_src_table_js;
+const { bodyCells, headKey, nextSort, patchBody, renderTable, rowOrder } = __everyo_src_table_js;
 const { rowTarget, selectsRow } = __everyo_src_why_view_js;
+
+function shownRows(report, spec, sort) {
+const rows = report.rows || [];
+return rowOrder(spec, sort).map((i) => rows[i]);
+}
 
 function commit(model, values) {
 for (const [name, value] of Object.entries(values)) model.set(name, value);
@@ -2658,30 +2560,27 @@ const row = order[[...body.rows].indexOf(tr)];
 if (row) onSelect(rowTarget(row, groupOf()));
 });
 const update = () => {
-const groupBy = model.get("group_by") || "name";
-select.value = groupBy;
-const rows = (model.get("report") || {}).rows || [];
+select.value = model.get("group_by") || "name";
+const report = model.get("report") || {};
+const spec = report.table || { columns: [], rows: [] };
 const sort = { sortBy: model.get("sort_by") || "total_ms", descending: model.get("descending") !== false };
 const onSort = (key) => {
 const next = nextSort(sort, key);
 commit(model, { sort_by: next.sortBy, descending: next.descending });
 };
-const headers = { label: GROUP_HEADERS[groupBy] || groupBy };
-const columns = summaryColumns(rows, groupBy);
-if (table && table.dataset.head === headKey(columns, sort, headers)) {
-const live = Boolean((model.get("report") || {}).live);
+if (table && table.dataset.head === headKey(spec, sort)) {
 const t = now();
-if (live && t - liveAt < LIVE_TABLE_MS) return; // a later report brings newer numbers
-liveAt = live ? t : -Infinity;
-shown = model.get("report") || {};
-patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
-order = sortRows(rows, sort.sortBy, sort.descending);
+if (report.live && t - liveAt < LIVE_TABLE_MS) return; // a later report brings newer numbers
+liveAt = report.live ? t : -Infinity;
+shown = report;
+patchBody(doc, table.tBodies[0], bodyCells(spec, sort), spec.columns);
+order = shownRows(report, spec, sort);
 mark();
 return;
 }
-shown = model.get("report") || {};
-table = renderTable(doc, rows, columns, sort, onSort, headers);
-order = sortRows(rows, sort.sortBy, sort.descending);
+shown = report;
+table = renderTable(doc, spec, sort, onSort);
+order = shownRows(report, spec, sort);
 holder.replaceChildren(table);
 mark();
 };
@@ -2732,7 +2631,6 @@ return { mountPicker, LIVE_TABLE_MS, mountTable, showIcicle, mountIcicle };
 
 // ---- src/steps.js
 const __everyo_src_steps_js = (() => {
-const { formatMs } = __everyo_src_format_js;
 const { setText } = __everyo_src_text_js;
 
 function stepBounds(stepEnds, k, firstStart = 0) {
@@ -2760,14 +2658,6 @@ const s = steps[what];
 if (s && typeof s.start_ms === "number" && typeof s.end_ms === "number") rows.push({ what, ...s });
 }
 return rows;
-}
-
-function stepSummary(steps) {
-const parts = [`${steps.count} steps${steps.source ? ` (${steps.source})` : ""}`];
-for (const [label, key] of [["mean", "mean_ms"], ["median", "median_ms"], ["p95", "p95_ms"]]) {
-if (typeof steps[key] === "number") parts.push(`${label} ${formatMs(steps[key])} ms`);
-}
-return parts.join(" · ");
 }
 
 function mountSteps(doc, { onZoom, stepWindowOf, extent = () => null }) {
@@ -2799,7 +2689,7 @@ line.append(summary, go, input);
 const table = doc.createElement("table");
 table.className = "everyo-table everyo-step-table";
 const head = table.createTHead().insertRow();
-for (const text of ["", "step", "duration (ms)", ""]) {
+for (const text of ["", "step", "duration", ""]) {
 const th = doc.createElement("th");
 th.textContent = text;
 head.appendChild(th);
@@ -2817,8 +2707,9 @@ button.addEventListener("click", () => onZoom(zoomWindow(tr.everyoRow.start_ms, 
 tr.insertCell().appendChild(button);
 return tr;
 };
-const update = (steps, text) => {
-setText(summary, text || stepSummary(steps));
+const update = (steps, texts = {}) => {
+const durations = texts.step_durations || {};
+setText(summary, texts.steps || "");
 const max = String(Math.max(0, steps.count - 1));
 if (input.max !== max) input.max = max;
 const slowest = String(steps.slowest ? steps.slowest.index : 0);
@@ -2831,7 +2722,7 @@ tr.everyoRow = row;
 if (tr.dataset.what !== row.what) tr.dataset.what = row.what;
 setText(tr.cells[0], row.what);
 setText(tr.cells[1], `#${row.index}`);
-setText(tr.cells[2], formatMs(row.dur_ms));
+setText(tr.cells[2], durations[row.what] || "");
 const button = tr.cells[3].firstChild;
 const title = `Zoom the flame chart to step ${row.index}`;
 if (button.title !== title) button.title = title;
@@ -2839,7 +2730,7 @@ if (button.title !== title) button.title = title;
 };
 return { el, update };
 }
-return { stepBounds, zoomWindow, stepRows, stepSummary, mountSteps };
+return { stepBounds, zoomWindow, stepRows, mountSteps };
 })();
 
 // ---- src/style.js
@@ -2887,10 +2778,10 @@ const CSS = `
 .everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
 .everyo-diff-holder { overflow-x: auto; }
 .everyo-diff-table { width: auto; }
-.everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-table .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
 .everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
-.everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
+.everyo-verdict-within-noise, .everyo-verdict-negligible-change, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 .everyo-verdict-inconclusive-the-machine-was-busy { color: var(--jp-warn-color1, #9a6700); }
 .everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
 .everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
@@ -2957,7 +2848,7 @@ compareStore: new EventStore(model.get("compare_id") || ""), // A's, while compa
 listeners: new Set(),
 resendAsked: false,
 compareResendAsked: false,
-live: liveReports(model), // a live refresh's report comes with its events
+live: liveReports(), // a live refresh's report comes with its events
 };
 const notify = () => state.listeners.forEach((fn) => fn());
 const onMessage = (msg, buffers) => {
@@ -3008,7 +2899,6 @@ model.on("msg:custom", onMessage);
 model.on("change:run_id", onRun);
 model.on("change:compare_id", onCompare);
 state.dispose = () => {
-state.live.dispose();
 model.off("msg:custom", onMessage);
 model.off("change:run_id", onRun);
 model.off("change:compare_id", onCompare);
@@ -3043,7 +2933,7 @@ if (!state) {
 state = createState(traits); // no initialize (older anywidget): the views keep the store
 state.fromView = true;
 }
-const model = liveModel(traits, state.live); // the report: a live refresh's, else the trait
+const model = liveModel(traits, state.live); // the report: the newest, trait or message
 state.views = (state.views || 0) + 1;
 const doc = el.ownerDocument || document;
 el.classList.add("everyo-dashboard");
@@ -3090,7 +2980,7 @@ if (!stepsPanel) {
 stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf, extent });
 steps.append(stepsPanel.el);
 }
-stepsPanel.update(info, (table.shown().texts || {}).steps);
+stepsPanel.update(info, table.shown().texts || {});
 };
 const onReport = () => {
 table.update();

@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:506ab02e056b4fac | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:ec75472063959a41 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:506ab02e056b4fac"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:ec75472063959a41"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -163,10 +163,10 @@ const CSS = `
 .everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
 .everyo-diff-holder { overflow-x: auto; }
 .everyo-diff-table { width: auto; }
-.everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-table .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
 .everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
-.everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
+.everyo-verdict-within-noise, .everyo-verdict-negligible-change, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 .everyo-verdict-inconclusive-the-machine-was-busy { color: var(--jp-warn-color1, #9a6700); }
 .everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
 .everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }
@@ -196,8 +196,16 @@ el.classList.add("everyo-widget");
 return { CSS, STYLE_ID, addStyle };
 })();
 
+// ---- src/schema.js
+const __everyo_src_schema_js = (() => {
+const GROUP_HEADERS = {"name": "name", "path": "module [path]", "shape": "input shapes"};
+const NO_VALUE = "–";
+return { GROUP_HEADERS, NO_VALUE };
+})();
+
 // ---- src/sweep_view.js
 const __everyo_src_sweep_view_js = (() => {
+const { NO_VALUE } = __everyo_src_schema_js;
 
 function progressText(progress, elapsedS = 0) {
 const seconds = `${Math.max(elapsedS, 0).toFixed(1)} s`;
@@ -227,7 +235,7 @@ return { run: !running, stop: Boolean(running) && !stopHint, stopTitle: running 
 }
 
 function fixed(value, digits, divide = 1) {
-if (value === null || value === undefined || Number.isNaN(value)) return "-";
+if (value === null || value === undefined || Number.isNaN(value)) return NO_VALUE;
 return (value / divide).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 

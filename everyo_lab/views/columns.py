@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from everyo import spelling
 from everyo.profiler import names, schema
 
 __all__ = [
+    "NO_VALUE",
     "OVERLAP_WARNING",
+    "SHARE",
+    "TableColumn",
     "TEXT_COLUMNS",
     "columns_for",
     "display_label",
     "event_label",
     "format_cell",
     "group_label",
+    "table_dict",
 ]
 
 OVERLAP_WARNING = (
@@ -22,27 +29,61 @@ OVERLAP_WARNING = (
 TEXT_COLUMNS = schema.TEXT_COLUMNS
 """Columns aligned left like the group column; every other column is a number."""
 
-# the numbers the rendered tables show, and how; order and headers come from the schema
-_BASE_FORMATS = {
-    "calls": "{:,d}",
-    "total_ms": "{:.3f}",
-    "self_ms": "{:.3f}",
-    "mean_ms": "{:.3f}",
-    "max_ms": "{:.3f}",
+NO_VALUE = spelling.NO_VALUE
+"""How a cell without a value reads, in every rendering (the widget's included)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TableColumn:
+    """One column of the summary table as every renderer shows it.
+
+    ``label`` and ``unit`` make the ``header`` ("total ms"); ``align`` is ``"left"`` (text) or
+    ``"right"`` (numbers); ``fmt`` formats a value (``"bytes"``: :func:`~.memory.format_bytes`);
+    ``bar`` marks the share column, drawn with a bar.
+    """
+
+    key: str
+    label: str
+    unit: str = ""
+    align: str = "right"
+    fmt: str = "{}"
+    bar: bool = False
+
+    @property
+    def header(self) -> str:
+        return f"{self.label} {self.unit}" if self.unit else self.label
+
+    def to_dict(self) -> dict:
+        """What the widget gets: ``key``, ``label``, ``unit``, ``align``, ``header``, ``bar``."""
+        return {
+            "key": self.key,
+            "label": self.label,
+            "unit": self.unit,
+            "align": self.align,
+            "header": self.header,
+            "bar": self.bar,
+        }
+
+
+def _ms(key: str, label: str) -> TableColumn:
+    return TableColumn(key, label, "ms", fmt="{:.3f}")
+
+
+# the numbers the table shows, in the schema's order; a column shows when some row has a value
+_NUMBERS = {
+    "calls": TableColumn("calls", "calls", fmt="{:,d}"),
+    "total_ms": _ms("total_ms", "total"),
+    "self_ms": _ms("self_ms", "self"),
+    "mean_ms": _ms("mean_ms", "mean"),
+    "median_ms": _ms("median_ms", "median"),
+    "max_ms": _ms("max_ms", "max"),
+    "gflops": TableColumn("gflops", "GFLOP/s", fmt="{:.2f}"),
+    "device_ms": _ms("device_ms", "device"),
+    "mem_bytes": TableColumn("mem_bytes", "allocated", fmt="bytes"),  # profile_memory only
 }
-_OPTIONAL_FORMATS = {
-    "gflops": "{:.2f}",
-    "device_ms": "{:.3f}",
-    "mem_bytes": "bytes",  # profile_memory only: bytes of the arrays returned
-}
-_BASE = tuple(
-    (c.key, c.header, _BASE_FORMATS[c.key]) for c in schema.COLUMNS if c.key in _BASE_FORMATS
-)
-_OPTIONAL = tuple(
-    (c.key, c.header, _OPTIONAL_FORMATS[c.key])
-    for c in schema.COLUMNS
-    if c.key in _OPTIONAL_FORMATS
-)
+_NUMBER_ORDER = tuple(k for k in schema.COLUMN_ORDER if k in _NUMBERS)
+SHARE = TableColumn("share", "share", align="left", fmt="{:.1%}", bar=True)
+"""The last column: inclusive time over wall time, as a percentage and a bar."""
 _GROUP_HEADER = schema.GROUP_HEADERS
 
 
@@ -73,35 +114,66 @@ def group_label(row: dict, group_by: str) -> str:
     return str(row.get("label") or row.get("name", ""))
 
 
-def columns_for(rows: list[dict], group_by: str) -> list[tuple[str, str, str]]:
-    """``(key, header, format)`` of the columns to show: the group (``label``, or ``shapes`` by
-    shape), the timings, and the optional columns some row has a value for."""
+def columns_for(rows: list[dict], group_by: str) -> list[TableColumn]:
+    """The columns of the summary table, in every renderer: the group (``label``, or ``shapes``
+    by shape), the kind when rows of one name differ in it, the numbers some row has a value
+    for (a live run's rows have no median: no median column), and the share."""
     first = "shapes" if group_by == "shape" else "label"
-    cols = [(first, _GROUP_HEADER.get(group_by, group_by), "{}")]
+    cols = [TableColumn(first, _GROUP_HEADER.get(group_by, group_by), align="left")]
     if group_by == "shape" and any("name" in r for r in rows):
-        cols.append(("label", "name", "{}"))
+        cols.append(TableColumn("label", "name", align="left"))
     if len({r.get("kind") for r in rows}) > 1:  # same name, different kinds: tell them apart
-        cols.append(("kind", "kind", "{}"))
-    cols += [c for c in _BASE if any(c[0] in r for r in rows)]
-    cols += [c for c in _OPTIONAL if any(r.get(c[0]) is not None for r in rows)]
-    return cols
+        cols.append(TableColumn("kind", "kind", align="left"))
+    cols += [_NUMBERS[k] for k in _NUMBER_ORDER if any(r.get(k) is not None for r in rows)]
+    return [*cols, SHARE] if rows else cols
 
 
-def format_cell(row: dict, key: str, fmt: str, group_by: str) -> str:
-    """One cell as text; missing values read as an en dash. The group column (its key, or
-    ``""``) reads as :func:`group_label`."""
-    if key in ("", "shapes" if group_by == "shape" else "label"):
+def format_cell(row: dict, column: TableColumn, group_by: str) -> str:
+    """One cell as text; a missing value reads as :data:`NO_VALUE`. The group column reads as
+    :func:`group_label`."""
+    key = column.key
+    if key == ("shapes" if group_by == "shape" else "label"):
         return group_label(row, group_by)
     if key == "label":
         return str(row.get("label") or row.get("name", ""))
     value = row.get(key)
     if value is None:
-        return "–"
-    if fmt == "bytes":
+        return NO_VALUE
+    if column.fmt == "bytes":
         from everyo_lab.views.memory import format_bytes
 
         return format_bytes(value)
     try:
-        return fmt.format(value)
+        return column.fmt.format(value)
     except (ValueError, TypeError):
         return str(value)
+
+
+def table_dict(rows: list[dict], group_by: str, sort: tuple[str, bool]) -> dict:
+    """The table as the widget lays it out, every figure spelt here: ``columns``
+    (:meth:`TableColumn.to_dict`), ``rows`` (per row its cell ``texts`` and the share bar's
+    width in percent) in the order of ``sort`` (``(column, descending)``, what the rows are
+    sorted by), and ``order``: for each column, the row indices sorted by it ascending and
+    descending (:func:`~.table.sort_rows`' rules), so a header click re-sorts at once while the
+    kernel is busy, without rules of the browser's own."""
+    from everyo_lab.views.table import sort_order
+
+    columns = columns_for(rows, group_by)
+    body = [
+        {
+            "texts": [format_cell(r, c, group_by) for c in columns],
+            "bar": round(100 * min(1.0, max(0.0, float(r.get("share") or 0.0))), 2),
+        }
+        for r in rows
+    ]
+    order = {}
+    for c in columns:
+        up, down = sort_order(rows, c.key, descending=False), sort_order(rows, c.key)
+        order[c.key] = {"ascending": up, "descending": down}
+    return {
+        "columns": [c.to_dict() for c in columns],
+        "rows": body,
+        "order": order,
+        "sort_by": sort[0],
+        "descending": bool(sort[1]),
+    }

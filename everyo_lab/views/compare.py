@@ -4,9 +4,12 @@ times and the speed-up, and one diff row per group with a noise-aware verdict.
 The rows are :func:`everyo.profiler.analysis.diff`'s (sorted by the absolute change of total
 time); each gets a verdict from :func:`everyo.bench.compare` applied to the group's per-call
 durations in A and in B (:func:`everyo.profiler.analysis.call_durations`): ``"faster"`` or
-``"slower"`` when the confidence interval of the per-call speed-up excludes 1, ``"within
-noise"`` when it does not, ``"too little data"`` when a side has fewer than :data:`MIN_CALLS`
-calls (no spread to judge noise by), and ``"only in A"`` / ``"only in B"``.
+``"slower"`` when the confidence interval of the per-call speed-up excludes 1 and the change
+is relevant (:data:`RELEVANT_PER_CALL`, :data:`RELEVANT_SHARE`), ``"negligible change"`` when
+it excludes 1 but the change is not relevant (an unchanged layer a few per cent faster, or a
+row too small to matter), ``"within noise"`` when it does not, ``"too little data"`` when a
+side has fewer than :data:`MIN_CALLS` calls (no spread to judge noise by), and ``"only in A"``
+/ ``"only in B"``.
 
 >>> from everyo.profiler import profile, record_function
 >>> with profile(label="before") as a:
@@ -27,16 +30,21 @@ import math
 
 import numpy as np
 
+from everyo.spelling import NO_VALUE
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import display_label
 from everyo_lab.views.table import wall_ns
 
 __all__ = [
+    "DIFF_COLUMNS",
     "MIN_CALLS",
     "VERDICTS",
     "Comparison",
     "build_comparison",
     "call_verdict",
+    "diff_texts",
+    "format_diff_cell",
+    "relevant_verdict",
     "speedup_text",
 ]
 
@@ -49,6 +57,7 @@ incomparable: either recorded on a contended machine, or one on a quiet and one 
 VERDICTS = (
     "faster",
     "slower",
+    "negligible change",
     "within noise",
     "too little data",
     "only in A",
@@ -57,6 +66,13 @@ VERDICTS = (
 )
 
 _CONFIDENCE = 0.95
+
+RELEVANT_PER_CALL = 0.05
+"""A diff row's median per-call time must move by at least this fraction (``max(s, 1/s) - 1``,
+``s`` the speed-up) to read "faster" or "slower"."""
+RELEVANT_SHARE = 0.01
+"""... and its total time by at least this share of the run's wall time (the longer of A and
+B): a change beyond noise in a row that takes 0.2 % of the run changes nothing a user sees."""
 
 
 @dataclasses.dataclass
@@ -104,7 +120,8 @@ class Comparison:
             "group_by": self.group_by,
             "speedup": self.speedup,
             "steps": None if self.steps is None else dict(self.steps),
-            "rows": [dict(r) for r in self.rows],
+            "rows": [{**r, "texts": diff_texts(r)} for r in self.rows],
+            "columns": [{"key": key, "header": header} for key, header in DIFF_COLUMNS],
             "notes": list(self.notes),
             "machine_note": self.machine_note,
             # the front end shows these texts as they are: one producer of each figure's words
@@ -157,6 +174,7 @@ def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = 
     calls_a = analysis.call_durations(run_a, group_by)
     calls_b = analysis.call_durations(run_b, group_by)
     rows = []
+    wall_ms = max(wall_ns(run_a), wall_ns(run_b)) / 1e6  # what a row's change is a share of
     for row in list(diff)[: None if top is None else max(0, int(top))]:
         key = (
             (row["kind"], row["name"], row["shapes"])
@@ -166,7 +184,7 @@ def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = 
                 row["name"],
             )
         )
-        rows.append(_row(row, calls_a.get(key), calls_b.get(key), group_by))
+        rows.append(_row(row, calls_a.get(key), calls_b.get(key), group_by, wall_ms))
     from everyo.bench.regression import machine_caveat
 
     a, b = _side(run_a), _side(run_b)
@@ -174,7 +192,7 @@ def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = 
     notes = _notes(run_a, run_b, a, b)
     caveat = machine_caveat(run_a, run_b, sides=(f"run A ({a['label']})", f"run B ({b['label']})"))
     if caveat:  # no faster/slower from runs the machine's state makes incomparable
-        judged = ("faster", "slower", "within noise")
+        judged = ("faster", "slower", "negligible change", "within noise")
         rows = [{**r, "verdict": MACHINE_BUSY} if r["verdict"] in judged else r for r in rows]
         if steps is not None and steps["verdict"] in judged:
             steps = {**steps, "verdict": MACHINE_BUSY}
@@ -191,6 +209,45 @@ def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = 
         run_b=run_b,
         machine_note=caveat,
     )
+
+
+DIFF_COLUMNS = (
+    ("label", "name"),
+    ("calls_a", "calls A"),
+    ("calls_b", "calls B"),
+    ("per_call_ms_a", "A ms/call"),
+    ("per_call_ms_b", "B ms/call"),
+    ("self_ms_a", "A self/call"),
+    ("self_ms_b", "B self/call"),
+    ("ratio", "B/A median"),
+    ("delta_ms", "Δ total ms"),
+    ("verdict", "verdict"),
+)
+"""``(key, header)`` of the diff table, in the order every rendering shows them."""
+
+
+def format_diff_cell(row: dict, key: str) -> str:
+    """One cell of the diff table as text (:data:`~everyo.spelling.NO_VALUE` when missing): the
+    one spelling of each, which every rendering of a comparison (the widget's too) shows."""
+    value = row.get(key)
+    if key == "label" and row.get("shapes") not in (None, ""):
+        return f"{row['label']} {row['shapes']}"
+    if value is None:
+        return NO_VALUE
+    if key in ("calls_a", "calls_b"):
+        return f"{value:,d}"
+    if key == "ratio":  # a 700-fold speed-up is not "0.00×"
+        return f"{value:.2f}×" if value >= 0.1 else f"{value:.2g}×"
+    if key == "delta_ms":
+        return f"{value:+.3f}"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1 else f"{value:.3f}"
+    return str(value)
+
+
+def diff_texts(row: dict) -> dict:
+    """Every cell of a diff row as text (:func:`format_diff_cell`), by column key."""
+    return {key: format_diff_cell(row, key) for key, _ in DIFF_COLUMNS}
 
 
 def call_verdict(durations_a_ns, durations_b_ns) -> dict:
@@ -263,7 +320,39 @@ def speedup_text(speedup: float | None) -> str:
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def _row(row: dict, durations_a, durations_b, group_by: str) -> dict:
+def relevant_verdict(verdict: dict, delta_ms: float, wall_ms: float) -> dict:
+    """``verdict`` (of :func:`call_verdict`) with a "faster" or "slower" that is not relevant
+    turned into "negligible change": the median per-call time moved by less than
+    :data:`RELEVANT_PER_CALL`, or the row's total time by less than :data:`RELEVANT_SHARE` of
+    ``wall_ms`` (``delta_ms``: B's total minus A's). The relevance threshold of the glossary.
+
+    >>> relevant_verdict({"verdict": "slower", "speedup": 0.98, "why": "w"}, 0.5, 10.0)["verdict"]
+    'negligible change'
+    >>> relevant_verdict({"verdict": "slower", "speedup": 0.5, "why": "w"}, 5.0, 10.0)["verdict"]
+    'slower'
+    """
+    if verdict["verdict"] not in ("faster", "slower"):
+        return verdict
+    s = verdict["speedup"]
+    small_step = s is None or not s > 0 or max(s, 1 / s) - 1 < RELEVANT_PER_CALL
+    small_share = abs(delta_ms) < RELEVANT_SHARE * wall_ms
+    if not (small_step or small_share):
+        return verdict
+    reason = (
+        f"under {RELEVANT_PER_CALL:.0%} per call"
+        if small_step
+        else f"{abs(delta_ms) / wall_ms:.2%} of the run's wall time, under {RELEVANT_SHARE:.0%}"
+        if wall_ms > 0
+        else "no wall time to weigh it by"
+    )
+    return {
+        **verdict,
+        "verdict": "negligible change",
+        "why": f"{verdict['verdict']} beyond noise but not relevant ({reason}): " + verdict["why"],
+    }
+
+
+def _row(row: dict, durations_a, durations_b, group_by: str, wall_ms: float) -> dict:
     calls_a, calls_b = int(row["calls_a"]), int(row["calls_b"])
     per_a = row["total_ms_a"] / calls_a if calls_a else None
     per_b = row["total_ms_b"] / calls_b if calls_b else None
@@ -286,7 +375,7 @@ def _row(row: dict, durations_a, durations_b, group_by: str) -> dict:
         out["shapes"] = str(row.get("shapes") or "")
     else:
         out["path"] = str(row.get("path") or "")
-    out.update(call_verdict(durations_a, durations_b))
+    out.update(relevant_verdict(call_verdict(durations_a, durations_b), out["delta_ms"], wall_ms))
     return out
 
 
@@ -306,6 +395,7 @@ def _side(run) -> dict:
         "status": str(getattr(run, "status", "completed")),
         "error": getattr(run, "error", None),
         "wall_ms": wall_ns(run) / 1e6,  # the wall time every view of a run shows
+        "wall": f"{wall_ns(run) / 1e6:.3f} ms",
         "events": len(as_batch(run)),
     }
 

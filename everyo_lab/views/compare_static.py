@@ -10,45 +10,13 @@ from __future__ import annotations
 import html
 
 from everyo_lab.views._batch import as_batch
-from everyo_lab.views.compare import Comparison
+from everyo_lab.views.compare import DIFF_COLUMNS, Comparison, format_diff_cell
 from everyo_lab.views.flame_html import flame_html
 from everyo_lab.views.static import _colors
 
-__all__ = ["DIFF_COLUMNS", "render_compare_html", "render_compare_text", "steps_verdict_text"]
-
-DIFF_COLUMNS = (
-    ("label", "name"),
-    ("calls_a", "calls A"),
-    ("calls_b", "calls B"),
-    ("per_call_ms_a", "A ms/call"),
-    ("per_call_ms_b", "B ms/call"),
-    ("self_ms_a", "A self/call"),
-    ("self_ms_b", "B self/call"),
-    ("ratio", "B/A median"),
-    ("delta_ms", "Δ total ms"),
-    ("verdict", "verdict"),
-)
-"""``(key, header)`` of the diff table, in the order every rendering shows them."""
+__all__ = ["render_compare_html", "render_compare_text", "steps_verdict_text"]
 
 _VERDICT_COLORS = {"faster": "#1a7f37", "slower": "#cf222e"}
-
-
-def format_diff_cell(row: dict, key: str) -> str:
-    """One cell of the diff table as text (``–`` when missing)."""
-    value = row.get(key)
-    if key == "label" and row.get("shapes") not in (None, ""):
-        return f"{row['label']} {row['shapes']}"
-    if value is None:
-        return "–"
-    if key in ("calls_a", "calls_b"):
-        return f"{value:,d}"
-    if key == "ratio":  # a 700-fold speed-up is not "0.00×"
-        return f"{value:.2f}×" if value >= 0.1 else f"{value:.2g}×"
-    if key == "delta_ms":
-        return f"{value:+.3f}"
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1 else f"{value:.3f}"
-    return str(value)
 
 
 def steps_verdict_text(c: Comparison) -> str:

@@ -1,4 +1,6 @@
-"""The flame chart as sanitiser-proof HTML: absolutely placed ``<div>`` bars, no SVG, no script.
+"""The flame chart as sanitiser-proof HTML: absolutely placed ``<div>`` bars, no SVG, no script
+(the memory chart, :func:`~everyo_lab.views.memory.memory_html`, and the sweep's charts,
+:mod:`~everyo_lab.views.sweep_static`, are built the same way).
 
 What a notebook keeps for readers without the kernel must survive JupyterLab's and Notebook 7's
 sanitiser, which renders the ``text/html`` of a notebook the user's Jupyter did not execute
@@ -16,6 +18,7 @@ it scales with the output area.
 from __future__ import annotations
 
 import html
+import math
 import re
 
 import numpy as np
@@ -24,12 +27,13 @@ from everyo_lab.views.colors import MERGED_COLOR, color_for
 from everyo_lab.views.columns import event_label
 from everyo_lab.views.flame import flame_bars
 
-__all__ = ["flame_html", "MAX_BARS", "css"]
+__all__ = ["MAX_BARS", "WIDTH_PX", "css", "flame_html", "nice_step", "time_axis_html"]
 
 MAX_BARS = 600
 """Bars drawn at most (merged beyond): about 120 kB of HTML for a run of any size."""
 
-_WIDTH_PX = 960  # the pixel grid the merge works on (the chart scales with its container)
+WIDTH_PX = 960
+"""The pixel grid the static charts are laid out on (they scale with their container)."""
 _LANE = 16
 _LABEL_PX = 36  # bars narrower than this (at 960 px) carry no text, only their tooltip
 
@@ -46,7 +50,7 @@ def flame_html(
     """
     if len(batch) == 0:
         return ""
-    bars, _, keys = flame_bars(batch, width_px=_WIDTH_PX, max_shapes=max_bars)
+    bars, _, keys = flame_bars(batch, width_px=WIDTH_PX, max_shapes=max_bars)
     lo = min(0.0, float(bars.start.min()))  # times count from the run start
     span = max(float(bars.end.max()) - lo, float(span_ns or 0) - lo, 1.0)
     left = (bars.start - lo) / span * 100
@@ -54,10 +58,10 @@ def flame_html(
     lanes = int(bars.lane.max()) + 1
     out = [
         f'<div class="everyo-static-flame" style="position:relative;width:100%;'
-        f'max-width:{_WIDTH_PX}px;height:{lanes * _LANE}px;overflow:hidden">',
+        f'max-width:{WIDTH_PX}px;height:{lanes * _LANE}px;overflow:hidden">',
         *_bars(batch, bars, keys, left, width),
         "</div>",
-        _axis(span, text_color),
+        time_axis_html(span, text_color),
         _legend(bars, keys, text_color),
     ]
     return "".join(out)
@@ -90,7 +94,7 @@ def _bars(batch, bars, keys, left, width) -> list[str]:
         uniform = bool(bars.uniform[i])
         fill = colour[int(bars.code[i]) if uniform else int(main[i])]
         pale = "" if uniform else "opacity:0.45;"
-        shown = html.escape(text) if width[i] / 100 * _WIDTH_PX >= _LABEL_PX else ""
+        shown = html.escape(text) if width[i] / 100 * WIDTH_PX >= _LABEL_PX else ""
         out.append(
             f'<div title="{html.escape(title)}" style="position:absolute;left:{left[i]:.3f}%;'
             f"top:{int(bars.lane[i]) * _LANE}px;width:{width[i]:.3f}%;height:{_LANE - 2}px;"
@@ -100,9 +104,9 @@ def _bars(batch, bars, keys, left, width) -> list[str]:
     return out
 
 
-def _axis(span_ns: float, text_color: str) -> str:
-    from everyo_lab.views.svg import nice_step  # the same ticks as the memory chart's axis
-
+def time_axis_html(span_ns: float, text_color: str) -> str:
+    """A time axis from 0 to ``span_ns``, as wide as the flame chart: the memory chart under it
+    uses the same one, so the two line up."""
     span_ms = span_ns / 1e6
     step = nice_step(span_ms / 6)
     ticks, tick = [], 0.0
@@ -117,9 +121,20 @@ def _axis(span_ns: float, text_color: str) -> str:
         tick = round(tick + step, 12)
     return (
         f'<div class="everyo-static-flame-axis" style="position:relative;width:100%;'
-        f"max-width:{_WIDTH_PX}px;height:14px;{css('border-top', f'1px solid {text_color}')}"
+        f"max-width:{WIDTH_PX}px;height:14px;{css('border-top', f'1px solid {text_color}')}"
         f'{css("color", text_color)}font-size:10px">{"".join(ticks)}</div>'
     )
+
+
+def nice_step(raw: float) -> float:
+    """The tick spacing at or above ``raw``: 1, 2 or 5 times a power of ten."""
+    if raw <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * power >= raw:
+            return m * power
+    return 10 * power
 
 
 def _legend(bars, keys, text_color: str) -> str:

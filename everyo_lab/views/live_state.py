@@ -29,6 +29,7 @@ from everyo_lab.views.flame_traces import (
     one_legend_entry_per_key,
 )
 from everyo_lab.views.live_flame import LiveFlame
+from everyo_lab.views.live_session import ThreadNumbers
 from everyo_lab.views.live_table import LiveTable
 from everyo_lab.views.table import check_group_by, finish_rows
 
@@ -42,6 +43,9 @@ class LiveState:
     ----------
     columns
         Time bins per lane of the flame chart (its width in pixels).
+    threads
+        The :class:`~everyo_lab.views.live_session.ThreadNumbers` of the session this state
+        belongs to (the one numbering of its threads); a new one when not given.
 
     Examples
     --------
@@ -51,13 +55,13 @@ class LiveState:
     >>> fig = state.flame_figure(max_shapes=4000)  # doctest: +SKIP
     """
 
-    def __init__(self, *, columns: int = 1600):
+    def __init__(self, *, columns: int = 1600, threads: ThreadNumbers | None = None):
         self.table = LiveTable()
         self.flame = LiveFlame(columns)
         self.keys: list = []
         self.shape_table: list = []
         self.thread_names: dict = {}
-        self._threads: dict[int, int] = {}  # thread id -> index, in order of first appearance
+        self._threads = threads if threads is not None else ThreadNumbers()
         self._lane_table = np.full((0, 0), -1, np.int64)  # [thread index, depth] -> lane
         self._lane_thread: list[int] = []
         self._lane_depth: list[int] = []
@@ -77,7 +81,7 @@ class LiveState:
         dur = np.asarray(batch.dur_ns, np.int64)
         key = np.asarray(batch.key, np.int64)
         depth = np.asarray(batch.depth, np.int64)
-        thread = self._thread_index(np.asarray(batch.tid, np.int64))
+        thread = self._threads.index(batch.tid)
         parent = np.asarray(batch.parent, np.int64)
         offset = np.where(parent >= 0, parent - int(batch.row[0]), -1)
         sid = getattr(batch, "shape_id", None)
@@ -102,7 +106,7 @@ class LiveState:
     @property
     def threads(self) -> dict[int, int]:
         """Thread id -> small index, in order of first appearance."""
-        return dict(self._threads)
+        return dict(self._threads.ids)
 
     def lane_thread_depth(self) -> tuple[np.ndarray, np.ndarray]:
         """Each internal lane's thread index and depth (what ``flame.bars()`` lanes mean)."""
@@ -156,15 +160,6 @@ class LiveState:
         ]
         self._key_code = np.concatenate([self._key_code, np.array(codes, np.int64)])
 
-    def _thread_index(self, tid: np.ndarray) -> np.ndarray:
-        if tid[0] == tid[-1] and (tid == tid[0]).all():  # the usual batch: one thread, no sort
-            t = int(tid[0])
-            return np.full(len(tid), self._threads.setdefault(t, len(self._threads)), np.int64)
-        uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
-        for t in uniq[np.argsort(first, kind="stable")].tolist():
-            self._threads.setdefault(t, len(self._threads))
-        return np.array([self._threads[t] for t in uniq.tolist()], np.int64)[inverse]
-
     def _lane_index(self, thread: np.ndarray, depth: np.ndarray) -> np.ndarray:
         rows, cols = int(thread.max()) + 1, int(depth.max()) + 1
         table = self._lane_table
@@ -186,7 +181,7 @@ class LiveState:
         """Each internal lane's row on the y axis, and the thread bands (as views' ``lanes``)."""
         depth = np.array(self._lane_depth, np.int64)
         thread = np.array(self._lane_thread, np.int64)
-        tids = list(self._threads)  # in order of first appearance
+        tids = list(self._threads.ids)  # in order of first appearance
         if len(tids) == 1:
             return depth, [(0, thread_name(self.thread_names, tids[0]))]
         max_depth = np.zeros(len(tids), np.int64)

@@ -20,6 +20,7 @@ import html
 
 import numpy as np
 
+from everyo.spelling import NO_VALUE
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import display_label
 
@@ -28,7 +29,8 @@ __all__ = [
     "TOP_ALLOCATORS",
     "format_bytes",
     "memory_figure",
-    "memory_svg",
+    "memory_html",
+    "peak_text",
     "memory_text",
     "memory_view",
     "peak_owner",
@@ -63,14 +65,23 @@ def memory_view(run, *, max_points: int = MAX_POINTS):
     batch = as_batch(run)
     owner = peak_owner(batch, int(t[i]))
     keep = _envelope(v, max_points)
+    peak = {"t_ms": int(t[i]) / 1e6, "bytes": int(v[i]), **owner}
     return {
         "track": track,
         "tracks": list(counters),
         "t_ms": np.round(t[keep] / 1e6, 4).tolist(),  # 0.1 µs: a third less widget state
         "bytes": v[keep].tolist(),
-        "peak": {"t_ms": int(t[i]) / 1e6, "bytes": int(v[i]), **owner},
+        "peak": peak,
+        "peak_text": peak_text(peak),  # the widget shows it as it is
         "top": top_allocators(batch),
     }
+
+
+def peak_text(peak: dict) -> str:
+    """``"peak 8.3 kB at 1.366 ms · Linear [2]"``: the one spelling of the peak, in every view
+    of the memory chart."""
+    where = f" · {peak['label']}" if peak.get("label") else ""
+    return f"peak {format_bytes(peak['bytes'])} at {peak['t_ms']:.3f} ms{where}"
 
 
 def peak_owner(batch, t_ns: int) -> dict:
@@ -120,7 +131,7 @@ def top_allocators(batch, k: int = TOP_ALLOCATORS) -> list[dict]:
 def format_bytes(n) -> str:
     """``"12.3 MB"`` (decimal units, as the table's ``allocated`` column)."""
     if n is None:
-        return "–"
+        return NO_VALUE
     n = float(n)
     for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if abs(n) >= scale:
@@ -129,14 +140,11 @@ def format_bytes(n) -> str:
 
 
 def memory_text(memory: dict | None) -> str:
-    """``"memory: peak 8.3 kB at 1.208 ms in Linear [2]; own allocations: Linear [0] 12.3 kB,
-    ..."`` ("" without a memory view)."""
+    """``"memory (host tensor bytes): peak 8.3 kB at 1.208 ms · Linear [2]; most allocated by:
+    Linear [0] 12.3 kB, ..."`` ("" without a memory view); the peak as :func:`peak_text`."""
     if not memory:
         return ""
-    peak = memory["peak"]
-    where = f" in {peak['label']}" if peak.get("label") else ""
-    text = f"memory ({memory['track']}): peak {format_bytes(peak['bytes'])} at "
-    text += f"{peak['t_ms']:.3f} ms{where}"
+    text = f"memory ({memory['track']}): {peak_text(memory['peak'])}"
     if memory.get("top"):
         top = ", ".join(f"{t['label']} {format_bytes(t['bytes'])}" for t in memory["top"])
         text += f"; most allocated by: {top}"
@@ -147,8 +155,7 @@ def memory_figure(memory: dict, *, x_range: tuple[float, float] | None = None) -
     """The memory chart as a plotly figure dict (``to_html``'s page), with the flame chart's
     margins so the two time axes line up; ``x_range`` in ms (default: the whole track)."""
     peak = memory["peak"]
-    label = f"peak {format_bytes(peak['bytes'])} at {peak['t_ms']:.3f} ms"
-    label += f" · {peak['label']}" if peak.get("label") else ""
+    label = peak_text(peak)
     end = x_range[1] if x_range else max(memory["t_ms"][-1], 1e-9)
     right = peak["t_ms"] > 0.6 * end
     xaxis = {"title": {"text": "time (ms)"}, "showgrid": False, "zeroline": False}
@@ -198,47 +205,69 @@ def memory_figure(memory: dict, *, x_range: tuple[float, float] | None = None) -
     }
 
 
-def memory_svg(memory: dict | None, *, span_ns: float, text_color: str = "#555") -> str:
-    """The memory chart as an inline ``<svg>`` on the flame chart's time scale (the same width
-    and ``span_ns``), the peak marked and named. Empty without a memory view."""
-    from everyo_lab.views.svg import _WIDTH, axis_svg  # one time axis for both charts
+def memory_html(
+    memory: dict | None, *, span_ns: float, text_color: str = "#555", columns: int = 240
+) -> str:
+    """The memory chart as sanitiser-proof HTML (``<div>`` columns, as the static flame chart:
+    an untrusted notebook's sanitiser drops inline SVG), on the flame chart's time scale (the
+    same width and ``span_ns``), the peak marked and named. Empty without a memory view.
+
+    Each of ``columns`` columns is as high as the most bytes live during its stretch of time
+    (so the peak shows however short), runs of equal columns drawn as one ``<div>``.
+    """
+    from everyo_lab.views.flame_html import WIDTH_PX, css, time_axis_html
 
     if not memory or not memory["t_ms"]:
         return ""
-    height, top = 90, 8
+    height, top = 90, 14
     span = max(float(span_ns), memory["t_ms"][-1] * 1e6, 1.0)
-    most = max(max(memory["bytes"]), 1)
-    xs = [t * 1e6 / span * _WIDTH for t in memory["t_ms"]]
-    ys = [top + height - b / most * height for b in memory["bytes"]]
-    # live bytes hold until the next allocation: a step line, closed down to the axis
-    points = [f"{xs[0]:.1f},{top + height}"]
-    for i, (x, y) in enumerate(zip(xs, ys)):
-        if i:
-            points.append(f"{x:.1f},{ys[i - 1]:.1f}")
-        points.append(f"{x:.1f},{y:.1f}")
-    points.append(f"{xs[-1]:.1f},{top + height}")
+    heights = _column_peaks(memory, span, columns)
+    most = max(float(heights.max()), 1.0)
+    out = [
+        f'<div class="everyo-static-memory" style="position:relative;width:100%;'
+        f'max-width:{WIDTH_PX}px;height:{top + height}px;overflow:hidden">'
+    ]
+    start = 0
+    for i in range(1, columns + 1):  # one <div> per run of equal columns
+        if i < columns and heights[i] == heights[start]:
+            continue
+        if heights[start] > 0:
+            px = max(1, round(heights[start] / most * height))
+            at = start * span / columns / 1e6
+            out.append(
+                f'<div title="{format_bytes(heights[start])} live from {at:.3f} ms" '
+                f'style="position:absolute;left:{start / columns * 100:.3f}%;'
+                f"top:{top + height - px}px;width:{(i - start) / columns * 100:.3f}%;"
+                f'height:{px}px;background-color:#4c78a8;opacity:0.45"></div>'
+            )
+        start = i
     peak = memory["peak"]
-    px = peak["t_ms"] * 1e6 / span * _WIDTH
-    label = f"peak {format_bytes(peak['bytes'])}"
-    if peak.get("label"):
-        label += f" · {peak['label']}"
-    anchor = "end" if px > _WIDTH * 0.7 else "start"
-    dx = -6 if anchor == "end" else 6
-    total = top + height + 22
-    return "".join(
-        [
-            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {total}" '
-            f'width="{_WIDTH}" height="{total}" role="img" aria-label="memory over time" '
-            f'style="max-width:100%;height:auto;font-family:sans-serif">',
-            f'<polygon points="{" ".join(points)}" style="fill:#4c78a8;fill-opacity:0.25;'
-            'stroke:#4c78a8;stroke-width:1"/>',
-            f'<circle cx="{px:.1f}" cy="{top:.1f}" r="3.5" style="fill:#e45756"/>',
-            f'<text x="{px + dx:.1f}" y="{top + 10}" text-anchor="{anchor}" font-size="11" '
-            f'style="fill:{text_color}">{html.escape(label)}</text>',
-            *axis_svg(span, top + height, text_color),
-            "</svg>",
-        ]
+    pct = min(100.0, peak["t_ms"] * 1e6 / span * 100)
+    label = peak_text(peak)
+    side = "right:0;text-align:right" if pct > 70 else "left:0"
+    out.append(
+        f'<div title="{html.escape(label)}" style="position:absolute;'
+        f"left:{pct:.3f}%;top:{top - 4}px;width:7px;height:7px;margin-left:-3px;"
+        f'border-radius:4px;background-color:#e45756"></div>'
+        f'<div style="position:absolute;{side};top:0;font-size:11px;white-space:nowrap;'
+        f'{css("color", text_color)}">{html.escape(label)}</div>'
     )
+    out.append("</div>")
+    out.append(time_axis_html(span, text_color))
+    return "".join(out)
+
+
+def _column_peaks(memory: dict, span_ns: float, columns: int) -> np.ndarray:
+    """Per column of ``span_ns / columns``, the most bytes live in it: the samples inside it
+    and the level held from the sample before it (live bytes hold until the next change)."""
+    t = np.asarray(memory["t_ms"], np.float64) * 1e6
+    b = np.asarray(memory["bytes"], np.float64)
+    edges = np.arange(columns) * (span_ns / columns)
+    before = np.searchsorted(t, edges, side="right") - 1  # the level a column starts at
+    peaks = np.where(before >= 0, b[np.maximum(before, 0)], 0.0)
+    col = np.minimum((t / span_ns * columns).astype(np.int64), columns - 1)
+    np.maximum.at(peaks, col, b)
+    return peaks
 
 
 def _envelope(values: np.ndarray, max_points: int) -> np.ndarray:

@@ -25,7 +25,13 @@ import numpy as np
 
 from everyo.profiler import schema
 from everyo_lab.views._batch import as_run
-from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, display_label
+from everyo_lab.views.columns import (
+    OVERLAP_WARNING,
+    TableColumn,
+    columns_for,
+    display_label,
+    table_dict,
+)
 from everyo_lab.views.table import add_labels, add_share, check_group_by, sort_rows, wall_ns
 
 __all__ = [
@@ -35,8 +41,10 @@ __all__ = [
     "as_report",
     "build_report",
     "display_label",
+    "hot_spot_figures",
     "hot_spot_text",
     "live_report",
+    "step_durations",
     "steps_text",
 ]
 
@@ -94,20 +102,22 @@ class Report:
     memory: dict | None = None
 
     @property
-    def columns(self) -> list[tuple[str, str, str]]:
-        """``(key, header, format)`` of the table's columns; the first is the group's
-        (``label``, or ``shapes`` when grouping by shape)."""
+    def columns(self) -> list[TableColumn]:
+        """The table's columns (every renderer's); the first is the group's (``label``, or
+        ``shapes`` when grouping by shape), the last the share."""
         return columns_for(self.rows, self.group_by)
 
     def to_dict(self) -> dict:
-        """The report as JSON-ready plain data, with ``columns`` as ``{key, header}`` dicts."""
+        """The report as JSON-ready plain data, with ``table``
+        (:func:`~everyo_lab.views.columns.table_dict`: the columns, each cell's text, the share
+        bars and the sort orders) and ``texts``: every word and number the widget shows."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["rows"] = [dict(r) for r in self.rows]
         out["hot_spots"] = [dict(h) for h in self.hot_spots]
         out["steps"] = None if self.steps is None else {**self.steps}
         out["notes"] = list(self.notes)
         out["memory"] = None if self.memory is None else {**self.memory}
-        out["columns"] = [{"key": key, "header": header} for key, header, _ in self.columns]
+        out["table"] = table_dict(self.rows, self.group_by, (self.sort_by, self.descending))
         out["texts"] = self.texts
         return out
 
@@ -115,13 +125,15 @@ class Report:
     def texts(self) -> dict:
         """The header's and the steps box's words, spelt once for every renderer: ``wall``
         (``"12.345 ms"``), ``events`` (``"1,234 events"``), ``hot_spots`` (one
-        :func:`hot_spot_text` each) and ``steps`` (:func:`steps_text`). The widget shows them
-        as they are."""
+        :func:`hot_spot_text` each), ``steps`` (:func:`steps_text`) and ``step_durations``
+        (the duration of each step the steps table lists: ``{"median": "3.1 ms", ...}``). The
+        widget shows them as they are."""
         return {
             "wall": f"{self.wall_ms:.3f} ms",
             "events": f"{self.events:,} events",
             "hot_spots": [hot_spot_text(h) for h in self.hot_spots],
             "steps": steps_text(self.steps),
+            "step_durations": step_durations(self.steps),
         }
 
 
@@ -256,9 +268,25 @@ def steps_text(steps: dict | None) -> str:
     )
 
 
+def step_durations(steps: dict | None) -> dict:
+    """The durations of the median, p95, slowest and fastest step as :func:`steps_text` spells
+    them (``{}`` for none)."""
+    return {
+        what: _ms(steps[what]["dur_ms"])
+        for what in ("median", "p95", "slowest", "fastest")
+        if steps and isinstance(steps.get(what), dict) and "dur_ms" in steps[what]
+    }
+
+
 def hot_spot_text(spot: dict) -> str:
     """``"Conv2d [features.3] 12.345 ms (31.2%)"``."""
-    return f"{spot['label']} {spot['self_ms']:.3f} ms ({spot['share']:.1%})"
+    return f"{spot['label']} {hot_spot_figures(spot)}"
+
+
+def hot_spot_figures(spot: dict) -> str:
+    """A hot spot's self time and share: ``"12.345 ms (31.2%)"`` (the table's spelling of a
+    time, the glossary's of a share)."""
+    return f"{spot['self_ms']:.3f} ms ({spot['share']:.1%})"
 
 
 def _ms(ms: float) -> str:

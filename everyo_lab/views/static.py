@@ -13,10 +13,10 @@ from __future__ import annotations
 import html
 
 from everyo_lab.views._batch import as_batch
-from everyo_lab.views.columns import OVERLAP_WARNING, TEXT_COLUMNS, columns_for, format_cell
+from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
 from everyo_lab.views.flame_html import css, flame_html
-from everyo_lab.views.memory import memory_svg, memory_text
-from everyo_lab.views.report import Report, as_report, steps_text
+from everyo_lab.views.memory import memory_html, memory_text
+from everyo_lab.views.report import Report, as_report, hot_spot_figures, steps_text
 from everyo_lab.views.why_static import hot_lines_html, top_rows_hot_lines
 
 __all__ = ["render_html", "render_header_html", "render_notes_html", "render_table_html"]
@@ -99,9 +99,9 @@ def render_html(
             f"(time →, depth ↓)</div>{chart}</div>"
         )
         if report.memory:  # on the flame chart's time scale, right under it
-            chart = memory_svg(report.memory, span_ns=span, text_color=c["muted"])
+            chart = memory_html(report.memory, span_ns=span, text_color=c["muted"])
             parts.append(
-                f'<div><div style="color:{c["muted"]}">live tensor bytes over time</div>'
+                f'<div><div style="{css("color", c["muted"])}">live tensor bytes over time</div>'
                 f"{chart}</div>"
             )
     parts.append("</div>")
@@ -130,8 +130,7 @@ def render_header_html(run=None, *, theme: str = "light", report: Report | None 
         )
     if r.hot_spots:
         spots = " · ".join(
-            f"<b>{html.escape(h['label'])}</b> {h['self_ms']:.3f} ms ({h['share']:.1%})"
-            for h in r.hot_spots
+            f"<b>{html.escape(h['label'])}</b> {hot_spot_figures(h)}" for h in r.hot_spots
         )
         out.append(f'<div style="margin-bottom:4px">hot spots by self time: {spots}</div>')
     if r.steps:
@@ -162,34 +161,37 @@ def render_table_html(rows, *, group_by: str = "name", theme: str = "light") -> 
     cols = columns_for(rows, group_by)
     cell = f"padding:2px 8px;border-bottom:1px solid {c['border']};"
     head = "".join(
-        f'<th style="{cell}text-align:{"left" if i == 0 or k in TEXT_COLUMNS else "right"}">'
-        f"{html.escape(h)}</th>"
-        for i, (k, h, _) in enumerate(cols)
+        f'<th style="{cell}text-align:{col.align}">{html.escape(col.header)}</th>' for col in cols
     )
-    head += f'<th style="{cell}text-align:left">share</th>'
     body = []
     for row in rows:
         tds = "".join(
-            f'<td style="{cell}text-align:{"left" if i == 0 or k in TEXT_COLUMNS else "right"}'
-            f'{";font-variant-numeric:tabular-nums" if i else ""}">'
-            f"{html.escape(format_cell(row, k, f, group_by))}</td>"
-            for i, (k, _, f) in enumerate(cols)
-        )
-        share = float(row.get("share", 0.0))
-        # background-color with a plain colour first: the sanitiser of an untrusted notebook
-        # drops a var() (and "background" with it), and the bars vanished
-        tds += (
-            f'<td style="{cell}min-width:130px"><div class="everyo-share" style="display:'
-            f"inline-block;width:90px;height:9px;{css('background-color', c['track'])}"
-            f'vertical-align:middle"><div style="width:{100 * share:.1f}%;height:9px;'
-            f'{css("background-color", c["bar"])}"></div>'
-            f'</div> <span style="{css("color", c["muted"])}">{share:.1%}</span></td>'
+            _share_td(cell, c, row, format_cell(row, col, group_by))
+            if col.bar
+            else f'<td style="{cell}text-align:{col.align}'
+            f'{";font-variant-numeric:tabular-nums" if col.align == "right" else ""}">'
+            f"{html.escape(format_cell(row, col, group_by))}</td>"
+            for col in cols
         )
         body.append(f"<tr>{tds}</tr>")
     return (
         # colour and size set here too: tables do not inherit them in quirks-mode pages
         f'<table style="border-collapse:collapse;margin:4px 0;color:{c["fg"]};font-size:13px">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _share_td(cell: str, c: dict, row: dict, text: str) -> str:
+    """The share cell: a bar (inclusive time / wall time) and its percentage."""
+    share = min(1.0, max(0.0, float(row.get("share") or 0.0)))
+    # background-color with a plain colour first: the sanitiser of an untrusted notebook
+    # drops a var() (and "background" with it), and the bars vanished
+    return (
+        f'<td style="{cell}min-width:130px"><div class="everyo-share" style="display:'
+        f"inline-block;width:90px;height:9px;{css('background-color', c['track'])}"
+        f'vertical-align:middle"><div style="width:{100 * share:.1f}%;height:9px;'
+        f'{css("background-color", c["bar"])}"></div>'
+        f'</div> <span style="{css("color", c["muted"])}">{html.escape(text)}</span></td>'
     )
 
 

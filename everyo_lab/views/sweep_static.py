@@ -1,6 +1,7 @@
-"""The static rendering of a sweep report: the three charts as inline SVG, the recommendation and
-the table, as HTML with no JavaScript and inline styles only (it survives JupyterLab's sanitiser,
-nbconvert and GitHub's viewer), and as text.
+"""The static rendering of a sweep report: the three charts as ``<div>``s (no SVG), the
+recommendation and the table, as HTML with no JavaScript and inline styles only, each theme
+colour after a plain fallback (it survives the sanitiser of an untrusted notebook in JupyterLab
+and Notebook 7, nbconvert and GitHub's viewer), and as text.
 
 A saved notebook keeps this; it shows without a kernel, in the theme the notebook is opened in
 (JupyterLab's CSS variables, with fallbacks).
@@ -11,9 +12,11 @@ from __future__ import annotations
 import html
 import math
 
+from everyo.spelling import NO_VALUE
+from everyo_lab.views.flame_html import css
 from everyo_lab.views.sweep_report import SweepReport
 
-__all__ = ["render_sweep_html", "render_sweep_text", "chart_svg", "STATIC_CLASS"]
+__all__ = ["render_sweep_html", "render_sweep_text", "chart_html", "STATIC_CLASS"]
 
 STATIC_CLASS = "everyo-sweep-static"
 _W, _H = 300, 190
@@ -36,9 +39,10 @@ def render_sweep_html(report: SweepReport | dict) -> str:
     facts = " · ".join(html.escape(t) for t in (r["mode"], r["status"], _line(r)))
     parts = [
         f'<div class="{STATIC_CLASS}" style="font-family:var(--jp-ui-font-family, system-ui, '
-        f'sans-serif);font-size:13px;color:{_FG};line-height:1.4;max-width:100%">',
+        f'sans-serif);font-size:13px;{css("color", _FG)}line-height:1.4;max-width:100%">',
         f'<div style="margin-bottom:4px"><span style="font-weight:600;font-size:14px">'
-        f'{html.escape(r["title"])}</span> <span style="color:{_MUTED}">· {facts}</span></div>',
+        f"{html.escape(r['title'])}</span> "
+        f'<span style="{css("color", _MUTED)}">· {facts}</span></div>',
     ]
     if r.get("error"):
         parts.append(f'<div style="color:{_FAILED}">error: {html.escape(r["error"])}</div>')
@@ -48,11 +52,13 @@ def render_sweep_html(report: SweepReport | dict) -> str:
             f"{html.escape(rec['text'])}</div>"
         )
     if r["points"]["batch_size"] or r["marks"]:
-        charts = "".join(chart_svg(r, key) for key in ("throughput", "latency", "memory"))
+        charts = "".join(chart_html(r, key) for key in ("throughput", "latency", "memory"))
         parts.append(f'<div style="display:flex;flex-wrap:wrap;gap:8px">{charts}</div>')
     if r["rows"]:
         parts.append(_table_html(r))
-    parts.extend(f'<p style="color:{_MUTED};margin:4px 0">{html.escape(n)}</p>' for n in r["notes"])
+    parts.extend(
+        f'<p style="{css("color", _MUTED)}margin:4px 0">{html.escape(n)}</p>' for n in r["notes"]
+    )
     parts.append("</div>")
     return "".join(parts)
 
@@ -77,11 +83,13 @@ def render_sweep_text(report: SweepReport | dict) -> str:
 
 
 # -- charts --------------------------------------------------------------------------------------
-def chart_svg(report: SweepReport | dict, key: str) -> str:
+def chart_html(report: SweepReport | dict, key: str) -> str:
     """One chart (``throughput``, ``latency`` or ``memory``) against batch size (log2 x axis) as
-    an inline ``<svg>``: the line with its points (each with a ``<title>``), the p5–p95 band for
-    latency, failed points as red crosses on the x axis with their message, and the recommended
-    and largest-fitting batch sizes as vertical lines."""
+    sanitiser-proof HTML (absolutely placed ``<div>``s, as the static flame chart: an untrusted
+    notebook's sanitiser drops inline SVG and runs its texts together): each point a dot on a
+    stem from the axis (its ``title`` names it), the p5–p95 range for latency, failed points as
+    red crosses on the x axis with their message, and the recommended and largest-fitting batch
+    sizes as dashed vertical lines."""
     r = _as_dict(report)
     pts = r["points"]
     xs = pts["batch_size"]
@@ -102,57 +110,71 @@ def chart_svg(report: SweepReport | dict, key: str) -> str:
         top.append(r["memory_limit"] / _MIB)
     scale = _Scale(sizes, max(top, default=1.0) or 1.0)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
-        f'viewBox="0 0 {_W} {_H}" role="img" aria-label="{html.escape(title)}" '
-        f'style="font-size:10px;font-family:inherit">',
-        f'<text x="{_L}" y="14" fill="{_FG}" style="font-size:12px">{html.escape(title)}</text>',
+        f'<div class="everyo-sweep-chart" title="{html.escape(title)}" style="position:relative;'
+        f'width:{_W}px;height:{_H}px;font-size:10px;overflow:hidden">',
+        _at(_L, 2, f"font-size:12px;{css('color', _FG)}", html.escape(title)),
         *scale.axes(unit),
     ]
     out += _verticals(r["recommendation"], scale)
     if key == "memory" and r.get("memory_limit"):
         y = scale.y(r["memory_limit"] / _MIB)
         out.append(
-            f'<line x1="{_L}" x2="{_W - _R}" y1="{y:.1f}" y2="{y:.1f}" stroke="{_FAILED}" '
-            f'stroke-dasharray="4 3"><title>memory limit</title></line>'
+            f'<div title="memory limit" style="position:absolute;left:{_L}px;top:{y:.0f}px;'
+            f'width:{_W - _L - _R}px;height:0;border-top:1px dashed {_FAILED}"></div>'
         )
     color = _COLORS[key]
-    if key == "latency" and xs:
-        upper = [(scale.x(x), scale.y(v)) for x, v in zip(xs, pts["p95_ms"])]
-        lower = [(scale.x(x), scale.y(v)) for x, v in zip(xs, pts["p5_ms"])]
-        ring = " ".join(f"{a:.1f},{b:.1f}" for a, b in upper + lower[::-1])
-        out.append(f'<polygon points="{ring}" fill="{color}" fill-opacity="0.2" stroke="none"/>')
-    pairs = [(x, v) for x, v in zip(xs, ys) if v is not None]
-    if len(pairs) > 1:
-        line = " ".join(f"{scale.x(x):.1f},{scale.y(v):.1f}" for x, v in pairs)
-        out.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2"/>')
+    base = scale.y(0)
+    if key == "latency":
+        for x, lo, hi in zip(xs, pts["p5_ms"], pts["p95_ms"]):
+            if lo is None or hi is None:
+                continue
+            y0, y1 = scale.y(hi), scale.y(lo)
+            out.append(
+                f'<div title="batch {x}: p5 {_fmt(lo)} ms, p95 {_fmt(hi)} ms" style="position:'
+                f"absolute;left:{scale.x(x) - 4:.0f}px;top:{y0:.0f}px;width:8px;"
+                f'height:{max(1.0, y1 - y0):.0f}px;background-color:{color};opacity:0.25"></div>'
+            )
     rec = r["recommendation"]["recommended"]
     flags = dict(zip(xs, pts.get("flag") or [None] * len(xs)))
-    for x, v in pairs:
+    for x, v in ((x, v) for x, v in zip(xs, ys) if v is not None):
+        cx, cy = scale.x(x), scale.y(v)
         big = x == rec and key == "throughput"
-        fill = _RECOMMENDED if big else color
+        radius = 5 if big else 3
         out.append(
-            f'<circle cx="{scale.x(x):.1f}" cy="{scale.y(v):.1f}" r="{5 if big else 3}" '
-            f'fill="{fill}"><title>batch {x}: {_fmt(v)} {unit}</title></circle>'
+            f'<div style="position:absolute;left:{cx - 1:.0f}px;top:{cy:.0f}px;width:2px;'
+            f'height:{max(0.0, base - cy):.0f}px;background-color:{color};opacity:0.35"></div>'
+            f'<div class="everyo-sweep-point" title="batch {x}: {_fmt(v)} {unit}" '
+            f'style="position:absolute;left:{cx - radius:.0f}px;top:{cy - radius:.0f}px;'
+            f"width:{2 * radius}px;height:{2 * radius}px;border-radius:{radius}px;"
+            f'background-color:{_RECOMMENDED if big else color}"></div>'
         )
         if flags.get(x):  # a point that is not trusted: a ring, and why on hover
             out.append(
-                f'<circle cx="{scale.x(x):.1f}" cy="{scale.y(v):.1f}" r="7" fill="none" '
-                f'stroke="{_FAILED}" stroke-width="2"><title>batch {x}: {flags[x]}</title>'
-                "</circle>"
+                f'<div title="batch {x}: {html.escape(str(flags[x]))}" style="position:absolute;'
+                f"left:{cx - 7:.0f}px;top:{cy - 7:.0f}px;width:10px;height:10px;"
+                f'border-radius:7px;border:2px solid {_FAILED}"></div>'
             )
     for mark in r["marks"]:
-        cx, cy = scale.x(mark["batch_size"]), scale.y(0)
+        cx = scale.x(mark["batch_size"])
         out.append(
-            f'<g stroke="{_FAILED}" stroke-width="2"><title>batch {mark["batch_size"]}: '
-            f"{html.escape(mark['message'][:200])}</title>"
-            f'<line x1="{cx - 4:.1f}" y1="{cy - 4:.1f}" x2="{cx + 4:.1f}" y2="{cy + 4:.1f}"/>'
-            f'<line x1="{cx - 4:.1f}" y1="{cy + 4:.1f}" x2="{cx + 4:.1f}" y2="{cy - 4:.1f}"/></g>'
-            f'<text x="{cx:.1f}" y="{cy - 7:.1f}" fill="{_FAILED}" '
-            f'text-anchor="{"end" if cx > _W - _R - 20 else "middle"}">'
-            f"{html.escape(mark['label'])}</text>"
+            f'<div title="batch {mark["batch_size"]}: {html.escape(mark["message"][:200])}" '
+            f'style="position:absolute;left:{cx - 30:.0f}px;top:{base - 22:.0f}px;width:60px;'
+            f'text-align:center;line-height:11px;color:{_FAILED}">'
+            f"{html.escape(mark['label'])}<br>✕</div>"
         )
-    out.append("</svg>")
+    out.append("</div>")
     return "".join(out)
+
+
+def _at(x: float, y: float, style: str, text: str, width: int | None = None) -> str:
+    """A text at (``x``, ``y``) px of a chart (``width``: centred on ``x`` in that width)."""
+    if width is not None:
+        x -= width / 2
+        style += f"width:{width}px;text-align:center;"
+    return (
+        f'<div style="position:absolute;left:{x:.0f}px;top:{y:.0f}px;white-space:nowrap;'
+        f'{style}">{text}</div>'
+    )
 
 
 class _Scale:
@@ -175,46 +197,43 @@ class _Scale:
 
     def axes(self, unit: str) -> list[str]:
         base = _H - _B
+        muted = css("color", _MUTED)
         out = [
-            f'<line x1="{_L}" x2="{_W - _R}" y1="{base}" y2="{base}" stroke="{_BORDER}"/>',
-            f'<text x="{(_L + _W - _R) / 2:.0f}" y="{_H - 4}" fill="{_MUTED}" '
-            f'text-anchor="middle">batch size</text>',
-            f'<text x="10" y="{(_T + base) / 2:.0f}" fill="{_MUTED}" text-anchor="middle" '
-            f'transform="rotate(-90 10 {(_T + base) / 2:.0f})">{html.escape(unit)}</text>',
+            f'<div style="position:absolute;left:{_L}px;top:{base}px;width:{_W - _L - _R}px;'
+            f'height:0;{css("border-top", f"1px solid {_BORDER}")}"></div>',
+            _at((_L + _W - _R) / 2, _H - 14, muted, "batch size", width=120),
+            _at(2, _T - 12, muted, html.escape(unit)),
         ]
         first, last = math.ceil(self.lo), math.floor(self.hi)
         every = max(1, math.ceil((last - first + 1) / 7))
         for k in range(first, last + 1):
             if (k - first) % every:
                 continue
-            x = self.x(2**k)
-            out.append(
-                f'<text x="{x:.1f}" y="{base + 13}" fill="{_MUTED}" text-anchor="middle">'
-                f"{_size(2**k)}</text>"
-            )
+            out.append(_at(self.x(2**k), base + 3, muted, _size(2**k), width=40))
         for frac in (0.0, 0.5, 1.0):
             value = self.top / 1.1 * frac
             y = self.y(value)
             out.append(
-                f'<line x1="{_L}" x2="{_W - _R}" y1="{y:.1f}" y2="{y:.1f}" stroke="{_GRID}"/>'
-                f'<text x="{_L - 4}" y="{y + 3:.1f}" fill="{_MUTED}" text-anchor="end">'
-                f"{_fmt(value)}</text>"
+                f'<div style="position:absolute;left:{_L}px;top:{y:.0f}px;'
+                f'width:{_W - _L - _R}px;height:0;{css("border-top", f"1px solid {_GRID}")}">'
+                f"</div>"
+                f'<div style="position:absolute;left:0;top:{y - 6:.0f}px;width:{_L - 4}px;'
+                f'text-align:right;{muted}">{_fmt(value)}</div>'
             )
         return out
 
 
 def _verticals(rec: dict, scale: _Scale) -> list[str]:
     out = []
-    lines = [("recommended", rec["recommended"], _RECOMMENDED, "5 3")]
+    lines = [("recommended", rec["recommended"], _RECOMMENDED, "dashed")]
     if rec["largest_fit"] != rec["recommended"]:
-        lines.append(("largest fit", rec["largest_fit"], _LARGEST, "2 3"))
+        lines.append(("largest fit", rec["largest_fit"], _LARGEST, "dotted"))
     for name, size, color, dash in lines:
         if size is None:
             continue
-        x = scale.x(size)
         out.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{_T}" y2="{_H - _B}" stroke="{color}" '
-            f'stroke-dasharray="{dash}"><title>{name}: {size}</title></line>'
+            f'<div title="{name}: {size}" style="position:absolute;left:{scale.x(size):.0f}px;'
+            f'top:{_T}px;width:0;height:{_H - _B - _T}px;border-left:1px {dash} {color}"></div>'
         )
     return out
 
@@ -233,7 +252,7 @@ _COLUMNS = (
 
 
 def _table_html(r: dict) -> str:
-    cell = f"padding:2px 8px;border-bottom:1px solid {_BORDER};"
+    cell = f"padding:2px 8px;{css('border-bottom', f'1px solid {_BORDER}')}"
     head = "".join(
         f'<th style="{cell}text-align:{"left" if k in ("status", "note") else "right"}">{h}</th>'
         for k, h in _COLUMNS
@@ -261,7 +280,7 @@ def _table_html(r: dict) -> str:
         )
         body.append(f"<tr>{tds}</tr>")
     return (
-        f'<table style="border-collapse:collapse;margin:6px 0;color:{_FG};font-size:13px">'
+        f'<table style="border-collapse:collapse;margin:6px 0;{css("color", _FG)}font-size:13px">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
@@ -283,7 +302,7 @@ def _memory(row: dict):
 
 
 def _num(value, digits: int, divide: float = 1.0) -> str:
-    return "-" if value is None else f"{value / divide:,.{digits}f}"
+    return NO_VALUE if value is None else f"{value / divide:,.{digits}f}"
 
 
 def _fmt(value: float) -> str:

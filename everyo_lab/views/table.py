@@ -17,6 +17,7 @@ __all__ = [
     "add_share",
     "check_group_by",
     "finish_rows",
+    "sort_order",
     "sort_rows",
     "table_rows",
     "wall_ns",
@@ -105,19 +106,26 @@ def add_labels(rows: list[dict]) -> None:
 
 
 def sort_rows(rows: list[dict], sort_by: str, *, descending: bool = True) -> list[dict]:
-    """Sort rows by one column; ``None``/NaN sort last, numbers before text."""
+    """Sort rows by one column; ``None``/NaN sort last, numbers before text, ties in label
+    order (:func:`sort_order`)."""
     if rows and not any(sort_by in r for r in rows):
         columns = ", ".join(sorted({k for r in rows for k in r}))
         raise EveryOProfilerError(f"cannot sort by {sort_by!r}; columns are: {columns}")
+    return [rows[i] for i in sort_order(rows, sort_by, descending=descending)]
+
+
+def sort_order(rows: list[dict], sort_by: str, *, descending: bool = True) -> list[int]:
+    """The indices of ``rows`` sorted by ``sort_by``: missing values (``None``, NaN) last either
+    way, numbers before text, ties in label order (not in the order events arrived: the live
+    and the exact table agree). The one sort rule of every table, the widget's included."""
 
     def missing(v) -> bool:
         return v is None or (isinstance(v, float) and math.isnan(v))
 
-    # ties in label order, not in the order events arrived: the live and the exact table agree
-    rows = sorted(rows, key=_tie_key)
-    present = [r for r in rows if not missing(r.get(sort_by))]
-    absent = [r for r in rows if missing(r.get(sort_by))]
-    present.sort(key=lambda r: _sort_key(r[sort_by]), reverse=descending)
+    by_tie = sorted(range(len(rows)), key=lambda i: _tie_key(rows[i]))
+    present = [i for i in by_tie if not missing(rows[i].get(sort_by))]
+    absent = [i for i in by_tie if missing(rows[i].get(sort_by))]
+    present.sort(key=lambda i: _sort_key(rows[i][sort_by]), reverse=descending)
     return present + absent
 
 

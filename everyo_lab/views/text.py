@@ -3,7 +3,7 @@ spots, steps, an aligned table and the notes, for terminals."""
 
 from __future__ import annotations
 
-from everyo_lab.views.columns import TEXT_COLUMNS, format_cell
+from everyo_lab.views.columns import format_cell
 from everyo_lab.views.memory import memory_text
 from everyo_lab.views.report import Report, as_report, hot_spot_text, steps_text
 from everyo_lab.views.why_static import hot_lines_text, top_rows_hot_lines
@@ -63,13 +63,13 @@ def render_text(
 
 def _table(report: Report) -> list[str]:
     rows, group_by = report.rows, report.group_by
-    cols = report.columns + [("share", "share", "{:.1%}")]
-    cells = [[format_cell(r, key, fmt, group_by) for key, _, fmt in cols] for r in rows]
+    cols = report.columns
+    cells = [[format_cell(r, col, group_by) for col in cols] for r in rows]
     for line in cells:  # long labels would push every number off screen
         line[0] = line[0] if len(line[0]) <= _MAX_LABEL else line[0][: _MAX_LABEL - 1] + "…"
-    headers = [h for _, h, _ in cols]
+    headers = [col.header for col in cols]
     widths = [max(len(headers[j]), *(len(c[j]) for c in cells)) for j in range(len(cols))]
-    text_cols = {0} | {j for j, (k, _, _) in enumerate(cols) if k in TEXT_COLUMNS}
+    text_cols = {j for j, col in enumerate(cols) if col.align == "left"}
 
     def fmt_line(values) -> str:
         return "  ".join(

@@ -1,12 +1,15 @@
 """``Dashboard``: one anywidget showing one run — header, flame chart, steps, table, icicle, export.
 
 Wiring only. The numbers come from one :class:`~everyo_lab.views.report.Report` per refresh
-(synced as the ``report`` trait, a few kilobytes); the flame chart's events travel as binary
-columns in custom messages (:mod:`.wire`, :class:`.stream.EventStream`), never in widget state,
-and the browser does level of detail, zoom and pan itself. A live refresh sends one message:
-its report rides in the header of its last events message (or a ``report`` message of its own)
-and the trait takes the same value without a second message; each message sets off a chain of
-wake-ups (kernel, server, browser) that a loop keeping every core busy pays for. plotly.js
+(a few kilobytes); the flame chart's events travel as binary columns in custom messages
+(:mod:`.wire`, :class:`.stream.EventStream`), never in widget state, and the browser does level
+of detail, zoom and pan itself. Each report reaches the browser once, numbered (``seq``): a live
+refresh's in the header of its last events message (or a ``report`` message of its own: one
+message a refresh, as each one sets off a chain of wake-ups, kernel, server, browser, that a
+loop keeping every core busy pays for), every other one (final, a new sort, a new run) as the
+``report`` trait, which a saved notebook keeps. The browser shows the newest. What the live
+dashboard knows of a recording run (cursor, steps, thread numbers, running aggregates) is one
+:class:`~everyo_lab.views.live_session.LiveSession`; the widget serialises it. plotly.js
 reaches the page once: the first dashboard of a page asks the kernel for it
 (:mod:`.plotly_asset`) and every later one reuses it. ``dashboard()`` adds a run picker over
 every run in ``everyo.profiler.runs``.
@@ -27,6 +30,7 @@ import traitlets
 from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
+from everyo_lab.views.live_session import LiveSession
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
 from everyo_lab.widgets.picker import gone_bundle, gone_text, registry, removed_from
 from everyo_lab.widgets.stream import EventStream
@@ -149,10 +153,11 @@ class Dashboard(anywidget.AnyWidget):
         self._export_dir = export_dir
         self._lock = threading.RLock()  # refresh runs on the live thread and on comm messages
         self._run = None
-        self._stream: EventStream | None = None
-        self._live = None  # LiveState while a live refresher feeds us
-        self._report_in_message = None  # the live report sent with the events (not resent)
+        self._session: LiveSession | None = None  # what we know of the run shown
+        self._stream: EventStream | None = None  # what the browser holds of it
         self._report = None  # the last Report (the static rendering reuses it)
+        self._seq = 0  # the number of the last report sent
+        self._shown: dict = {}  # the last report sent, by either route
         self._unsubscribe = None
         self._gone = None  # (label, reason) of the run shown until it left the registry
         on_removal = removed_from(weakref.ref(self))
@@ -180,8 +185,8 @@ class Dashboard(anywidget.AnyWidget):
         with self._lock:
             self._run = run
             self._gone = None
-            self._stream = EventStream(run) if run is not None else None
-            self._live = None
+            self._session = LiveSession(run) if run is not None else None
+            self._stream = EventStream(self._session) if run is not None else None
             self._why.clear()
             self.why_target = {}
             self.why = {}
@@ -201,7 +206,7 @@ class Dashboard(anywidget.AnyWidget):
         whole run, and the icicle.
         """
         with self._lock:
-            run, stream = self._run, self._stream
+            run, session, stream = self._run, self._session, self._stream
             if self.picker and not live:
                 self._list_runs()
             if run is None:
@@ -209,24 +214,27 @@ class Dashboard(anywidget.AnyWidget):
                 self.report = {}
                 return None
             t0 = time.thread_time()
-            batch = stream.read()
+            batch = session.read()
             final = getattr(run, "status", "completed") != "running"
+            state = session.fold(batch) if not final else None  # it must see every row
             if live and not final:
-                state = self._feed(batch)
                 catch_up = time.thread_time() - t0
                 self._refresh_live(run, stream, batch, state)
                 self._refresh_why()
                 return catch_up
-            state = self._feed(batch) if not final else None
             self._send_all(stream.update(batch, state=state, final=final))
-            self._report = self._build_report(run)
-            self.report = self._report.to_dict()
+            self._show_report(self._build_report(run))
             if final:
-                self._live = None
                 self.icicle = _views().icicle_figure(run, theme=self.theme)
                 self._refresh_comparison()
             self._refresh_why()
             return None
+
+    @property
+    def shown_report(self) -> dict:
+        """The report the browser shows now (plain data): the newest sent, as the ``report``
+        trait or with a live refresh's events (``{}`` without a run)."""
+        return self._shown if self._run is not None else {}
 
     # -- the why panel -------------------------------------------------------------------------
     def _hide(self):
@@ -236,8 +244,7 @@ class Dashboard(anywidget.AnyWidget):
         """A row or bar was selected (or the fold button pressed): the panel at once."""
         with self._lock:
             if change["name"] == "why_target":
-                threads = dict(self._live.threads) if self._live is not None else {}
-                threads.update(self._stream.threads if self._stream is not None else {})
+                threads = dict(self._session.threads.ids) if self._session is not None else {}
                 self.why = self._why.select(self._run, change["new"], threads, self._hide())
             else:
                 self._refresh_why(force=True)
@@ -305,35 +312,23 @@ class Dashboard(anywidget.AnyWidget):
 
     def _refresh_live(self, run, stream, batch, state) -> None:
         messages = stream.update(batch, state=state)
-        self._report = self._live_report(run, state)
-        report = self._report.to_dict()
+        report = self._next_report(self._live_report(run))
         if messages:  # the browser applies the events, then shows the report
             messages[-1].header["report"] = report
         else:
             messages = [Encoded({"type": "report", "run": run.id, "report": report}, [])]
         self._send_all(messages)
-        self._report_in_message = report
-        try:
-            self.report = report  # the kernel's copy (a new view, a page reload), not resent
-        finally:
-            self._report_in_message = None
 
-    def _should_send_property(self, key, value):
-        """ipywidgets' hook before it syncs a trait: not the live report just sent with the
-        events (see the module)."""
-        if key == "report" and value is self._report_in_message:
-            return False
-        return super()._should_send_property(key, value)
+    def _next_report(self, report) -> dict:
+        """``report`` as the browser gets it, numbered after every report sent before."""
+        self._report = report
+        self._seq += 1
+        self._shown = {**report.to_dict(), "seq": self._seq}
+        return self._shown
 
-    def _feed(self, batch):
-        """Add ``batch`` to the running aggregates. They start with the stream (at row 0) and
-        see every row it reads while the run records, so they never miss or repeat one."""
-        from everyo_lab.views.live_state import LiveState
-
-        if self._live is None:
-            self._live = LiveState()
-        self._live.feed(batch)
-        return self._live
+    def _show_report(self, report) -> None:
+        """Send ``report`` as the trait (see the module)."""
+        self.report = self._next_report(report)
 
     def _table_options(self) -> dict:
         return {
@@ -348,16 +343,11 @@ class Dashboard(anywidget.AnyWidget):
 
         return _with_fallback_sort(build_report, run, self._table_options())
 
-    def _live_report(self, run, state):
-        from everyo_lab.views.report import live_report
+    def _live_report(self, run):
+        session = self._session
 
-        def build(source, **options):
-            return live_report(
-                source,
-                state,
-                steps=self._stream.steps,
-                **options,
-            )
+        def build(_run, **options):
+            return session.report(**options)
 
         return _with_fallback_sort(build, run, self._table_options())
 
@@ -427,7 +417,7 @@ class Dashboard(anywidget.AnyWidget):
         self._unsubscribe_removals()
         with self._lock:  # a closed widget shows nothing: let its runs go now
             self._why.clear()
-            self._run = self._stream = self._live = self._report = self._cmp = None
+            self._run = self._session = self._stream = self._report = self._cmp = None
         super().close()
 
     def _let_go(self, run, reason: str) -> None:
@@ -442,7 +432,7 @@ class Dashboard(anywidget.AnyWidget):
                 self._cmp = None
                 self.compare_id = ""
             if self._run is run:
-                self._run = self._stream = self._live = self._report = None
+                self._run = self._session = self._stream = self._report = None
                 self._gone = (run.label, reason)
                 self.export_status = f"{gone_text(run.label, reason)}; export runs you want to keep"
         if self.picker:
@@ -482,7 +472,11 @@ class Dashboard(anywidget.AnyWidget):
         elif kind == "resend":
             with self._lock:
                 if self._stream is not None:
-                    self._send_all(self._stream.resend())
+                    messages = self._stream.resend()
+                    if self._report is not None and self._report.live:  # not in the trait
+                        report = self._next_report(self._report)
+                        messages[-1].header["report"] = report
+                    self._send_all(messages)
         elif kind == "detail":
             try:
                 x0, x1 = float(content["x0"]), float(content["x1"])
@@ -508,11 +502,11 @@ class Dashboard(anywidget.AnyWidget):
             run = self._run
             if run is None:
                 return
-            if self._live is not None and getattr(run, "status", "") == "running":
-                self._report = self._live_report(run, self._live)
+            if self._session.state is not None and getattr(run, "status", "") == "running":
+                report = self._next_report(self._live_report(run))
+                self._send_all([Encoded({"type": "report", "run": run.id, "report": report}, [])])
             else:
-                self._report = self._build_report(run)
-            self.report = self._report.to_dict()
+                self._show_report(self._build_report(run))
             if _change["name"] == "group_by":
                 self._refresh_comparison()  # the diff table groups as the summary table
 
@@ -568,7 +562,7 @@ class Dashboard(anywidget.AnyWidget):
             message = f"cannot show run {run.label!r}: {type(exc).__name__}: {exc}"
             warnings.warn(f"everyo dashboard: {message}", EveryOProfilerWarning, stacklevel=2)
             with self._lock:
-                self._run = self._stream = self._live = self._report = None
+                self._run = self._session = self._stream = self._report = None
             self.report = {}
             self.export_status = message
 

@@ -8,13 +8,16 @@ import math
 
 def run_entry(run) -> dict:
     """The JSON-ready description of one run the picker shows."""
+    wall_ms, events = run.wall_ns / 1e6, int(run.num_events)
     return {
         "id": run.id,
         "label": run.label,
         "status": run.status,
         "start_time": _seconds(run.start_time),
-        "wall_ms": run.wall_ns / 1e6,
-        "events": int(run.num_events),
+        "wall_ms": wall_ms,
+        "events": events,
+        # the option's words, spelt as the report's header spells them (shown as they are)
+        "text": f"{run.label} · {run.status} · {wall_ms:.3f} ms · {events:,} events",
     }
 
 

@@ -19,8 +19,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from everyo.profiler.step_stats import StepStats
 from everyo_lab.views._batch import key_color_codes
+from everyo_lab.views.live_session import LiveSession
 from everyo_lab.views.lod import merge_bars
 from everyo_lab.widgets.wire import MIXED, RAW_LIMIT, Encoded, encode_bars, encode_events
 
@@ -31,77 +31,63 @@ FINAL_BARS = 20000  # bars of a final or zoomed view
 
 
 class EventStream:
-    """Tracks what the browser holds of ``run``; each method returns the messages to send."""
+    """Tracks what the browser holds of a run; each method returns the messages to send.
 
-    def __init__(self, run, *, raw_limit: int = RAW_LIMIT):
-        self.run = run
+    ``source`` is a :class:`~everyo_lab.views.live_session.LiveSession` (the dashboard's: its
+    cursor, steps and thread numbers are the ones this stream sends) or a run (a session of
+    its own).
+    """
+
+    def __init__(self, source, *, raw_limit: int = RAW_LIMIT):
+        self.session = source if isinstance(source, LiveSession) else LiveSession(source)
         self.raw_limit = raw_limit
         self.live_raw_batch = raw_limit // 4  # more new events in one live refresh: bars
-        self.cursor = 0  # rows of the run the stream has read
         self.sent = 0  # raw events the browser holds
         self.keys_sent = 0
-        self.threads: dict[int, int] = {}  # thread id -> small index, by first appearance
         self.names_sent = 0
-        self.steps = StepStats()  # the steps so far (ns from the run start), summary kept exact
-        self._marks = False  # True once the steps come from profiler.step() marks
-        self.first_start_ns: int | None = None  # where step 0 starts
         self.steps_sent = 0
+        self._steps_of = self.session.steps  # the step list steps_sent counts in
         self.raw = True  # False once the run outgrew raw_limit: the browser holds bars
         self.bytes_sent = 0
 
+    @property
+    def run(self):
+        return self.session.run
+
+    @run.setter
+    def run(self, run) -> None:
+        self.session.run = run
+
     # -- reading the run -------------------------------------------------------------------
     def read(self):
-        """The rows recorded since the last read (an ``EventBatch``); advances the cursor."""
-        batch, self.cursor = self.run.events_since(self.cursor)
-        self._note_steps(batch)
-        return batch
+        """The session's next rows (:meth:`LiveSession.read`)."""
+        return self.session.read()
+
+    @property
+    def steps(self):
+        """The session's steps so far."""
+        return self.session.steps
 
     @property
     def step_ends_ns(self) -> np.ndarray:
         """The ends of the steps so far (ns from the run start), in time order."""
-        return self.steps.ends
-
-    def _note_steps(self, batch) -> None:
-        """Bring the steps up to date (O(new rows and steps): a live refresh must not cost more
-        as the run grows, see :mod:`everyo.profiler.step_stats`)."""
-        if len(batch):
-            first = int(np.min(batch.start_ns))
-            if self.first_start_ns is None or first < self.first_start_ns:
-                self.first_start_ns = first
-        first = self.first_start_ns or 0
-        marks = getattr(self.run, "step_ns", None)
-        if marks:  # explicit profiler.step() marks win over optimizer steps
-            if not self._marks:  # they replace the optimizer steps held so far
-                self._marks, self.steps, self.steps_sent = True, StepStats(), 0
-            self.steps.add_ends(marks[len(self.steps) :], first)
-            return
-        ends = ()
-        if len(batch):
-            kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)
-            opt = kinds[np.asarray(batch.key, np.int64)]
-            if opt.any():
-                ends = batch.start_ns[opt] + batch.dur_ns[opt]
-        self.steps.add_ends(ends, first)  # also where the first step starts, if that moved
+        return self.session.steps.ends
 
     def _new_steps(self) -> tuple[int, np.ndarray]:
         """``(index of the first, ms)`` of the step ends the browser lacks; marks them sent."""
+        if self._steps_of is not self.session.steps:  # marks replaced the optimizer steps
+            self._steps_of, self.steps_sent = self.session.steps, 0
         first = self.steps_sent
         self.steps_sent = len(self.step_ends_ns)
         return first, self.step_ends_ns[first:] / 1e6
 
     def thread_index(self, tid: np.ndarray) -> np.ndarray:
-        """Each row's small thread index (new threads numbered in order of appearance)."""
-        tid = np.asarray(tid, np.int64)
-        if len(tid) == 0:
-            return np.zeros(0, np.int64)
-        uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
-        for t in uniq[np.argsort(first, kind="stable")].tolist():
-            self.threads.setdefault(t, len(self.threads))
-        return np.array([self.threads[t] for t in uniq.tolist()], np.int64)[inverse]
+        """Each row's thread index, in the session's numbering."""
+        return self.session.threads.index(tid)
 
     def _thread_names(self, batch, whole: bool) -> dict:
         names = getattr(batch, "thread_names", None) or {}
-        items = list(self.threads.items())
+        items = list(self.session.threads.ids.items())
         new = items if whole else items[self.names_sent :]
         self.names_sent = len(items)
         return {i: names.get(t, f"thread {t}") for t, i in new}
@@ -120,7 +106,7 @@ class EventStream:
             return [self._all_events(final=True)]  # it fits after all: every event, once more
         rows = _rows(batch, np.asarray(batch.row) >= self.sent) if self.raw else batch
         if self.raw and self.sent + len(rows) <= self.raw_limit:
-            if len(rows) == 0 and self.steps_sent == len(self.step_ends_ns) and not final:
+            if len(rows) == 0 and not self._steps_pending() and not final:
                 return []
             return [self._events(rows, reset=self.sent == 0, final=final)]
         self.raw = False
@@ -134,7 +120,7 @@ class EventStream:
         """Everything again, for a browser view that holds nothing (page reload, new view)."""
         self.steps_sent = 0
         if self.raw:
-            done = self.run.status != "running" and self.cursor >= self.run.num_events
+            done = self.run.status != "running" and self.session.cursor >= self.run.num_events
             return [self._all_events(final=done)]
         return [self._snapshot_bars()]
 
@@ -169,6 +155,9 @@ class EventStream:
         self.keys_sent = len(batch.keys)
         self.bytes_sent += msg.nbytes
         return msg
+
+    def _steps_pending(self) -> bool:
+        return self._steps_of is not self.session.steps or self.steps_sent < len(self.step_ends_ns)
 
     def _bars_steps(self, window) -> dict:
         """A detail answer adds no steps; whole-run bars bring the browser's up to date."""
@@ -222,7 +211,6 @@ class EventStream:
         single = bars.count == 1
         if single.any():  # a lone event: its own key (same colour, but its name for the hover)
             key[single] = singles["key"][bars.row[single]]
-        # LiveState numbers threads by first appearance, as this stream does
         msg = encode_bars(
             self.run.id,
             bars,

@@ -250,9 +250,10 @@ lab.check(
 # %% [markdown]
 # Profile the new model too, and compare it with the baseline: `--compare baseline` shows,
 # under the new run's dashboard, both flame charts on one time axis (zooming together) and a
-# diff table, biggest change first, with a verdict per row ("faster", "slower" or "within
-# noise", from the per-call durations). `everyo_lab.compare("baseline", "vectorised")` shows
-# the same view on its own; `analysis.diff` gives the numbers as a table.
+# diff table, biggest change first, with a verdict per row ("faster" or "slower";
+# "negligible change" for a change beyond noise too small to matter, as the unchanged `ReLU`'s;
+# "within noise", from the per-call durations). `everyo_lab.compare("baseline", "vectorised")`
+# shows the same view on its own; `analysis.diff` gives the numbers as a table.
 
 # %%
 %%everyo_profile --label vectorised --compare baseline --top 8

@@ -166,8 +166,8 @@ lab.check(
 # A gate says *that* a workload got slower; a profile comparison says *where*.
 # `%%everyo_profile --compare LABEL` profiles the cell and shows, under its dashboard, the
 # comparison with the earlier run `LABEL`: both flame charts on one time axis, and a diff
-# table with a verdict per row ("faster", "slower" or "within noise", from the per-call
-# durations). `everyo_lab.compare("v1", "v2")` shows the same view on its own.
+# table with a verdict per row ("faster" or "slower", "negligible change" when the change is
+# beyond noise but too small to matter, or "within noise", from the per-call durations). `everyo_lab.compare("v1", "v2")` shows the same view on its own.
 
 # %%
 %%everyo_profile --label v1 --top 6

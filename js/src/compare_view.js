@@ -1,34 +1,16 @@
 // The comparison of two runs: header (both wall times, speed-up, per-step verdict), the flame
 // charts of A and B stacked on one time axis (each zoom or pan moves both), and the diff table
-// with a verdict per row. Numbers come from the `comparison` trait (views/compare.py); A's
+// with a verdict per row. Numbers and their texts come from the `comparison` trait
+// (views/compare.py; nothing here formats a figure); A's
 // events from the model's second store (messages tagged with `compare_id`).
 import { FlameView } from "./flame_view.js";
-import { formatMs } from "./format.js";
+import { NO_VALUE } from "./schema.js";
 
-/** `[key, header]` of the diff table, as the static rendering (views/compare_static.py). */
-export const DIFF_COLUMNS = [
-  ["label", "name"],
-  ["calls_a", "calls A"],
-  ["calls_b", "calls B"],
-  ["per_call_ms_a", "A ms/call"],
-  ["per_call_ms_b", "B ms/call"],
-  ["self_ms_a", "A self/call"],
-  ["self_ms_b", "B self/call"],
-  ["ratio", "B/A median"],
-  ["delta_ms", "Δ total ms"],
-  ["verdict", "verdict"],
-];
-
-/** The text of one diff cell ("–" when the value is missing). */
+/** The text of one diff cell: the kernel's (views/compare.py: diff_texts), as every rendering
+ * of the comparison shows it. */
 export function diffCell(row, key) {
-  const value = row[key];
-  if (key === "label") return row.shapes ? `${row.label} ${row.shapes}` : String(row.label ?? "");
-  if (value === null || value === undefined) return "–";
-  if (key === "calls_a" || key === "calls_b") return value.toLocaleString("en-US");
-  if (key === "ratio") return `${value >= 0.1 ? value.toFixed(2) : value.toPrecision(2)}×`;
-  if (key === "delta_ms") return `${value > 0 ? "+" : value < 0 ? "−" : ""}${formatMs(Math.abs(value))}`;
-  if (typeof value === "number") return formatMs(value);
-  return String(value);
+  const texts = row.texts || {};
+  return key in texts ? String(texts[key]) : NO_VALUE;
 }
 
 /** The header line and the per-step verdict: the kernel's texts (views/compare.py), shown as
@@ -46,20 +28,21 @@ export function sharedExtent(c) {
   return Math.max(Number(c.a && c.a.wall_ms) || 0, Number(c.b && c.b.wall_ms) || 0);
 }
 
-/** The diff table element (rows in the kernel's order: biggest change first). */
-export function renderDiffTable(doc, rows) {
+/** The diff table element: the kernel's columns and texts, rows in its order (biggest change
+ * first). */
+export function renderDiffTable(doc, rows, columns = []) {
   const table = doc.createElement("table");
   table.className = "everyo-table everyo-diff-table";
   const head = table.createTHead().insertRow();
-  for (const [, text] of DIFF_COLUMNS) {
+  for (const { header } of columns) {
     const th = doc.createElement("th");
-    th.textContent = text;
+    th.textContent = header;
     head.appendChild(th);
   }
   const body = table.createTBody();
   for (const row of rows) {
     const tr = body.insertRow();
-    for (const [key] of DIFF_COLUMNS) {
+    for (const { key } of columns) {
       const td = tr.insertCell();
       td.textContent = diffCell(row, key);
       if (key === "verdict") {
@@ -106,7 +89,8 @@ export function mountCompare(doc, model, state) {
   const comparison = () => model.get("comparison") || {};
   const sideReport = (side) => () => {
     const c = comparison();
-    return { wall_ms: sharedExtent(c), live: false, events: (c[side] && c[side].events) || 0 };
+    const run = c[side] || {};
+    return { run_id: run.run_id || side, wall_ms: sharedExtent(c), live: false, events: run.events || 0 };
   };
   // The two charts exist only once there is a comparison: a dashboard of one run pays nothing
   // (no hidden plotly figures drawn when plotly.js arrives).
@@ -134,9 +118,9 @@ export function mountCompare(doc, model, state) {
     header.textContent = compareHeadline(c);
     steps.textContent = stepsVerdictText(c);
     steps.hidden = !c.steps;
-    a.title.textContent = `A · ${c.a.label} · ${formatMs(c.a.wall_ms)} ms`;
-    b.title.textContent = `B · ${c.b.label} · ${formatMs(c.b.wall_ms)} ms`;
-    tableHolder.replaceChildren(renderDiffTable(doc, c.rows || []));
+    a.title.textContent = `A · ${c.a.label} · ${c.a.wall || ""}`;
+    b.title.textContent = `B · ${c.b.label} · ${c.b.wall || ""}`;
+    tableHolder.replaceChildren(renderDiffTable(doc, c.rows || [], c.columns || []));
     notes.replaceChildren(...(c.notes || []).map((text) => {
       const li = doc.createElement("li");
       li.textContent = text;

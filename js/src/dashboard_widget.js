@@ -41,7 +41,7 @@ function createState(model) {
     listeners: new Set(),
     resendAsked: false,
     compareResendAsked: false,
-    live: liveReports(model), // a live refresh's report comes with its events
+    live: liveReports(), // a live refresh's report comes with its events
   };
   const notify = () => state.listeners.forEach((fn) => fn());
   const onMessage = (msg, buffers) => {
@@ -92,7 +92,6 @@ function createState(model) {
   model.on("change:run_id", onRun);
   model.on("change:compare_id", onCompare);
   state.dispose = () => {
-    state.live.dispose();
     model.off("msg:custom", onMessage);
     model.off("change:run_id", onRun);
     model.off("change:compare_id", onCompare);
@@ -129,7 +128,7 @@ function render({ model: traits, el }) {
     state = createState(traits); // no initialize (older anywidget): the views keep the store
     state.fromView = true;
   }
-  const model = liveModel(traits, state.live); // the report: a live refresh's, else the trait
+  const model = liveModel(traits, state.live); // the report: the newest, trait or message
   state.views = (state.views || 0) + 1;
   const doc = el.ownerDocument || document;
   el.classList.add("everyo-dashboard");
@@ -179,7 +178,7 @@ function render({ model: traits, el }) {
       stepsPanel = mountSteps(doc, { onZoom: (w) => flame.setZoom(w), stepWindowOf, extent });
       steps.append(stepsPanel.el);
     }
-    stepsPanel.update(info, (table.shown().texts || {}).steps);
+    stepsPanel.update(info, table.shown().texts || {});
   };
   const onReport = () => {
     // the table decides which report's numbers the page shows now (a live table is rewritten

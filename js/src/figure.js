@@ -1,7 +1,7 @@
 // The plotly side of the flame chart: axes, legend and zoom only. The bars are painted on a
 // canvas under plotly's transparent plot area (paint.js): plotly builds an SVG path string per
-// point and an element per gap-separated polygon, about 100 µs per bar here, so 20,000 bars
-// as plotly traces would block the page for seconds; a canvas paints them in milliseconds.
+// point and an element per gap-separated polygon, so 20,000 bars as plotly traces would block
+// the page for seconds, where a canvas paints them in milliseconds (benchmarks/RESULTS.md).
 import { laneAxis } from "./lanes.js";
 import { lowerBound, upperBound } from "./store.js";
 import { MIXED } from "./wire.js";

@@ -46,7 +46,7 @@ export function running(report) {
 export class FlameView {
   /**
    * `state`: the model's `{store}`; `root`: the widget element that carries the test hooks.
-   * `options.report`: where the run's `{wall_ms, live, events}` come from (default: the
+   * `options.report`: where the run's `{run_id, wall_ms, live, events}` come from (default: the
    * `report` trait; a comparison's two charts read one shared extent).
    */
   constructor(doc, model, state, root, options = {}) {
@@ -218,10 +218,11 @@ export class FlameView {
     this.show(view, t0);
   }
 
-  /** The axes stay on the canvas: plotly has drawn nothing yet, the run records, and the chart
-   * has not been pointed at. */
+  /** The axes stay on the canvas: plotly has drawn nothing yet, the run records (or none is
+   * shown yet: a profiled cell's widget shows before its run starts, and a figure drawn then
+   * would end the canvas axes for the whole live run), and the chart has not been pointed at. */
   canvasAxesOnly(report) {
-    return !this.figured && !this.engaged && running(report);
+    return !this.figured && !this.engaged && (running(report) || !report.run_id);
   }
 
   /**

@@ -1,31 +1,16 @@
-// The header line and the notes of a run, from the report trait (plain DOM, no plotly).
-import { formatMs, formatShare } from "./format.js";
+// The header line and the notes of a run, from the report (plain DOM, no plotly). Every word
+// and number in it is the kernel's (`report.texts`, spelt by views/report.py for every
+// renderer); nothing here formats a figure.
 import { setText } from "./text.js";
-import { eventLabel } from "./wire.js";
 
-/** "Conv2d [features.3] 12.3 ms (45.6 %)". */
-export function hotSpotText(spot) {
-  const label = spot.label || eventLabel(spot.name || "?", spot.path);
-  const parts = [label];
-  if (typeof spot.self_ms === "number") parts.push(`${formatMs(spot.self_ms)} ms`);
-  if (typeof spot.share === "number") parts.push(`(${formatShare(spot.share)})`);
-  return parts.join(" ");
-}
-
-/**
- * The header's parts after the label: status (error), wall time, events, hot spots. A report
- * from the kernel carries these words (`texts`, spelt by views/report.py for every renderer),
- * shown as they are; the formatting here is for a report without them.
- */
+/** The header's parts after the label: status (error), wall time, events, hot spots. */
 export function headerParts(report) {
   const parts = [];
   const texts = report.texts || {};
   if (report.status) parts.push(report.error ? `${report.status} (${report.error})` : String(report.status));
   if (texts.wall) parts.push(texts.wall);
-  else if (typeof report.wall_ms === "number") parts.push(`${formatMs(report.wall_ms)} ms`);
   if (texts.events) parts.push(texts.events);
-  else if (typeof report.events === "number") parts.push(`${report.events.toLocaleString("en-US")} events`);
-  const hot = (texts.hot_spots || (report.hot_spots || []).map(hotSpotText)).slice(0, 3);
+  const hot = (texts.hot_spots || []).slice(0, 3);
   if (hot.length) parts.push(`hot spots (self time): ${hot.join(", ")}`);
   return parts;
 }

@@ -1,20 +1,16 @@
-// The live report: while a run records, the kernel sends each refresh's report in the same
-// message as its events (one message a refresh, not two: each one wakes the kernel's IOPub
-// thread, the Jupyter server and the browser, which a loop keeping every core busy pays for),
-// and leaves the `report` trait of the page's model as it was. The views read the report
-// through `liveModel`: the newest live report while there is one, else the trait. A trait
-// change (the final report, a new sort while live) drops the live one, so the trait wins.
+// The reports of a model: each report reaches the page once, either as the `report` trait (the
+// final report, a new sort or grouping, a new run: what a saved notebook keeps) or, while a run
+// records, in the message that brings its events (one message a refresh, not two: each one
+// wakes the kernel's IOPub thread, the Jupyter server and the browser, which a loop keeping
+// every core busy pays for). The kernel numbers its reports (`seq`), and the views read the
+// newest, wherever it came from.
 
-/** The live-report part of a model's shared state; `dispose` stops listening. */
-export function liveReports(model) {
+/** The message-borne part of a model's reports. */
+export function liveReports() {
   const live = { report: null, listeners: new Set() };
-  const dropLive = () => {
-    live.report = null;
+  live.clear = () => {
+    live.report = null; // another run is shown
   };
-  // registered before any view's listener (in the model's state), so they read the trait
-  model.on("change:report", dropLive);
-  live.dispose = () => model.off("change:report", dropLive);
-  live.clear = dropLive; // another run is shown
   /** A message's report (of the shown run): the views' report listeners run next. */
   live.accept = (report) => {
     if (!report || typeof report !== "object") return;
@@ -24,12 +20,19 @@ export function liveReports(model) {
   return live;
 }
 
+/** The newer of the trait's report and the last message's (by the kernel's `seq`). */
+export function newestReport(trait, message) {
+  if (!message) return trait;
+  if (!trait || typeof trait !== "object" || !(Number(trait.seq) >= Number(message.seq))) return message;
+  return trait;
+}
+
 /**
- * `model` for a view: `get("report")` is the live report while there is one, and a
- * `change:report` listener also hears live reports; everything else is the model's own.
+ * `model` for a view: `get("report")` is the newest report, and a `change:report` listener also
+ * hears reports that came in messages; everything else is the model's own.
  */
 export function liveModel(model, live) {
-  const get = (name) => (name === "report" && live.report ? live.report : model.get(name));
+  const get = (name) => (name === "report" ? newestReport(model.get("report"), live.report) : model.get(name));
   const on = (event, fn) => {
     model.on(event, fn);
     if (event === "change:report") live.listeners.add(fn);

@@ -1,18 +1,21 @@
 // Level of detail: what to draw of a time window at a plot's pixel width, at a bounded cost.
 //
-// Per lane, an event at least one pixel wide is a bar of its own; a run of narrower events
-// separated by gaps of at most a pixel, and spanning at most about a pixel, becomes one merged
-// bar (its count, and its key when the events share one, else MIXED with `dom`, the key with
-// the most time in it, so a busy stretch reads as the classes that dominate it rather than as
-// one long grey bar). That leaves at most about two bars per pixel column and lane;
-// when the total is still above `maxBars` the pixel is widened until it fits. Events that only
-// partly overlap the window count. Pure: plain typed arrays in, typed arrays out.
+// The rule is the kernel's (views/lod.py: merge_bars), so a run's bars merge alike whether the
+// kernel merged them (a run past the raw limit) or the browser did (a zoom, a smaller run); a
+// test runs both on the same events (tests/lab/test_lod_js.py). Per lane, an event at least one
+// pixel wide is a bar of its own; a run of narrower events, each within a pixel of the run's
+// reach and in the same pixel column of the window (columns counted from the window's start),
+// becomes one merged bar (its count, and its key when the events share one, else MIXED with
+// `dom`, a key with the most time in it, so a busy stretch reads as the classes that dominate
+// it rather than as one long grey bar). That leaves at most about two bars per pixel column
+// and lane; when the total is still above `maxBars` the pixel is widened until it fits. Events
+// that only partly overlap the window count. Pure: plain typed arrays in, typed arrays out.
 import { lowerBound, upperBound } from "./store.js";
 import { MIXED } from "./wire.js";
 
 export const MAX_BARS = 20000;
 export const MAX_BARS_LIVE = 4000;
-const PASSES = 6;
+const PASSES = 4; // merges tried before the guaranteed fit (views/lod.py: _MAX_PASSES)
 
 /** `[lo, hi)` of the events of `lane` overlapping `[x0, x1]` (sorting it first if needed). */
 export function windowRange(lane, x0, x1) {
@@ -36,16 +39,19 @@ export function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes 
   const screenPx = span / Math.max(1, widthPx);
   const ranges = items.map((item) => windowRange(item.lane, x0, x1));
   let pixel = screenPx;
-  let count = scan(items, ranges, pixel, codes, null);
-  for (let pass = 0; pass < PASSES && count > maxBars; pass++) {
+  // the widening passes and the guaranteed fit of views/lod.py, step for step
+  let count = scan(items, ranges, pixel, codes, null, x0);
+  for (let pass = 1; pass < PASSES && count > maxBars; pass++) {
     pixel *= (1.25 * count) / maxBars;
-    count = scan(items, ranges, pixel, codes, null);
+    count = scan(items, ranges, pixel, codes, null, x0);
   }
   if (count > maxBars) {
     // Guaranteed fit: a merged bar sits between two wide events or gaps, each a pixel.
-    const room = maxBars - 6 * items.length;
-    pixel = room > 0 ? Math.max(pixel, (2 * span * items.length) / room) : Infinity;
-    count = scan(items, ranges, pixel, codes, null);
+    pixel *= (1.25 * count) / maxBars;
+    const lanes = ranges.filter(([lo, hi]) => hi > lo).length;
+    const room = maxBars - 6 * lanes;
+    pixel = room > 0 ? Math.max(pixel, (2 * span * lanes) / room) : Infinity;
+    count = scan(items, ranges, pixel, codes, null, x0);
   }
   const n = Math.min(count, maxBars);
   const out = {
@@ -63,12 +69,14 @@ export function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes 
     screenPx,
     rows: new Map(),
   };
-  scan(items, ranges, pixel, codes, out, n);
+  scan(items, ranges, pixel, codes, out, x0, n);
   return out;
 }
 
-/** Count the bars (`out` null) or write them into `out` (at most `cap`). */
-function scan(items, ranges, pixel, codes, out, cap = Infinity) {
+/** Count the bars (`out` null) or write them into `out` (at most `cap`); pixel columns count
+ * from `x0`. */
+function scan(items, ranges, pixel, codes, out, x0, cap = Infinity) {
+  const column = (t) => (Number.isFinite(pixel) ? Math.floor((t - x0) / pixel) : 0);
   let total = 0;
   for (let li = 0; li < items.length; li++) {
     const { lane, row } = items[li];
@@ -87,9 +95,10 @@ function scan(items, ranges, pixel, codes, out, cap = Infinity) {
       let weight = e - s;
       i += 1;
       if (e - s < pixel) {
-        // a run of narrow events, each starting within a pixel of the run's reach so far,
-        // closed once it spans a pixel
-        while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && e - s < pixel) {
+        // a run of narrow events, each starting within a pixel of the run's reach so far and
+        // in the pixel column the run started in
+        const col = column(s);
+        while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && column(start[i]) === col) {
           const d = end[i] - start[i];
           if (end[i] > e) e = end[i];
           if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;

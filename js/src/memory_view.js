@@ -10,21 +10,9 @@ import { parseRelayout, sameWindow } from "./zoom.js";
 export const MEMORY_HEIGHT = 170;
 const CONFIG = { displaylogo: false, doubleClick: "autosize", scrollZoom: false, modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"] };
 
-/** "12.3 MB" (decimal units, as the table's `allocated` column). */
-export function formatBytes(n) {
-  if (typeof n !== "number" || !Number.isFinite(n)) return "";
-  const abs = Math.abs(n);
-  for (const [scale, unit] of [[1e9, "GB"], [1e6, "MB"], [1e3, "kB"]]) {
-    if (abs >= scale) return `${(n / scale).toFixed(1)} ${unit}`;
-  }
-  return `${Math.round(n)} B`;
-}
-
-/** "peak 8.3 kB at 1.366 ms · Linear [2]". */
-export function peakText(peak) {
-  if (!peak) return "";
-  const where = peak.label ? ` · ${peak.label}` : "";
-  return `peak ${formatBytes(peak.bytes)} at ${peak.t_ms.toFixed(3)} ms${where}`;
+/** The peak's words, as the kernel spells them (views/memory.py: peak_text). */
+export function peakText(memory) {
+  return String(memory.peak_text || "");
 }
 
 /** The two traces: live bytes as a step line filled to zero, and the peak as a marker. */
@@ -38,7 +26,7 @@ export function memoryTraces(memory, colors = {}) {
     },
     {
       type: "scatter", mode: "markers", x: [memory.peak.t_ms], y: [memory.peak.bytes], name: "peak",
-      marker: { color: "#e45756", size: 9 }, hovertemplate: `${peakText(memory.peak)}<extra></extra>`,
+      marker: { color: "#e45756", size: 9 }, hovertemplate: `${peakText(memory)}<extra></extra>`,
       showlegend: false,
     },
   ];
@@ -59,7 +47,7 @@ export function memoryLayout({ memory, x0, x1, width, colors = {} }) {
     showlegend: false,
     annotations: [{
       // beside the marker, on the side with room (a peak near the start would cover the ticks)
-      x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory.peak), showarrow: false,
+      x: memory.peak.t_ms, y: memory.peak.bytes, text: peakText(memory), showarrow: false,
       xanchor: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? "right" : "left",
       xshift: memory.peak.t_ms > x0 + 0.6 * (x1 - x0) ? -8 : 8, yanchor: "bottom",
       font: { size: 11, color: colors.font_color },
@@ -95,7 +83,7 @@ export function mountMemory(doc, model, flame) {
     }
     el.dataset.points = String(memory.t_ms.length);
     el.dataset.window = `${x0},${x1}`;
-    el.dataset.peak = peakText(memory.peak);
+    el.dataset.peak = peakText(memory);
     if (!el.listening && el.on) {
       el.on("plotly_relayout", (ev) => {
         if (own) return;

@@ -1,5 +1,4 @@
 // The run picker: one <select> over every run in the kernel's store.
-import { formatMs } from "./format.js";
 
 /** Runs grouped by label (insertion order of first appearance), newest run first in each group. */
 export function groupRunsByLabel(runs) {
@@ -12,12 +11,10 @@ export function groupRunsByLabel(runs) {
   return groups;
 }
 
-/** The text of one option: "train · completed · 1,234 ms · 5200 events". */
+/** The text of one option: the kernel's ("train · completed · 1234.500 ms · 5,200 events",
+ * widgets/picker.py: run_entry), else the label. */
 export function runOptionText(run) {
-  const parts = [run.label, run.status];
-  if (typeof run.wall_ms === "number") parts.push(`${formatMs(run.wall_ms)} ms`);
-  if (typeof run.events === "number") parts.push(`${run.events} events`);
-  return parts.join(" · ");
+  return String(run.text || run.label || "");
 }
 
 /** Build the <select>; calls `onPick(runId)` when the user chooses a run. */

@@ -3,8 +3,14 @@
 import { whenIdle } from "./idle.js";
 import { renderComparePicker, renderPicker } from "./picker.js";
 import { GROUP_HEADERS } from "./schema.js";
-import { bodyCells, headKey, nextSort, patchBody, renderTable, sortRows, summaryColumns } from "./table.js";
+import { bodyCells, headKey, nextSort, patchBody, renderTable, rowOrder } from "./table.js";
 import { rowTarget, selectsRow } from "./why_view.js";
+
+/** The report's rows in the order the table's body shows them (what a click on a row selects). */
+function shownRows(report, spec, sort) {
+  const rows = report.rows || [];
+  return rowOrder(spec, sort).map((i) => rows[i]);
+}
 
 function commit(model, values) {
   for (const [name, value] of Object.entries(values)) model.set(name, value);
@@ -52,14 +58,15 @@ export function mountPicker(doc, model) {
 export const LIVE_TABLE_MS = 1000;
 
 /**
- * The summary table of `report.rows`: header clicks set `sort_by` / `descending` (the same
- * column flips the order, a new one sorts descending), the select sets `group_by`; the shown
- * rows are sorted here at once, Python recomputes them (and `top`) behind. While the report is
- * live, its numbers reach the table with the first report at least `LIVE_TABLE_MS` after the
- * last ones (in that report's frame, with the chart and header: no task of its own); a new
- * sort, grouping or columns, and the final report, show at once. A click on a row calls
- * `onSelect` with what it selects (why_view.js `rowTarget`); the row `why_target` selects is
- * marked. `now` (the clock) is for tests.
+ * The summary table of the report's `table` (columns, cell texts, share bars and sort orders,
+ * all from the kernel): header clicks set `sort_by` / `descending` (the same column flips the
+ * order, a new one sorts descending), the select sets `group_by`; the shown rows take the
+ * kernel's order for the clicked column at once, and the kernel recomputes them (and `top`)
+ * behind. While the report is live, its numbers reach the table with the first report at least
+ * `LIVE_TABLE_MS` after the last ones (in that report's frame, with the chart and header: no
+ * task of its own); a new sort, grouping or columns, and the final report, show at once. A
+ * click on a row calls `onSelect` with what it selects (why_view.js `rowTarget`); the row
+ * `why_target` selects is marked. `now` (the clock) is for tests.
  */
 export function mountTable(doc, model, { now = () => performance.now(), onSelect = null } = {}) {
   const el = doc.createElement("div");
@@ -108,31 +115,28 @@ export function mountTable(doc, model, { now = () => performance.now(), onSelect
     if (row) onSelect(rowTarget(row, groupOf()));
   });
   const update = () => {
-    const groupBy = model.get("group_by") || "name";
-    select.value = groupBy;
-    const rows = (model.get("report") || {}).rows || [];
+    select.value = model.get("group_by") || "name";
+    const report = model.get("report") || {};
+    const spec = report.table || { columns: [], rows: [] };
     const sort = { sortBy: model.get("sort_by") || "total_ms", descending: model.get("descending") !== false };
     const onSort = (key) => {
       const next = nextSort(sort, key);
       commit(model, { sort_by: next.sortBy, descending: next.descending });
     };
-    const headers = { label: GROUP_HEADERS[groupBy] || groupBy };
-    const columns = summaryColumns(rows, groupBy);
-    if (table && table.dataset.head === headKey(columns, sort, headers)) {
+    if (table && table.dataset.head === headKey(spec, sort)) {
       // the numbers of a live report: the same table, its cells rewritten where they changed
-      const live = Boolean((model.get("report") || {}).live);
       const t = now();
-      if (live && t - liveAt < LIVE_TABLE_MS) return; // a later report brings newer numbers
-      liveAt = live ? t : -Infinity;
-      shown = model.get("report") || {};
-      patchBody(doc, table.tBodies[0], bodyCells(rows, columns, sort));
-      order = sortRows(rows, sort.sortBy, sort.descending);
+      if (report.live && t - liveAt < LIVE_TABLE_MS) return; // a later report brings newer numbers
+      liveAt = report.live ? t : -Infinity;
+      shown = report;
+      patchBody(doc, table.tBodies[0], bodyCells(spec, sort), spec.columns);
+      order = shownRows(report, spec, sort);
       mark();
       return;
     }
-    shown = model.get("report") || {};
-    table = renderTable(doc, rows, columns, sort, onSort, headers);
-    order = sortRows(rows, sort.sortBy, sort.descending);
+    shown = report;
+    table = renderTable(doc, spec, sort, onSort);
+    order = shownRows(report, spec, sort);
     holder.replaceChildren(table);
     mark();
   };

@@ -1,6 +1,5 @@
 // A training loop read by steps: step k (counted from 0) ends at step end k and starts at step
 // end k - 1 (step 0 at the run's first event). Zoom to a step, and the per-step table.
-import { formatMs } from "./format.js";
 import { setText } from "./text.js";
 
 /** `[start, end]` (ms) of step `k`, or null when there is no such step. */
@@ -37,20 +36,11 @@ export function stepRows(steps) {
   return rows;
 }
 
-/** "40 steps (optimizer) · mean 1.23 ms · median 1.20 ms · p95 1.50 ms". */
-export function stepSummary(steps) {
-  const parts = [`${steps.count} steps${steps.source ? ` (${steps.source})` : ""}`];
-  for (const [label, key] of [["mean", "mean_ms"], ["median", "median_ms"], ["p95", "p95_ms"]]) {
-    if (typeof steps[key] === "number") parts.push(`${label} ${formatMs(steps[key])} ms`);
-  }
-  return parts.join(" · ");
-}
-
 /**
- * The steps panel: summary line, "zoom to step" input, and the table (median, p95, slowest,
+ * The steps panel: summary line (the kernel's words), "zoom to step" input, and the table (median, p95, slowest,
  * fastest; each row a zoom button). `onZoom([x0, x1])` zooms the flame chart;
  * `stepWindowOf(k)` gives step k's window or null; `extent()` the run's `[x0, x1]` (windows
- * stay inside it). Returns `{el, update(steps)}`: a live run's
+ * stay inside it). Returns `{el, update(steps, texts)}`: a live run's
  * steps change with every refresh, and `update` rewrites the panel's texts in place (rows are
  * reused; the step number a user typed stays), where a new panel each time cost the page a
  * style and layout pass of its buttons and took the input away from whoever was typing in it.
@@ -84,7 +74,7 @@ export function mountSteps(doc, { onZoom, stepWindowOf, extent = () => null }) {
   const table = doc.createElement("table");
   table.className = "everyo-table everyo-step-table";
   const head = table.createTHead().insertRow();
-  for (const text of ["", "step", "duration (ms)", ""]) {
+  for (const text of ["", "step", "duration", ""]) {
     const th = doc.createElement("th");
     th.textContent = text;
     head.appendChild(th);
@@ -103,9 +93,11 @@ export function mountSteps(doc, { onZoom, stepWindowOf, extent = () => null }) {
     tr.insertCell().appendChild(button);
     return tr;
   };
-  // `text`: the kernel's words for the summary (the report's `texts.steps`), shown as they are
-  const update = (steps, text) => {
-    setText(summary, text || stepSummary(steps));
+  // `texts`: the kernel's words (the report's `texts`: `steps`, the summary line, and
+  // `step_durations`, each listed step's duration), shown as they are
+  const update = (steps, texts = {}) => {
+    const durations = texts.step_durations || {};
+    setText(summary, texts.steps || "");
     const max = String(Math.max(0, steps.count - 1));
     if (input.max !== max) input.max = max;
     const slowest = String(steps.slowest ? steps.slowest.index : 0);
@@ -118,7 +110,7 @@ export function mountSteps(doc, { onZoom, stepWindowOf, extent = () => null }) {
       if (tr.dataset.what !== row.what) tr.dataset.what = row.what;
       setText(tr.cells[0], row.what);
       setText(tr.cells[1], `#${row.index}`);
-      setText(tr.cells[2], formatMs(row.dur_ms));
+      setText(tr.cells[2], durations[row.what] || "");
       const button = tr.cells[3].firstChild;
       const title = `Zoom the flame chart to step ${row.index}`;
       if (button.title !== title) button.title = title;

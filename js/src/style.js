@@ -45,10 +45,10 @@ export const CSS = `
 .everyo-compare-title { color: var(--jp-ui-font-color2, #555); margin-top: 6px; }
 .everyo-diff-holder { overflow-x: auto; }
 .everyo-diff-table { width: auto; }
-.everyo-diff-table td.everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
+.everyo-table .everyo-num { text-align: right; font-variant-numeric: tabular-nums; }
 .everyo-verdict-faster { color: var(--jp-success-color1, #1a7f37); }
 .everyo-verdict-slower { color: var(--jp-error-color1, #cf222e); }
-.everyo-verdict-within-noise, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
+.everyo-verdict-within-noise, .everyo-verdict-negligible-change, .everyo-verdict-too-little-data { color: var(--jp-ui-font-color2, #555); }
 .everyo-verdict-inconclusive-the-machine-was-busy { color: var(--jp-warn-color1, #9a6700); }
 .everyo-table-holder tbody tr, .everyo-flame { cursor: pointer; }
 .everyo-table tr.everyo-selected td { background: var(--jp-layout-color2, #eef3f8); }

@@ -1,5 +1,6 @@
 // Pure parts of the sweep widget: the progress line, the table, the state of the buttons
 // (unit-tested in test/sweep_view.test.mjs). The numbers come from the Python SweepReport.
+import { NO_VALUE } from "./schema.js";
 
 /** "point 4 of 9, batch 64, 2.1 s" while a point runs (`elapsedS`: seconds since it started);
  * "re-measuring batch 16, 32, 64 interleaved, 2.1 s" while suspects are re-measured. */
@@ -35,7 +36,7 @@ export function buttonStates(running, stopHint = "") {
 }
 
 function fixed(value, digits, divide = 1) {
-  if (value === null || value === undefined || Number.isNaN(value)) return "-";
+  if (value === null || value === undefined || Number.isNaN(value)) return NO_VALUE;
   return (value / divide).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 

@@ -1,36 +1,9 @@
-// The summary table: sortable columns, group-by select, share bars.
-import { columnLabel, formatCell } from "./format.js";
-import { COLUMN_ORDER } from "./schema.js";
+// The summary table, laid out from the report's `table` (views/columns.py: table_dict): the
+// columns with their headers and alignment, each cell's text, the share bars, and per column
+// the row order ascending and descending. Nothing here formats, labels or compares a figure:
+// a header click shows the kernel's order for that column at once (the kernel, busy with the
+// cell, answers with a new report later).
 import { setText } from "./text.js";
-
-// the column order is generated from everyo/profiler/schema.py
-const PREFERRED = COLUMN_ORDER;
-
-/**
- * The columns of report rows: the label first (it holds the name and the module path), then
- * the numbers. Name and path are not repeated; shapes are not when they are the grouping; a
- * column no row has a value for (median while live) is left out.
- */
-export function summaryColumns(rows, groupBy) {
-  const hidden = new Set(["name", "path", "module"]);
-  if (groupBy === "shape") hidden.add("shapes");
-  const known = (key) => rows.some((row) => row[key] !== null && row[key] !== undefined);
-  return tableColumns(rows, PREFERRED).filter((key) => !hidden.has(key) && known(key));
-}
-
-/** Rows sorted by `key` (numbers numerically, strings by locale; missing values last). */
-export function sortRows(rows, key, descending = true) {
-  const sign = descending ? -1 : 1;
-  return [...rows].sort((a, b) => {
-    const x = a[key];
-    const y = b[key];
-    const xMissing = x === null || x === undefined;
-    const yMissing = y === null || y === undefined;
-    if (xMissing || yMissing) return xMissing === yMissing ? 0 : xMissing ? 1 : -1;
-    if (typeof x === "number" && typeof y === "number") return sign * (x - y);
-    return sign * String(x).localeCompare(String(y));
-  });
-}
 
 /** The sort state after clicking the header of `clicked`: same column flips, new one descends. */
 export function nextSort(state, clicked) {
@@ -38,46 +11,41 @@ export function nextSort(state, clicked) {
   return { sortBy: clicked, descending: true };
 }
 
-/** Columns to show, in a stable order: known columns first, then any others the rows carry. */
-export function tableColumns(rows, preferred) {
-  const present = new Set();
-  for (const row of rows) for (const key of Object.keys(row)) present.add(key);
-  const cols = preferred.filter((k) => present.has(k));
-  for (const key of present) if (!cols.includes(key) && !key.startsWith("_")) cols.push(key);
-  return cols;
-}
-
-/** Width of a share bar in percent, clamped to [0, 100]. */
-export function shareWidth(share) {
-  if (typeof share !== "number" || Number.isNaN(share)) return 0;
-  return Math.max(0, Math.min(100, share * 100));
+/** The row indices of `table` in the order of `sort`: the kernel's order for that column, or
+ * the rows' own order (already sorted by the report's sort) when it sent none. */
+export function rowOrder(table, sort) {
+  const byKey = (table.order || {})[sort.sortBy];
+  const order = byKey && byKey[sort.descending ? "descending" : "ascending"];
+  const n = (table.rows || []).length;
+  if (Array.isArray(order) && order.length === n) return order;
+  return [...Array(n).keys()];
 }
 
 /**
- * What the body of the table shows: per row (sorted), the text of each cell and, for the share
- * column, the bar's width (percent; null in other columns).
+ * What the body of the table shows: per row (in `sort`'s order), each cell's text and, in the
+ * bar column, the bar's width (percent; null in other columns).
  */
-export function bodyCells(rows, columns, sort) {
-  return sortRows(rows, sort.sortBy, sort.descending).map((row) =>
-    columns.map((key) => ({
-      text: formatCell(key, row[key]),
-      bar: key === "share" ? shareWidth(row.share) : null,
-    })),
+export function bodyCells(table, sort) {
+  const columns = table.columns || [];
+  const rows = table.rows || [];
+  return rowOrder(table, sort).map((i) =>
+    columns.map((col, c) => ({ text: String(rows[i].texts[c]), bar: col.bar ? rows[i].bar : null })),
   );
 }
 
-/** What the table's head shows: the columns, the sort and the headers (same: same head). */
-export function headKey(columns, sort, headers = {}) {
-  return JSON.stringify([columns, sort.sortBy, Boolean(sort.descending), columns.map((k) => headers[k] || "")]);
+/** What the table's head shows: the columns and the sort (same: same head). */
+export function headKey(table, sort) {
+  const heads = (table.columns || []).map((c) => [c.key, c.header, c.align]);
+  return JSON.stringify([heads, sort.sortBy, Boolean(sort.descending)]);
 }
 
 /**
  * Bring a `<tbody>` to `cells` (from `bodyCells`) in place: rows and cells are reused, a text or
  * bar width is written only when it changed. A live report changes a few times a second with
  * every row; rebuilding the whole table each time cost the page a style and layout pass of
- * every cell. Returns how many cells were written.
+ * every cell. `columns` give each cell its alignment. Returns how many cells were written.
  */
-export function patchBody(doc, body, cells) {
+export function patchBody(doc, body, cells, columns = []) {
   let written = 0;
   while (body.rows.length > cells.length) body.deleteRow(body.rows.length - 1);
   for (let r = 0; r < cells.length; r++) {
@@ -85,7 +53,9 @@ export function patchBody(doc, body, cells) {
     const row = cells[r];
     while (tr.cells.length > row.length) tr.deleteCell(tr.cells.length - 1);
     for (let c = 0; c < row.length; c++) {
-      const td = c < tr.cells.length ? tr.cells[c] : tr.insertCell();
+      const fresh = c >= tr.cells.length;
+      const td = fresh ? tr.insertCell() : tr.cells[c];
+      if (fresh && columns[c] && columns[c].align === "right") td.className = "everyo-num";
       if (writeCell(doc, td, row[c])) written += 1;
     }
   }
@@ -119,24 +89,24 @@ function writeCell(doc, td, { text, bar }) {
 }
 
 /**
- * Build the table DOM (header cells call `onSort(key)` when clicked); `headers` names columns
- * whose header is not their `columnLabel`. Later updates with the same head: `patchBody`.
+ * Build the table DOM from a report's `table` (header cells call `onSort(key)` when clicked).
+ * Later updates with the same head: `patchBody`.
  */
-export function renderTable(doc, rows, columns, sort, onSort, headers = {}) {
-  const table = doc.createElement("table");
-  table.className = "everyo-table";
-  table.dataset.head = headKey(columns, sort, headers);
-  const head = table.createTHead().insertRow();
-  for (const key of columns) {
+export function renderTable(doc, table, sort, onSort) {
+  const el = doc.createElement("table");
+  el.className = "everyo-table";
+  el.dataset.head = headKey(table, sort);
+  const head = el.createTHead().insertRow();
+  for (const col of table.columns || []) {
     const th = doc.createElement("th");
-    th.dataset.key = key;
-    const arrow = sort.sortBy === key ? (sort.descending ? " ▼" : " ▲") : "";
-    const label = headers[key] || columnLabel(key);
-    th.textContent = label + arrow;
-    th.title = `Sort by ${label}`;
-    th.addEventListener("click", () => onSort(key));
+    th.dataset.key = col.key;
+    if (col.align === "right") th.className = "everyo-num";
+    const arrow = sort.sortBy === col.key ? (sort.descending ? " ▼" : " ▲") : "";
+    th.textContent = col.header + arrow;
+    th.title = `Sort by ${col.header}`;
+    th.addEventListener("click", () => onSort(col.key));
     head.appendChild(th);
   }
-  patchBody(doc, table.createTBody(), bodyCells(rows, columns, sort));
-  return table;
+  patchBody(doc, el.createTBody(), bodyCells(table, sort), table.columns || []);
+  return el;
 }

@@ -1,23 +1,24 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DIFF_COLUMNS, compareHeadline, diffCell, sharedExtent, stepsVerdictText } from "../src/compare_view.js";
+import { compareHeadline, diffCell, sharedExtent, stepsVerdictText } from "../src/compare_view.js";
+import { NO_VALUE } from "../src/schema.js";
 import { MARGIN } from "../src/figure.js";
-import { formatBytes, memoryLayout, memoryTraces, peakText } from "../src/memory_view.js";
+import { memoryLayout, memoryTraces, peakText } from "../src/memory_view.js";
 import { renderComparePicker } from "../src/picker.js";
 
-test("diffCell formats counts, ratios, signed changes and missing values", () => {
-  const row = { label: "Linear [0]", calls_a: 1200, calls_b: 3, per_call_ms_a: 0.01234, per_call_ms_b: null, ratio: 0.5, delta_ms: -12.5, verdict: "faster" };
-  assert.equal(diffCell(row, "label"), "Linear [0]");
-  assert.equal(diffCell(row, "calls_a"), "1,200");
-  assert.equal(diffCell(row, "per_call_ms_a"), "0.0123");
-  assert.equal(diffCell(row, "per_call_ms_b"), "–");
-  assert.equal(diffCell(row, "ratio"), "0.50×");
-  assert.equal(diffCell({ ...row, ratio: 0.00141 }, "ratio"), "0.0014×"); // not "0.00×"
-  assert.equal(diffCell(row, "delta_ms"), "−12.50");
-  assert.equal(diffCell({ ...row, delta_ms: 3 }, "delta_ms"), "+3.00");
-  assert.equal(diffCell(row, "verdict"), "faster");
-  assert.equal(diffCell({ ...row, shapes: "(32, 4)" }, "label"), "Linear [0] (32, 4)");
-  assert.deepEqual(DIFF_COLUMNS.map(([k]) => k).at(-1), "verdict");
+test("diff cells and columns are the kernel's texts; a cell it did not spell reads as no value", async () => {
+  const { renderDiffTable } = await import("../src/compare_view.js");
+  const { fakeDocument } = await import("./helpers.mjs");
+  const row = { verdict: "negligible change", why: "slower beyond noise but not relevant", texts: { label: "Linear [0]", ratio: "1.03×", verdict: "negligible change" } };
+  assert.equal(diffCell(row, "ratio"), "1.03×");
+  assert.equal(diffCell(row, "delta_ms"), NO_VALUE);
+  const columns = [{ key: "label", header: "name" }, { key: "ratio", header: "B/A median" }, { key: "verdict", header: "verdict" }];
+  const [thead, tbody] = renderDiffTable(fakeDocument(), [row], columns).childNodes;
+  assert.deepEqual(thead.rows[0].cells.map((c) => c.textContent), ["name", "B/A median", "verdict"]);
+  const cells = tbody.rows[0].cells;
+  assert.deepEqual(cells.map((c) => c.textContent), ["Linear [0]", "1.03×", "negligible change"]);
+  assert.equal(cells[2].className, "everyo-verdict everyo-verdict-negligible-change");
+  assert.equal(cells[2].title, row.why);
 });
 
 test("compare header and per-step verdict are the kernel's texts; the shared time axis", () => {
@@ -30,12 +31,11 @@ test("compare header and per-step verdict are the kernel's texts; the shared tim
   assert.equal(sharedExtent(c), 12.3);
 });
 
-test("memory: bytes, the peak text, traces and a layout aligned with the flame chart", () => {
-  assert.equal(formatBytes(8320), "8.3 kB");
-  assert.equal(formatBytes(12), "12 B");
-  assert.equal(formatBytes(2.5e9), "2.5 GB");
+test("memory: the kernel's peak text, traces and a layout aligned with the flame chart", () => {
   const memory = { track: "host tensor bytes", t_ms: [0.1, 0.5, 0.9], bytes: [10, 30, 20], peak: { t_ms: 0.5, bytes: 30000, label: "Linear [2]" } };
-  assert.equal(peakText(memory.peak), "peak 30.0 kB at 0.500 ms · Linear [2]");
+  assert.equal(peakText(memory), ""); // no words from the kernel: none made up here
+  memory.peak_text = "peak 30.0 kB at 0.500 ms · Linear [2]";
+  assert.equal(peakText(memory), memory.peak_text);
   const [line, peak] = memoryTraces(memory);
   assert.equal(line.line.shape, "hv"); // live bytes hold until the next allocation
   assert.deepEqual(line.x, memory.t_ms);
@@ -64,13 +64,4 @@ test("renderComparePicker lists the other runs and 'nothing'", () => {
   assert.equal(select.children[0].value, "");
 });
 
-test("the summary table's 'allocated' column (profile_memory) reads in bytes", async () => {
-  const { columnLabel, formatCell } = await import("../src/format.js");
-  const { summaryColumns } = await import("../src/table.js");
-  assert.equal(formatCell("mem_bytes", 166400), "166.4 kB");
-  assert.equal(columnLabel("mem_bytes"), "allocated");
-  const rows = [{ label: "Linear", calls: 2, total_ms: 1, share: 0.5, mem_bytes: 100 }];
-  assert.ok(summaryColumns(rows, "name").includes("mem_bytes"));
-  assert.ok(!summaryColumns([{ label: "Linear", calls: 2 }], "name").includes("mem_bytes"));
-});
 

@@ -1,25 +1,23 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { headerParts, hotSpotText } from "../src/header.js";
+import { headerParts } from "../src/header.js";
 import { pointerToData, tooltipLines } from "../src/hover.js";
 import { figureColors } from "../src/theme.js";
 
-test("header parts: status with error, wall time, events, hot spots by self time", () => {
+test("header parts: status with error, then the kernel's words as they are", () => {
   const report = {
     run_id: "r1", label: "train", status: "failed", error: "ValueError", wall_ms: 1234.5, events: 5200,
-    hot_spots: [
-      { name: "Conv2d", path: "features.3", label: "Conv2d [features.3]", self_ms: 12.3, share: 0.456 },
-      { name: "ReLU", path: "", self_ms: 1.5, share: 0.01 },
-    ],
+    hot_spots: [{ name: "Conv2d", path: "features.3", label: "Conv2d [features.3]", self_ms: 12.3, share: 0.456 }],
+    texts: { wall: "1234.500 ms", events: "5,200 events", hot_spots: ["Conv2d [features.3] 12.300 ms (45.6%)", "a", "b", "c"] },
   };
   assert.deepEqual(headerParts(report), [
     "failed (ValueError)",
-    "1,235 ms",
+    "1234.500 ms",
     "5,200 events",
-    "hot spots (self time): Conv2d [features.3] 12.30 ms (45.6 %), ReLU 1.50 ms (1.0 %)",
+    "hot spots (self time): Conv2d [features.3] 12.300 ms (45.6%), a, b",
   ]);
-  assert.equal(hotSpotText({ name: "Linear", path: "fc1", self_ms: 0.5 }), "Linear [fc1] 0.500 ms");
-  assert.deepEqual(headerParts({ status: "running" }), ["running"]);
+  // numbers without the kernel's words are not formatted here
+  assert.deepEqual(headerParts({ status: "running", wall_ms: 3, events: 2 }), ["running"]);
 });
 
 test("pointerToData maps pixels to (time, row) with depth 0 on top", () => {

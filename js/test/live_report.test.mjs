@@ -25,38 +25,38 @@ function traitModel(traits) {
   };
 }
 
-test("liveModel: a live report is what views read and hear, until the trait changes", () => {
-  const model = traitModel({ report: { status: "running", events: 0 }, top: 5 });
-  const live = liveReports(model);
+test("liveModel: views read and hear the newest report, by the kernel's number, from either route", () => {
+  const model = traitModel({ report: { seq: 1, status: "running", events: 0 }, top: 5 });
+  const live = liveReports();
   const view = liveModel(model, live);
   const heard = [];
   const onReport = () => heard.push(view.get("report").events);
   view.on("change:report", onReport);
   assert.equal(view.get("report").events, 0); // no live report yet: the trait
-  live.accept({ status: "running", live: true, events: 10 });
-  live.accept({ status: "running", live: true, events: 25 });
+  live.accept({ seq: 2, status: "running", live: true, events: 10 });
+  live.accept({ seq: 3, status: "running", live: true, events: 25 });
   assert.deepEqual(heard, [10, 25]);
   assert.equal(view.get("top"), 5); // other traits are the model's
-  model.set("report", { status: "completed", events: 30 }); // the final report, as a trait
-  assert.deepEqual(heard, [10, 25, 30]); // the trait wins at once, in the same listener
+  model.set("report", { seq: 4, status: "completed", events: 30 }); // the final report, as a trait
+  assert.deepEqual(heard, [10, 25, 30]); // newer: shown at once, in the same listener
   live.accept(null); // a message without a report changes nothing
+  live.accept({ seq: 3, events: 25 }); // an older report arriving late: not shown
   assert.equal(view.get("report").events, 30);
   view.off("change:report", onReport);
-  live.accept({ status: "running", events: 40 });
-  assert.deepEqual(heard, [10, 25, 30]);
+  live.accept({ seq: 5, status: "running", events: 40 });
+  assert.deepEqual(heard, [10, 25, 30, 30]);
 });
 
-test("liveModel: the model's own methods stay bound to it; dispose stops listening", () => {
+test("liveModel: the model's own methods stay bound to it; another run clears the message's report", () => {
   const model = traitModel({ report: {} });
-  const live = liveReports(model);
+  const live = liveReports();
   const view = liveModel(model, live);
   view.send({ type: "resend" });
   assert.deepEqual(model.sent, [{ type: "resend" }]);
-  live.accept({ events: 2 });
+  live.accept({ seq: 2, events: 2 });
   live.clear(); // another run is shown: its trait until its own live report
   assert.deepEqual(view.get("report"), {});
-  live.accept({ events: 3 });
-  live.dispose();
-  model.set("report", { events: 4 });
-  assert.equal(view.get("report").events, 3); // no longer dropped by trait changes
+  live.accept({ seq: 3, events: 3 });
+  model.set("report", { seq: 4, events: 4 });
+  assert.equal(view.get("report").events, 4);
 });

@@ -27,12 +27,13 @@ test("setText rewrites a lone text node in place and writes nothing when the tex
 const live = (wall, events) => ({
   run_id: "r1", label: "train", status: "running", wall_ms: wall, events,
   hot_spots: [{ label: "Linear [0]", self_ms: 1.5, share: 0.25 }], start_iso: "2026-12-02T10:00:00",
+  texts: { wall: `${wall} ms`, events: `${events} events`, hot_spots: ["Linear [0] 1.500 ms (25.0%)"] },
 });
 
 test("patchHeader keeps the header of a run and rewrites its texts", () => {
   const doc = fakeDocument();
   const div = renderHeader(doc, live(100, 10));
-  assert.equal(div.textContent, "train · running · 100 ms · 10 events · hot spots (self time): Linear [0] 1.50 ms (25.0 %)");
+  assert.equal(div.textContent, "train · running · 100 ms · 10 events · hot spots (self time): Linear [0] 1.500 ms (25.0%)");
   assert.equal(div.title, "started 2026-12-02T10:00:00");
   const inserted = doc.inserted;
   const same = patchHeader(doc, div, live(250, 12));
@@ -68,10 +69,12 @@ test("mountSteps updates its summary, rows and input in place", () => {
   const doc = fakeDocument();
   const zooms = [];
   const panel = mountSteps(doc, { onZoom: (w) => zooms.push(w), stepWindowOf: (k) => [k, k + 1] });
-  panel.update(steps(10, 4));
+  const words = { steps: "10 steps (optimizer): median 1.9 ms", step_durations: { median: "1.9 ms", slowest: "5.0 ms" } };
+  panel.update(steps(10, 4), words);
   const [line, table] = panel.el.childNodes;
   const [summary, go, input] = line.childNodes;
-  assert.equal(summary.textContent, "10 steps (optimizer) · mean 2.00 ms · median 1.90 ms · p95 3.00 ms");
+  assert.equal(summary.textContent, "10 steps (optimizer): median 1.9 ms"); // the kernel's words
+  assert.deepEqual(table.childNodes[1].rows.map((tr) => tr.cells[2].textContent), ["1.9 ms", "5.0 ms"]);
   assert.equal(input.max, "9");
   assert.equal(input.value, "4");
   const body = table.childNodes[1];
@@ -111,7 +114,13 @@ test("mountTable: live numbers with the first report LIVE_TABLE_MS after the las
   const state = { group_by: "name", sort_by: "total_ms", descending: true };
   const model = { get: (k) => state[k], set: (k, v) => { state[k] = v; }, save_changes() {}, on() {} };
   let clock = 0;
-  const report = (ms, live = true) => ({ live, rows: [{ label: "Linear", calls: 1, total_ms: ms }] });
+  const cols = [{ key: "label", header: "name", align: "left" }, { key: "calls", header: "calls", align: "right" }, { key: "total_ms", header: "total ms", align: "right" }];
+  const tableOf = (rows) => ({
+    columns: cols,
+    rows: rows.map(([label, calls, ms]) => ({ texts: [label, String(calls), ms.toFixed(2)], bar: null })),
+    order: { calls: { descending: rows.map((_, i) => i).sort((i, j) => rows[j][1] - rows[i][1]) } },
+  });
+  const report = (ms, live = true) => ({ live, total: ms, table: tableOf([["Linear", 1, ms]]) });
   state.report = report(1);
   const table = mountTable(doc, model, { now: () => clock });
   const shown = () => table.el.textContent;
@@ -127,7 +136,7 @@ test("mountTable: live numbers with the first report LIVE_TABLE_MS after the las
   table.update();
   assert.match(shown(), /2\.00/); // within the interval: not yet, and nothing left pending
   // the report the table shows is the one the header and steps box show (issue 33)
-  assert.equal(table.shown().rows[0].total_ms, 2);
+  assert.equal(table.shown().total, 2);
   clock = LIVE_TABLE_MS;
   state.report = report(5);
   table.update();
@@ -143,7 +152,7 @@ test("mountTable: live numbers with the first report LIVE_TABLE_MS after the las
   table.update(); // live again (a new run in the same view): at once, the interval starts over
   assert.match(shown(), /6\.00/);
   clock += 10;
-  state.report = { live: true, rows: [{ label: "Linear", calls: 1, total_ms: 7 }, { label: "ReLU", calls: 2, total_ms: 1 }] };
+  state.report = { live: true, table: tableOf([["Linear", 1, 7], ["ReLU", 2, 1]]) };
   state.sort_by = "calls";
   table.update(); // a new sort: a new table at once
   assert.match(shown(), /7\.00/);

@@ -15,10 +15,10 @@ test("groupRunsByLabel groups by label, newest first", () => {
   assert.deepEqual(groups.get("train").map((r) => r.id), ["3", "1"]);
 });
 
-test("runOptionText", () => {
-  const text = runOptionText({ label: "train", status: "completed", wall_ms: 1234.5, events: 42 });
-  assert.equal(text, "train · completed · 1,235 ms · 42 events");
-  assert.equal(runOptionText({ label: "x", status: "running" }), "x · running");
+test("runOptionText: the kernel's words as they are, else the label", () => {
+  const text = "train · completed · 1234.500 ms · 42 events";
+  assert.equal(runOptionText({ label: "train", status: "completed", wall_ms: 1234.5, events: 42, text }), text);
+  assert.equal(runOptionText({ label: "x", status: "running", wall_ms: 3 }), "x");
 });
 
 test("detectTheme reads JupyterLab's body attributes", () => {

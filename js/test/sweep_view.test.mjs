@@ -45,7 +45,7 @@ test("table rows: formatted cells, GPU memory first, failed and recommended rows
   assert.equal(rows[1].cells[7], "best, recommended, largest fit");
   assert.equal(rows[2].cls, "failed");
   assert.equal(rows[2].title, "MemoryError: out");
-  assert.deepEqual(rows[2].cells.slice(2, 7), ["-", "-", "-", "-", "-"]);
+  assert.deepEqual(rows[2].cells.slice(2, 7), ["–", "–", "–", "–", "–"]);
   assert.equal(rows[2].cells[7], "MemoryError: out");
   assert.deepEqual(tableRows({}), []);
   assert.equal(pickNote(1, report.recommendation), "");

@@ -110,15 +110,25 @@ test("a click on a table row selects that row (in the order shown) and marks it"
     { label: "small", name: "small", kind: "user", total_ms: 1 },
     { label: "Linear [0]", name: "0", kind: "module", path: "0", total_ms: 9 },
   ];
-  const model = fakeModel({ group_by: "path", sort_by: "total_ms", descending: true, report: { rows }, why_target: {} });
+  // the table as the kernel lays it out (views/columns.py table_dict): rows in the report's
+  // order, and per column the order to show them in
+  const col = (key, header, align = "right") => ({ key, label: header, unit: "", align, header, bar: false });
+  const table = {
+    columns: [col("label", "path", "left"), col("total_ms", "total ms")],
+    rows: [{ texts: ["small", "1.000"], bar: 10 }, { texts: ["Linear [0]", "9.000"], bar: 90 }],
+    order: { total_ms: { descending: [1, 0], ascending: [0, 1] } },
+  };
+  const model = fakeModel({
+    group_by: "path", sort_by: "total_ms", descending: true, report: { rows, table }, why_target: {},
+  });
   const picked = [];
-  const table = mountTable(doc, model, { onSelect: (t) => picked.push(t) });
-  const [holder] = find(table.el, "everyo-table-holder");
+  const mounted = mountTable(doc, model, { onSelect: (t) => picked.push(t) });
+  const [holder] = find(mounted.el, "everyo-table-holder");
   const body = holder.firstChild.tBodies[0];
   holder.fire("click", { target: body.rows[0].cells[1] }); // the first row shown: the biggest
   assert.deepEqual(picked, [{ type: "row", group_by: "path", kind: "module", name: "0", label: "Linear [0]" }]);
   model.state.why_target = picked[0];
-  table.mark();
+  mounted.mark();
   assert.deepEqual(body.rows.map((tr) => tr.className), ["everyo-selected", ""]);
   holder.fire("click", { target: holder.firstChild.childNodes[0] }); // the head: no selection
   assert.equal(picked.length, 1);

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { followWindow, parseRelayout, sameWindow, wholeWindow } from "../src/zoom.js";
-import { stepBounds, stepRows, stepSummary, zoomWindow } from "../src/steps.js";
+import { stepBounds, stepRows, zoomWindow } from "../src/steps.js";
 import { stepsInWindow } from "../src/figure.js";
 
 test("parseRelayout reads the three range forms and autorange", () => {
@@ -65,7 +65,7 @@ test("zoomWindow stays inside the run: the first and last steps get no margin be
   assert.deepEqual(zoomWindow(90, 110, 0.05, [0, 100]), [89, 110]);
 });
 
-test("step rows and summary from report.steps", () => {
+test("step rows from report.steps", () => {
   const steps = {
     count: 40, source: "optimizer", mean_ms: 1.25, median_ms: 1.2, p95_ms: 1.5,
     median: { index: 3, start_ms: 4, end_ms: 5.2, dur_ms: 1.2 },
@@ -74,7 +74,6 @@ test("step rows and summary from report.steps", () => {
     fastest: { index: 9, start_ms: 11, end_ms: 12, dur_ms: 1 },
   };
   assert.deepEqual(stepRows(steps).map((r) => [r.what, r.index]), [["median", 3], ["p95", 7], ["slowest", 0], ["fastest", 9]]);
-  assert.equal(stepSummary(steps), "40 steps (optimizer) · mean 1.25 ms · median 1.20 ms · p95 1.50 ms");
   assert.deepEqual(stepRows(null), []);
 });
 

@@ -14,7 +14,7 @@ from everyo.bench.sweep_point import row_from_times
 from everyo.machine_state import MachineState
 from everyo_lab.views.sweep import sweep_charts
 from everyo_lab.views.sweep_report import build_sweep_report
-from everyo_lab.views.sweep_static import chart_svg, render_sweep_text
+from everyo_lab.views.sweep_static import chart_html, render_sweep_text
 
 SIZES = [8, 16, 32, 64, 128, 256, 512]
 
@@ -219,7 +219,7 @@ def test_the_views_mark_untrusted_points_and_say_why():
     assert "1.8 of 2 cores" in ring["customdata"][1].replace("<br>", " ")
     line = figure["data"][0]  # hovering the point itself says why as well
     assert line["text"][1].startswith("<br>unreliable: ") and line["text"][0] == ""
-    assert "batch 16: unreliable" in chart_svg(report, "throughput")
+    assert "batch 16: unreliable" in chart_html(report, "throughput")
     text = render_sweep_text(report)
     assert "! contended" in text and "Machine: busy" in text
 

@@ -116,7 +116,8 @@ def test_compare_renders_both_flame_charts_and_the_diff_table(lab, page_on_failu
     assert "faster" in view["header"], view["header"]
     names = [row[0] for row in view["rows"]]
     assert {"Sequential", "ReLU [1]"} <= set(names), names
-    assert all(row[-1] in ("faster", "slower", "within noise") for row in view["rows"]), view
+    verdicts = ("faster", "slower", "negligible change", "within noise")
+    assert all(row[-1] in verdicts for row in view["rows"]), view
     # one time axis: both charts show the same window, the longer run's extent
     assert _same(_window(view["a"]["window"]), _window(view["b"]["window"]))
     # compare() shows the comparison alone: the run's own flame chart and table are hidden

@@ -297,6 +297,12 @@ def _window(s) -> tuple[float, float]:
     return x0, x1
 
 
+def _as_ms(text: str) -> float:
+    """A duration as the steps box spells it ("23.8 ms", "512 µs", "1,204 ms") in ms."""
+    number, unit = text.replace(",", "").split()
+    return float(number) / (1000 if unit == "µs" else 1)
+
+
 def test_step_table_zooms_to_a_step(lab, page_on_failure):
     s = lab.session
     board = s.cell(LIVE).locator(".everyo-dashboard")
@@ -305,7 +311,7 @@ def test_step_table_zooms_to_a_step(lab, page_on_failure):
     whole = _reset(s)["window"]
 
     slowest = steps.locator('tr[data-what="slowest"]')
-    duration = float(slowest.locator("td").nth(2).inner_text().replace(",", ""))
+    duration = _as_ms(slowest.locator("td").nth(2).inner_text())
     before = s.board(LIVE)["window"]
     slowest.locator(".everyo-step-row-zoom").click()
     s.wait_board_change(LIVE, "window", before)
@@ -342,6 +348,18 @@ def test_table_and_export(lab, page_on_failure):
                 break
             s.page.wait_for_timeout(100)
         assert "Linear [0]" in text and "Linear [2]" in text, text
+    # a header click: the rows in the kernel's order for that column, its arrow on the header
+    table.locator('th[data-key="calls"]').click()
+    calls = []
+    for _ in range(100):
+        head = table.locator("thead th").all_inner_texts()
+        if head and any(h.startswith("calls ▼") for h in head):
+            at = next(i for i, h in enumerate(head) if h.startswith("calls"))
+            rows = table.locator("tbody tr").all()
+            calls = [int(r.locator("td").nth(at).inner_text().replace(",", "")) for r in rows]
+            break
+        s.page.wait_for_timeout(100)
+    assert calls and calls == sorted(calls, reverse=True), calls
     s.screenshot(table, "dashboard-table")
 
     with s.page.expect_download(timeout=15000) as info:

@@ -225,7 +225,8 @@ def test_reopened_without_kernel_shows_the_static_sweep(lab):
     static.wait_for(state="visible", timeout=30000)
     s.page.wait_for_timeout(2000)  # let the widget manager give up on the missing models
     assert static.is_visible()
-    assert static.locator("svg").count() == 3 and static.locator("table").count() == 1
+    assert static.locator(".everyo-sweep-chart").count() == 3
+    assert static.locator("table").count() == 1
     assert "is recommended" in static.inner_text()
     s.screenshot(s.cell(LIVE).locator(".jp-OutputArea"), "sweep-reopened")
     errors = s.visible_text_containing("Error displaying widget")

@@ -5,8 +5,9 @@ Trusted": JupyterLab and Notebook 7 render its ``text/html`` through a sanitiser
 ``<svg>`` (keeping its text, so an SVG flame chart read as "Sequential: 1.177 msSequential...")
 and any style it cannot check (a ``var()`` colour: the share bars vanished). The notebook here
 holds the outputs the magic saves (the dashboard's and a comparison's bundles), written without
-a signature, and is opened in Chromium: the flame chart's bars and the share bars must show,
-with no tooltip text run into the page, and a sampled run's hot lines (their share bars too).
+a signature, and is opened in Chromium: the flame chart's bars, the share bars, the memory
+chart's columns and the sweep's three charts must show, with no tooltip text run into the page,
+and a sampled run's hot lines (their share bars too).
 """
 
 from __future__ import annotations
@@ -29,7 +30,20 @@ CHECK_JS = """
     return r.width > 0 && r.height > 0 && filled(b);
   });
   const shares = [...out.querySelectorAll('.everyo-share > div')].filter(filled);
+  const shown = (els) => [...els].filter((el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && filled(el);
+  });
+  const memory = out.querySelector('.everyo-static-memory');
+  const columns = memory ? [...memory.children].filter((c) => c.title.includes(' live from ')) : [];
+  const points = out.querySelectorAll('.everyo-sweep-point');
   return {
+    memories: out.querySelectorAll('.everyo-static-memory').length,
+    columns: columns.length,
+    columnsDrawn: shown(columns).length,
+    charts: out.querySelectorAll('.everyo-sweep-chart').length,
+    points: points.length,
+    pointsDrawn: shown(points).filter((p) => p.title.startsWith('batch ')).length,
     svg: out.querySelectorAll('svg').length,
     flames: out.querySelectorAll('.everyo-static-flame').length,
     bars: bars.length,
@@ -48,13 +62,25 @@ def _outputs() -> list[dict]:
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab"))
-    from views_runs import model_run, train_run
+    from test_views_sweep import ROWS
+    from views_runs import FakeClock, model_run, train_run
 
+    import everyo as eo
+    from everyo.profiler import profile
+    from everyo.profiler.run import RunRegistry
     from everyo_lab.views.compare import build_comparison
     from everyo_lab.views.compare_static import render_compare_html
+    from everyo_lab.views.sweep_report import build_sweep_report
+    from everyo_lab.views.sweep_static import render_sweep_html
     from everyo_lab.widgets.dashboard import static_bundle
 
     bundle = static_bundle(train_run(iterations=6))
+    model = eo.Sequential(eo.Linear(4, 64, seed=0), eo.ReLU(), eo.Linear(64, 2, seed=1))
+    with profile(profile_memory=True, clock=FakeClock(tick=1000), registry=RunRegistry()) as p:
+        for _ in range(4):  # allocations spread over time: a memory chart of many columns
+            model(eo.zeros(16, 4))
+    memory = static_bundle(p.run)
+    sweep = {"text/html": render_sweep_html(build_sweep_report(ROWS)), "text/plain": "sweep"}
     compare = {
         "text/html": render_compare_html(build_comparison(model_run(), model_run())),
         "text/plain": "everyo comparison",
@@ -64,7 +90,7 @@ def _outputs() -> list[dict]:
         "text/html": '<div class="everyo-probe">probe<svg><title>probe title</title></svg></div>',
         "text/plain": "probe",
     }
-    outputs = (bundle, compare, sampled, probe)
+    outputs = (bundle, compare, memory, sweep, sampled, probe)
     return [nbformat.v4.new_output("display_data", data=data) for data in outputs]
 
 
@@ -105,7 +131,7 @@ def test_static_charts_survive_the_sanitiser_of_an_untrusted_notebook(tmp_path, 
         session.page.wait_for_selector(".jp-OutputArea-output .everyo-static-flame", timeout=30000)
         session.page.wait_for_selector(".jp-OutputArea-output .everyo-probe", timeout=30000)
         shown = session.page.evaluate(CHECK_JS)
-    board, comparison, sampled, probe = shown
+    board, comparison, memory, sweep, sampled, probe = shown
     assert probe["svg"] == 0, "the notebook was rendered trusted: the sanitiser did not run"
     assert board["svg"] == 0 and board["flames"] == 1, board  # the sanitiser kept the chart
     assert board["drawn"] == board["bars"] > 3 and board["titles"] == board["bars"], board
@@ -117,3 +143,8 @@ def test_static_charts_survive_the_sanitiser_of_an_untrusted_notebook(tmp_path, 
     assert (
         sampled["svg"] == 0 and sampled["shares"] > 1 and sampled["shareBars"] == sampled["shares"]
     )
+    assert memory["svg"] == 0 and memory["memories"] == 1, memory
+    assert memory["columnsDrawn"] == memory["columns"] > 3, memory
+    assert sweep["svg"] == 0 and sweep["charts"] == 3, sweep
+    assert sweep["pointsDrawn"] == sweep["points"] == 3 * 4, sweep  # 4 points measured
+    assert "is recommended" in sweep["text"] and "batch size" in sweep["text"]

@@ -311,14 +311,14 @@ def test_dashboard_live_refresh_reads_only_new_events():
             board.refresh(live=True)
         assert spy.rows_read == [6, 10, 4]
         assert board._stream.sent == 20
-        live = {r["name"]: r["calls"] for r in board.report["rows"]}
+        live = {r["name"]: r["calls"] for r in board.shown_report["rows"]}
         assert live == {"step": 10, "inner": 10}
         assert board.icicle == {}  # the icicle waits for the end
     finally:
         p.stop()
     board._run = board._stream.run = p.run
     board.refresh()
-    exact = {r["name"]: r for r in board.report["rows"]}
+    exact = {r["name"]: r for r in board.shown_report["rows"]}
     assert exact["step"]["calls"] == 10 and exact["step"]["median_ms"] is not None
     assert len(board.icicle["data"]) == 1
 
@@ -336,12 +336,12 @@ def test_table_option_change_while_live_reorders_the_live_rows():
                     pass
         p.flush()
         board.refresh(live=True)
-        assert board.report["rows"][0]["median_ms"] is None  # live rows
+        assert board.shown_report["rows"][0]["median_ms"] is None  # live rows
         board.sort_by = "self_ms"  # what clicking a header does
         board.descending = False
-        rows = board.report["rows"]
+        rows = board.shown_report["rows"]
         assert [r["self_ms"] for r in rows] == sorted(r["self_ms"] for r in rows)
-        assert board.report["live"]
+        assert board.shown_report["live"]
     finally:
         p.stop()
 
@@ -366,13 +366,15 @@ def test_live_steps_equal_the_exact_steps_at_every_refresh():
                     clock.advance(5)
             p.flush()
             board.refresh(live=True)
-            assert board.report["steps"] == analysis.step_summary(*analysis.step_bounds(p.run))
-        assert board.report["steps"]["count"] == 9
+            assert board.shown_report["steps"] == analysis.step_summary(
+                *analysis.step_bounds(p.run)
+            )
+        assert board.shown_report["steps"]["count"] == 9
         for dt in (7, 3):
             clock.advance(dt)
             p.step()  # marks win over the optimizer steps, live as at the end
         board.refresh(live=True)
-        steps = board.report["steps"]
+        steps = board.shown_report["steps"]
         assert steps == analysis.step_summary(*analysis.step_bounds(p.run))
         assert (steps["count"], steps["source"]) == (2, "profiler.step()")
     finally:

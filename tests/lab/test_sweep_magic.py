@@ -103,7 +103,7 @@ def test_sweep_runs_with_names_from_the_notebook_and_shows_two_outputs(shell):
     assert widgets[0]["text/plain"] == "everyo sweep: magic"
     assert "not started" in statics[0]["text/plain"] or "running" in statics[0]["text/plain"]
     final = statics[-1]["text/html"]
-    assert 'class="everyo-sweep-static"' in final and final.count("<svg") == 3
+    assert 'class="everyo-sweep-static"' in final and final.count('class="everyo-sweep-chart"') == 3
     assert ":has(.everyo-sweep)" in final  # hidden while the widget shows
     assert "is recommended" in statics[-1]["text/plain"]
     widget = sweeps["magic"]

@@ -68,6 +68,34 @@ def test_verdicts_find_a_planted_change_and_not_noise():
     assert "speed-up" in row["why"]
 
 
+def test_an_unchanged_layer_beside_a_big_change_is_not_marked_faster_or_slower():
+    """Lab 01: the vectorised RowScale got 25x faster, and the untouched ReLU around it moved by
+    a few per cent (caches, the allocator): beyond noise, but not a change to report. A row too
+    small to matter (under RELEVANT_SHARE of the run) is not one either, however it moved."""
+    from everyo_lab.views.compare import RELEVANT_PER_CALL, RELEVANT_SHARE
+
+    n = 30
+    a = planted_run("a", {"RowScale": [20_000] * n, "ReLU": [1000] * n, "tiny": [100] * n})
+    b = planted_run(
+        "b", {"RowScale": [800] * n, "ReLU": [1030] * n, "tiny": [150] * n}, seed=1, noise=0.002
+    )
+    rows = {r["name"]: r for r in build_comparison(a, b).rows}
+    assert rows["RowScale"]["verdict"] == "faster"
+    relu = rows["ReLU"]
+    assert call_verdict(*_durations(a, b, "ReLU"))["verdict"] == "slower"  # beyond noise
+    assert max(relu["speedup"], 1 / relu["speedup"]) - 1 < RELEVANT_PER_CALL
+    assert relu["verdict"] == "negligible change"
+    assert f"under {RELEVANT_PER_CALL:.0%} per call" in relu["why"]
+    tiny = rows["tiny"]
+    assert max(tiny["speedup"], 1 / tiny["speedup"]) - 1 > RELEVANT_PER_CALL  # 1.5x slower
+    assert abs(tiny["delta_ms"]) < RELEVANT_SHARE * max(a.wall_ns, b.wall_ns) / 1e6
+    assert tiny["verdict"] == "negligible change" and "of the run's wall time" in tiny["why"]
+
+
+def _durations(a, b, name):
+    return (analysis.call_durations(r, "name")[("user", name)] for r in (a, b))
+
+
 def test_the_verdict_is_everyo_bench_compare_on_per_call_durations():
     from everyo.bench import compare
 

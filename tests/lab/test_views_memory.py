@@ -12,7 +12,7 @@ import everyo as eo
 from everyo.profiler import profile
 from everyo.profiler.run import RunRegistry
 from everyo_lab.views import build_report, render_html, render_text
-from everyo_lab.views.memory import memory_svg, memory_view, peak_owner, top_allocators
+from everyo_lab.views.memory import memory_html, memory_view, peak_owner, top_allocators
 
 
 def memory_run(*, big=64, iterations=3):
@@ -43,14 +43,14 @@ def test_no_memory_view_without_profile_memory():
     assert memory_view(model_run()) is None
     report = build_report(model_run())
     assert report.memory is None
-    assert "allocated" not in [h for _, h, _ in report.columns]
+    assert "allocated" not in [c.header for c in report.columns]
     assert "allocated" not in render_text(model_run())
 
 
 def test_allocated_column_and_header_line_only_with_memory():
     run = memory_run()
     report = build_report(run)
-    assert "allocated" in [h for _, h, _ in report.columns]
+    assert "allocated" in [c.header for c in report.columns]
     assert report.memory["peak"]["bytes"] > 0
     text = render_text(run, report=report)
     assert "memory (host tensor bytes): peak" in text and " kB" in text
@@ -109,16 +109,47 @@ def test_long_tracks_are_thinned_keeping_every_extreme():
 def test_static_html_draws_memory_under_the_flame_chart_on_its_scale():
     run = memory_run()
     html = render_html(run)
-    assert (
-        html.count("<svg") == 1
-        and html.count('class="everyo-static-flame"') == 1
-        and "live tensor bytes over time" in html
-    )
+    assert "<svg" not in html  # an untrusted notebook's sanitiser drops it: <div>s instead
+    assert html.count('class="everyo-static-flame"') == 1
+    assert html.count('class="everyo-static-memory"') == 1 and "live tensor bytes over time" in html
     assert html.index("flame chart") < html.index("live tensor bytes")
     view = memory_view(run)
-    svg = memory_svg(view, span_ns=view["t_ms"][-1] * 2e6)
-    assert "peak" in svg and "<polygon" in svg
-    assert memory_svg(None, span_ns=1) == ""
+    chart = memory_html(view, span_ns=view["t_ms"][-1] * 2e6)
+    assert "peak" in chart and "<svg" not in chart
+    assert memory_html(None, span_ns=1) == ""
+
+
+def test_the_memory_charts_columns_keep_the_peak_however_short():
+    """A column is as high as the most bytes live in its stretch: a peak between two column
+    edges still gives its column the full height, and a level held across columns fills them."""
+    import re
+
+    view = {
+        "track": "host",
+        "t_ms": [0.0, 1.0, 1.0001, 9.0],
+        "bytes": [100, 5000, 100, 0],
+        "peak": {"bytes": 5000, "t_ms": 1.0, "label": "Linear [0]"},
+        "top": [],
+    }
+    chart = memory_html(view, span_ns=10e6, columns=100)
+    heights = [int(h) for h in re.findall(r"height:(\d+)px;background-color", chart)]
+    assert max(heights) == 90  # the 0.1-us peak: a whole column at full height
+    titles = re.findall(r'title="([^"]+) live from', chart)
+    assert "5.0 kB" in titles and "100 B" in titles
+    lefts = [float(x) for x in re.findall(r"left:([\d.]+)%;top:\d+px;width:[\d.]+%", chart)]
+    assert lefts == sorted(lefts) and lefts[0] == 0.0
+    assert "peak 5.0 kB at 1.000 ms · Linear [0]" in chart
+
+
+def test_every_view_of_the_memory_chart_spells_the_peak_once():
+    from everyo_lab.views.memory import memory_figure, memory_text, peak_text
+
+    view = memory_view(memory_run())
+    assert view["peak_text"] == peak_text(view["peak"])  # what the widget shows as it is
+    assert view["peak_text"] in memory_text(view)
+    assert view["peak_text"] in memory_html(view, span_ns=1e6)
+    figure = memory_figure(view)
+    assert figure["layout"]["annotations"][0]["text"] == view["peak_text"]
 
 
 def test_to_html_page_has_the_memory_chart_zooming_with_the_flame_chart(tmp_path):

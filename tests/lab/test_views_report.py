@@ -80,11 +80,55 @@ def test_to_dict_holds_every_field_and_the_columns(run):
         "hot_spots",
         "steps",
         "notes",
-        "columns",
+        "table",
+        "texts",
     } <= set(data)
     assert len(data["rows"]) == 2 and data["top"] == 2 and data["live"] is False
-    assert data["columns"][0] == {"key": "label", "header": "name"}
-    assert {"key": "calls", "header": "calls"} in data["columns"]
+    columns = data["table"]["columns"]
+    assert columns[0] == {
+        "key": "label",
+        "label": "name",
+        "unit": "",
+        "align": "left",
+        "header": "name",
+        "bar": False,
+    }
+    total = next(c for c in columns if c["key"] == "total_ms")
+    assert (total["label"], total["unit"], total["header"], total["align"]) == (
+        "total",
+        "ms",
+        "total ms",
+        "right",
+    )
+    assert columns[-1]["key"] == "share" and columns[-1]["bar"] is True
+
+
+def test_the_widgets_table_is_the_text_tables_cells_in_the_same_order(run):
+    """One producer: the cells the widget lays out are those of the text and HTML renderings,
+    and each column's order is the order the report sorts by (ties and missing values alike)."""
+    report = build_report(run, group_by="path")
+    table = report.to_dict()["table"]
+    assert [c["header"] for c in table["columns"]] == [c.header for c in report.columns]
+    lines = render_text(report).splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(table["columns"][0]["header"]))
+    for line, row in zip(lines[start + 1 :], table["rows"], strict=False):
+        assert line.split() == " ".join(row["texts"]).split()
+    assert table["order"]["total_ms"]["descending"] == list(range(len(report.rows)))
+    for key in ("calls", "self_ms", "label"):
+        for descending in (True, False):
+            order = table["order"][key]["descending" if descending else "ascending"]
+            by_report = build_report(run, group_by="path", sort_by=key, descending=descending)
+            assert [report.rows[i]["label"] for i in order] == [r["label"] for r in by_report.rows]
+
+
+def test_a_live_tables_missing_values_read_as_the_one_spelling_of_no_value():
+    from everyo.spelling import NO_VALUE
+    from everyo_lab.views.columns import TableColumn, format_cell
+
+    row = {"label": "Linear", "median_ms": None}
+    assert (
+        format_cell(row, TableColumn("median_ms", "median", "ms", fmt="{:.3f}"), "name") == NO_VALUE
+    )
 
 
 def test_the_same_share_in_every_renderer(run, tmp_path):
@@ -107,7 +151,7 @@ def test_the_same_share_in_every_renderer(run, tmp_path):
 
 
 def _fields(data: dict) -> dict:
-    return {k: v for k, v in data.items() if k not in ("columns", "texts")}  # derived
+    return {k: v for k, v in data.items() if k not in ("table", "texts")}  # derived
 
 
 def test_renderers_take_a_prebuilt_report(run):

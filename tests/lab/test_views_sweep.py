@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import everyo as eo
@@ -60,7 +62,7 @@ from everyo_lab.views.sweep_report import (  # noqa: E402
 )
 from everyo_lab.views.sweep_static import (  # noqa: E402
     STATIC_CLASS,
-    chart_svg,
+    chart_html,
     render_sweep_html,
     render_sweep_text,
 )
@@ -200,22 +202,24 @@ def test_charts_are_valid_plotly():
         go.Figure(fig)
 
 
-def test_static_html_has_three_svg_charts_the_table_and_the_sentence():
+def test_static_html_has_three_sanitiser_proof_charts_the_table_and_the_sentence():
     html = render_sweep_html(build_sweep_report(ROWS, title="Sweep <b>"))
     assert html.startswith(f'<div class="{STATIC_CLASS}"')
-    assert html.count("<svg") == 3 and "<table" in html and "<script" not in html
+    assert html.count('class="everyo-sweep-chart"') == 3 and "<table" in html
+    assert "<svg" not in html and "<script" not in html
     assert "Sweep &lt;b&gt;" in html  # escaped
     assert "Batch size 32 is recommended" in html
     assert "shapes do not match" in html and "OOM" in html
-    svg = chart_svg(build_sweep_report(ROWS), "latency")
-    assert "<polygon" in svg  # the p5-p95 band
+    chart = chart_html(build_sweep_report(ROWS), "latency")
+    assert re.search(r'title="batch 32: p5 [\d.]+ ms, p95 [\d.]+ ms"', chart)  # the band
+    assert chart.count('class="everyo-sweep-point"') == 4  # the points measured
     with pytest.raises(ValueError):
-        chart_svg(build_sweep_report(ROWS), "flops")
+        chart_html(build_sweep_report(ROWS), "flops")
 
 
 def test_static_html_of_a_sweep_not_started_has_no_charts():
     html = render_sweep_html(build_sweep_report([], status="ready"))
-    assert "<svg" not in html and "not started" in html
+    assert "everyo-sweep-chart" not in html and "not started" in html
 
 
 def test_text_rendering_lists_every_point_and_the_recommendation():

@@ -50,7 +50,7 @@ def profiled(label, n=20):
 def test_state_after_refresh_is_the_report_and_the_events_go_as_one_message():
     run = profiled("state")
     board = Recording(run)
-    report = board.report
+    report = board.shown_report
     assert report["label"] == "state" and report["status"] == "completed"
     assert {"step", "inner"} <= {r["name"] for r in report["rows"]}
     assert all(0.0 <= r["share"] <= 1.0 for r in report["rows"])
@@ -85,14 +85,14 @@ def test_live_refresh_sends_only_new_events_and_a_live_report():
         took = time.thread_time() - t0
         # the CPU seconds it spent on the new events, which the refresher's pacing counts apart
         assert isinstance(catch_up, float) and 0.0 <= catch_up <= took
-        assert board.report["live"] and board.report["status"] == "running"
+        assert board.shown_report["live"] and board.shown_report["status"] == "running"
         assert [m["n"] for m in board.messages("events")] == [10, 10]
-        assert [r["calls"] for r in board.report["rows"] if r["name"] == "step"] == [10]
+        assert [r["calls"] for r in board.shown_report["rows"] if r["name"] == "step"] == [10]
         assert not board.icicle  # the icicle waits for the end
     finally:
         p.stop()
     assert board.refresh() is None  # not live: nothing for a pacing to count
-    assert board.report["status"] == "completed" and not board.report["live"]
+    assert board.shown_report["status"] == "completed" and not board.shown_report["live"]
     assert board.messages("events")[-1]["complete"]
 
 
@@ -100,18 +100,18 @@ def test_table_options_recompute_the_rows():
     board = Recording(profiled("table"))
     board.sort_by = "calls"
     board.descending = False
-    calls = [r["calls"] for r in board.report["rows"]]
+    calls = [r["calls"] for r in board.shown_report["rows"]]
     assert calls == sorted(calls)
     board.group_by = "path"
-    assert board.report["group_by"] == "path"
+    assert board.shown_report["group_by"] == "path"
 
 
 def test_sorting_by_the_label_column_sorts_by_label():
     board = Recording(profiled("labels"))
     board.sort_by = "label"  # what clicking the first column's header sends
     board.descending = False
-    labels = [r["label"] for r in board.report["rows"]]
-    assert labels == sorted(labels) and board.report["sort_by"] == "label"
+    labels = [r["label"] for r in board.shown_report["rows"]]
+    assert labels == sorted(labels) and board.shown_report["sort_by"] == "label"
 
 
 def test_group_by_shape_without_shapes_says_they_were_not_recorded():
@@ -120,16 +120,16 @@ def test_group_by_shape_without_shapes_says_they_were_not_recorded():
         work(3)
     board = Recording(p.run)
     board.group_by = "shape"  # what the select does; the run has no shapes to group by
-    assert board.report["rows"] == [] and board.report["group_by"] == "shape"
-    assert any(n.startswith("shapes were not recorded") for n in board.report["notes"])
-    assert board.report["hot_spots"]
+    assert board.shown_report["rows"] == [] and board.shown_report["group_by"] == "shape"
+    assert any(n.startswith("shapes were not recorded") for n in board.shown_report["notes"])
+    assert board.shown_report["hot_spots"]
 
 
 def test_top_keeps_the_first_rows_of_the_new_order():
     board = Recording(profiled("top"), top=1)
-    assert [r["name"] for r in board.report["rows"]] == ["step"]
+    assert [r["name"] for r in board.shown_report["rows"]] == ["step"]
     board.descending = False
-    assert [r["name"] for r in board.report["rows"]] == ["inner"]
+    assert [r["name"] for r in board.shown_report["rows"]] == ["inner"]
 
 
 def test_theme_reported_by_the_front_end_recolours_the_icicle():
@@ -188,7 +188,7 @@ def test_mime_bundle_and_static_rendering_share_the_report():
     bundle = board._repr_mimebundle_()
     assert bundle[WIDGET_MIME]["model_id"] == board.model_id
     assert "everyo-static" in bundle["text/html"] and "step" in bundle["text/plain"]
-    share = next(r["share"] for r in board.report["rows"] if r["name"] == "step")
+    share = next(r["share"] for r in board.shown_report["rows"] if r["name"] == "step")
     assert f"{100 * share:.1f}%" in bundle["text/html"]
 
 
@@ -230,7 +230,10 @@ def test_picker_lists_every_run_and_new_ones():
         assert [r["label"] for r in board.runs] == ["first", "second"]
         board.selected = second.id  # the user picks it in the front end
         assert board.run is second and board.run_id == second.id
-        assert board.report["label"] == "second"
+        assert board.shown_report["label"] == "second"
+        texts = board.shown_report["texts"]  # the option reads as the header does
+        entry = next(r for r in board.runs if r["id"] == second.id)
+        assert entry["text"] == f"second · completed · {texts['wall']} · {texts['events']}"
     finally:
         board.close()
     profiled("third")  # closed: no longer listening
@@ -266,7 +269,7 @@ class StateRecording(Recording):
         return super().send_state(key)
 
 
-def test_a_live_refresh_is_one_message_with_its_report_and_the_trait_is_not_resent():
+def test_each_report_reaches_the_browser_once_numbered_a_live_ones_with_its_events():
     p = Profiler(label="one-message").start()
     try:
         board = StateRecording(p.run)
@@ -276,8 +279,9 @@ def test_a_live_refresh_is_one_message_with_its_report_and_the_trait_is_not_rese
         board.refresh(live=True)
         events = board.messages("events")
         assert len(events) == 1 and events[0]["n"] == 10
-        assert events[0]["report"] == board.report and board.report["live"]
+        assert events[0]["report"] == board.shown_report and board.shown_report["live"]
         assert board.__dict__["synced"] == []  # the report went with the events, once
+        assert board.report.get("seq", 0) < events[0]["report"]["seq"]  # the trait is older
         board.refresh(live=True)  # nothing new: the report goes in a message of its own
         (alone,) = board.messages("report")
         assert alone["run"] == p.run.id and alone["report"]["live"]
@@ -285,14 +289,15 @@ def test_a_live_refresh_is_one_message_with_its_report_and_the_trait_is_not_rese
     finally:
         p.stop()
     board.refresh()  # the final report is the widget's state: synced as a trait
-    assert not board.report["live"] and "report" in board.__dict__["synced"]
+    assert not board.shown_report["live"] and "report" in board.__dict__["synced"]
     assert "report" not in board.messages("events")[-1]
+    assert board.report == board.shown_report and board.report["seq"] > alone["report"]["seq"]
 
 
 def test_a_sort_column_the_rows_lack_sorts_by_total_and_says_so():
     """Issue 33: no silent retry with other options; the notes name the fallback."""
     board = Recording(profiled("nosort"))
     board.sort_by = "flops"  # recorded without record_ops: no such column
-    report = board.report
+    report = board.shown_report
     assert report["sort_by"] == "total_ms" and report["rows"]
     assert "sorted by total_ms: these rows have no flops column" in report["notes"]

@@ -1,0 +1,104 @@
+"""``LiveSession``: everything the live dashboard knows of one run while it records, in one
+owner: the cursor into the run, the steps so far, the numbering of its threads and the running
+aggregates (:class:`~everyo_lab.views.live_state.LiveState`).
+
+The widget reads a session, once per refresh, into the messages it sends and the report it
+shows; it keeps no figure of its own. The browser's lanes, the live flame chart's bars and the
+report's steps all come from here, so they cannot disagree on a thread's number or a step's end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from everyo.profiler.step_stats import StepStats
+
+__all__ = ["LiveSession", "ThreadNumbers"]
+
+
+class ThreadNumbers:
+    """Thread id -> small index, in order of first appearance (what the wire format and the
+    flame chart's lanes number threads by)."""
+
+    def __init__(self):
+        self.ids: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def index(self, tid) -> np.ndarray:
+        """Each row's index (threads seen for the first time numbered in row order)."""
+        tid = np.asarray(tid, np.int64)
+        if len(tid) == 0:
+            return np.zeros(0, np.int64)
+        if tid[0] == tid[-1] and (tid == tid[0]).all():  # the usual batch: one thread, no sort
+            return np.full(len(tid), self.ids.setdefault(int(tid[0]), len(self.ids)), np.int64)
+        uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
+        for t in uniq[np.argsort(first, kind="stable")].tolist():
+            self.ids.setdefault(t, len(self.ids))
+        return np.array([self.ids[t] for t in uniq.tolist()], np.int64)[inverse]
+
+
+class LiveSession:
+    """One run as a live dashboard follows it.
+
+    :meth:`read` takes the rows recorded since the last read and brings the steps up to date;
+    :meth:`fold` adds them to the running aggregates (while the run records, every row read
+    must be folded, so the aggregates never miss or repeat one); :meth:`report` is the live
+    report of what was folded.
+    """
+
+    def __init__(self, run):
+        self.run = run
+        self.cursor = 0  # rows of the run read so far
+        self.threads = ThreadNumbers()
+        self.steps = StepStats()  # the steps so far (ns from the run start), summary kept exact
+        self.first_start_ns: int | None = None  # where step 0 starts
+        self.state = None  # the running aggregates, from the first fold on
+        self._marks = False  # True once the steps come from profiler.step() marks
+
+    def read(self):
+        """The rows recorded since the last read (an ``EventBatch``); advances the cursor."""
+        batch, self.cursor = self.run.events_since(self.cursor)
+        self._note_steps(batch)
+        return batch
+
+    def fold(self, batch):
+        """Add ``batch`` (what :meth:`read` returned) to the running aggregates; returns them."""
+        from everyo_lab.views.live_state import LiveState
+
+        if self.state is None:
+            self.state = LiveState(threads=self.threads)
+        self.state.feed(batch)
+        return self.state
+
+    def report(self, **options):
+        """The live :class:`~everyo_lab.views.report.Report` of the rows folded so far (the
+        options of :func:`~everyo_lab.views.report.live_report`)."""
+        from everyo_lab.views.live_state import LiveState
+        from everyo_lab.views.report import live_report
+
+        state = self.state if self.state is not None else LiveState(threads=self.threads)
+        return live_report(self.run, state, steps=self.steps, **options)
+
+    def _note_steps(self, batch) -> None:
+        """Bring the steps up to date (O(new rows and steps): a live refresh must not cost more
+        as the run grows, see :mod:`everyo.profiler.step_stats`)."""
+        if len(batch):
+            first = int(np.min(batch.start_ns))
+            if self.first_start_ns is None or first < self.first_start_ns:
+                self.first_start_ns = first
+        first = self.first_start_ns or 0
+        marks = getattr(self.run, "step_ns", None)
+        if marks:  # explicit profiler.step() marks win over optimizer steps
+            if not self._marks:  # they replace the optimizer steps held so far
+                self._marks, self.steps = True, StepStats()
+            self.steps.add_ends(marks[len(self.steps) :], first)
+            return
+        ends = ()
+        if len(batch):
+            kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)
+            opt = kinds[np.asarray(batch.key, np.int64)]
+            if opt.any():
+                ends = batch.start_ns[opt] + batch.dur_ns[opt]
+        self.steps.add_ends(ends, first)  # also where the first step starts, if that moved

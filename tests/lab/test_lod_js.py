@@ -1,0 +1,95 @@
+"""One rule for merging a flame chart's sub-pixel events: the kernel's (views/lod.py,
+``merge_bars``: the bars of a run past the raw limit) and the browser's (js/src/lod.js,
+``levelOfDetail``: a zoom, a smaller run) merge the same events into the same bars, so a run's
+chart reads alike whichever side drew it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from everyo_lab.views.lod import merge_bars
+
+JS = Path(__file__).resolve().parents[2] / "js"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+SCRIPT = """
+import { readFileSync } from "node:fs";
+import { levelOfDetail } from "%(js)s/src/lod.js";
+import { lane } from "%(js)s/test/helpers.mjs";
+import { MIXED } from "%(js)s/src/wire.js";
+const { lanes, x1, width, max } = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const items = lanes.map((pairs, row) => ({ lane: lane(pairs), row }));
+const codes = Int32Array.from({ length: 8 }, (_, k) => k);  // a key's colour is its own
+const b = levelOfDetail(items, 0, x1, width, max, codes);
+const out = [];
+for (let i = 0; i < b.n; i++) {
+  out.push([b.lane[i], b.start[i], b.end[i], b.count[i], b.key[i] !== MIXED]);
+}
+console.log(JSON.stringify(out));
+"""
+
+PIXEL_NS = 1000  # a 1-ms window 1,000 pixels wide
+
+
+def _lane_events(rng, n: int) -> list[tuple[int, int, int]]:
+    """``n`` events of one lane, in time order, none overlapping: mostly narrow, some wide;
+    gaps short and long. No start on a pixel column's edge, and no duration or gap of exactly
+    a pixel: there the kernel's integer nanoseconds and the browser's float milliseconds
+    could round to different sides of the same rule."""
+    events, t = [], 137
+    for _ in range(n):
+        dur = int(rng.choice([rng.integers(40, 400), rng.integers(1200, 4000)], p=[0.85, 0.15]))
+        gap = int(rng.choice([rng.integers(20, 300), rng.integers(1100, 3000)], p=[0.8, 0.2]))
+        t += gap
+        if t % PIXEL_NS in range(0, 5) or t % PIXEL_NS > PIXEL_NS - 5:
+            t += 11
+        events.append((t, dur, int(rng.integers(0, 3))))
+        t += dur
+    return events
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("max_bars", [100_000, 400])  # 400: the pixel is widened to fit
+def test_the_browser_and_the_kernel_merge_the_same_events_into_the_same_bars(
+    tmp_path, seed, max_bars
+):
+    rng = np.random.default_rng(seed)
+    lanes = [_lane_events(rng, 300) for _ in range(3)]
+    span = max(s + d for events in lanes for s, d, _ in events) + 500
+    width = span // PIXEL_NS
+    span = width * PIXEL_NS  # a whole number of pixels
+    rows = [(s, d, lane, k) for lane, events in enumerate(lanes) for s, d, k in events]
+    start, dur, lane, code = (np.array(c, np.int64) for c in zip(*rows, strict=True))
+    bars = merge_bars(
+        start, dur, lane, code, x_range_ns=(0, span), width_px=width, max_shapes=max_bars
+    )
+    kernel = sorted(
+        (int(b_lane), int(b_start), int(b_end), int(count), bool(uniform))
+        for b_lane, b_start, b_end, count, uniform in zip(
+            bars.lane, bars.start, bars.end, bars.count, bars.uniform, strict=True
+        )
+    )
+    data = tmp_path / "lanes.json"
+    pairs = [[[s / 1e6, (s + d) / 1e6, k] for s, d, k in events] for events in lanes]
+    data.write_text(
+        json.dumps({"lanes": pairs, "x1": span / 1e6, "width": int(width), "max": max_bars})
+    )
+    script = tmp_path / "lod.mjs"
+    script.write_text(SCRIPT % {"js": JS.as_posix()})
+    result = subprocess.run(
+        [NODE, str(script), str(data)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    browser = sorted(
+        (int(b_lane), round(b_start * 1e6), round(b_end * 1e6), int(count), bool(uniform))
+        for b_lane, b_start, b_end, count, uniform in json.loads(result.stdout)
+    )
+    assert len(kernel) < min(0.8 * len(rows), max_bars + 1)  # the events did merge
+    assert browser == kernel
