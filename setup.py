@@ -18,6 +18,11 @@ setup(
             optional=True,
         ),
         Extension(
+            "everyo.profiler._csampler",
+            sources=["everyo/profiler/_csampler.c"],
+            optional=True,
+        ),
+        Extension(
             "everyo.profiler._cbatch",
             sources=["everyo/profiler/_cbatch.c"],
             optional=True,

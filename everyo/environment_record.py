@@ -57,7 +57,11 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
     """
     cuda, gpus = _cuda()
     return {
-        "everyo": {"version": __version__, "profiler_recorder": _profiler_recorder()},
+        "everyo": {
+            "version": __version__,
+            "profiler_recorder": _profiler_recorder(),
+            "profiler_sampler": _profiler_sampler(),
+        },
         "python": _python(),
         "numpy": _numpy(),
         "os": {
@@ -78,6 +82,14 @@ def _profiler_recorder() -> str:
     from everyo.profiler.recorder import IMPLEMENTATION
 
     return IMPLEMENTATION
+
+
+def _profiler_sampler() -> str:
+    """``"c"`` where the stack sampler's compiled main-thread path is built, else ``"python"``
+    (a timer signal and a Python handler)."""
+    from everyo.profiler.sampler import compiled
+
+    return "c" if compiled() is not None else "python"
 
 
 def _python() -> dict[str, Any]:
@@ -297,7 +309,10 @@ def _format_everyo(record: dict[str, Any]) -> str:
     impl = record.get("profiler_recorder")
     if impl == "python":
         impl = "python (no compiled extension: pip install -e . with a C compiler)"
-    return f"{record['version']}, profiler_recorder: {impl}"
+    text = f"{record['version']}, profiler_recorder: {impl}"
+    if "profiler_sampler" in record:  # (records written before the compiled sampler lack it)
+        text += f", profiler_sampler: {record['profiler_sampler']}"
+    return text
 
 
 def _format_python(py: dict[str, Any]) -> str:

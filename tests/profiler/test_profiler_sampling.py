@@ -59,11 +59,25 @@ def _tolerance(p: float, n: int) -> float:
     return 5 * (p * (1 - p) / n) ** 0.5 + 0.01  # 5 standard errors, and 1 point of edge effects
 
 
-@pytest.fixture(params=["signal", "thread"])
+def _paths(*wanted: str) -> list:
+    """The sampler paths among ``wanted`` that run here: the compiled one (the C timer thread
+    and pending call) where it was built, the timer signal, the sampling thread."""
+    from everyo.profiler import sampler
+
+    return [p for p in wanted if p != "c" or sampler.compiled() is not None]
+
+
+@pytest.fixture(params=_paths("c", "signal", "thread"))
 def sampler_path(request, monkeypatch):
-    """Both sampler paths: the timer signal on the main thread, and the sampling thread."""
-    if request.param == "thread":
-        monkeypatch.setenv("EVERYO_SAMPLER", "thread")
+    """Every sampler path: how the main thread is sampled (forced by EVERYO_SAMPLER)."""
+    monkeypatch.setenv("EVERYO_SAMPLER", request.param)
+    return request.param
+
+
+@pytest.fixture(params=_paths("c", "signal"))
+def main_thread_path(request, monkeypatch):
+    """The two paths that sample the main thread where it is: compiled, and the fallback."""
+    monkeypatch.setenv("EVERYO_SAMPLER", request.param)
     return request.param
 
 
@@ -75,9 +89,9 @@ def test_planted_shares_are_recovered(registry, sampler_path):
     see). A pure Python workload: the sampling thread's lean towards GIL-releasing lines does
     not apply."""
     CPU_NS.clear()
-    mode = "wall" if sampler_path == "signal" else "cpu"
+    mode = "cpu" if sampler_path == "thread" else "wall"
     with ep.profile(sample=0.5, sample_mode=mode, registry=registry) as p:
-        assert p._sampler.use_signal == (sampler_path == "signal")
+        assert p._sampler.main_path == sampler_path
         t_end = time.perf_counter() + 0.8
         while time.perf_counter() < t_end:
             with ep.record_function("region"):
@@ -100,6 +114,126 @@ def test_planted_shares_are_recovered(registry, sampler_path):
         assert abs(share - truth) <= _tolerance(truth, n), (name, share, truth, n)
     top = hot.top_line
     assert top["function"] == "spin" and "perf_counter" in top["source"]
+
+
+def _planted_region(seconds: float) -> None:
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        with ep.record_function("region"):
+            planted_a()
+            planted_b()
+            planted_c()
+
+
+def test_the_compiled_and_python_paths_give_the_same_attribution(registry, monkeypatch):
+    """The planted workload sampled by the compiled path and by its pure-Python fallback (the
+    timer signal): each function's share agrees between the two within their sampling errors,
+    and both name the same hot line."""
+    if len(_paths("c", "signal")) < 2:
+        pytest.skip("the compiled sampler was not built here")
+    got = {}
+    for path in ("c", "signal"):
+        monkeypatch.setenv("EVERYO_SAMPLER", path)
+        with ep.profile(sample=0.5, registry=registry) as p:
+            assert p._sampler.main_path == path
+            _planted_region(0.8)
+        hot = ep.hot_lines(p.run, "region", top=None)
+        if hot.effective_samples < 30:
+            pytest.skip(f"machine too busy to judge: {hot.effective_samples:.0f} effective samples")
+        shares = {name: _function_share(hot, f"planted_{name}") for name in "abc"}
+        top = hot.top_line
+        got[path] = (shares, hot.effective_samples, (top["file"], top["line"], top["function"]))
+    (c, n_c, top_c), (py, n_py, top_py) = got["c"], got["signal"]
+    for name in "abc":
+        p = (c[name] + py[name]) / 2
+        se = (p * (1 - p) * (1 / n_c + 1 / n_py)) ** 0.5
+        assert abs(c[name] - py[name]) <= 5 * se + 0.02, (name, c, py, n_c, n_py)
+    assert top_c == top_py
+
+
+def test_the_compiled_walk_finds_the_stack_the_python_walk_finds():
+    """One sample taken by the compiled sampler and one by the Python walk at the same line (a
+    plain call, a generator, a coroutine): the same interned stack, and rows as the fallback
+    writes them (the thread's id, one interval for the first sample, then the time since)."""
+    import asyncio
+    import sys
+
+    from everyo.profiler import sampler
+
+    if sampler.compiled() is None:
+        pytest.skip("the compiled sampler was not built here")
+    store = SampleStore()
+    py = sampler.Sampler(store, 1.0, "wall", time.perf_counter_ns, lambda: 0, EventStore(()))
+    c = sampler.compiled().MainSampler(1_000_000, 7, None, py._intern_main, None, 1000)
+
+    def both():  # (one line: this frame is at the same line for both walks)
+        return (c.sample(), py._stack_of(sys._getframe()))[1]
+
+    def leaf():
+        return both()
+
+    def gen():
+        yield both()
+
+    async def coro():
+        await asyncio.sleep(0)
+        return both()
+
+    expected = [leaf(), next(gen()), asyncio.run(coro())]
+    t, stack, wall, cpu = (
+        np.frombuffer(b, d) for b, d in zip(c.drain(), (np.int64, np.int32, np.int64, np.int64))
+    )
+    assert stack.tolist() == expected
+    assert len(set(expected)) == 3
+    names = [[store.frames[f][2] for f in store.frames_of(sid)][-2:] for sid in expected]
+    assert [n[-1].rsplit(".", 1)[-1] for n in names] == ["both", "both", "both"]
+    assert [n[0].rsplit(".", 1)[-1] for n in names] == ["leaf", "gen", "coro"]
+    assert wall[0] == 1_000_000 and cpu[0] == 0
+    assert (np.diff(t) == wall[1:]).all() and (wall[1:] > 0).all()
+    assert c.errors == 0 and c.buffered == 0
+
+
+def test_the_sampling_thread_sleeps_while_no_other_thread_records(
+    registry, monkeypatch, main_thread_path
+):
+    """With the main thread sampled where it is, the sampling thread takes nothing (and so
+    never asks for the GIL) until another thread records an event; the switch interval is
+    left alone."""
+    import sys
+
+    from everyo.profiler import sampler
+
+    taken = []
+    take = sampler.Sampler.take
+    monkeypatch.setattr(sampler.Sampler, "take", lambda self: (taken.append(1), take(self))[1])
+    switch = sys.getswitchinterval()
+
+    def work():
+        with ep.record_function("worker"):
+            spin(0.1)
+
+    with ep.profile(sample=0.5, registry=registry) as p:
+        with ep.record_function("main"):
+            spin(0.1)  # 200 ticks
+        assert sys.getswitchinterval() == switch
+        assert taken == []
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join()
+    assert taken
+    assert ep.hot_lines(p.run, "worker").samples > 0
+    assert ep.hot_lines(p.run, "main").samples > 0
+
+
+def test_a_wrong_sampler_override_says_what_to_do(monkeypatch):
+    monkeypatch.setenv("EVERYO_SAMPLER", "fast")
+    with pytest.raises(EveryOProfilerError, match="EVERYO_SAMPLER='fast'.*c .*signal.*thread"):
+        ep.Profiler(sample=1)
+    ep.Profiler()  # (no sampling: the variable does not matter)
+    monkeypatch.setenv("EVERYO_SAMPLER", "c")
+    monkeypatch.setenv("EVERYO_PURE_PYTHON", "1")
+    with pytest.raises(EveryOProfilerError, match="EVERYO_SAMPLER=c.*not built or EVERYO_PURE"):
+        ep.Profiler(sample=1)
 
 
 def _synthetic_run(events, samples) -> Run:
@@ -157,7 +291,7 @@ def test_attribution_is_the_innermost_open_event_on_the_samples_thread():
     assert ep.hot_lines(run, "outer").samples == 6
 
 
-def test_threads_keep_their_own_samples(registry):
+def test_threads_keep_their_own_samples(registry, main_thread_path):
     def work(name, seconds):
         with ep.record_function(name):
             spin(seconds)
@@ -190,7 +324,7 @@ def test_threads_keep_their_own_samples(registry):
 
 
 @pytest.mark.parametrize("error", [ValueError("planned"), KeyboardInterrupt()])
-def test_a_failing_profile_keeps_its_samples(registry, error):
+def test_a_failing_profile_keeps_its_samples(registry, error, main_thread_path):
     import signal
 
     with pytest.raises(type(error)):
@@ -283,7 +417,9 @@ def test_everyo_frames_are_folded_unless_asked(registry):
     assert any("/everyo/" in r["file"] for r in shown.lines)
 
 
-def test_the_signal_path_samples_where_the_thread_is_not_where_it_releases_the_gil(registry):
+def test_the_main_thread_is_sampled_where_it_is_not_where_it_releases_the_gil(
+    registry, main_thread_path
+):
     """A loop that is mostly pure Python with a short NumPy call: the signal path's share of
     the NumPy region stays close to its recorded share (the sampling thread's would not)."""
     x = np.ones((64, 64))
@@ -295,7 +431,7 @@ def test_the_signal_path_samples_where_the_thread_is_not_where_it_releases_the_g
         return s
 
     with ep.profile(sample=0.5, registry=registry) as p:
-        assert p._sampler.use_signal
+        assert p._sampler.main_path == main_thread_path
         t_end = time.perf_counter() + 0.6
         while time.perf_counter() < t_end:
             with ep.record_function("step"):
@@ -310,7 +446,7 @@ def test_the_signal_path_samples_where_the_thread_is_not_where_it_releases_the_g
     assert abs(share - truth) <= _tolerance(truth, step.effective_samples) + 0.02, (share, truth)
 
 
-def test_a_programs_own_alarm_handler_is_left_alone(registry):
+def test_a_programs_own_alarm_handler_is_left_alone(registry, main_thread_path):
     import signal
 
     def handler(signum, frame):
@@ -319,19 +455,21 @@ def test_a_programs_own_alarm_handler_is_left_alone(registry):
     old = signal.signal(signal.SIGALRM, handler)
     try:
         with ep.profile(sample=1, registry=registry) as p:
-            assert not p._sampler.use_signal  # the thread samples instead
+            # the compiled sampler uses no signal; the fallback leaves it to the thread
+            assert p._sampler.main_path == ("c" if main_thread_path == "c" else "thread")
             spin(0.02)
         assert signal.getsignal(signal.SIGALRM) is handler
         assert len(p.run.samples) > 0
     finally:
         signal.signal(signal.SIGALRM, old)
-    with ep.profile(sample=1, registry=registry):
-        assert signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL
+    with ep.profile(sample=1, registry=registry) as p:
+        uses_signal = p._sampler.main_path == "signal"
+        assert (signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL) == uses_signal
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
-def test_generator_and_async_regions_keep_their_samples(registry):
+def test_generator_and_async_regions_keep_their_samples(registry, main_thread_path):
     import asyncio
 
     @ep.record_function("gen")
