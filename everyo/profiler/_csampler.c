@@ -219,8 +219,8 @@ stack_of(MainSampler *s, PyFrameObject *top)
         }
         PyCodeObject *code = PyFrame_GetCode(f);
         /* (the code object stays alive: its frame is on the stack while this runs, and the
-           store's frame table holds it from the stack's first sample on, so a pointer in the
-           table is never reused by another code object) */
+           store holds it from the stack's first sample on, so a pointer in the table is never
+           reused by another code object) */
         s->walk[n++] = (uint64_t)(uintptr_t)code;
         s->walk[n++] = (uint64_t)(int64_t)frame_lasti(f);
         Py_DECREF(code);

@@ -370,7 +370,7 @@ class Sampler:
     def _stack_of(self, frame) -> int:
         """The interned stack of ``frame``. A stack seen before costs one walk and one dict
         lookup keyed by the frames' code ids and instruction offsets (the code objects are held
-        by the store's frame table from their first sample on, so an id is never reused)."""
+        by the store from their first sample on, so an id is never reused)."""
         key = []
         f = frame
         while f is not None:
@@ -389,9 +389,9 @@ class Sampler:
             codes.append((frame.f_code, frame.f_lineno))
             frame = frame.f_back
         store, sid = self.samples, -1
-        for key in reversed(codes):
-            code = key[0]
-            fid = store.frame_id(key, code.co_filename, key[1] or 0, code.co_qualname)
+        for code, line in reversed(codes):
+            line = line or 0
+            fid = store.frame_id((id(code), line), code.co_filename, line, code.co_qualname, code)
             sid = store.stack_id(sid, fid)
         return sid
 
