@@ -1,11 +1,12 @@
-"""Builds everyo's two optional C extensions: the profiler's module-call path, and the loops
-the live dashboard runs over each batch of new events.
+"""Builds everyo's three optional C extensions: the profiler's module-call path, the stack
+sampler's main-thread path, and the loops the live dashboard runs over each batch of new events.
 
 Everything else about the package is in pyproject.toml. The extensions are optional: where no C
 compiler is found the install still succeeds, ``everyo.profiler.recorder`` records through its
 pure-Python path (the same events, about twice the cost per event; ``python -m everyo info``
-says which one runs), and the live dashboard folds events in with NumPy (the same figures, with
-about twice the GIL hand-overs per refresh).
+says which one runs), the sampler samples the main thread with a timer signal and a Python
+handler (the same samples, at a higher cost per sample), and the live dashboard folds events in
+with NumPy (the same figures, with about twice the GIL hand-overs per refresh).
 """
 
 from setuptools import Extension, setup

@@ -246,21 +246,26 @@ stack_of(MainSampler *s, PyFrameObject *top)
 }
 
 static int
+read_clock(MainSampler *s, int64_t *now)
+{
+    if (s->clock == Py_None) {
+        *now = mono_ns();
+        return 0;
+    }
+    PyObject *r = PyObject_CallNoArgs(s->clock);
+    if (r == NULL)
+        return -1;
+    *now = PyLong_AsLongLong(r);
+    Py_DECREF(r);
+    return *now == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int
 take_sample(MainSampler *s)
 {
     int64_t now;
-    if (s->clock == Py_None) {
-        now = mono_ns();
-    }
-    else {
-        PyObject *r = PyObject_CallNoArgs(s->clock);
-        if (r == NULL)
-            return -1;
-        now = PyLong_AsLongLong(r);
-        Py_DECREF(r);
-        if (now == -1 && PyErr_Occurred())
-            return -1;
-    }
+    if (read_clock(s, &now) < 0)
+        return -1;
     int64_t cpu = thread_cpu_ns();
     PyFrameObject *top = PyThreadState_GetFrame(PyThreadState_Get());
     if (top == NULL)
@@ -285,8 +290,10 @@ take_sample(MainSampler *s)
             return -1;
         s->rows_cap = cap;
     }
-    /* the time this sample stands for: since the thread's previous one (one interval for the
-       first); not capped, the sample is taken where the thread was when it was held off */
+    /* the time this sample stands for: since the thread's previous one (since start for the
+       first, or one interval where start did not read the clocks); not capped, the sample is
+       taken where the thread was when it was held off, or waited in a call that released
+       the GIL (the first tick may come while the thread sleeps) */
     int64_t wall = s->interval_ns, used = 0;
     if (s->have_prev) {
         wall = now - s->prev_t;
@@ -347,6 +354,7 @@ timer_main(void *arg)
 {
     MainSampler *s = (MainSampler *)arg;
     struct timespec tick;
+
     int64_t next = mono_ns() + s->interval_ns;
     pthread_mutex_lock(&s->mutex);
     while (!atomic_load(&s->stopping)) {
@@ -425,6 +433,11 @@ MainSampler_start(MainSampler *s, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "this sampler was started before");
         return NULL;
     }
+    /* (the first sample stands for the time since now: start runs on the sampled thread) */
+    if (read_clock(s, &s->prev_t) < 0)
+        return NULL;
+    s->prev_cpu = thread_cpu_ns();
+    s->have_prev = 1;
     /* the timer thread takes no signal: a Ctrl-C is for the main thread */
     sigset_t all, old;
     sigfillset(&all);

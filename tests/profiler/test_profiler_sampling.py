@@ -323,6 +323,21 @@ def test_threads_keep_their_own_samples(registry, main_thread_path):
         assert all(in_work) if name != "main-work" else not any(in_work), name
 
 
+def test_a_wait_on_the_main_thread_keeps_its_time(registry, main_thread_path):
+    """A region that sleeps (the GIL released, no bytecode run): its samples stand for the
+    whole wait, the first one included (the compiled path samples once the sleep returns,
+    for the time since its previous sample or since the start; the signal path during it)."""
+    with ep.profile(sample=1, registry=registry) as p:
+        for _ in range(3):
+            with ep.record_function("wait"):
+                time.sleep(0.05)
+            with ep.record_function("busy"):
+                spin(0.02)
+    wait = ep.hot_lines(p.run, "wait")
+    assert wait.samples > 0
+    assert 0.75 <= wait.sampled_ns / wait.event_ns <= 1.25, (wait.sampled_ns, wait.event_ns)
+
+
 @pytest.mark.parametrize("error", [ValueError("planned"), KeyboardInterrupt()])
 def test_a_failing_profile_keeps_its_samples(registry, error, main_thread_path):
     import signal
