@@ -86,6 +86,8 @@ typedef struct {
     pid_t pid;
     atomic_int stopping;
     atomic_int outstanding; /* a pending call is queued and has not run yet */
+    atomic_llong queued_at; /* when the timer queued it (CLOCK_MONOTONIC ns; 0: not queued) */
+    int64_t max_gap_ns;     /* a late timer's sample stands for at most this before the queue */
     /* the main thread's previous sample */
     int have_prev;
     int64_t prev_t, prev_cpu;
@@ -261,7 +263,7 @@ read_clock(MainSampler *s, int64_t *now)
 }
 
 static int
-take_sample(MainSampler *s)
+take_sample(MainSampler *s, int64_t queued)
 {
     int64_t now;
     if (read_clock(s, &now) < 0)
@@ -291,13 +293,20 @@ take_sample(MainSampler *s)
         s->rows_cap = cap;
     }
     /* the time this sample stands for: since the thread's previous one (since start for the
-       first, or one interval where start did not read the clocks); not capped, the sample is
-       taken where the thread was when it was held off, or waited in a call that released
-       the GIL (the first tick may come while the thread sleeps) */
+       first, or one interval where start did not read the clocks). The time the call waited
+       for the thread counts whole: the thread was where the sample finds it, in a call that
+       released the GIL or held off its core. Before the call was queued, at most max_gap:
+       a timer thread that the OS held off says nothing of where the thread was meanwhile. */
     int64_t wall = s->interval_ns, used = 0;
     if (s->have_prev) {
         wall = now - s->prev_t;
         used = cpu > s->prev_cpu ? cpu - s->prev_cpu : 0;
+        if (queued > 0 && s->max_gap_ns > 0) {
+            int64_t waited = mono_ns() - queued;
+            int64_t cap = (waited > 0 ? waited : 0) + s->max_gap_ns;
+            wall = wall < cap ? wall : cap;
+            used = used < cap ? used : cap;
+        }
     }
     s->have_prev = 1;
     s->prev_t = now;
@@ -320,6 +329,7 @@ static int
 pending_sample(void *arg)
 {
     MainSampler *s = (MainSampler *)arg;
+    int64_t queued = atomic_exchange(&s->queued_at, 0); /* (before the next tick sets it) */
     atomic_store(&s->outstanding, 0); /* (a tick while this runs queues the next) */
     if (s->stopped) {
         if (s->orphaned) { /* queued before stop: the timer's reference ends here */
@@ -330,7 +340,7 @@ pending_sample(void *arg)
     }
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    if (take_sample(s) < 0) {
+    if (take_sample(s, queued) < 0) {
         s->errors++; /* a sample lost (no memory, a failing clock): never the program's error */
         PyErr_Clear();
     }
@@ -371,6 +381,7 @@ timer_main(void *arg)
         if (next <= now)
             next = now + s->interval_ns;
         if (!atomic_exchange(&s->outstanding, 1)) {
+            atomic_store(&s->queued_at, now);
             if (Py_AddPendingCall(pending_sample, s) < 0)
                 atomic_store(&s->outstanding, 0); /* the queue is full: skip this tick */
             else
@@ -386,16 +397,17 @@ timer_main(void *arg)
 static PyObject *
 MainSampler_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"interval_ns", "tid", "clock", "intern", "on_full", "flush_rows",
-                             NULL};
-    long long interval, tid;
+    static char *kwlist[] = {"interval_ns", "tid",        "clock",      "intern",
+                             "on_full",     "flush_rows", "max_gap_ns", NULL};
+    long long interval, tid, max_gap = 0;
     PyObject *clock, *intern, *on_full;
     Py_ssize_t flush_rows;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLOOOn", kwlist, &interval, &tid, &clock,
-                                     &intern, &on_full, &flush_rows))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLOOOn|L", kwlist, &interval, &tid, &clock,
+                                     &intern, &on_full, &flush_rows, &max_gap))
         return NULL;
-    if (interval <= 0 || flush_rows <= 0) {
-        PyErr_SetString(PyExc_ValueError, "interval_ns and flush_rows must be positive");
+    if (interval <= 0 || flush_rows <= 0 || max_gap < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "interval_ns and flush_rows must be positive, max_gap_ns not negative");
         return NULL;
     }
     if (!PyCallable_Check(intern) || (clock != Py_None && !PyCallable_Check(clock)) ||
@@ -407,6 +419,7 @@ MainSampler_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (s == NULL)
         return NULL;
     s->interval_ns = interval;
+    s->max_gap_ns = max_gap;
     s->tid = tid;
     s->flush_rows = flush_rows;
     Py_INCREF(clock);
@@ -423,6 +436,7 @@ MainSampler_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     pthread_condattr_destroy(&attr);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->outstanding, 0);
+    atomic_init(&s->queued_at, 0);
     return (PyObject *)s;
 }
 
@@ -486,7 +500,7 @@ static PyObject *
 MainSampler_sample(MainSampler *s, PyObject *unused)
 {
     /* (the pending call's sample, taken now: its caller's frame is the innermost) */
-    if (take_sample(s) < 0)
+    if (take_sample(s, 0) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -591,8 +605,8 @@ static PyTypeObject MainSamplerType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._csampler.MainSampler",
     .tp_basicsize = sizeof(MainSampler),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "MainSampler(interval_ns, tid, clock, intern, on_full, flush_rows): samples the "
-              "main thread's stack every interval from a C timer thread.",
+    .tp_doc = "MainSampler(interval_ns, tid, clock, intern, on_full, flush_rows, max_gap_ns=0): "
+              "samples the main thread's stack every interval from a C timer thread.",
     .tp_new = MainSampler_new,
     .tp_dealloc = (destructor)MainSampler_dealloc,
     .tp_traverse = (traverseproc)MainSampler_traverse,

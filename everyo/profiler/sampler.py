@@ -198,6 +198,7 @@ class Sampler:
                 self._intern_main,
                 self.flush,
                 _FLUSH_SAMPLES,
+                round(MAX_GAP * self.interval_s * 1e9),
             )
             self._c.start()
             _RUNNING.add(self)
