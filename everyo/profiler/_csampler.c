@@ -341,6 +341,14 @@ pending_sample(void *arg)
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     if (take_sample(s, queued) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            /* a Ctrl-C (or SystemExit) that arrived while a new stack was interned: the
+               program's, raised where the thread is */
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+            return -1;
+        }
         s->errors++; /* a sample lost (no memory, a failing clock): never the program's error */
         PyErr_Clear();
     }

@@ -198,6 +198,33 @@ def test_the_compiled_walk_finds_the_stack_the_python_walk_finds():
     assert c.errors == 0 and c.buffered == 0
 
 
+@pytest.mark.parametrize("raised", [ValueError, KeyboardInterrupt])
+def test_an_error_while_interning_loses_a_sample_but_a_ctrl_c_reaches_the_program(raised):
+    """The compiled sampler's pending call runs Python code for a stack it has not seen: an
+    error there costs that sample only, a KeyboardInterrupt is raised where the thread is."""
+    from everyo.profiler import sampler
+
+    if sampler.compiled() is None:
+        pytest.skip("the compiled sampler was not built here")
+
+    def intern(frame):
+        raise raised("while interning")
+
+    c = sampler.compiled().MainSampler(500_000, 1, None, intern, None, 1000)
+    c.start()
+    try:
+        if raised is KeyboardInterrupt:
+            with pytest.raises(KeyboardInterrupt, match="while interning"):
+                spin(5.0)  # (interrupted at the first sample)
+        else:
+            end = time.perf_counter() + 5.0
+            while c.errors < 3 and time.perf_counter() < end:
+                spin(0.01)
+            assert c.errors >= 3 and c.buffered == 0
+    finally:
+        c.stop()
+
+
 def test_the_sampling_thread_sleeps_while_no_other_thread_records(
     registry, monkeypatch, main_thread_path
 ):
