@@ -42,6 +42,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 static int64_t
 mono_ns(void)
@@ -87,7 +90,9 @@ typedef struct {
     atomic_int stopping;
     atomic_int outstanding; /* a pending call is queued and has not run yet */
     atomic_llong queued_at; /* when the timer queued it (CLOCK_MONOTONIC ns; 0: not queued) */
+    atomic_int main_cpu;    /* the CPU the main thread ran its last sample on (-1: unknown) */
     int64_t max_gap_ns;     /* a late timer's sample stands for at most this before the queue */
+    int idle;               /* the timer wakes and queues nothing (the benchmark's floor) */
     /* the main thread's previous sample */
     int have_prev;
     int64_t prev_t, prev_cpu;
@@ -269,6 +274,9 @@ take_sample(MainSampler *s, int64_t queued)
     if (read_clock(s, &now) < 0)
         return -1;
     int64_t cpu = thread_cpu_ns();
+#ifdef __linux__
+    atomic_store(&s->main_cpu, sched_getcpu());
+#endif
     PyFrameObject *top = PyThreadState_GetFrame(PyThreadState_Get());
     if (top == NULL)
         return 0;
@@ -367,12 +375,54 @@ poke_main(void)
 #endif
 }
 
+/* The timer thread keeps off the CPU the main thread runs on, where the process may use
+   another: woken there, it would preempt the thread it samples, and on a busy machine (no idle
+   CPU for it) that cost the profiled code several times what the wake-up costs (a BLAS-heavy
+   step: 14 % at 1 kHz on the same CPU, 5 % on the other; benchmarks/RESULTS.md). */
+typedef struct {
+#ifdef __linux__
+    cpu_set_t all; /* the CPUs the thread that started the sampler may use */
+#endif
+    int count, excluded;
+} Placement;
+
+static void
+placement_init(Placement *p)
+{
+    p->count = 0;
+    p->excluded = -1;
+#ifdef __linux__
+    if (sched_getaffinity(0, sizeof p->all, &p->all) == 0)
+        p->count = CPU_COUNT(&p->all);
+#endif
+}
+
+static void
+keep_off_main(MainSampler *s, Placement *p)
+{
+#ifdef __linux__
+    int main_cpu = atomic_load(&s->main_cpu);
+    if (p->count < 2 || main_cpu < 0 || main_cpu >= CPU_SETSIZE || main_cpu == p->excluded ||
+        !CPU_ISSET(main_cpu, &p->all))
+        return;
+    cpu_set_t others = p->all;
+    CPU_CLR(main_cpu, &others);
+    if (sched_setaffinity(0, sizeof others, &others) == 0)
+        p->excluded = main_cpu;
+#else
+    (void)s;
+    (void)p;
+#endif
+}
+
 static void *
 timer_main(void *arg)
 {
     MainSampler *s = (MainSampler *)arg;
     struct timespec tick;
 
+    Placement place;
+    placement_init(&place);
     int64_t next = mono_ns() + s->interval_ns;
     pthread_mutex_lock(&s->mutex);
     while (!atomic_load(&s->stopping)) {
@@ -388,13 +438,14 @@ timer_main(void *arg)
         next += s->interval_ns;
         if (next <= now)
             next = now + s->interval_ns;
-        if (!atomic_exchange(&s->outstanding, 1)) {
+        if (!s->idle && !atomic_exchange(&s->outstanding, 1)) {
             atomic_store(&s->queued_at, now);
             if (Py_AddPendingCall(pending_sample, s) < 0)
                 atomic_store(&s->outstanding, 0); /* the queue is full: skip this tick */
             else
                 poke_main();
         }
+        keep_off_main(s, &place);
     }
     pthread_mutex_unlock(&s->mutex);
     return NULL;
@@ -406,12 +457,14 @@ static PyObject *
 MainSampler_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"interval_ns", "tid",        "clock",      "intern",
-                             "on_full",     "flush_rows", "max_gap_ns", NULL};
+                             "on_full",     "flush_rows", "max_gap_ns", "idle",
+                             NULL};
     long long interval, tid, max_gap = 0;
     PyObject *clock, *intern, *on_full;
     Py_ssize_t flush_rows;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLOOOn|L", kwlist, &interval, &tid, &clock,
-                                     &intern, &on_full, &flush_rows, &max_gap))
+    int idle = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLOOOn|Lp", kwlist, &interval, &tid, &clock,
+                                     &intern, &on_full, &flush_rows, &max_gap, &idle))
         return NULL;
     if (interval <= 0 || flush_rows <= 0 || max_gap < 0) {
         PyErr_SetString(PyExc_ValueError,
@@ -428,6 +481,7 @@ MainSampler_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     s->interval_ns = interval;
     s->max_gap_ns = max_gap;
+    s->idle = idle;
     s->tid = tid;
     s->flush_rows = flush_rows;
     Py_INCREF(clock);
@@ -445,6 +499,7 @@ MainSampler_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     atomic_init(&s->stopping, 0);
     atomic_init(&s->outstanding, 0);
     atomic_init(&s->queued_at, 0);
+    atomic_init(&s->main_cpu, -1);
     return (PyObject *)s;
 }
 
@@ -460,6 +515,9 @@ MainSampler_start(MainSampler *s, PyObject *unused)
         return NULL;
     s->prev_cpu = thread_cpu_ns();
     s->have_prev = 1;
+#ifdef __linux__
+    atomic_store(&s->main_cpu, sched_getcpu());
+#endif
     /* the timer thread takes no signal: a Ctrl-C is for the main thread */
     sigset_t all, old;
     sigfillset(&all);
@@ -613,8 +671,10 @@ static PyTypeObject MainSamplerType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._csampler.MainSampler",
     .tp_basicsize = sizeof(MainSampler),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "MainSampler(interval_ns, tid, clock, intern, on_full, flush_rows, max_gap_ns=0): "
-              "samples the main thread's stack every interval from a C timer thread.",
+    .tp_doc = "MainSampler(interval_ns, tid, clock, intern, on_full, flush_rows, max_gap_ns=0, "
+              "idle=False): samples the main thread's stack every interval from a C timer "
+              "thread (idle: the timer wakes and queues nothing, what a benchmark's floor "
+              "measures).",
     .tp_new = MainSampler_new,
     .tp_dealloc = (destructor)MainSampler_dealloc,
     .tp_traverse = (traverseproc)MainSampler_traverse,

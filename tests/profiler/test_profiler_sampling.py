@@ -630,10 +630,11 @@ def test_the_whole_run_without_events(registry):
 
 def test_a_step_can_be_asked_why(registry):
     with ep.profile(sample=0.5, registry=registry) as p:
-        spin(0.03)
+        spin(0.05)
         ep.step()
-        planted_a()
-        spin(0.03)
+        for _ in range(10):  # (30 ms: samples inside it even on a busy machine)
+            planted_a()
+        spin(0.05)
         ep.step()
     first, second = ep.hot_lines(p.run, None, step=0), ep.hot_lines(p.run, None, step=1)
     assert first.event == "step 0" and first.samples > 0 and second.samples > 0
