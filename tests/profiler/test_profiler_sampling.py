@@ -389,7 +389,7 @@ def test_a_failing_profile_keeps_its_samples(registry, error, main_thread_path):
 def test_samples_count_in_the_memory_budget(registry):
     with ep.profile(sample=0.5, registry=registry) as p:
         with ep.record_function("x"):
-            spin(0.05)
+            spin(0.2)
     assert p.run.samples.nbytes > 0
     assert p.run.nbytes == p.run.store.nbytes + p.run.samples.nbytes
 
@@ -505,7 +505,7 @@ def test_a_programs_own_alarm_handler_is_left_alone(registry, main_thread_path):
         with ep.profile(sample=1, registry=registry) as p:
             # the compiled sampler uses no signal; the fallback leaves it to the thread
             assert p._sampler.main_path == ("c" if main_thread_path == "c" else "thread")
-            spin(0.1)
+            spin(0.3)
         assert signal.getsignal(signal.SIGALRM) is handler
         assert len(p.run.samples) > 0
     finally:
@@ -622,7 +622,7 @@ def test_chrome_trace_carries_the_samples_as_nested_slices(registry, tmp_path):
 
 def test_the_whole_run_without_events(registry):
     with ep.profile(sample=0.5, registry=registry) as p:
-        spin(0.05)  # no event at all: only the samples say where the time went
+        spin(0.2)  # no event at all: only the samples say where the time went
     hot = ep.hot_lines(p.run, None)
     assert hot.event == "the run" and hot.samples > 0
     assert hot.top_line["function"] == "spin"
