@@ -82,6 +82,9 @@ def _variants(pyinstrument) -> dict:
         out[f"everyo sample={ms:g} ms"] = everyo(ms)
     for ms in INTERVALS_MS:
         out[f"everyo sample={ms:g} ms, Python fallback"] = everyo(ms, "signal")
+    floor = _timer_floor(everyo(None))
+    if floor is not None:
+        out["timer floor 1 ms"] = floor
     if pyinstrument is not None:
         for ms in INTERVALS_MS:
 
@@ -92,6 +95,28 @@ def _variants(pyinstrument) -> dict:
 
             out[f"pyinstrument {ms:g} ms"] = (enter, lambda p: p.stop())
     return out
+
+
+def _timer_floor(plain):
+    """everyo without sampling beside the compiled sampler's timer thread at 1 ms, waking and
+    queueing nothing: what the wake-ups cost by themselves on this machine (an ablation)."""
+    from everyo.profiler import sampler
+
+    c = sampler.compiled()
+    if c is None:
+        return None
+    enter, leave = plain
+
+    def start():
+        timer = c.MainSampler(1_000_000, 0, None, lambda frame: 0, None, 1, idle=True)
+        timer.start()
+        return enter(), timer
+
+    def stop(handle):
+        handle[1].stop()
+        leave(handle[0])
+
+    return start, stop
 
 
 PATHS_USED: set = set()  # (interval, how the main thread was sampled) of the everyo variants
@@ -236,6 +261,16 @@ def section(quick: bool = False) -> Section:
         "",
         "",
     )
+    floor = per_step.get("timer floor 1 ms")
+    if floor is not None:
+        sec.row(
+            "timer floor: the compiled sampler's timer thread at 1 ms, queueing nothing "
+            "/ everyo without sampling",
+            f"{median(ratios(floor, off)):.3f}",
+            spread(floor, off),
+            "",
+            "",
+        )
     for ms, limit in zip(INTERVALS_MS, (1.05, 1.01)):
         on = per_step[f"everyo sample={ms:g} ms"]
         r = median(ratios(on, off))
