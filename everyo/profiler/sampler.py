@@ -166,7 +166,8 @@ class Sampler:
         self._thread: threading.Thread | None = None
         self._timer = self._saved_handler = self._switch = self._c = None
         self.main_path = self._main_path()
-        self.errors = 0
+        self.errors = 0  # samples lost (a thread gone mid-read, the C sampler's errors)
+        self._c_errors = 0
 
     def _main_path(self) -> str:
         """How the starting thread is sampled: ``"c"``, ``"signal"`` or ``"thread"``."""
@@ -251,8 +252,9 @@ class Sampler:
         if self._switch is not None and sys.getswitchinterval() == self._lowered:
             sys.setswitchinterval(self._switch)  # (unless the program set its own meanwhile)
         self.flush()
-        if self._c is not None:
-            self.errors += self._c.errors
+        if self._c is not None:  # (once: stop may be called again)
+            self.errors += self._c.errors - self._c_errors
+            self._c_errors = self._c.errors
 
     def flush(self) -> None:
         """Move the samples taken so far into the store (from the sampling thread, the C
