@@ -18,8 +18,12 @@
  *
  * Python 3.10 to 3.12 set the eval breaker for a pending call only when the thread that adds
  * it is the main thread, so the timer thread also sets the main interpreter's eval breaker
- * itself (the CPython internal field; 3.13 does it in Py_AddPendingCall). A spurious break
- * costs the interpreter one check: the pending call recomputes the flag.
+ * itself (the CPython internal field, read from the headers of the Python it is built for;
+ * 3.13 does it in Py_AddPendingCall). The main thread clears it when it runs the call; another
+ * thread that sees it first takes the interpreter's slow check until then, as with a signal.
+ *
+ * POSIX threads and a monotonic condition variable (Linux): where the extension does not
+ * build, setup.py goes on without it and the fallback samples.
  */
 #define PY_SSIZE_T_CLEAN
 #include <patchlevel.h>
