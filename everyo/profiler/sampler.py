@@ -305,6 +305,8 @@ class Sampler:
             with self._intern:
                 sid = self._stack_of(frame)
             self._signalled.append((now, self._main[1], sid, *self._spans(self._main[0], now, cpu)))
+            if len(self._signalled) >= _FLUSH_SAMPLES and not self._flushing.locked():
+                self.flush()  # (the sampling thread runs only with other threads to sample)
         finally:
             self._in_handler = False
 

@@ -648,7 +648,7 @@ def test_a_step_can_be_asked_why(registry):
         ep.hot_lines(p.run, None, step=2)
 
 
-def test_samples_alone_hold_the_budget_while_recording(monkeypatch):
+def test_samples_alone_hold_the_budget_while_recording(monkeypatch, main_thread_path):
     from everyo.errors import EveryOProfilerWarning
     from everyo.profiler import sampler
 
