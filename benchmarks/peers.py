@@ -2,6 +2,9 @@
 PyTorch model, with and without ``record_shapes``), viztracer, pyinstrument, cProfile and scalene.
 
     python benchmarks/peers.py [--quick]      (the same as: run.py --only peers)
+    python benchmarks/peers.py --workload 784 --tool everyo --tool pyinstrument [--rounds N]
+                                              (a subset: workloads and tools whose names hold
+                                              one of the strings; no sessions, no off costs)
 
 Workloads: a deep stack of small module calls (50 ``Linear(4, 4)`` in a ``Sequential``, batch
 2), two MLP training loops (32-64-64-8 at batch 16, a step of about 75 us, and 784-256-256-10 at
@@ -142,7 +145,9 @@ def _steps_for(fn, seconds: float) -> int:
     return max(10, int(seconds / max(probe, 1e-9)))
 
 
-def section(quick: bool = False) -> Section:
+def section(
+    quick: bool = False, workloads=None, tool_names=None, rounds: int | None = None
+) -> Section:
     s = Section(
         "peers",
         "Profiler cost against torch.profiler, viztracer, pyinstrument, cProfile and scalene",
@@ -157,12 +162,19 @@ def section(quick: bool = False) -> Section:
         ["workload", "tool", "step off ms", "step on ms", "slowdown", "recorded / step",
          "ns per event"],
     )  # fmt: skip
-    rounds, seconds = (1, 0.002) if quick else (5, 0.3)
-    all_tools = tools(s.notes, loops=True)
+    subset = bool(workloads or tool_names)
+    rounds, seconds = (1, 0.002) if quick else (rounds or 5, 0.3)
+    all_tools = [
+        t
+        for t in tools(s.notes, loops=True)
+        if not tool_names or any(n in t.name for n in tool_names)
+    ]
     slowdowns: dict[str, dict[str, float]] = {}
     with one_thread():
         for wname, make in WORKLOADS.items():
             if quick and wname not in ("deep stack (50 modules)", next(iter(LOOPS))):
+                continue
+            if workloads and not any(w in wname for w in workloads):
                 continue
             e_step, t_step = make()
             for tool in all_tools:
@@ -178,9 +190,12 @@ def section(quick: bool = False) -> Section:
                     evs.append(ev / steps)
                 _row(s, wname, tool.name, offs, ons, steps, median(evs), unit)
                 slowdowns.setdefault(wname, {})[tool.name] = paired_ratio(ons, offs)
-            if wname in LOOPS:
+            if wname in LOOPS and (not tool_names or any("scalene" in n for n in tool_names)):
                 _scalene_row(s, wname, rounds, _steps_for(e_step, seconds), slowdowns)
     s.notes += [_side_by_side(name, slowdowns.get(name, {})) for name in LOOPS]
+    if subset:
+        s.notes.append(f"A subset: {rounds} rounds; workloads {workloads}, tools {tool_names}.")
+        return s
     s.notes.append(
         "Per-event figures are the difference of two step times divided by the events: where "
         "that difference is below the machine's noise they come out negative or outsized (e.g. "
@@ -218,8 +233,8 @@ def _side_by_side(wname: str, ratios: dict[str, float]) -> str:
     ours = {k: v for k, v in ratios.items() if k.startswith("everyo (record_shapes")}
     peers = {k: v for k, v in ratios.items() if not k.startswith("everyo")}
     cells = "; ".join(f"{k} ×{v:.2f}" for k, v in ratios.items())
-    if not peers:
-        return f"{wname}: {cells} (no peer installed)"
+    if not peers or not ours:
+        return f"{wname}: {cells} ({'no peer' if not peers else 'no everyo row'} measured)"
     worst, best_peer = max(ours.values()), min(peers, key=peers.get)
     met = "met" if worst < peers[best_peer] else "**missed**"
     line = (f"{wname}: {cells}. Target everyo (with and without shapes) below every peer: "
@@ -306,7 +321,19 @@ def off_costs(n: int) -> list[str]:
 
 
 def main(argv=None) -> None:
-    script_main(section, __doc__, argv)
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--workload", action="append", help="only workloads whose name holds this")
+    ap.add_argument("--tool", action="append", help="only tools whose name holds this")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds per tool (default 5)")
+    a = ap.parse_args(argv)
+    if not (a.workload or a.tool or a.rounds):
+        script_main(section, __doc__, argv)
+        return
+    sec = section(a.quick, a.workload, a.tool, a.rounds)
+    print(sec.markdown("printed, not saved"))
 
 
 if __name__ == "__main__":

@@ -6,9 +6,13 @@ the same intervals, and how well the samples recover planted shares and a plante
 Cost: the guide's MLP (32-64-16, batch 128) trained with SGD, one BLAS thread, in rounds; each
 round runs every variant back to back for the same number of steps (interleaved, so machine
 drift hits all alike) and measures the process's CPU time per step (``time.process_time``:
-the sampling thread's and the signal handler's time included). Slowdowns are medians of the
-per-round ratios: everyo with sampling against everyo without (what ``sample=`` adds), and
-each sampler against the unprofiled loop (everyo's module events included on its side).
+the C timer thread's, the sampling thread's and the signal handler's time included), over the
+steps while the profiler runs; what starting and stopping a profiler costs is measured apart
+(its own row, and the ratios over whole blocks, start and stop included). Slowdowns are
+medians of the per-round ratios: everyo with sampling against everyo without (what
+``sample=`` adds), and each sampler against the unprofiled loop (everyo's module events
+included on its side). The compiled sampler is everyo's default; the Python fallback (a timer
+signal and a Python handler, ``EVERYO_SAMPLER=signal``) is measured beside it.
 
 Accuracy: a region calling three functions that spin for 3, 1.5 and 0.5 ms (60/30/10 % of its
 time), sampled at 1 ms for 2 s; each function's share from the samples against its measured
@@ -21,7 +25,6 @@ whose ``__getitem__`` has a planted hot line: is it the top line of ``DataLoader
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 
@@ -55,10 +58,21 @@ def guide_training_step():
 def _variants(pyinstrument) -> dict:
     """name -> (enter, exit) around a block of steps."""
 
-    def everyo(sample):
+    def everyo(sample, path=None):
         def enter():
-            p = ep.Profiler(sample=sample, registry=ep.RunRegistry())
-            p.start()
+            before = os.environ.get("EVERYO_SAMPLER")
+            if path is not None:
+                os.environ["EVERYO_SAMPLER"] = path
+            try:
+                p = ep.Profiler(sample=sample, registry=ep.RunRegistry())
+                p.start()
+            finally:
+                if path is not None:
+                    os.environ.pop("EVERYO_SAMPLER")
+                    if before is not None:
+                        os.environ["EVERYO_SAMPLER"] = before
+            if sample is not None:
+                PATHS_USED.add((sample, p._sampler.main_path))
             return p
 
         return enter, lambda p: p.stop()
@@ -66,7 +80,11 @@ def _variants(pyinstrument) -> dict:
     out = {"unprofiled": (lambda: None, lambda _: None), "everyo": everyo(None)}
     for ms in INTERVALS_MS:
         out[f"everyo sample={ms:g} ms"] = everyo(ms)
-    out["signal floor 1 ms"] = _signal_floor()
+    for ms in INTERVALS_MS:
+        out[f"everyo sample={ms:g} ms, Python fallback"] = everyo(ms, "signal")
+    floor = _timer_floor(everyo(None))
+    if floor is not None:
+        out["timer floor 1 ms"] = floor
     if pyinstrument is not None:
         for ms in INTERVALS_MS:
 
@@ -79,27 +97,40 @@ def _variants(pyinstrument) -> dict:
     return out
 
 
-def _signal_floor():
-    """everyo at 1 ms with a handler that does nothing: what the timer signal and a Python
-    handler call cost by themselves on this machine (an ablation, not a mode users get)."""
+def _timer_floor(plain):
+    """everyo without sampling beside the compiled sampler's timer thread at 1 ms, waking and
+    queueing nothing: what the wake-ups cost by themselves on this machine (an ablation)."""
+    from everyo.profiler import sampler
 
-    def enter():
-        p = ep.Profiler(sample=1, registry=ep.RunRegistry())
-        p.start()
-        if p._sampler.use_signal:
-            signal.signal(signal.SIGALRM, lambda signum, frame: None)
-        return p
+    c = sampler.compiled()
+    if c is None:
+        return None
+    enter, leave = plain
 
-    return enter, lambda p: p.stop()  # (stop puts back the handler from before the sampler)
+    def start():
+        timer = c.MainSampler(1_000_000, 0, None, lambda frame: 0, None, 1, idle=True)
+        timer.start()
+        return enter(), timer
+
+    def stop(handle):
+        handle[1].stop()
+        leave(handle[0])
+
+    return start, stop
 
 
-def cost(rounds: int, steps: int) -> dict[str, list[float]]:
-    """CPU seconds per step of each variant, one entry per round."""
+PATHS_USED: set = set()  # (interval, how the main thread was sampled) of the everyo variants
+
+
+def cost(rounds: int, steps: int) -> tuple[dict, dict]:
+    """CPU seconds per step of each variant, one entry per round: over the steps while the
+    profiler runs, and over the whole block (start and stop included)."""
     step = guide_training_step()
     variants = _variants(optional("pyinstrument"))
     for _ in range(steps):
         step()
-    out: dict[str, list[float]] = {k: [] for k in variants}
+    inner: dict[str, list[float]] = {k: [] for k in variants}
+    whole: dict[str, list[float]] = {k: [] for k in variants}
     for r in range(rounds):
         names = list(variants)
         names = names[r % len(names) :] + names[: r % len(names)]  # rotate the order too
@@ -107,11 +138,14 @@ def cost(rounds: int, steps: int) -> dict[str, list[float]]:
             enter, leave = variants[name]
             t0 = time.process_time()
             handle = enter()
+            t1 = time.process_time()
             for _ in range(steps):
                 step()
+            t2 = time.process_time()
             leave(handle)
-            out[name].append((time.process_time() - t0) / steps)
-    return out
+            inner[name].append((t2 - t1) / steps)
+            whole[name].append((time.process_time() - t0) / steps)
+    return inner, whole
 
 
 def ratios(a: list[float], b: list[float]) -> list[float]:
@@ -205,11 +239,11 @@ def _machine() -> str:
 
 
 def section(quick: bool = False) -> Section:
-    rounds, steps = (5, 200) if quick else (31, 400)
+    rounds, steps = (5, 200) if quick else (31, 1000)
     seconds = 0.5 if quick else 2.0
     machine = _machine()
     with one_thread():
-        per_step = cost(rounds, steps)
+        per_step, whole = cost(rounds, steps)
         shares = {mode: planted_shares(seconds, mode) for mode in ("wall", "cpu")}
         top, top_share = dataloader_top_line(1 if quick else 3)
     sec = Section(
@@ -227,14 +261,16 @@ def section(quick: bool = False) -> Section:
         "",
         "",
     )
-    floor = per_step["signal floor 1 ms"]
-    sec.row(
-        "signal floor: 1-ms SIGALRM, do-nothing Python handler / everyo without sampling",
-        f"{median(ratios(floor, off)):.3f}",
-        spread(floor, off),
-        "",
-        "",
-    )
+    floor = per_step.get("timer floor 1 ms")
+    if floor is not None:
+        sec.row(
+            "timer floor: the compiled sampler's timer thread at 1 ms, queueing nothing "
+            "/ everyo without sampling",
+            f"{median(ratios(floor, off)):.3f}",
+            spread(floor, off),
+            "",
+            "",
+        )
     for ms, limit in zip(INTERVALS_MS, (1.05, 1.01)):
         on = per_step[f"everyo sample={ms:g} ms"]
         r = median(ratios(on, off))
@@ -261,6 +297,27 @@ def section(quick: bool = False) -> Section:
                 "",
                 "",
             )
+        fb = per_step[f"everyo sample={ms:g} ms, Python fallback"]
+        sec.row(
+            f"everyo sample={ms:g} ms, Python fallback / everyo without sampling",
+            f"{median(ratios(fb, off)):.3f}",
+            spread(fb, off),
+            "",
+            "",
+        )
+    for ms in INTERVALS_MS:
+        on, woff = whole[f"everyo sample={ms:g} ms"], whole["everyo"]
+        sec.row(
+            f"whole blocks of {steps} steps, start and stop included: everyo sample={ms:g} ms "
+            "/ everyo without sampling",
+            f"{median(ratios(on, woff)):.3f}",
+            spread(on, woff),
+            "",
+            "",
+        )
+    for name in ("everyo", "everyo sample=1 ms"):
+        extra = [(w - i) * steps * 1e6 for w, i in zip(whole[name], per_step[name])]
+        sec.row(f"{name}: start + stop (CPU µs)", f"{median(extra):.0f}", "", "", "")
     for mode, got in shares.items():
         for fn, planted in PLANTED.items():
             share, truth = got[fn]
@@ -281,6 +338,8 @@ def section(quick: bool = False) -> Section:
         "the planted line",
         "met" if planted_line else "**missed**",
     )
+    used = ", ".join(f"{ms:g} ms: {path}" for ms, path in sorted(PATHS_USED))
+    sec.notes.append(f"how everyo's variants sampled the main thread: {used}.")
     sec.notes.append(
         f"{rounds} rounds × {steps} steps per variant; CPU time of the whole process; "
         f"1 BLAS thread; Python {sys.version.split()[0]}; {machine} (a shared 2-core machine: "

@@ -60,6 +60,7 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
         "everyo": {
             "version": __version__,
             "profiler_recorder": _profiler_recorder(),
+            "profiler_sampler": _profiler_sampler(),
             "machine_reader": _machine_reader(),
         },
         "python": _python(),
@@ -82,6 +83,14 @@ def _profiler_recorder() -> str:
     from everyo.profiler.recorder import IMPLEMENTATION
 
     return IMPLEMENTATION
+
+
+def _profiler_sampler() -> str:
+    """``"c"`` where the stack sampler's compiled main-thread path is built, else ``"python"``
+    (a timer signal and a Python handler)."""
+    from everyo.profiler.sampler import compiled
+
+    return "c" if compiled() is not None else "python"
 
 
 def _machine_reader() -> str:
@@ -312,6 +321,8 @@ def _format_everyo(record: dict[str, Any]) -> str:
     if impl == "python":
         impl = "python (no compiled extension: pip install -e . with a C compiler)"
     text = f"{record['version']}, profiler_recorder: {impl}"
+    if "profiler_sampler" in record:  # (records written before the compiled sampler lack it)
+        text += f", profiler_sampler: {record['profiler_sampler']}"
     if record.get("machine_reader"):  # (records from before it was recorded have none)
         text += f", machine_reader: {record['machine_reader']}"
     return text

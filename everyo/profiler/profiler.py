@@ -167,7 +167,7 @@ class Profiler:
             self.sample_mode,
             self._clock,
             lambda: run.t0_ns,
-            self.store.threads,
+            self.store,
             on_flush=self._check_budget,
         )
         self._sampler.start()

@@ -1,20 +1,26 @@
 """The stack sampler: the Python stacks of the profiled threads, every interval.
 
-Two paths write the same samples into the run's :class:`~everyo.profiler.samples.SampleStore`
+Three ways write the same samples into the run's :class:`~everyo.profiler.samples.SampleStore`
 (time on the recorder's clock, the thread's OS id as the events carry it, the interned stack,
 and the wall and CPU time the thread spent since its previous sample):
 
-- the thread that started the profiler, when it is the main thread and no one else uses
-  ``SIGALRM``, is sampled by a wall-clock timer signal: Python runs the handler on that thread
-  at its next bytecode, so the sample is where the thread is, wherever it would release the
-  GIL. (Both modes tick on wall time: the CPU-time timer ``SIGPROF`` ticks at the kernel's
-  4-ms resolution here; CPU mode weighs each sample by the CPU time the thread used.)
+- the thread that started the profiler, when it is the main thread, is sampled by the compiled
+  ``everyo.profiler._csampler`` where it was built: a C timer thread queues a pending call
+  each tick, which Python runs on the main thread at its next eval-breaker check and which walks
+  the frames in C (no signal, no Python code per sample; a stack not seen before is interned by
+  :meth:`Sampler._intern_stack`, like the other ways). Both modes tick on wall time; CPU mode
+  weighs each sample by the CPU time the thread used.
+- without the extension (or with ``EVERYO_SAMPLER=signal``), when no one else uses ``SIGALRM``,
+  by a wall-clock timer signal whose Python handler runs at the same points: the same samples,
+  at several times the cost per sample (the pure-Python fallback).
 - every other profiled thread (each thread the recorder has seen), and the starting thread
-  where no signal can be used, is read by a sampling thread from ``sys._current_frames()``.
+  where neither can be used, is read by a sampling thread from ``sys._current_frames()``.
   That thread needs the GIL: it gets it soonest where the profiled code releases it (a NumPy
   call), so its samples lean towards such lines; the interpreter's switch interval is lowered
-  to a quarter of the sampling interval while it samples the starting thread, to keep them
-  close to the tick.
+  to a quarter of the sampling interval only while it samples the starting thread, to keep them
+  close to the tick. It starts with the first other thread that records an event (the event
+  store tells it when the recorder sees a new thread), and sleeps without a timeout (no
+  wake-up, no GIL) while it has no thread left to sample.
 
 Samples are attributed to events afterwards, by time (:func:`everyo.profiler.hot_lines`), so
 the recorder is not touched. Each sample carries the time it stands for (``wall_ns``), and
@@ -23,12 +29,16 @@ readers weight by it rather than counting samples.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import os
 import signal
 import sys
 import threading
 import time
+import weakref
+
+import numpy as np
 
 from everyo.errors import EveryOProfilerError
 from everyo.profiler.samples import SampleStore
@@ -40,6 +50,44 @@ _FLUSH_SAMPLES = 512
 _IDLE_S = 0.05  # how often the sampling thread looks for threads when it has none to sample
 MAX_GAP = 2  # a sampling-thread sample stands for at most this many intervals
 _SIGNAL, _TIMER = "SIGALRM", "ITIMER_REAL"
+PATHS = ("c", "signal", "thread")  # how the starting thread is sampled (EVERYO_SAMPLER forces one)
+_RUNNING: weakref.WeakSet = weakref.WeakSet()  # stopped at exit: no timer outlives the program
+
+
+def compiled():
+    """The compiled main-thread sampler ``everyo.profiler._csampler``, or ``None`` where it was
+    not built or ``EVERYO_PURE_PYTHON=1`` asks for the pure-Python paths."""
+    if os.environ.get("EVERYO_PURE_PYTHON"):
+        return None
+    try:
+        from everyo.profiler import _csampler
+    except ImportError:
+        return None
+    return _csampler
+
+
+def forced_path() -> str:
+    """``EVERYO_SAMPLER``: the way to sample the starting thread that the environment forces
+    (``""`` when none), checked when the profiler is made."""
+    forced = os.environ.get("EVERYO_SAMPLER", "")
+    if forced and forced not in PATHS:
+        raise EveryOProfilerError(
+            f"EVERYO_SAMPLER={forced!r}: use c (the compiled sampler), signal (a timer "
+            "signal and a Python handler) or thread (a sampling thread), or leave it unset"
+        )
+    if forced == "c" and compiled() is None:
+        raise EveryOProfilerError(
+            "EVERYO_SAMPLER=c: the compiled sampler (everyo.profiler._csampler) was not "
+            "built or EVERYO_PURE_PYTHON is set; build it with a C compiler "
+            "(python setup.py build_ext --inplace) or leave EVERYO_SAMPLER unset"
+        )
+    return forced
+
+
+def _mono_clock(clock) -> bool:
+    """Whether ``clock`` reads what the C sampler reads (CLOCK_MONOTONIC) by itself."""
+    info = time.get_clock_info("perf_counter")
+    return clock is time.perf_counter_ns and "CLOCK_MONOTONIC" in info.implementation
 
 
 def check_sample(sample, mode: str = "wall") -> tuple[float | None, str]:
@@ -51,6 +99,7 @@ def check_sample(sample, mode: str = "wall") -> tuple[float | None, str]:
         )
     if sample is None or sample is False:
         return None, mode
+    forced_path()
     if sample is True:
         return DEFAULT_INTERVAL_MS, mode
     ok = isinstance(sample, (int, float)) and not isinstance(sample, bool)
@@ -76,11 +125,9 @@ class Sampler:
         The recorder's clock (integer ns); sample times are ``clock() - origin()``.
     origin : callable
         The run's time origin now (the magic moves it at the cell's first statement).
-    thread_table : list
-        The event store's ``threads`` (``(OS id, name)`` pairs), read as it grows.
-    use_signal : bool
-        Sample the starting thread by a timer signal where possible (tests turn it off to
-        compare the two paths).
+    store : EventStore
+        The run's events: its ``threads`` (``(OS id, name)`` pairs) are the threads to sample,
+        and it calls ``on_new_thread`` when one is added.
     on_flush : callable, optional
         Called after samples move into the store while sampling (the memory budget's check).
     """
@@ -92,9 +139,8 @@ class Sampler:
         mode: str,
         clock,
         origin,
-        thread_table,
+        store,
         *,
-        use_signal: bool = True,
         on_flush=None,
     ):
         self.samples = samples
@@ -102,7 +148,8 @@ class Sampler:
         self.interval_s = interval_ms / 1000
         self.mode = mode
         self._clock, self._origin = clock, origin
-        self._table = thread_table
+        self._events = store
+        self._table = store.threads
         self._known = -1  # len(thread_table) when the target list was last built
         self._targets: list[tuple[int, int, object]] = []  # (ident, OS id, CPU clock id)
         self._main = (threading.get_ident(), threading.get_native_id())
@@ -113,17 +160,30 @@ class Sampler:
         self._in_handler = False
         self._seen: dict[tuple, int] = {}  # (code id, offset, ...) of a whole stack -> its id
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a thread was added to the table, or stop
+        self._starting = threading.Lock()  # the sampling thread starts once, never after stop
+        self._flushing = threading.Lock()  # the C sampler's flush on the main thread, the thread's
         self._thread: threading.Thread | None = None
-        self._timer = self._saved_handler = self._switch = None
-        self.use_signal = use_signal and self._signal_free()
-        self.errors = 0
+        self._timer = self._saved_handler = self._switch = self._c = None
+        self.main_path = self._main_path()
+        self.errors = 0  # samples lost (a thread gone mid-read, the C sampler's errors)
+        self._c_errors = 0
+
+    def _main_path(self) -> str:
+        """How the starting thread is sampled: ``"c"``, ``"signal"`` or ``"thread"``."""
+        forced = forced_path()
+        if forced == "thread" or threading.current_thread() is not threading.main_thread():
+            return "thread"  # (pending calls and signals run on the main thread only)
+        if forced in ("", "c") and compiled() is not None:
+            return "c"
+        return "signal" if self._signal_free() else "thread"
+
+    @property
+    def use_signal(self) -> bool:
+        return self.main_path == "signal"
 
     def _signal_free(self) -> bool:
-        """Whether the timer signal can be ours: on the main thread, no handler or timer set."""
-        if os.environ.get("EVERYO_SAMPLER") == "thread":  # (C code that does not retry EINTR)
-            return False
-        if threading.current_thread() is not threading.main_thread():
-            return False
+        """Whether the timer signal can be ours: no handler or timer set."""
         if not hasattr(signal, "setitimer") or not hasattr(signal, _SIGNAL):
             return False
         handler = signal.getsignal(getattr(signal, _SIGNAL))
@@ -131,7 +191,19 @@ class Sampler:
         return handler in (signal.SIG_DFL, None) and timer == (0.0, 0.0)
 
     def start(self) -> None:
-        if self.use_signal:
+        if self.main_path == "c":
+            self._c = compiled().MainSampler(
+                round(self.interval_s * 1e9),
+                self._main[1],
+                None if _mono_clock(self._clock) else self._clock,
+                self._intern_main,
+                self.flush,
+                _FLUSH_SAMPLES,
+                round(MAX_GAP * self.interval_s * 1e9),
+            )
+            self._c.start()
+            _RUNNING.add(self)
+        elif self.main_path == "signal":
             self._saved_handler = signal.signal(getattr(signal, _SIGNAL), self._on_signal)
             self._timer = getattr(signal, _TIMER)
             signal.setitimer(self._timer, self.interval_s, self.interval_s)
@@ -139,41 +211,89 @@ class Sampler:
             self._switch = sys.getswitchinterval()
             self._lowered = min(self._switch, self.interval_s / 4)
             sys.setswitchinterval(self._lowered)
-        self._thread = threading.Thread(target=self._loop, name="everyo-sampler", daemon=True)
-        self._thread.start()
+        self._events.on_new_thread = self._thread_added
+        others = any(os_id != self._main[1] for os_id, _ in list(self._table))
+        if self.main_path == "thread" or others:
+            self._start_thread()
+
+    def _thread_added(self) -> None:
+        """The event store's call when the recorder sees a new thread (on that thread): the
+        sampling thread starts with the first thread it has to sample, or looks again."""
+        if threading.get_native_id() == self._main[1] and self.main_path != "thread":
+            return  # (the starting thread's own first event: sampled where it is)
+        if self._thread is None:
+            self._start_thread()
+        self._wake.set()
+
+    def _start_thread(self) -> None:
+        with self._starting:
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(
+                    target=self._loop, name="everyo-sampler", daemon=True
+                )
+                self._thread.start()
 
     def stop(self) -> None:
         """Stop sampling and move the samples taken into the store (idempotent)."""
-        if self._timer is not None:  # first: no handler may run while the store is written
+        if self._c is not None:  # first: no sample may be taken while the store is written
+            self._c.stop()
+            _RUNNING.discard(self)
+        if self._timer is not None:
             signal.setitimer(self._timer, 0.0)
             signal.signal(getattr(signal, _SIGNAL), self._saved_handler or signal.SIG_DFL)
             self._timer = None
-        self._stop.set()
+        if self._events.on_new_thread == self._thread_added:
+            self._events.on_new_thread = None
+        with self._starting:
+            self._stop.set()
+        self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
         if self._switch is not None and sys.getswitchinterval() == self._lowered:
             sys.setswitchinterval(self._switch)  # (unless the program set its own meanwhile)
         self.flush()
+        if self._c is not None:  # (once: stop may be called again)
+            self.errors += self._c.errors - self._c_errors
+            self._c_errors = self._c.errors
 
     def flush(self) -> None:
-        rows, self._rows = self._rows, []
-        pop = self._signalled.popleft
-        for _ in range(len(self._signalled)):
-            rows.append(pop())
-        if rows:
+        """Move the samples taken so far into the store (from the sampling thread, the C
+        sampler's pending call on the main thread when its buffer is full, and stop)."""
+        with self._flushing:
+            rows, self._rows = self._rows, []
+            pop = self._signalled.popleft
+            for _ in range(len(self._signalled)):
+                rows.append(pop())
+            parts = []
+            if rows:
+                cols = list(zip(*rows))
+                parts.append((cols[0], cols[1], cols[2], cols[3], cols[4]))
+            if self._c is not None and self._c.buffered:
+                t, stack, wall, cpu = (
+                    np.frombuffer(b, d)
+                    for b, d in zip(self._c.drain(), (np.int64, np.int32, np.int64, np.int64))
+                )
+                parts.append((t, np.full(len(t), self._main[1], np.int64), stack, wall, cpu))
+            if not parts:
+                return
             origin = self._origin()
-            cols = list(zip(*rows))
-            self.samples.append(
-                {
-                    "t_ns": [t - origin for t in cols[0]],
-                    "tid": cols[1],
-                    "stack": cols[2],
-                    "wall_ns": cols[3],
-                    "cpu_ns": cols[4],
-                }
-            )
-            if self.on_flush is not None and not self._stop.is_set():
-                self.on_flush()
+            for t, tid, stack, wall, cpu in parts:
+                self.samples.append(
+                    {
+                        "t_ns": np.asarray(t, np.int64) - origin,
+                        "tid": tid,
+                        "stack": stack,
+                        "wall_ns": wall,
+                        "cpu_ns": cpu,
+                    }
+                )
+        if self.on_flush is not None and not self._stop.is_set():
+            self.on_flush()
+
+    def _intern_main(self, frame) -> int:
+        """The C sampler's call for a stack it has not seen (on the main thread)."""
+        with self._intern:
+            return self._intern_stack(frame)
 
     def _on_signal(self, signum, frame) -> None:
         """The timer signal's handler, on the starting thread: sample that thread."""
@@ -185,6 +305,8 @@ class Sampler:
             with self._intern:
                 sid = self._stack_of(frame)
             self._signalled.append((now, self._main[1], sid, *self._spans(self._main[0], now, cpu)))
+            if len(self._signalled) >= _FLUSH_SAMPLES and not self._flushing.locked():
+                self.flush()  # (the sampling thread runs only with other threads to sample)
         finally:
             self._in_handler = False
 
@@ -207,17 +329,20 @@ class Sampler:
         # interval; a tick missed altogether is skipped, not caught up with a burst
         wait, stopped, now = self._stop.wait, self._stop.is_set, time.monotonic
         step = self.interval_s
-        tick = now() + step
-        while not wait(max(tick - now(), 0.0)):
-            tick = max(tick + step, now())
-            try:
-                self.take()
-            except Exception:  # a thread that vanished mid-read: skip this round, keep going
-                self.errors += 1
-                if stopped():
-                    break
-            if not self._targets:  # nothing for the thread to sample yet: look now and then
-                tick = now() + max(step, _IDLE_S)
+        while not stopped():
+            self._wake.clear()  # (before reading the table: a thread added from here on wakes it)
+            if len(self._table) != self._known:
+                self._retarget()
+            if not self._targets:  # nothing to sample: sleep until the table grows, or stop
+                self._wake.wait()
+                continue
+            tick = now() + step
+            while self._targets and not wait(max(tick - now(), 0.0)):
+                tick = max(tick + step, now())
+                try:
+                    self.take()
+                except Exception:  # a thread that vanished mid-read: skip this round
+                    self.errors += 1
 
     def take(self) -> None:
         """Sample every thread the sampling thread covers; move the samples on when many."""
@@ -232,20 +357,25 @@ class Sampler:
             # all of it to the line it is on now skews the shares. (The signal's handler runs
             # where the thread was when it was held off itself, so its spans are not capped.)
             cap = int(MAX_GAP * self.interval_s * 1e9)
+            gone = False
             with self._intern:
                 for ident, os_id, cpu_clock in self._targets:
                     frame = frames.get(ident)
                     if frame is not None:
                         span = self._spans(ident, now, _cpu_ns(cpu_clock), cap)
                         rows.append((now, os_id, self._stack_of(frame), *span))
+                    else:
+                        gone = True
             del frames  # frames keep their locals alive: drop them before sleeping
+            if gone:  # a thread that ended: sample the others, or sleep until a new one
+                self._targets = [t for t in self._targets if t[0] in sys._current_frames()]
         if len(self._rows) + len(self._signalled) >= _FLUSH_SAMPLES:
             self.flush()
 
     def _stack_of(self, frame) -> int:
         """The interned stack of ``frame``. A stack seen before costs one walk and one dict
         lookup keyed by the frames' code ids and instruction offsets (the code objects are held
-        by the store's frame table from their first sample on, so an id is never reused)."""
+        by the store from their first sample on, so an id is never reused)."""
         key = []
         f = frame
         while f is not None:
@@ -264,18 +394,18 @@ class Sampler:
             codes.append((frame.f_code, frame.f_lineno))
             frame = frame.f_back
         store, sid = self.samples, -1
-        for key in reversed(codes):
-            code = key[0]
-            fid = store.frame_id(key, code.co_filename, key[1] or 0, code.co_qualname)
+        for code, line in reversed(codes):
+            line = line or 0
+            fid = store.frame_id((id(code), line), code.co_filename, line, code.co_qualname, code)
             sid = store.stack_id(sid, fid)
         return sid
 
     def _retarget(self) -> None:
         """The threads the sampling thread covers: those the recorder has seen, and the
-        starting one unless the signal samples it."""
+        starting one unless the C sampler or the signal samples it."""
         self._known = len(self._table)
         wanted = {os_id for os_id, _ in list(self._table)} | {self._main[1]}
-        if self.use_signal:
+        if self.main_path != "thread":
             wanted.discard(self._main[1])
         targets = []
         for th in threading.enumerate():
@@ -298,3 +428,11 @@ def _cpu_ns(clock_id) -> int:
         return time.clock_gettime_ns(clock_id)
     except OSError:  # the thread ended
         return 0
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """A profile still running at exit: stop its timer thread before the interpreter ends."""
+    for sampler in list(_RUNNING):
+        if sampler._c is not None:
+            sampler._c.stop()

@@ -38,19 +38,24 @@ class SampleStore:
         self.frames: list[tuple[str, int, str]] = []
         self.stacks: list[tuple[int, int]] = []
         self._frame_ids: dict = {}
+        self._held: list = []  # the code objects whose ids key _frame_ids
         self._stack_ids: dict[tuple[int, int], int] = {}
         self._parts: list[dict] = []
         self._n = 0
         self._lock = threading.Lock()
 
     # -- interning (the sampler thread only) ----------------------------------------------
-    def frame_id(self, key, file: str, line: int, function: str) -> int:
-        """The id of a frame; ``key`` is any hashable that identifies it (the sampler passes
-        ``(code object, line)``, cheaper to hash than the strings)."""
+    def frame_id(self, key, file: str, line: int, function: str, hold=None) -> int:
+        """The id of a frame; ``key`` is any hashable that identifies it. The sampler passes
+        ``(id(code object), line)`` and the code object as ``hold``, kept as long as the store
+        so that its id is never another code object's (a code object's own hash reads its
+        constants and names each time: several microseconds for a large function)."""
         fid = self._frame_ids.get(key)
         if fid is None:
             fid = self._frame_ids[key] = len(self.frames)
             self.frames.append((file, int(line), function))
+            if hold is not None:
+                self._held.append(hold)
         return fid
 
     def stack_id(self, parent: int, frame: int) -> int:

@@ -113,6 +113,7 @@ class EventStore:
         self.shapes: list[str] = []  # shape id -> "[(32, 4)] -> (32, 16)"
         self._shape_ids: dict[str, int] = {}
         self.threads: list[tuple[int, str]] = []  # thread index -> (thread id, thread name)
+        self.on_new_thread = None  # called after add_thread (the stack sampler sets it)
         self._thread_events: list[int] = []  # thread index -> rows appended for that thread
         self._unpublished: list | tuple = ()  # metadata rows of an append not yet published
         self.metadata: dict[int, dict] = {}
@@ -165,7 +166,9 @@ class EventStore:
                 self._widen("thread", np.int32)
             self.threads.append((ident, name))
             self._thread_events.append(0)
-            return index
+        if self.on_new_thread is not None:  # (the stack sampler: a thread to sample now)
+            self.on_new_thread()
+        return index
 
     def thread_events(self, index: int) -> int:
         """How many rows have been appended for thread ``index`` (``append(thread=index)``)."""

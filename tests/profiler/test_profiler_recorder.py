@@ -77,9 +77,10 @@ def test_ci_runs_the_compiled_path():
         pytest.skip("EVERYO_REQUIRE_COMPILED is not set (only CI requires the extension)")
     assert recorder.IMPLEMENTATION == "c", "the _crecorder extension was not built or not loaded"
     assert recorder.Recorder is recorder.CRecorder
-    from everyo.profiler import loops
+    from everyo.profiler import loops, sampler
 
     assert loops.LOOPS is not None, "the _cbatch extension was not built or not loaded"
+    assert sampler.compiled() is not None, "the _csampler extension was not built"
 
 
 def test_pure_python_can_be_forced(tmp_path):
@@ -87,12 +88,13 @@ def test_pure_python_can_be_forced(tmp_path):
     import sys
 
     code = (
-        "import everyo.profiler.recorder as r, everyo.profiler.loops as l;"
-        " print(r.IMPLEMENTATION, l.LOOPS)"
+        "import everyo.profiler.recorder as r, everyo.profiler.loops as l,"
+        " everyo.profiler.sampler as s;"
+        " print(r.IMPLEMENTATION, l.LOOPS, s.compiled())"
     )
     env = {**os.environ, "EVERYO_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.strip() == "python None", out.stderr
+    assert out.stdout.strip() == "python None None", out.stderr
 
 
 def test_stopped_recorders_give_their_thread_keys_back():

@@ -59,11 +59,25 @@ def _tolerance(p: float, n: int) -> float:
     return 5 * (p * (1 - p) / n) ** 0.5 + 0.01  # 5 standard errors, and 1 point of edge effects
 
 
-@pytest.fixture(params=["signal", "thread"])
+def _paths(*wanted: str) -> list:
+    """The sampler paths among ``wanted`` that run here: the compiled one (the C timer thread
+    and pending call) where it was built, the timer signal, the sampling thread."""
+    from everyo.profiler import sampler
+
+    return [p for p in wanted if p != "c" or sampler.compiled() is not None]
+
+
+@pytest.fixture(params=_paths("c", "signal", "thread"))
 def sampler_path(request, monkeypatch):
-    """Both sampler paths: the timer signal on the main thread, and the sampling thread."""
-    if request.param == "thread":
-        monkeypatch.setenv("EVERYO_SAMPLER", "thread")
+    """Every sampler path: how the main thread is sampled (forced by EVERYO_SAMPLER)."""
+    monkeypatch.setenv("EVERYO_SAMPLER", request.param)
+    return request.param
+
+
+@pytest.fixture(params=_paths("c", "signal"))
+def main_thread_path(request, monkeypatch):
+    """The two paths that sample the main thread where it is: compiled, and the fallback."""
+    monkeypatch.setenv("EVERYO_SAMPLER", request.param)
     return request.param
 
 
@@ -75,9 +89,9 @@ def test_planted_shares_are_recovered(registry, sampler_path):
     see). A pure Python workload: the sampling thread's lean towards GIL-releasing lines does
     not apply."""
     CPU_NS.clear()
-    mode = "wall" if sampler_path == "signal" else "cpu"
+    mode = "cpu" if sampler_path == "thread" else "wall"
     with ep.profile(sample=0.5, sample_mode=mode, registry=registry) as p:
-        assert p._sampler.use_signal == (sampler_path == "signal")
+        assert p._sampler.main_path == sampler_path
         t_end = time.perf_counter() + 0.8
         while time.perf_counter() < t_end:
             with ep.record_function("region"):
@@ -100,6 +114,160 @@ def test_planted_shares_are_recovered(registry, sampler_path):
         assert abs(share - truth) <= _tolerance(truth, n), (name, share, truth, n)
     top = hot.top_line
     assert top["function"] == "spin" and "perf_counter" in top["source"]
+
+
+def _planted_region(seconds: float) -> None:
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        with ep.record_function("region"):
+            planted_a()
+            planted_b()
+            planted_c()
+
+
+def test_the_compiled_and_python_paths_give_the_same_attribution(registry, monkeypatch):
+    """The planted workload sampled by the compiled path and by its pure-Python fallback (the
+    timer signal): each function's and each line's share agree between the two within their
+    sampling errors."""
+    if len(_paths("c", "signal")) < 2:
+        pytest.skip("the compiled sampler was not built here")
+    got = {}
+    for path in ("c", "signal"):
+        monkeypatch.setenv("EVERYO_SAMPLER", path)
+        with ep.profile(sample=0.5, registry=registry) as p:
+            assert p._sampler.main_path == path
+            _planted_region(0.8)
+        hot = ep.hot_lines(p.run, "region", top=None)
+        if hot.effective_samples < 30:
+            pytest.skip(f"machine too busy to judge: {hot.effective_samples:.0f} effective samples")
+        shares = {f"planted_{name}": _function_share(hot, f"planted_{name}") for name in "abc"}
+        for r in hot.lines:  # and each line's own share
+            shares[(r["file"], r["line"], r["function"])] = r["self_share"]
+        got[path] = (shares, hot.effective_samples)
+    (c, n_c), (py, n_py) = got["c"], got["signal"]
+    for got_path in (c, py):
+        assert max((k for k in got_path if isinstance(k, str)), key=got_path.get) == "planted_a"
+    top_c, top_py = (max((k for k in d if isinstance(k, tuple)), key=d.get) for d in (c, py))
+    assert top_c == top_py and top_c[2] == "spin"
+    for key in c.keys() | py.keys():
+        a, b = c.get(key, 0.0), py.get(key, 0.0)
+        p = (a + b) / 2
+        se = (p * (1 - p) * (1 / n_c + 1 / n_py)) ** 0.5
+        assert abs(a - b) <= 5 * se + 0.02, (key, a, b, n_c, n_py)
+
+
+def test_the_compiled_walk_finds_the_stack_the_python_walk_finds():
+    """One sample taken by the compiled sampler and one by the Python walk at the same line (a
+    plain call, a generator, a coroutine): the same interned stack, and rows as the fallback
+    writes them (the thread's id, one interval for the first sample, then the time since)."""
+    import asyncio
+    import sys
+
+    from everyo.profiler import sampler
+
+    if sampler.compiled() is None:
+        pytest.skip("the compiled sampler was not built here")
+    store = SampleStore()
+    py = sampler.Sampler(store, 1.0, "wall", time.perf_counter_ns, lambda: 0, EventStore(()))
+    c = sampler.compiled().MainSampler(1_000_000, 7, None, py._intern_main, None, 1000)
+
+    def both():  # (one line: this frame is at the same line for both walks)
+        return (c.sample(), py._stack_of(sys._getframe()))[1]
+
+    def leaf():
+        return both()
+
+    def gen():
+        yield both()
+
+    async def coro():
+        await asyncio.sleep(0)
+        return both()
+
+    expected = [leaf(), next(gen()), asyncio.run(coro())]
+    expected += [leaf() for _ in range(3)]  # (a stack seen before: the same id again)
+    t, stack, wall, cpu = (
+        np.frombuffer(b, d) for b, d in zip(c.drain(), (np.int64, np.int32, np.int64, np.int64))
+    )
+    assert stack.tolist() == expected
+    assert len(set(expected)) == 4 and len(set(expected[3:])) == 1
+    expected = expected[:3]
+    names = [[store.frames[f][2] for f in store.frames_of(sid)][-2:] for sid in expected]
+    assert [n[-1].rsplit(".", 1)[-1] for n in names] == ["both", "both", "both"]
+    assert [n[0].rsplit(".", 1)[-1] for n in names] == ["leaf", "gen", "coro"]
+    assert wall[0] == 1_000_000 and cpu[0] == 0
+    assert (np.diff(t) == wall[1:]).all() and (wall[1:] > 0).all()
+    assert c.errors == 0 and c.buffered == 0
+
+
+@pytest.mark.parametrize("raised", [ValueError, KeyboardInterrupt])
+def test_an_error_while_interning_loses_a_sample_but_a_ctrl_c_reaches_the_program(raised):
+    """The compiled sampler's pending call runs Python code for a stack it has not seen: an
+    error there costs that sample only, a KeyboardInterrupt is raised where the thread is."""
+    from everyo.profiler import sampler
+
+    if sampler.compiled() is None:
+        pytest.skip("the compiled sampler was not built here")
+
+    def intern(frame):
+        raise raised("while interning")
+
+    c = sampler.compiled().MainSampler(500_000, 1, None, intern, None, 1000)
+    c.start()
+    try:
+        if raised is KeyboardInterrupt:
+            with pytest.raises(KeyboardInterrupt, match="while interning"):
+                spin(5.0)  # (interrupted at the first sample)
+        else:
+            end = time.perf_counter() + 5.0
+            while c.errors < 3 and time.perf_counter() < end:
+                spin(0.01)
+            assert c.errors >= 3 and c.buffered == 0
+    finally:
+        c.stop()
+
+
+def test_the_sampling_thread_sleeps_while_no_other_thread_records(
+    registry, monkeypatch, main_thread_path
+):
+    """With the main thread sampled where it is, the sampling thread takes nothing (and so
+    never asks for the GIL) until another thread records an event; the switch interval is
+    left alone."""
+    import sys
+
+    from everyo.profiler import sampler
+
+    taken = []
+    take = sampler.Sampler.take
+    monkeypatch.setattr(sampler.Sampler, "take", lambda self: (taken.append(1), take(self))[1])
+    switch = sys.getswitchinterval()
+
+    def work():
+        with ep.record_function("worker"):
+            spin(0.1)
+
+    with ep.profile(sample=0.5, registry=registry) as p:
+        with ep.record_function("main"):
+            spin(0.1)  # 200 ticks
+        assert sys.getswitchinterval() == switch
+        assert taken == []
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join()
+    assert taken
+    assert ep.hot_lines(p.run, "worker").samples > 0
+    assert ep.hot_lines(p.run, "main").samples > 0
+
+
+def test_a_wrong_sampler_override_says_what_to_do(monkeypatch):
+    monkeypatch.setenv("EVERYO_SAMPLER", "fast")
+    with pytest.raises(EveryOProfilerError, match="EVERYO_SAMPLER='fast'.*c .*signal.*thread"):
+        ep.Profiler(sample=1)
+    ep.Profiler()  # (no sampling: the variable does not matter)
+    monkeypatch.setenv("EVERYO_SAMPLER", "c")
+    monkeypatch.setenv("EVERYO_PURE_PYTHON", "1")
+    with pytest.raises(EveryOProfilerError, match="EVERYO_SAMPLER=c.*not built or EVERYO_PURE"):
+        ep.Profiler(sample=1)
 
 
 def _synthetic_run(events, samples) -> Run:
@@ -157,7 +325,7 @@ def test_attribution_is_the_innermost_open_event_on_the_samples_thread():
     assert ep.hot_lines(run, "outer").samples == 6
 
 
-def test_threads_keep_their_own_samples(registry):
+def test_threads_keep_their_own_samples(registry, main_thread_path):
     def work(name, seconds):
         with ep.record_function(name):
             spin(seconds)
@@ -189,14 +357,30 @@ def test_threads_keep_their_own_samples(registry):
         assert all(in_work) if name != "main-work" else not any(in_work), name
 
 
+def test_a_wait_on_the_main_thread_keeps_its_time(registry, main_thread_path):
+    """A region that sleeps (the GIL released, no bytecode run): its samples stand for the
+    whole wait, the first one included (the compiled path samples once the sleep returns,
+    for the time since its previous sample or since the start; the signal path during it)."""
+    with ep.profile(sample=1, registry=registry) as p:
+        spin(0.01)
+        with ep.record_function("wait"):
+            time.sleep(0.2)
+        with ep.record_function("busy"):
+            spin(0.02)
+    wait, busy = ep.hot_lines(p.run, "wait"), ep.hot_lines(p.run, "busy")
+    assert wait.samples > 0
+    assert 0.75 <= wait.sampled_ns / wait.event_ns <= 1.25, (wait.sampled_ns, wait.event_ns)
+    assert busy.sampled_ns <= 1.25 * busy.event_ns + 2e6  # (none of the wait's time)
+
+
 @pytest.mark.parametrize("error", [ValueError("planned"), KeyboardInterrupt()])
-def test_a_failing_profile_keeps_its_samples(registry, error):
+def test_a_failing_profile_keeps_its_samples(registry, error, main_thread_path):
     import signal
 
     with pytest.raises(type(error)):
         with ep.profile(sample=0.5, registry=registry) as p:
             with ep.record_function("doomed"):
-                spin(0.05)
+                spin(0.2)
                 raise error
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the timer stopped with it
     assert p.run.status == "failed"
@@ -207,7 +391,7 @@ def test_a_failing_profile_keeps_its_samples(registry, error):
 def test_samples_count_in_the_memory_budget(registry):
     with ep.profile(sample=0.5, registry=registry) as p:
         with ep.record_function("x"):
-            spin(0.05)
+            spin(0.2)
     assert p.run.samples.nbytes > 0
     assert p.run.nbytes == p.run.store.nbytes + p.run.samples.nbytes
 
@@ -283,7 +467,9 @@ def test_everyo_frames_are_folded_unless_asked(registry):
     assert any("/everyo/" in r["file"] for r in shown.lines)
 
 
-def test_the_signal_path_samples_where_the_thread_is_not_where_it_releases_the_gil(registry):
+def test_the_main_thread_is_sampled_where_it_is_not_where_it_releases_the_gil(
+    registry, main_thread_path
+):
     """A loop that is mostly pure Python with a short NumPy call: the signal path's share of
     the NumPy region stays close to its recorded share (the sampling thread's would not)."""
     x = np.ones((64, 64))
@@ -295,7 +481,7 @@ def test_the_signal_path_samples_where_the_thread_is_not_where_it_releases_the_g
         return s
 
     with ep.profile(sample=0.5, registry=registry) as p:
-        assert p._sampler.use_signal
+        assert p._sampler.main_path == main_thread_path
         t_end = time.perf_counter() + 0.6
         while time.perf_counter() < t_end:
             with ep.record_function("step"):
@@ -310,7 +496,7 @@ def test_the_signal_path_samples_where_the_thread_is_not_where_it_releases_the_g
     assert abs(share - truth) <= _tolerance(truth, step.effective_samples) + 0.02, (share, truth)
 
 
-def test_a_programs_own_alarm_handler_is_left_alone(registry):
+def test_a_programs_own_alarm_handler_is_left_alone(registry, main_thread_path):
     import signal
 
     def handler(signum, frame):
@@ -319,19 +505,21 @@ def test_a_programs_own_alarm_handler_is_left_alone(registry):
     old = signal.signal(signal.SIGALRM, handler)
     try:
         with ep.profile(sample=1, registry=registry) as p:
-            assert not p._sampler.use_signal  # the thread samples instead
-            spin(0.02)
+            # the compiled sampler uses no signal; the fallback leaves it to the thread
+            assert p._sampler.main_path == ("c" if main_thread_path == "c" else "thread")
+            spin(0.3)
         assert signal.getsignal(signal.SIGALRM) is handler
         assert len(p.run.samples) > 0
     finally:
         signal.signal(signal.SIGALRM, old)
-    with ep.profile(sample=1, registry=registry):
-        assert signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL
+    with ep.profile(sample=1, registry=registry) as p:
+        uses_signal = p._sampler.main_path == "signal"
+        assert (signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL) == uses_signal
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
-def test_generator_and_async_regions_keep_their_samples(registry):
+def test_generator_and_async_regions_keep_their_samples(registry, main_thread_path):
     import asyncio
 
     @ep.record_function("gen")
@@ -436,7 +624,7 @@ def test_chrome_trace_carries_the_samples_as_nested_slices(registry, tmp_path):
 
 def test_the_whole_run_without_events(registry):
     with ep.profile(sample=0.5, registry=registry) as p:
-        spin(0.05)  # no event at all: only the samples say where the time went
+        spin(0.2)  # no event at all: only the samples say where the time went
     hot = ep.hot_lines(p.run, None)
     assert hot.event == "the run" and hot.samples > 0
     assert hot.top_line["function"] == "spin"
@@ -444,10 +632,11 @@ def test_the_whole_run_without_events(registry):
 
 def test_a_step_can_be_asked_why(registry):
     with ep.profile(sample=0.5, registry=registry) as p:
-        spin(0.03)
+        spin(0.05)
         ep.step()
-        planted_a()
-        spin(0.03)
+        for _ in range(10):  # (30 ms: samples inside it even on a busy machine)
+            planted_a()
+        spin(0.05)
         ep.step()
     first, second = ep.hot_lines(p.run, None, step=0), ep.hot_lines(p.run, None, step=1)
     assert first.event == "step 0" and first.samples > 0 and second.samples > 0
@@ -459,7 +648,7 @@ def test_a_step_can_be_asked_why(registry):
         ep.hot_lines(p.run, None, step=2)
 
 
-def test_samples_alone_hold_the_budget_while_recording(monkeypatch):
+def test_samples_alone_hold_the_budget_while_recording(monkeypatch, main_thread_path):
     from everyo.errors import EveryOProfilerWarning
     from everyo.profiler import sampler
 
