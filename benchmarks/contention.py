@@ -153,8 +153,8 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
       measurements back to back (as a sweep's points, repeated ``benchmark()`` calls: a watch
       started within 10 ms of the last reading starts at it), the two sections timed where
       they run (median);
-    - ``after_idle``: the same for a lone measurement (20 ms after the previous one: two
-      readings);
+    - ``after_idle``: the same for a lone measurement (20 ms of work after the previous one,
+      as a warm-up would run: two readings);
     - ``paired``: median of (start + work + stop) less median of (work), interleaved: what the
       measurement's owner waits for, cache effects on the work included;
     - ``judge``: judging the verdict, on the first read of the state's fields (after the
@@ -202,8 +202,8 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
             around.append(t3 - t0)
         idle = []
         for _ in range(idle_pairs):
-            time.sleep(0.02)  # longer than REUSE_S: the watch takes its own first reading
-            work()
+            for _ in range(20):  # 20 ms of work (as a warm-up would run): longer than REUSE_S,
+                work()  # so the watch takes its own first reading
             t0 = clock()
             watch = MachineWatch(threads_policy="auto", threads_applied=1).start()
             t1 = clock()

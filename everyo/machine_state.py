@@ -90,22 +90,32 @@ class Reading(NamedTuple):
 
 
 _history: deque[Reading] = deque(maxlen=64)
-"""Recent readings, oldest first (appending to a deque is atomic: readers copy it first)."""
+"""Recent readings, oldest first, at least :data:`HISTORY_SPACING_S` apart but for the newest
+(appending to a deque is atomic: readers copy it first)."""
+HISTORY_SPACING_S = 0.05
+"""Kept readings are this far apart (64 of them span 3 s, :data:`MAX_LOOKBACK_S`)."""
 
 
 def read_machine() -> Reading:
     """Take one reading (and keep it, so a later short window can reach back to it)."""
     reading = _read()
-    _history.append(reading)
+    # readings closer than HISTORY_SPACING_S replace the newest kept one instead of pushing
+    # older ones out: a sweep of short points would otherwise fill the history within a tenth
+    # of a second, and no reading would be left old enough to read a window's load over
+    if len(_history) > 1 and _history[-1].t - _history[-2].t < HISTORY_SPACING_S:
+        _history[-1] = reading  # (the newest was too close to the one before: it moves on)
+    else:
+        _history.append(reading)
     return reading
 
 
 def _read() -> Reading:
     # The hot path: a measurement takes two readings, and their cost must stay well under 1 %
     # of a 1-ms window (TARGETS.md); /proc/stat regenerating itself is most of it.
-    if _cread is not None and _all_cpus_usable():
+    if _cread is not None:
         t, busy, own, involuntary = _cread()
-        if busy is not None:
+        checked, _, every = _affinity  # (what _all_cpus_usable says, without a second clock)
+        if busy is not None and (every if t - checked < _AFFINITY_TTL_S else _all_cpus_usable()):
             return Reading(t, busy, own, involuntary, "proc")
     t = _monotonic()
     own, involuntary = _own_usage()
@@ -563,17 +573,13 @@ class MachineWatch:
         threads in use unless a thread policy fixed them); the verdict and its reason are
         judged when the state is first read, so that recording costs the measurement two
         readings and little more (TARGETS.md: at most 1 % of a 1-ms window)."""
-        if self.first is None:
-            self.start()
+        first = self.first if self.first is not None else self.start().first
         end = read_machine()
+        if end.t - first.t < MIN_WINDOW_S:  # (the long window's start needs no search)
+            first = _window_start(first, end)
         applied = self.threads_applied
-        self.state = _JudgedOnRead(
-            _window_start(self.first, end),
-            end,
-            None if applied is not None else _threads_or_none(),
-            self.threads_policy,
-            applied,
-        )
+        threads = None if applied is not None else _threads_or_none()
+        self.state = _JudgedOnRead(first, end, threads, self.threads_policy, applied)
         return self.state
 
 

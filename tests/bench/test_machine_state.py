@@ -221,8 +221,10 @@ def test_back_to_back_short_measurements_share_a_window_start_a_quarter_second_o
     # each point reads at its start and end, 10 ms apart: while 10.0 is the newest reading at
     # least 0.2 s old, the windows reach back to it (0.31 s, 0.33 s, ...)
     assert windows[:10] == pytest.approx([0.31 + 0.02 * k for k in range(10)])
-    assert windows[10] == pytest.approx(0.2)  # then to 10.31, 0.2 s before 10.51
+    assert windows[10] == pytest.approx(0.21)  # then to 10.30, the newest kept 0.2 s before
     assert all(0.2 - 1e-9 <= w <= 0.25 + 1e-9 for w in windows[10:])  # reused up to 0.25 s
+    kept = [r.t for r in ms._history]  # readings 10 ms apart are kept 50 ms apart
+    assert all(b - a >= ms.HISTORY_SPACING_S - 1e-9 for a, b in zip(kept[:-2], kept[1:-1]))
 
 
 def test_state_round_trips_and_ignores_what_is_not_one():
