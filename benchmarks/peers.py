@@ -176,8 +176,11 @@ def section(
                 continue
             if workloads and not any(w in wname for w in workloads):
                 continue
-            e_step, t_step = make()
             for tool in all_tools:
+                # a fresh model and optimizer per tool: one trained on by every tool in turn
+                # drifts (after about 11,000 Adam steps the large MLP's step took 3.7x as long,
+                # with no profiler anywhere), and later tools measured a different step
+                e_step, t_step = make()
                 fn = t_step if tool.model == "torch" else e_step
                 if fn is None:
                     continue
