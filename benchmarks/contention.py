@@ -157,8 +157,6 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
       as a warm-up would run: two readings);
     - ``paired``: median of (start + work + stop) less median of (work), interleaved: what the
       measurement's owner waits for, cache effects on the work included;
-    - ``judge``: judging the verdict, on the first read of the state's fields (after the
-      measurement, when a view or a check reads it);
     - ``in_situ_cpu``: the CPU time of those two sections (the thread's clock, less what reading
       that clock costs): the same cost without the time the thread waited for a core, which on
       a loaded machine is most of the wall-clock figure;
@@ -173,7 +171,7 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
         for _ in range(200):
             work()
         cpu = time.thread_time_ns
-        sections, alone, around, judged, cpu_sections, cpu_empty = [], [], [], [], [], []
+        sections, alone, around, cpu_sections, cpu_empty = [], [], [], [], []
         for _ in range(pairs):
             t0 = clock()
             work()
@@ -192,12 +190,10 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
             work()
             c2 = cpu()
             t2 = clock()
-            state = watch.stop()
+            watch.stop()
             t3 = clock()
             c3 = cpu()
             cpu_sections.append((c1 - c0) + (c3 - c2))
-            state.verdict  # noqa: B018 - the first read judges it
-            judged.append(clock() - t3)
             sections.append((t1 - t0) + (t3 - t2))
             around.append(t3 - t0)
         idle = []
@@ -221,7 +217,6 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
         "in_situ_cpu": (median(cpu_sections) - median(cpu_empty)) / 1e9,
         "after_idle": median(idle) if idle else float("nan"),
         "paired": median(around) - median(alone),
-        "judge": median(judged),
         "tight": tight,
         "work": median(alone),
     }
@@ -238,7 +233,6 @@ def print_state_cost(cost: dict[str, float]) -> None:
         f"\n  in situ, a lone measurement: {us['after_idle']:.1f} us = "
         f"{cost['after_idle'] / 1e-3:.2%}"
         f"\n  paired (start + work + stop) - work: {us['paired']:.1f} us"
-        f"\n  judging the verdict when first read (after the measurement): {us['judge']:.1f} us"
         f"\n  tight loop, warm caches: {us['tight']:.1f} us"
     )
 

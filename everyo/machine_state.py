@@ -16,7 +16,7 @@ On Linux the readings come from ``/proc/stat`` (only the CPUs this process may r
 process's own CPU time (``getrusage``, which also gives the involuntary context switches), in the
 kernel's clock ticks; elsewhere from psutil when it is installed. Recording a measurement's state
 costs two readings (``everyo/_cmachine.c`` where it is built: most of a reading is the kernel
-writing /proc/stat); the verdict is judged when the state is first read.
+writing /proc/stat) and the verdict.
 
 >>> watch = MachineWatch().start()
 >>> state = watch.stop()
@@ -382,38 +382,10 @@ class MachineState:
             return None
 
 
-class _JudgedOnRead(MachineState):
-    """A :class:`MachineState` whose fields are judged (:func:`judge`) when one is first read;
-    it is then a plain ``MachineState`` (equal to the one ``judge`` returns)."""
-
-    def __init__(self, start: Reading, end: Reading, threads, policy, applied):  # noqa: D107
-        object.__setattr__(self, "_judge", (start, end, threads, policy, applied))
-
-    def __getattribute__(self, name: str) -> Any:
-        fields = object.__getattribute__(self, "__dict__")
-        pending = fields.get("_judge")
-        if pending is not None:
-            fields.update(_judged(*pending).__dict__)  # (two threads at once: the same fields)
-            fields.pop("_judge", None)
-            object.__setattr__(self, "__class__", MachineState)
-        return object.__getattribute__(self, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self.verdict  # noqa: B018 - judged first: a field set now is not overwritten later
-        object.__setattr__(self, name, value)
-
-
-def _threads_or_none() -> dict[str, int | None] | None:
-    """The threads in use, or ``None`` (asked again when judged) where reading them fails."""
+def _judged(start: Reading, end: Reading, policy: Any, applied: int | None) -> MachineState:
+    """:func:`judge`, or an ``unknown`` state saying why it could not be judged."""
     try:
-        return threads_in_use()
-    except Exception:  # noqa: BLE001 - a descriptive field must never break a measurement
-        return None
-
-
-def _judged(start, end, threads, policy, applied) -> MachineState:
-    try:
-        return judge(start, end, threads=threads, threads_policy=policy, threads_applied=applied)
+        return judge(start, end, threads_policy=policy, threads_applied=applied)
     except Exception as exc:  # noqa: BLE001 - a descriptive field must never break a view
         reason = f"the machine's state could not be judged ({type(exc).__name__}: {exc})"
         return MachineState("unknown", reason, window_s=round(max(end.t - start.t, 0.0), 4))
@@ -569,17 +541,13 @@ class MachineWatch:
     def stop(self) -> MachineState:
         """End the window; the state is kept as :attr:`state`.
 
-        Only what can change later is read here (the end reading, the window's start, the
-        threads in use unless a thread policy fixed them); the verdict and its reason are
-        judged when the state is first read, so that recording costs the measurement two
-        readings and little more (TARGETS.md: at most 1 % of a 1-ms window)."""
+        A reading that the platform cannot judge (threadpoolctl failing, say) gives an
+        ``unknown`` state saying why: it never breaks the measurement."""
         first = self.first if self.first is not None else self.start().first
         end = read_machine()
         if end.t - first.t < MIN_WINDOW_S:  # (the long window's start needs no search)
             first = _window_start(first, end)
-        applied = self.threads_applied
-        threads = None if applied is not None else _threads_or_none()
-        self.state = _JudgedOnRead(first, end, threads, self.threads_policy, applied)
+        self.state = _judged(first, end, self.threads_policy, self.threads_applied)
         return self.state
 
 
