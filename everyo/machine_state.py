@@ -297,7 +297,7 @@ def threads_in_use() -> dict[str, int | None]:
 
 
 # -- the state and its verdict -----------------------------------------------------------------
-@dataclass
+@dataclass(frozen=True)
 class MachineState:
     """What the machine did during one measurement, and the verdict.
 
@@ -357,7 +357,7 @@ class MachineState:
         """``"other processes used 1.7 of 2 cores"`` (or why that is unknown)."""
         if self.others_cores is None:
             return "other processes' CPU use unknown on this platform"
-        return f"other processes used {self.others_cores:.1f} of {self.usable_cores} cores"
+        return _used_text(self.others_cores, self.usable_cores)
 
     def line(self) -> str:
         """``"Machine: busy (another process used 1.7 of 2 cores; 1 BLAS thread, limited by
@@ -382,10 +382,30 @@ class MachineState:
             return None
 
 
+_last_judged: tuple = ((), None)
+"""The newest window judged by :meth:`MachineWatch.stop` and its state: back-to-back
+measurements that share their readings (:data:`REUSE_S`) share their state too."""
+
+
 def _judged(start: Reading, end: Reading, policy: Any, applied: int | None) -> MachineState:
     """:func:`judge`, or an ``unknown`` state saying why it could not be judged."""
+    global _last_judged
     try:
-        return judge(start, end, threads_policy=policy, threads_applied=applied)
+        cores = usable_cores()
+        threads = threads_in_use() if applied is None else _limited(applied)
+        key, state = _last_judged
+        if (
+            key
+            and key[0] is start
+            and key[1] is end
+            and key[2:] == (cores, threads["blas"], threads["openmp"], policy, applied)
+        ):
+            return state
+        state = judge(
+            start, end, cores=cores, threads=threads, threads_policy=policy, threads_applied=applied
+        )
+        _last_judged = ((start, end, cores, threads["blas"], threads["openmp"], policy, applied), state)
+        return state
     except Exception as exc:  # noqa: BLE001 - a descriptive field must never break a view
         reason = f"the machine's state could not be judged ({type(exc).__name__}: {exc})"
         return MachineState("unknown", reason, window_s=round(max(end.t - start.t, 0.0), 4))
@@ -435,7 +455,7 @@ def judge(
         used_own = max(end.own - start.own, 0.0)
         others = min(max(end.busy - start.busy - used_own, 0.0) / _HZ / window, float(cores))
         own = min(used_own / _HZ / window, float(cores))
-        used = f"other processes used {others:.1f} of {cores} cores"  # as load_text
+        used = _used_text(others, cores)
         if others <= max(QUIET_CORES, 0.1 * cores):
             verdict, reason = "quiet", f"{used}; {thread_text}"
         # not excused for waiting: OpenBLAS threads starved of a core yield (voluntary
@@ -447,7 +467,7 @@ def judge(
             reason = f"{used}; {thread_text}; {advice}"
         else:
             verdict, reason = "busy", f"{used}; {thread_text}"
-        others, own = round(others, 3), round(own, 3)
+        others, own = _rounded(others, 1000), _rounded(own, 1000)
     return MachineState(
         verdict,
         reason,
@@ -457,21 +477,54 @@ def judge(
         blas,
         omp,
         max(end.involuntary - start.involuntary, 0),
-        round(window, 4),
+        _rounded(window, 10000),
         threads_policy,
         threads_applied,
         end.source,
     )
 
 
+def _rounded(x: float, scale: int) -> float:
+    """``x >= 0`` rounded to ``1 / scale`` (``round(x, 3)`` goes through a decimal conversion,
+    several µs when a measurement has just evicted the caches)."""
+    return int(x * scale + 0.5) / scale
+
+
+_used_texts: dict[tuple[int, int], str] = {}
+
+
+def _used_text(others: float, cores: int) -> str:
+    """``"other processes used 1.7 of 2 cores"``, to a tenth of a core (texts kept per tenth)."""
+    tenths = others * 10
+    if abs(tenths % 1 - 0.5) < 1e-6:  # near a tie: as format() rounds it
+        return f"other processes used {others:.1f} of {cores} cores"
+    key = (int(tenths + 0.5), cores)
+    text = _used_texts.get(key)
+    if text is None:
+        text = f"other processes used {key[0] // 10}.{key[0] % 10} of {cores} cores"
+        if len(_used_texts) < 4096:
+            _used_texts[key] = text
+    return text
+
+
 def _limited(applied: int) -> dict[str, int | None]:
     """The threads in use while a thread policy holds its limit: the limit, for each kind of
     library loaded (the policy limited them all; asking each library costs a reading's tenth)."""
+    global _limited_cache
     controller = thread_controller()
     if controller is None:
         return {"blas": None, "openmp": None}
-    kinds = {lib.user_api for lib in controller.lib_controllers}
-    return {kind: (applied if kind in kinds else None) for kind in ("blas", "openmp")}
+    libs = controller.lib_controllers
+    cached = _limited_cache
+    if cached[0] is controller and cached[1] == len(libs) and cached[2] == applied:
+        return cached[3]
+    kinds = {lib.user_api for lib in libs}
+    out = {kind: (applied if kind in kinds else None) for kind in ("blas", "openmp")}
+    _limited_cache = (controller, len(libs), applied, out)
+    return out
+
+
+_limited_cache: tuple = (None, -1, None, None)
 
 
 _thread_texts: dict[tuple, str] = {}
@@ -517,12 +570,7 @@ class MachineWatch:
         """Start the window: at the newest reading when it is younger than one of the kernel's
         ticks (:data:`REUSE_S`: a measurement right after another starts where that one ended,
         to the counters' resolution), else at a new reading."""
-        last = _history[-1] if _history else None
-        kind = "proc" if _all_cpus_usable() else "proc-cpus"  # what a new reading would be
-        if last is not None and last.source == kind and 0.0 <= _monotonic() - last.t <= REUSE_S:
-            self.first = last
-        else:
-            self.first = read_machine()
+        self.first = _recent_reading()
         self.state = None
         return self
 
@@ -544,11 +592,22 @@ class MachineWatch:
         A reading that the platform cannot judge (threadpoolctl failing, say) gives an
         ``unknown`` state saying why: it never breaks the measurement."""
         first = self.first if self.first is not None else self.start().first
-        end = read_machine()
+        end = _recent_reading()  # (a reading younger than a tick tells nothing new)
         if end.t - first.t < MIN_WINDOW_S:  # (the long window's start needs no search)
             first = _window_start(first, end)
         self.state = _judged(first, end, self.threads_policy, self.threads_applied)
         return self.state
+
+
+def _recent_reading() -> Reading:
+    """The newest reading when it is at most :data:`REUSE_S` old and of the kind a new one
+    would be, else a new reading."""
+    last = _history[-1] if _history else None
+    if last is not None and 0.0 <= _monotonic() - last.t <= REUSE_S:
+        kind = "proc" if _all_cpus_usable() else "proc-cpus"  # what a new reading would be
+        if last.source == kind:
+            return last
+    return read_machine()
 
 
 def _window_start(first: Reading, end: Reading) -> Reading:
@@ -573,8 +632,9 @@ def _window_start(first: Reading, end: Reading) -> Reading:
 
 
 REUSE_S = 0.01
-"""A watch started within this long of the newest reading starts at it (/proc/stat counts in
-10-ms ticks, so a new reading would tell nothing more)."""
+"""A watch started or stopped within this long of the newest reading starts or ends at it
+(/proc/stat counts in 10-ms ticks, so a new reading would tell nothing more: a window that ends
+up to one tick before its measurement does is, to the counters, the same window)."""
 ANCHOR_REUSE_S = 0.25
 """A window start found for a short measurement is used again by the next ones while it is at
 most this old (their windows then span 0.2-0.25 s: a load that began just before the end is
@@ -585,9 +645,10 @@ _anchor: tuple[Any, Reading | None] = (None, None)
 def _forget_history() -> None:
     """In a forked child: the parent's readings count the parent's CPU time as "own", so a
     window reaching back to one of them would take the child's own work for other processes'."""
-    global _anchor
+    global _anchor, _last_judged
     _history.clear()
     _anchor = (None, None)
+    _last_judged = ((), None)
 
 
 if hasattr(os, "register_at_fork"):

@@ -352,3 +352,49 @@ def test_a_measurement_that_mostly_waited_stays_comparable_but_is_not_excused_co
     assert state_over(1.0, 1.9, threads=2, own=0.05).verdict == "contended"
     quiet = state_over(1, 0.0, threads=1, own=0.05)
     assert check_regression(_result(0.02, sleeper, 1), _result(0.02, quiet, 2)).conclusive
+
+
+# -- what recording the state costs: readings and states shared within one kernel tick ----------
+def test_measurements_within_one_tick_share_readings_and_their_state(monkeypatch):
+    """/proc/stat counts in 10-ms ticks: a watch started or stopped within one tick of the newest
+    reading uses it instead of a new one, and two windows over the same readings are the same
+    (frozen) state; a reading older than a tick, or a changed thread limit, makes a new one."""
+    now = [100.0]
+    reads = []
+
+    def fake_read():
+        reads.append(now[0])
+        return reading(now[0], 0.5 * (now[0] - 99.0), 0.9 * (now[0] - 99.0))
+
+    monkeypatch.setattr(ms, "_read", fake_read)
+    monkeypatch.setattr(ms, "_monotonic", lambda: now[0])
+    monkeypatch.setattr(ms, "_history", type(ms._history)(maxlen=64))
+    monkeypatch.setattr(ms, "_all_cpus_usable", lambda: True)
+    monkeypatch.setattr(ms, "threads_in_use", lambda: {"blas": 1, "openmp": None})
+    ms.read_machine()  # an earlier reading, 1 s before
+    now[0] = 101.0
+    first = MachineWatch().start()
+    now[0] += 0.002  # a 2-ms measurement: its end is its start reading, to the counters
+    one = first.stop()
+    now[0] += 0.001
+    two = MachineWatch().start()
+    now[0] += 0.002
+    assert two.stop() is one and reads == [100.0, 101.0]
+    assert one.window_s == pytest.approx(1.0) and one.others_cores == pytest.approx(0.5)
+    with pytest.raises(AttributeError):
+        one.verdict = "quiet"  # shared, so frozen
+    now[0] += 0.02  # older than a tick: a new reading ends the next window
+    three = MachineWatch().start()
+    assert reads[:2] == [100.0, 101.0] and reads[2] == pytest.approx(101.025)
+    assert three.stop() is not one
+    limited = MachineWatch(threads_policy=1, threads_applied=1).start().stop()
+    assert limited is not three and limited.threads_applied == 1
+
+
+@pytest.mark.parametrize(
+    "others", [0.0, 0.04, 0.05, 0.149, 0.15, 0.25, 0.35, 0.95, 1.04, 1.75, 1.999, 7.96]
+)
+def test_the_load_text_reads_as_the_figure_rounded_to_a_tenth(others):
+    state = state_over(1.0, others, threads=1, cores=8)
+    assert state.load_text == f"other processes used {others:.1f} of 8 cores"
+    assert state.reason.startswith(state.load_text)
