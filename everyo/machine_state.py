@@ -271,6 +271,9 @@ def thread_controller():
     """A cached ``threadpoolctl.ThreadpoolController`` (building one scans the loaded libraries:
     about 1 ms), or ``None`` without threadpoolctl."""
     global _controller
+    controller = _controller
+    if controller is not None and controller.lib_controllers:
+        return controller  # (the common case, without the lock)
     with _controller_lock:
         if _controller is None or not _controller.lib_controllers:
             try:
@@ -297,7 +300,7 @@ def threads_in_use() -> dict[str, int | None]:
 
 
 # -- the state and its verdict -----------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass
 class MachineState:
     """What the machine did during one measurement, and the verdict.
 
@@ -382,9 +385,9 @@ class MachineState:
             return None
 
 
-_last_judged: tuple = ((), None)
-"""The newest window judged by :meth:`MachineWatch.stop` and its state: back-to-back
-measurements that share their readings (:data:`REUSE_S`) share their state too."""
+_last_judged: tuple = ((), ())
+"""The newest window judged by :meth:`MachineWatch.stop` and its state's fields: back-to-back
+measurements that share their readings (:data:`REUSE_S`) are judged once."""
 
 
 def _judged(start: Reading, end: Reading, policy: Any, applied: int | None) -> MachineState:
@@ -393,19 +396,12 @@ def _judged(start: Reading, end: Reading, policy: Any, applied: int | None) -> M
     try:
         cores = usable_cores()
         threads = threads_in_use() if applied is None else _limited(applied)
-        key, state = _last_judged
-        if (
-            key
-            and key[0] is start
-            and key[1] is end
-            and key[2:] == (cores, threads["blas"], threads["openmp"], policy, applied)
-        ):
-            return state
-        state = judge(
-            start, end, cores=cores, threads=threads, threads_policy=policy, threads_applied=applied
-        )
-        _last_judged = ((start, end, cores, threads["blas"], threads["openmp"], policy, applied), state)
-        return state
+        key = (start, end, cores, threads["blas"], threads["openmp"], policy, applied)
+        last, fields = _last_judged
+        if not (last and last[0] is start and last[1] is end and last[2:] == key[2:]):
+            fields = _judgement(start, end, cores, threads, policy, applied)
+            _last_judged = (key, fields)
+        return MachineState(*fields)  # (each measurement its own state)
     except Exception as exc:  # noqa: BLE001 - a descriptive field must never break a view
         reason = f"the machine's state could not be judged ({type(exc).__name__}: {exc})"
         return MachineState("unknown", reason, window_s=round(max(end.t - start.t, 0.0), 4))
@@ -428,6 +424,20 @@ def judge(
     threads_applied: int | None = None,
 ) -> MachineState:
     """The state over the window from ``start`` to ``end`` (pure: tests pass fake readings)."""
+    return MachineState(
+        *_judgement(start, end, cores, threads, threads_policy, threads_applied)
+    )
+
+
+def _judgement(
+    start: Reading,
+    end: Reading,
+    cores: int | None,
+    threads: dict[str, int | None] | None,
+    threads_policy: Any,
+    threads_applied: int | None,
+) -> tuple:
+    """:func:`judge`'s state, as the positional fields of a :class:`MachineState`."""
     cores = cores or usable_cores()
     if threads is None:
         threads = threads_in_use() if threads_applied is None else _limited(threads_applied)
@@ -468,7 +478,7 @@ def judge(
         else:
             verdict, reason = "busy", f"{used}; {thread_text}"
         others, own = _rounded(others, 1000), _rounded(own, 1000)
-    return MachineState(
+    return (
         verdict,
         reason,
         others,
@@ -648,7 +658,7 @@ def _forget_history() -> None:
     global _anchor, _last_judged
     _history.clear()
     _anchor = (None, None)
-    _last_judged = ((), None)
+    _last_judged = ((), ())
 
 
 if hasattr(os, "register_at_fork"):

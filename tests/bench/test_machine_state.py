@@ -357,8 +357,8 @@ def test_a_measurement_that_mostly_waited_stays_comparable_but_is_not_excused_co
 # -- what recording the state costs: readings and states shared within one kernel tick ----------
 def test_measurements_within_one_tick_share_readings_and_their_state(monkeypatch):
     """/proc/stat counts in 10-ms ticks: a watch started or stopped within one tick of the newest
-    reading uses it instead of a new one, and two windows over the same readings are the same
-    (frozen) state; a reading older than a tick, or a changed thread limit, makes a new one."""
+    reading uses it instead of a new one, and two windows over the same readings give the same
+    state (each measurement its own object); a reading older than a tick makes a new one."""
     now = [100.0]
     reads = []
 
@@ -379,16 +379,16 @@ def test_measurements_within_one_tick_share_readings_and_their_state(monkeypatch
     now[0] += 0.001
     two = MachineWatch().start()
     now[0] += 0.002
-    assert two.stop() is one and reads == [100.0, 101.0]
+    again = two.stop()
+    assert again == one and again is not one and reads == [100.0, 101.0]
     assert one.window_s == pytest.approx(1.0) and one.others_cores == pytest.approx(0.5)
-    with pytest.raises(AttributeError):
-        one.verdict = "quiet"  # shared, so frozen
+    assert one.verdict == "busy" and one.extra is not again.extra
     now[0] += 0.02  # older than a tick: a new reading ends the next window
     three = MachineWatch().start()
     assert reads[:2] == [100.0, 101.0] and reads[2] == pytest.approx(101.025)
-    assert three.stop() is not one
+    assert three.stop().window_s == pytest.approx(1.025)
     limited = MachineWatch(threads_policy=1, threads_applied=1).start().stop()
-    assert limited is not three and limited.threads_applied == 1
+    assert limited.threads_applied == 1 and "limited by threads=1" in limited.reason
 
 
 @pytest.mark.parametrize(
