@@ -151,10 +151,11 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
 
     - ``in_situ``: ``MachineWatch().start()`` before and ``.stop()`` after 1 ms of NumPy work,
       measurements back to back (as a sweep's points, repeated ``benchmark()`` calls: a watch
-      started within 10 ms of the last reading starts at it), the two sections timed where
-      they run (median);
+      started or stopped within 10 ms of the newest reading uses it, so they take about one
+      reading per 10 ms), the two sections timed where they run (median);
     - ``after_idle``: the same for a lone measurement (20 ms of work after the previous one,
-      as a warm-up would run: two readings);
+      as a warm-up would run: a reading at its start, which its end reuses, and a verdict, with
+      the caches that work evicted);
     - ``paired``: median of (start + work + stop) less median of (work), interleaved: what the
       measurement's owner waits for, cache effects on the work included;
     - ``in_situ_cpu``: the CPU time of those two sections (the thread's clock, less what reading
