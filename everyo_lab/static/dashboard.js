@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:be69bbc2058ab13a | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:1fa7328c10e0f6e2 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:be69bbc2058ab13a"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:1fa7328c10e0f6e2"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -1024,25 +1024,17 @@ const held = lane.dom || key; // a kernel bar of several classes: its main key
 const first = total;
 let i = lo;
 while (i < hi && total < cap) {
+const lo = i;
 const s = start[i];
 let e = end[i];
 let k = key[i];
 let c = count[i];
-let dom = held[i];
-let weight = e - s;
 i += 1;
 if (e - s < pixel) {
 const col = column(s);
 while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && column(start[i]) === col) {
-const d = end[i] - start[i];
 if (end[i] > e) e = end[i];
 if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
-if (held[i] === dom || (codes !== null && codes[held[i]] === codes[dom])) weight += d;
-else if (weight >= d) weight -= d;
-else {
-dom = held[i];
-weight = d - weight;
-}
 c += count[i];
 i += 1;
 }
@@ -1053,7 +1045,7 @@ out.end[total] = e;
 out.row[total] = row;
 out.key[total] = k;
 out.count[total] = c;
-out.dom[total] = k === MIXED ? dom : k;
+out.dom[total] = k === MIXED ? dominant(start, end, held, codes, lo, i) : k;
 out.lane[total] = li;
 }
 total += 1;
@@ -1062,6 +1054,33 @@ if (out && total > first) out.rows.set(row, [first, total]);
 }
 if (out) out.n = total;
 return total;
+}
+
+const TIME = new Map(); // dominant()'s tables, kept between calls (one per bar drawn)
+const LOWEST = new Map();
+
+function dominant(start, end, held, codes, lo, hi) {
+const time = TIME; // colour code -> ns
+const lowest = LOWEST; // colour code -> its lowest key here
+time.clear();
+lowest.clear();
+for (let j = lo; j < hi; j++) {
+const k = held[j];
+if (k === MIXED) continue; // a kernel bar whose main key is unknown: no colour to count
+const code = codes === null ? k : codes[k];
+const ns = Math.round(end[j] * 1e6) - Math.round(start[j] * 1e6);
+time.set(code, (time.get(code) || 0) + ns);
+if (!lowest.has(code) || k < lowest.get(code)) lowest.set(code, k);
+}
+let best = MIXED;
+let most = -Infinity;
+for (const [code, ns] of time) {
+if (ns > most || (ns === most && code < best)) {
+best = code;
+most = ns;
+}
+}
+return time.size ? lowest.get(best) : MIXED;
 }
 
 function findBar(bars, row, t, slack = 0) {
@@ -1087,7 +1106,7 @@ bestDist = dist;
 }
 return best;
 }
-return { MAX_BARS, MAX_BARS_LIVE, windowRange, levelOfDetail, findBar };
+return { MAX_BARS, MAX_BARS_LIVE, windowRange, levelOfDetail, dominant, findBar };
 })();
 
 // ---- src/paint.js
