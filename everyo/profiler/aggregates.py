@@ -184,7 +184,9 @@ class Aggregates:
 
     def groups(self, keys, group_by: str = "name") -> Groups:
         """The slots' sums per group label: ``(kind, name)`` by name, ``(kind, path or name)``
-        by path, and those of ``(kind, name)`` and shape id by shape."""
+        by path, and those of ``(kind, name)`` and shape id by shape. ``keys`` is the run's
+        interned key table, which only grows: which slot goes to which group is worked out
+        again only when a slot or a key was added."""
         schema.check_choice(group_by, schema.GROUP_BY, "group_by")
         if group_by == "shape" and not self.has_shapes:
             raise EveryOProfilerError(f"group_by='shape': {schema.SHAPES_NOT_RECORDED}")
