@@ -159,7 +159,7 @@ def cost_table(sizes=(10_000, 100_000, 1_000_000)) -> None:
         )
 
 
-LOOP_USERS = ("everyo.profiler.run", "everyo_lab.views.live_flame", "everyo_lab.views.live_table")
+LOOP_USERS = ("everyo.profiler.run", "everyo_lab.views.live_flame", "everyo.profiler.aggregates")
 
 
 @contextlib.contextmanager

@@ -1,5 +1,6 @@
 /*
- * everyo.profiler._cbatch: compiled loops over event batches, for the live dashboard.
+ * everyo.profiler._cbatch: compiled loops over event batches, for the live dashboard and the
+ * summary table.
  *
  * While a profiled cell runs, a refresher thread reads the new events a few times a second and
  * folds them into running aggregates (parents, per-key sums, time-binned flame columns). Done
@@ -10,7 +11,8 @@
  *
  * The NumPy code beside each caller is the specification and the fallback where this extension
  * was not built (everyo.profiler.run.postorder_parents, everyo_lab.views.live_flame._mark,
- * everyo_lab.views.live_table.LiveTable): the tests run both and compare.
+ * everyo.profiler.aggregates.Aggregates, the summary table's one aggregation kernel, exact
+ * and live): the tests run both and compare.
  *
  * Arrays come in through the buffer protocol: C-contiguous signed integers of 2, 4 or 8 bytes
  * for inputs, writable C-contiguous int64 for outputs.
@@ -347,7 +349,7 @@ static PyMethodDef methods[] = {
     {"mark_columns", (PyCFunction)(void (*)(void))mark_columns, METH_FASTCALL,
      "mark_columns(shift, n_cols, events, columns): live flame columns (see live_flame.py)."},
     {"table_add", (PyCFunction)(void (*)(void))table_add, METH_FASTCALL,
-     "table_add(slot, dur, own, calls, total, self_ns, min_ns, max_ns) (see live_table.py)."},
+     "table_add(slot, dur, own, calls, total, self_ns, min_ns, max_ns) (see aggregates.py)."},
     {"add_at", (PyCFunction)(void (*)(void))add_at, METH_FASTCALL,
      "add_at(out, index, values): out[index] += values where index >= 0."},
     {NULL}};

@@ -9,6 +9,7 @@ import numpy as np
 
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import schema
+from everyo.profiler.aggregates import Aggregates, Groups, children_ns
 from everyo.profiler.batch import EventBatch
 from everyo.profiler.step_stats import StepStats, step_spans
 from everyo.profiler.table import SummaryTable
@@ -39,12 +40,8 @@ def _parent_index(batch: EventBatch) -> tuple[np.ndarray, np.ndarray]:
 
 def self_times(batch: EventBatch) -> np.ndarray:
     """Self time of each row: its duration minus its children's (int64 ns)."""
-    n = len(batch)
-    if n == 0:
-        return np.zeros(0, np.int64)
     idx, ok = _parent_index(batch)
-    child = np.bincount(idx[ok], weights=batch.dur_ns[ok], minlength=n)
-    return batch.dur_ns - np.rint(child).astype(np.int64)
+    return batch.dur_ns - children_ns(batch.dur_ns, np.where(ok, idx, -1))
 
 
 def inclusive(batch: EventBatch, values: np.ndarray | None, ops_fixed: bool = True):
@@ -71,46 +68,27 @@ def inclusive(batch: EventBatch, values: np.ndarray | None, ops_fixed: bool = Tr
     return incl
 
 
-def _labels(batch: EventBatch, group_by: str) -> list[tuple]:
-    if group_by == "path":
-        return [(kind, path or name) for kind, name, path in batch.keys]
-    return [(kind, name) for kind, name, _ in batch.keys]
+def _aggregate(batch: EventBatch, group_by: str) -> tuple[Groups, np.ndarray]:
+    """The batch through the aggregation kernel (the live table's): its groups and each row's
+    group index."""
+    agg = Aggregates()  # slots per key, and per shape only where the groups need them
+    slot = agg.add(
+        batch.dur_ns, batch.self_ns, batch.key, batch.shape_id if group_by == "shape" else None
+    )
+    groups = agg.groups(batch.keys, group_by)
+    return groups, groups.slot_group[slot]
 
 
-def _groups(batch: EventBatch, group_by: str):
-    """Group index per row, and per group its (kind, label, key ids, shape id)."""
-    labels = _labels(batch, group_by)
-    uniq: dict[tuple, int] = {}
-    key_group = np.array([uniq.setdefault(lab, len(uniq)) for lab in labels] or [0], np.int64)
-    g = key_group[batch.key]
-    names = list(uniq)
-    present = np.bincount(g, minlength=len(names)) > 0
-    if not present.all():  # keys with no rows here (skipped, or in another batch): no rows
-        g = (np.cumsum(present) - 1)[g]
-        names = [n for n, keep in zip(names, present.tolist()) if keep]
-    shape_of = None
-    if group_by == "shape":
-        if batch.shape_id is None:
-            raise EveryOProfilerError(f"group_by='shape': {schema.SHAPES_NOT_RECORDED}")
-        combined = g * (len(batch.shape_table) + 1) + (batch.shape_id.astype(np.int64) + 1)
-        uc, g = np.unique(combined, return_inverse=True)
-        shape_of = (uc % (len(batch.shape_table) + 1)) - 1
-        names = [names[int(i)] for i in uc // (len(batch.shape_table) + 1)]
-    return g.astype(np.int64), names, shape_of
-
-
-def _order_stats(g: np.ndarray, dur: np.ndarray, calls: np.ndarray):
-    """Min, max and median duration per group, from one sort of (group, duration) keys."""
+def _medians(g: np.ndarray, dur: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """Median duration per group, from one sort of (group, duration) keys."""
     dur = np.maximum(dur, 0)
     span = int(dur.max()) + 1 if len(dur) else 1
     if span * (int(g.max()) + 1) < (1 << 62):
         sd = np.sort(g * span + dur) % span  # one int64 sort instead of a lexsort
     else:
         sd = dur[np.lexsort((dur, g))]
-    ends = np.cumsum(calls)
-    starts = ends - calls
-    lo, hi = starts + (calls - 1) // 2, starts + calls // 2
-    return sd[starts], sd[ends - 1], (sd[lo] + sd[hi]) / 2.0
+    starts = np.cumsum(calls) - calls
+    return (sd[starts + (calls - 1) // 2] + sd[starts + calls // 2]) / 2.0
 
 
 _check = schema.check_choice
@@ -139,10 +117,10 @@ def summarize(
     notes = run_notes(run)
     if len(batch) == 0:
         return SummaryTable([], group_by=group_by, wall_ms=wall / 1e6, notes=notes)
-    g, names, shape_of = _groups(batch, group_by)
-    G = len(names)
-    rows = _stats_rows(batch, g, G, names, wall)
-    _extra_columns(batch, g, G, names, rows, group_by, shape_of, notes)
+    groups, g = _aggregate(batch, group_by)
+    rows = groups.rows(batch.keys, batch.shape_table, wall)
+    _spread_columns(batch.dur_ns, g, groups, rows)
+    _extra_columns(batch, g, len(groups), rows, notes)
     if rows and sort_by not in rows[0]:
         raise EveryOProfilerError(
             f"sort_by={sort_by!r} needs a column this run lacks "
@@ -154,67 +132,17 @@ def summarize(
     )
 
 
-def _stats_rows(batch, g, G, names, wall) -> list[dict]:
-    dur = batch.dur_ns
-    calls = np.bincount(g, minlength=G)
-    total = np.bincount(g, weights=dur, minlength=G)
-    selfs = np.bincount(g, weights=batch.self_ns, minlength=G)
-    mean = total / np.maximum(calls, 1)
-    std = np.sqrt(np.bincount(g, weights=(dur - mean[g]) ** 2, minlength=G) / np.maximum(calls, 1))
-    mn, mx, med = _order_stats(g, dur, calls)
-    share = np.clip(total / wall, 0.0, 1.0) if wall > 0 else np.zeros(G)
-    cols = [
-        a.tolist()
-        for a in (
-            calls,
-            total / 1e6,
-            mean / 1e6,
-            mx / 1e6,
-            mn / 1e6,
-            med / 1e6,
-            std / 1e6,
-            selfs / 1e6,
-            share,
-        )
-    ]
-    return [
-        {
-            "name": names[i][1],
-            "kind": names[i][0],
-            "calls": cols[0][i],
-            "total_ms": cols[1][i],
-            "mean_ms": cols[2][i],
-            "max_ms": cols[3][i],
-            "min_ms": cols[4][i],
-            "median_ms": cols[5][i],
-            "std_ms": cols[6][i],
-            "self_ms": cols[7][i],
-            "share": cols[8][i],
-        }
-        for i in range(G)
-    ]
+def _spread_columns(dur, g, groups: Groups, rows: list[dict]) -> None:
+    """``median_ms`` and ``std_ms``: what needs every duration, so only the exact table has."""
+    calls = groups.calls
+    mean = groups.total_ns / np.maximum(calls, 1)
+    var = np.bincount(g, weights=(dur - mean[g]) ** 2, minlength=len(calls))
+    std = np.sqrt(var / np.maximum(calls, 1))
+    for row, med, sd in zip(rows, (_medians(g, dur, calls) / 1e6).tolist(), (std / 1e6).tolist()):
+        row["median_ms"], row["std_ms"] = med, sd
 
 
-def _extra_columns(batch, g, G, names, rows, group_by, shape_of, notes) -> None:
-    if group_by == "name":
-        # paths are per key and keys are few: collect each group's paths from the keys present
-        present = np.nonzero(np.bincount(batch.key, minlength=len(batch.keys)))[0]
-        group_paths: dict[tuple, set] = {}
-        for k in present.tolist():
-            kind, name, path = batch.keys[k]
-            group_paths.setdefault((kind, name), set()).add(path)
-        for row in rows:
-            found = group_paths.get((row["kind"], row["name"]), {""})
-            row["path"] = next(iter(found)) if len(found) == 1 else ""
-    if group_by == "path":
-        # the outermost module has path "": its row is labelled with its class name
-        origin = {(k[0], k[2] or k[1]): (k[1], k[2]) for k in batch.keys}
-        for row in rows:
-            row["module"], row["path"] = origin.get((row["kind"], row["name"]), (row["name"], ""))
-    if shape_of is not None:
-        table = batch.shape_table + [""]
-        for row, sid in zip(rows, shape_of.tolist()):
-            row["shapes"] = table[sid]
+def _extra_columns(batch, g, G, rows, notes) -> None:
     flops = inclusive(batch, batch.flops)
     if flops is not None:
         f = np.bincount(g, weights=flops, minlength=G)
@@ -406,14 +334,16 @@ def call_durations(source, group_by: str = "name") -> dict[tuple, np.ndarray]:
     batch, _, _ = _resolve(source)
     if len(batch) == 0:
         return {}
-    g, names, shape_of = _groups(batch, group_by)
+    groups, g = _aggregate(batch, group_by)
     order = np.lexsort((batch.dur_ns, g))
-    bounds = np.cumsum(np.bincount(g, minlength=len(names)))
-    parts = np.split(np.asarray(batch.dur_ns, np.int64)[order], bounds[:-1])
-    if shape_of is None:
-        return {tuple(names[i]): parts[i] for i in range(len(names))}
+    parts = np.split(np.asarray(batch.dur_ns, np.int64)[order], np.cumsum(groups.calls)[:-1])
+    if group_by != "shape":
+        return {tuple(label): part for label, part in zip(groups.labels, parts)}
     table = batch.shape_table + [""]
-    return {(*names[i], table[int(shape_of[i])]): parts[i] for i in range(len(names))}
+    return {
+        (*label, table[sid]): part
+        for label, sid, part in zip(groups.labels, groups.shape.tolist(), parts)
+    }
 
 
 def diff(run_a, run_b, by: str = "name") -> SummaryTable:

@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:be69bbc2058ab13a | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:79bb7fb80fb85038 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:be69bbc2058ab13a"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:79bb7fb80fb85038"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -13,25 +13,61 @@ return { GROUP_HEADERS, NO_VALUE };
 const __everyo_src_format_js = (() => {
 const { NO_VALUE } = __everyo_src_schema_js;
 
-function formatMs(value) {
-if (value === null || value === undefined || Number.isNaN(value)) return NO_VALUE;
-const abs = Math.abs(value);
-if (abs >= 100) return Math.round(value).toLocaleString("en-US");
-if (abs >= 1) return value.toFixed(2);
-if (abs === 0) return "0";
-return value.toPrecision(3);
+function toNs(ms) {
+return Math.round(ms * 1e6);
 }
 
-function formatClock(ms) {
-if (ms === null || ms === undefined || Number.isNaN(ms)) return NO_VALUE;
-return ms.toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
+function roundTo(n, unit) {
+const rest = n % unit;
+return (n - rest) / unit + (2 * rest >= unit ? 1 : 0);
 }
-return { formatMs, formatClock };
+
+function grouped(n) {
+return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+const missing = (v) => v === null || v === undefined || Number.isNaN(v);
+
+function countText(n) {
+if (missing(n)) return NO_VALUE;
+return n < 0 ? `-${grouped(-n)}` : grouped(n);
+}
+
+function durationText(ns) {
+if (missing(ns)) return NO_VALUE;
+if (ns < 0) return `-${durationText(-ns)}`;
+if (ns === 0) return "0 ms";
+if (ns < 1e6) {
+let digits = Math.max(0, String(ns).length - 3);
+let q = roundTo(ns, 10 ** digits);
+if (q >= 1000) {
+digits += 1;
+q = roundTo(ns, 10 ** digits);
+}
+if (q * 10 ** digits < 1e6) return `0.${String(q).padStart(6 - digits, "0")} ms`;
+}
+const hundredths = roundTo(ns, 10000);
+if (hundredths < 10000) return `${Math.floor(hundredths / 100)}.${String(hundredths % 100).padStart(2, "0")} ms`;
+return `${grouped(roundTo(ns, 1e6))} ms`;
+}
+
+function clockText(ns) {
+if (missing(ns)) return NO_VALUE;
+const us = roundTo(Math.abs(ns), 1000);
+return `${ns < 0 ? "-" : ""}${grouped(Math.floor(us / 1000))}.${String(us % 1000).padStart(3, "0")}`;
+}
+
+function secondsText(s) {
+if (missing(s)) return NO_VALUE;
+const tenths = Math.floor(Math.max(s, 0) * 10 + 0.5);
+return `${Math.floor(tenths / 10)}.${tenths % 10} s`;
+}
+return { toNs, countText, durationText, clockText, secondsText };
 })();
 
 // ---- src/hover.js
 const __everyo_src_hover_js = (() => {
-const { formatClock, formatMs } = __everyo_src_format_js;
+const { clockText, countText, durationText, toNs } = __everyo_src_format_js;
 
 function pointerToData(px, py, size, xRange, yRange) {
 if (!size || px < 0 || py < 0 || px > size.w || py > size.h) return null;
@@ -40,24 +76,22 @@ const y = yRange[1] + (py / size.h) * (yRange[0] - yRange[1]);
 return { t, y, row: Math.round(y), inRow: Math.abs(y - Math.round(y)) <= 0.5 };
 }
 
-const ms = (v) => `${formatMs(v)} ms`;
-
 function tooltipLines(bar) {
-const span = bar.end - bar.start;
+const [s, e] = [toNs(bar.start), toNs(bar.end)];
 if (bar.count > 1) {
 return [
-`merged: ${bar.count.toLocaleString("en-US")} events · ${ms(span)}`,
+`merged: ${countText(bar.count)} events · ${durationText(e - s)}`,
 bar.info ? bar.info.colorKey : bar.dominant ? `mixed, mostly ${bar.dominant.colorKey}` : "mixed",
-`from ${formatClock(bar.start)} to ${formatClock(bar.end)} ms`,
+`from ${clockText(s)} to ${clockText(e)} ms`,
 "zoom in to see them",
 ];
 }
 const lines = [
 bar.info ? bar.info.label : "?",
 bar.info ? bar.info.kind : "",
-`start ${formatClock(bar.start)} ms · duration ${ms(span)}`,
+`start ${clockText(s)} ms · duration ${durationText(e - s)}`,
 ];
-if (bar.selfMs !== null && bar.selfMs !== undefined) lines.push(`self ${ms(bar.selfMs)}`);
+if (bar.selfNs !== null && bar.selfNs !== undefined) lines.push(`self ${durationText(bar.selfNs)}`);
 return lines.filter(Boolean);
 }
 
@@ -206,6 +240,7 @@ return { MIXED, typedColumn, decodeColumns, keyInfo, eventLabel };
 // ---- src/store.js
 const __everyo_src_store_js = (() => {
 const { keyInfo } = __everyo_src_wire_js;
+const { toNs } = __everyo_src_format_js;
 
 const LANE_SHIFT = 65536; // lane id = thread * LANE_SHIFT + depth (both uint16)
 
@@ -435,17 +470,18 @@ pxMs = d.pxMs;
 return { set, pxMs, coarse: pxMs > pixel * COARSE_SLACK, stale: set !== this.whole && d.stale };
 }
 
-selfMs(thread, depth, s, e) {
+selfNs(thread, depth, s, e) {
 const below = this.whole.lane(thread, depth + 1);
+const [sNs, eNs] = [toNs(s), toNs(e)];
 let busy = 0;
 if (below) {
 const [lo, hi] = below.range(s, e);
 for (let i = lo; i < hi; i++) {
-const overlap = Math.min(e, below.end[i]) - Math.max(s, below.start[i]);
+const overlap = Math.min(eNs, toNs(below.end[i])) - Math.max(sNs, toNs(below.start[i]));
 if (overlap > 0) busy += overlap;
 }
 }
-return Math.max(0, e - s - busy);
+return Math.max(0, eNs - sNs - busy);
 }
 
 threadName(t) {
@@ -1024,25 +1060,17 @@ const held = lane.dom || key; // a kernel bar of several classes: its main key
 const first = total;
 let i = lo;
 while (i < hi && total < cap) {
+const lo = i;
 const s = start[i];
 let e = end[i];
 let k = key[i];
 let c = count[i];
-let dom = held[i];
-let weight = e - s;
 i += 1;
 if (e - s < pixel) {
 const col = column(s);
 while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && column(start[i]) === col) {
-const d = end[i] - start[i];
 if (end[i] > e) e = end[i];
 if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
-if (held[i] === dom || (codes !== null && codes[held[i]] === codes[dom])) weight += d;
-else if (weight >= d) weight -= d;
-else {
-dom = held[i];
-weight = d - weight;
-}
 c += count[i];
 i += 1;
 }
@@ -1053,7 +1081,7 @@ out.end[total] = e;
 out.row[total] = row;
 out.key[total] = k;
 out.count[total] = c;
-out.dom[total] = k === MIXED ? dom : k;
+out.dom[total] = k === MIXED ? dominant(start, end, held, codes, lo, i) : k;
 out.lane[total] = li;
 }
 total += 1;
@@ -1062,6 +1090,33 @@ if (out && total > first) out.rows.set(row, [first, total]);
 }
 if (out) out.n = total;
 return total;
+}
+
+const TIME = new Map(); // dominant()'s tables, kept between calls (one per bar drawn)
+const LOWEST = new Map();
+
+function dominant(start, end, held, codes, lo, hi) {
+const time = TIME; // colour code -> ns
+const lowest = LOWEST; // colour code -> its lowest key here
+time.clear();
+lowest.clear();
+for (let j = lo; j < hi; j++) {
+const k = held[j];
+if (k === MIXED) continue; // a kernel bar whose main key is unknown: no colour to count
+const code = codes === null ? k : codes[k];
+const ns = Math.round(end[j] * 1e6) - Math.round(start[j] * 1e6);
+time.set(code, (time.get(code) || 0) + ns);
+if (!lowest.has(code) || k < lowest.get(code)) lowest.set(code, k);
+}
+let best = MIXED;
+let most = -Infinity;
+for (const [code, ns] of time) {
+if (ns > most || (ns === most && code < best)) {
+best = code;
+most = ns;
+}
+}
+return time.size ? lowest.get(best) : MIXED;
 }
 
 function findBar(bars, row, t, slack = 0) {
@@ -1087,7 +1142,7 @@ bestDist = dist;
 }
 return best;
 }
-return { MAX_BARS, MAX_BARS_LIVE, windowRange, levelOfDetail, findBar };
+return { MAX_BARS, MAX_BARS_LIVE, windowRange, levelOfDetail, dominant, findBar };
 })();
 
 // ---- src/paint.js
@@ -1784,8 +1839,8 @@ const { bars } = drawn;
 const count = bars.count[i];
 const start = bars.start[i];
 const end = bars.end[i];
-const selfMs = drawn.raw && count === 1 ? this.state.store.selfMs(lane.thread, lane.depth, start, end) : null;
-const lines = tooltipLines({ start, end, count, info, dominant, selfMs });
+const selfNs = drawn.raw && count === 1 ? this.state.store.selfNs(lane.thread, lane.depth, start, end) : null;
+const lines = tooltipLines({ start, end, count, info, dominant, selfNs });
 const outer = this.el.getBoundingClientRect();
 showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
 }
@@ -2081,7 +2136,7 @@ return [
 {
 type: "scatter", mode: "lines", x: memory.t_ms, y: memory.bytes, name: memory.track,
 line: { shape: "hv", width: 1.5, color: line }, fill: "tozeroy", fillcolor: "rgba(76,120,168,0.2)",
-hovertemplate: "%{y:.4s}B at %{x:.3f} ms<extra></extra>", showlegend: false,
+hovertemplate: memory.hovertemplate, showlegend: false, // the kernel's (views/memory.py)
 },
 {
 type: "scatter", mode: "markers", x: [memory.peak.t_ms], y: [memory.peak.bytes], name: "peak",

@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:ec75472063959a41 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:63c43914ce40968e | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:ec75472063959a41"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:63c43914ce40968e"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -203,12 +203,68 @@ const NO_VALUE = "–";
 return { GROUP_HEADERS, NO_VALUE };
 })();
 
-// ---- src/sweep_view.js
-const __everyo_src_sweep_view_js = (() => {
+// ---- src/format.js
+const __everyo_src_format_js = (() => {
 const { NO_VALUE } = __everyo_src_schema_js;
 
+function toNs(ms) {
+return Math.round(ms * 1e6);
+}
+
+function roundTo(n, unit) {
+const rest = n % unit;
+return (n - rest) / unit + (2 * rest >= unit ? 1 : 0);
+}
+
+function grouped(n) {
+return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+const missing = (v) => v === null || v === undefined || Number.isNaN(v);
+
+function countText(n) {
+if (missing(n)) return NO_VALUE;
+return n < 0 ? `-${grouped(-n)}` : grouped(n);
+}
+
+function durationText(ns) {
+if (missing(ns)) return NO_VALUE;
+if (ns < 0) return `-${durationText(-ns)}`;
+if (ns === 0) return "0 ms";
+if (ns < 1e6) {
+let digits = Math.max(0, String(ns).length - 3);
+let q = roundTo(ns, 10 ** digits);
+if (q >= 1000) {
+digits += 1;
+q = roundTo(ns, 10 ** digits);
+}
+if (q * 10 ** digits < 1e6) return `0.${String(q).padStart(6 - digits, "0")} ms`;
+}
+const hundredths = roundTo(ns, 10000);
+if (hundredths < 10000) return `${Math.floor(hundredths / 100)}.${String(hundredths % 100).padStart(2, "0")} ms`;
+return `${grouped(roundTo(ns, 1e6))} ms`;
+}
+
+function clockText(ns) {
+if (missing(ns)) return NO_VALUE;
+const us = roundTo(Math.abs(ns), 1000);
+return `${ns < 0 ? "-" : ""}${grouped(Math.floor(us / 1000))}.${String(us % 1000).padStart(3, "0")}`;
+}
+
+function secondsText(s) {
+if (missing(s)) return NO_VALUE;
+const tenths = Math.floor(Math.max(s, 0) * 10 + 0.5);
+return `${Math.floor(tenths / 10)}.${tenths % 10} s`;
+}
+return { toNs, countText, durationText, clockText, secondsText };
+})();
+
+// ---- src/sweep_view.js
+const __everyo_src_sweep_view_js = (() => {
+const { secondsText } = __everyo_src_format_js;
+
 function progressText(progress, elapsedS = 0) {
-const seconds = `${Math.max(elapsedS, 0).toFixed(1)} s`;
+const seconds = secondsText(elapsedS);
 if (progress.rechecking && progress.rechecking.length) {
 return `re-measuring batch ${progress.rechecking.join(", ")} interleaved, ${seconds}`;
 }
@@ -234,43 +290,14 @@ function buttonStates(running, stopHint = "") {
 return { run: !running, stop: Boolean(running) && !stopHint, stopTitle: running ? stopHint : "" };
 }
 
-function fixed(value, digits, divide = 1) {
-if (value === null || value === undefined || Number.isNaN(value)) return NO_VALUE;
-return (value / divide).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
-const TABLE_HEADERS = ["batch", "status", "samples/s", "median ms", "p5 ms", "p95 ms", "peak MiB", "note"];
-
-function pickNote(size, rec) {
-const r = rec || {};
-return [["best", "best"], ["recommended", "recommended"], ["largest_fit", "largest fit"]]
-.filter(([key]) => r[key] === size)
-.map(([, label]) => label)
-.join(", ");
-}
-
-function rowNote(row, rec) {
-return [row.flag ? `! ${row.flag}` : "", pickNote(row.batch_size, rec), row.note || ""]
-.filter(Boolean)
-.join(", ");
-}
-
 function tableRows(report) {
 const r = report || {};
 const rec = r.recommendation || {};
-return (r.rows || []).map((row) => {
-const memory = row.gpu_memory !== null && row.gpu_memory !== undefined ? row.gpu_memory : row.peak_memory;
+const cells = r.cells || [];
+return (r.rows || []).map((row, i) => {
 const ok = row.status === "ok";
 const cls = !ok ? "failed" : row.flag ? "flagged" : row.batch_size === rec.recommended ? "recommended" : "";
-return {
-cls,
-title: ok ? row.note || "" : row.message || "",
-cells: [
-String(row.batch_size), row.status, fixed(row.throughput, 1), fixed(row.median_ms, 4),
-fixed(row.p5_ms, 4), fixed(row.p95_ms, 4), fixed(memory, 2, 1048576),
-ok ? rowNote(row, rec) : row.message || "",
-],
-};
+return { cls, title: ok ? row.note || "" : row.message || "", cells: cells[i] || [] };
 });
 }
 
@@ -278,7 +305,7 @@ function renderSweepTable(doc, report) {
 const table = doc.createElement("table");
 table.className = "everyo-table everyo-sweep-table";
 const head = doc.createElement("tr");
-for (const text of TABLE_HEADERS) {
+for (const text of (report && report.headers) || []) {
 const th = doc.createElement("th");
 th.textContent = text;
 head.appendChild(th);
@@ -301,7 +328,7 @@ body.appendChild(tr);
 table.append(thead, body);
 return table;
 }
-return { progressText, progressLine, buttonStates, TABLE_HEADERS, pickNote, rowNote, tableRows, renderSweepTable };
+return { progressText, progressLine, buttonStates, tableRows, renderSweepTable };
 })();
 
 // ---- src/theme.js

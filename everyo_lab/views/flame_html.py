@@ -23,6 +23,7 @@ import re
 
 import numpy as np
 
+from everyo.spelling import count_text, duration_text
 from everyo_lab.views.colors import MERGED_COLOR, color_for
 from everyo_lab.views.columns import event_label
 from everyo_lab.views.flame import flame_bars
@@ -84,13 +85,13 @@ def _bars(batch, bars, keys, left, width) -> list[str]:
     out = []
     for i in range(len(bars)):
         count, row = int(bars.count[i]), int(bars.row[i])
-        ms = (int(bars.end[i]) - int(bars.start[i])) / 1e6
+        span = duration_text(int(bars.end[i]) - int(bars.start[i]))
         if count == 1:
             text = str(names[row])
-            title = f"{event_label(kinds[row], names[row], paths[row])}: {ms:.3f} ms"
+            title = f"{event_label(kinds[row], names[row], paths[row])}: {span}"
         else:
-            text = f"{count} events"
-            title = f"merged: {count} events, {ms:.3f} ms span"
+            text = f"{count_text(count)} events"
+            title = f"merged: {text} · {span}"  # the widget's hover says the same
         uniform = bool(bars.uniform[i])
         fill = colour[int(bars.code[i]) if uniform else int(main[i])]
         pale = "" if uniform else "opacity:0.45;"

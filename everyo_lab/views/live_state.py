@@ -11,7 +11,8 @@ whole snapshot.
 
 Differences from the exact views, by design: the flame chart bins time into ``columns`` bins
 over the whole run (no zoom window), and live table rows have no median, standard deviation,
-FLOPs, bytes, memory or device columns (see :mod:`everyo_lab.views.live_table`).
+FLOPs, bytes, memory or device columns. Their calls, total, self, min and max come from the
+exact summary's own kernel (:class:`everyo.profiler.aggregates.Aggregates`), fed in batches.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import dataclasses
 
 import numpy as np
 
+from everyo.profiler.aggregates import Aggregates
 from everyo_lab.views._batch import band_offsets, thread_name
 from everyo_lab.views.colors import color_key, theme_colors
 from everyo_lab.views.flame_traces import (
@@ -30,7 +32,6 @@ from everyo_lab.views.flame_traces import (
 )
 from everyo_lab.views.live_flame import LiveFlame
 from everyo_lab.views.live_session import ThreadNumbers
-from everyo_lab.views.live_table import LiveTable
 from everyo_lab.views.table import check_group_by, finish_rows
 
 __all__ = ["LiveState"]
@@ -56,7 +57,7 @@ class LiveState:
     """
 
     def __init__(self, *, columns: int = 1600, threads: ThreadNumbers | None = None):
-        self.table = LiveTable()
+        self.table = Aggregates()  # the summary table's sums
         self.flame = LiveFlame(columns)
         self.keys: list = []
         self.shape_table: list = []
@@ -149,7 +150,8 @@ class LiveState:
         duration so far, for ``pct`` and the share bars.
         """
         check_group_by(group_by)
-        rows = self.table.rows(self.keys, self.shape_table, group_by=group_by, wall_ns=wall_ns)
+        groups = self.table.groups(self.keys, group_by)
+        rows = groups.rows(self.keys, self.shape_table, wall_ns)
         return finish_rows(rows, wall_ns, sort_by=sort_by, descending=descending, top=top)
 
     # -- bookkeeping ---------------------------------------------------------------------------

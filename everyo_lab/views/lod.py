@@ -142,7 +142,8 @@ def _aggregate(s, e, ln, cd, order, firsts, pixel) -> Bars:
 
 
 def _dominant(code, dur, firsts, uniform, lo_code) -> np.ndarray:
-    """Per bar, the colour code with the most time (its code when the bar is uniform)."""
+    """Per bar, the colour code with the most time, the lowest code on a tie (its code when
+    the bar is uniform). ``js/src/lod.js``'s ``dominant`` is the same rule."""
     dom = lo_code.copy()
     mixed = np.flatnonzero(~uniform)
     if len(mixed) == 0:

@@ -73,8 +73,13 @@ def memory_view(run, *, max_points: int = MAX_POINTS):
         "bytes": v[keep].tolist(),
         "peak": peak,
         "peak_text": peak_text(peak),  # the widget shows it as it is
+        "hovertemplate": HOVER,  # plotly spells a point's bytes and time by it, in every view
         "top": top_allocators(batch),
     }
+
+
+HOVER = "%{y:.4s}B at %{x:.3f} ms<extra></extra>"
+"""The memory line's hover: a point's live bytes and time (plotly's template syntax)."""
 
 
 def peak_text(peak: dict) -> str:
@@ -172,7 +177,7 @@ def memory_figure(memory: dict, *, x_range: tuple[float, float] | None = None) -
                 "line": {"shape": "hv", "width": 1.5, "color": "#4c78a8"},
                 "fill": "tozeroy",
                 "fillcolor": "rgba(76,120,168,0.2)",
-                "hovertemplate": "%{y:.4s}B at %{x:.3f} ms<extra></extra>",
+                "hovertemplate": HOVER,
             },
             {
                 "type": "scatter",

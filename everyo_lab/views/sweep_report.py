@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from everyo.bench.sweep_result import WITHIN, SweepResult
 from everyo.machine_state import MachineState
+from everyo.spelling import NO_VALUE, seconds_text
 
 __all__ = [
     "STATUSES",
@@ -56,7 +57,12 @@ class SweepReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields, plus the table as the widget shows it: ``headers`` and ``cells`` (each
+        row's texts in :data:`TABLE_COLUMNS` order, as the static table and the text have)."""
+        out = asdict(self)
+        out["headers"] = [header for _, header in TABLE_COLUMNS]
+        out["cells"] = [table_cells(row, self.recommendation) for row in self.rows]
+        return out
 
     @property
     def progress_line(self) -> str:
@@ -170,6 +176,54 @@ def recommendation(rows, *, within: float = WITHIN, final: bool = True) -> dict:
     return out
 
 
+TABLE_COLUMNS = (
+    ("batch_size", "batch"),
+    ("status", "status"),
+    ("throughput", "samples/s"),
+    ("median_ms", "median ms"),
+    ("p5_ms", "p5 ms"),
+    ("p95_ms", "p95 ms"),
+    ("memory", "peak MiB"),
+    ("note", "note"),
+)
+"""The sweep table's columns: key and header, in every view's order."""
+
+_MIB = 2**20
+
+
+def table_cells(row: dict, recommendation: dict) -> list[str]:
+    """A table row's texts, one per :data:`TABLE_COLUMNS` column: numbers to fixed decimals
+    (no value: an en dash), a failed point's message as its note."""
+    ok = row["status"] == "ok"
+    return [
+        str(row["batch_size"]),
+        row["status"],
+        _fixed(row["throughput"], 1),
+        _fixed(row["median_ms"], 4),
+        _fixed(row["p5_ms"], 4),
+        _fixed(row["p95_ms"], 4),
+        _fixed(row_memory(row), 2, _MIB),
+        _row_note(row, recommendation) if ok else row["message"],
+    ]
+
+
+def row_memory(row: dict):
+    """A point's memory: the GPU's when measured, else the host's peak."""
+    return row["gpu_memory"] if row.get("gpu_memory") is not None else row.get("peak_memory")
+
+
+def _fixed(value, digits: int, divide: float = 1.0) -> str:
+    return NO_VALUE if value is None else f"{value / divide:,.{digits}f}"
+
+
+def _row_note(row: dict, recommendation: dict) -> str:
+    """Its flag, its picks ("best", "recommended", "largest fit") and the kernel's note on it."""
+    names = (("best", "best"), ("recommended", "recommended"), ("largest_fit", "largest fit"))
+    picks = ", ".join(label for key, label in names if recommendation[key] == row["batch_size"])
+    flag = f"! {row['flag']}" if row.get("flag") else ""
+    return ", ".join(p for p in (flag, picks, row.get("note") or "") if p)
+
+
 def progress_text(
     index: int,
     total: int | None,
@@ -182,9 +236,9 @@ def progress_text(
     and some are re-measured, ``"re-measuring batch 16, 32, 64 interleaved, 2.1 s"``."""
     if rechecking:
         sizes = ", ".join(str(b) for b in rechecking)
-        return f"re-measuring batch {sizes} interleaved, {elapsed_s:.1f} s"
+        return f"re-measuring batch {sizes} interleaved, {seconds_text(elapsed_s)}"
     of = f" of {total}" if total else ""
-    return f"point {index}{of}, batch {batch_size}, {elapsed_s:.1f} s"
+    return f"point {index}{of}, batch {batch_size}, {seconds_text(elapsed_s)}"
 
 
 def build_sweep_report(

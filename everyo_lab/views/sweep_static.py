@@ -9,12 +9,12 @@ A saved notebook keeps this; it shows without a kernel, in the theme the noteboo
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 
-from everyo.spelling import NO_VALUE
 from everyo_lab.views.flame_html import css
-from everyo_lab.views.sweep_report import SweepReport
+from everyo_lab.views.sweep_report import TABLE_COLUMNS, SweepReport, table_cells
 
 __all__ = ["render_sweep_html", "render_sweep_text", "chart_html", "STATIC_CLASS"]
 
@@ -70,11 +70,9 @@ def render_sweep_text(report: SweepReport | dict) -> str:
     head = f"{'batch':>7} {'status':>8} {'median ms':>10} {'p95 ms':>10} {'samples/s':>12} "
     lines.append(head + f"{'peak MiB':>9}  note")
     for row in r["rows"]:
-        note = row["message"] if row["status"] != "ok" else _row_note(row, r)
+        batch, status, rate, median, _, p95, memory, note = table_cells(row, r["recommendation"])
         lines.append(
-            f"{row['batch_size']:>7} {row['status']:>8} {_num(row['median_ms'], 4):>10} "
-            f"{_num(row['p95_ms'], 4):>10} {_num(row['throughput'], 1):>12} "
-            f"{_num(_memory(row), 2, _MIB):>9}  {note}"
+            f"{batch:>7} {status:>8} {median:>10} {p95:>10} {rate:>12} {memory:>9}  {note}"
         )
     lines.extend(r["notes"])
     if r["recommendation"]["text"]:
@@ -239,70 +237,29 @@ def _verticals(rec: dict, scale: _Scale) -> list[str]:
 
 
 # -- table ---------------------------------------------------------------------------------------
-_COLUMNS = (
-    ("batch_size", "batch"),
-    ("status", "status"),
-    ("throughput", "samples/s"),
-    ("median_ms", "median ms"),
-    ("p5_ms", "p5 ms"),
-    ("p95_ms", "p95 ms"),
-    ("memory", "peak MiB"),
-    ("note", "note"),
-)
-
-
 def _table_html(r: dict) -> str:
     cell = f"padding:2px 8px;{css('border-bottom', f'1px solid {_BORDER}')}"
     head = "".join(
         f'<th style="{cell}text-align:{"left" if k in ("status", "note") else "right"}">{h}</th>'
-        for k, h in _COLUMNS
+        for k, h in TABLE_COLUMNS
     )
     body = []
     rec = r["recommendation"]["recommended"]
     for row in r["rows"]:
-        values = {
-            "batch_size": str(row["batch_size"]),
-            "status": row["status"],
-            "throughput": _num(row["throughput"], 1),
-            "median_ms": _num(row["median_ms"], 4),
-            "p5_ms": _num(row["p5_ms"], 4),
-            "p95_ms": _num(row["p95_ms"], 4),
-            "memory": _num(_memory(row), 2, _MIB),
-            "note": row["message"] if row["status"] != "ok" else _row_note(row, r),
-        }
+        values = dict(zip((k for k, _ in TABLE_COLUMNS), table_cells(row, r["recommendation"])))
         color = f"color:{_FAILED};" if row["status"] != "ok" or row.get("flag") else ""
         weight = "font-weight:600;" if row["batch_size"] == rec else ""
         tds = "".join(
             f'<td style="{cell}{color}{weight}text-align:'
             f"{'left' if k in ('status', 'note') else 'right'};"
             f'font-variant-numeric:tabular-nums">{html.escape(values[k])}</td>'
-            for k, _ in _COLUMNS
+            for k, _ in TABLE_COLUMNS
         )
         body.append(f"<tr>{tds}</tr>")
     return (
         f'<table style="border-collapse:collapse;margin:6px 0;{css("color", _FG)}font-size:13px">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
-
-
-def _row_note(row: dict, r: dict) -> str:
-    flag = f"! {row['flag']}" if row.get("flag") else ""
-    parts = (flag, _pick_note(row["batch_size"], r), row.get("note") or "")
-    return ", ".join(p for p in parts if p)
-
-
-def _pick_note(size: int, r: dict) -> str:
-    rec = r["recommendation"]
-    names = (("best", "best"), ("recommended", "recommended"), ("largest_fit", "largest fit"))
-    return ", ".join(label for key, label in names if rec[key] == size)
-
-
-def _memory(row: dict):
-    return row["gpu_memory"] if row.get("gpu_memory") is not None else row.get("peak_memory")
-
-
-def _num(value, digits: int, divide: float = 1.0) -> str:
-    return NO_VALUE if value is None else f"{value / divide:,.{digits}f}"
 
 
 def _fmt(value: float) -> str:
@@ -320,7 +277,8 @@ def _size(n: int) -> str:
 
 
 def _line(r: dict) -> str:
-    return SweepReport(**r).progress_line
+    fields = {f.name for f in dataclasses.fields(SweepReport)}  # not to_dict's table
+    return SweepReport(**{k: v for k, v in r.items() if k in fields}).progress_line
 
 
 def _as_dict(report) -> dict:

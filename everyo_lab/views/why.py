@@ -22,6 +22,7 @@ import numpy as np
 
 from everyo.errors import EveryOProfilerError
 from everyo.profiler.schema import GROUP_BY
+from everyo.spelling import duration_text
 
 __all__ = [
     "FRAME_BARS",
@@ -57,11 +58,6 @@ SAMPLE_HINT = (
 def share_text(share: float) -> str:
     """A share in [0, 1] as the dashboard writes it: ``"45.7 %"``."""
     return f"{share * 100:.1f} %"
-
-
-def ms_text(ns: int) -> str:
-    ms = ns / 1e6
-    return f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2f} ms" if ms >= 1 else f"{ms:.3g} ms"
 
 
 @dataclass
@@ -214,7 +210,8 @@ def panel(hot, sel: Selection, *, live: bool = False, expand: dict | None = None
     every = f" at {hot.interval_ms:g} ms" if hot.interval_ms else ""
     calls = f"{hot.calls:,} call{'s' if hot.calls != 1 else ''}"
     summary = (
-        f"{calls} · {ms_text(hot.event_ns)} · {hot.samples:,} samples{every} ({hot.mode} time)"
+        f"{calls} · {duration_text(hot.event_ns)} · {hot.samples:,} samples{every} "
+        f"({hot.mode} time)"
     )
     if 0 < hot.effective_samples < 0.8 * hot.samples:
         summary += f", worth {hot.effective_samples:,.0f} equal ones (some stood for long waits)"
@@ -388,7 +385,7 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, wall_ns, hide: str | None)
             continue
         file, line, function = samples.frames[fid]
         where = f"{os.path.basename(file)}:{line}"
-        took = f"{ms_text(hi - lo)} ({share_text((hi - lo) / span)})"
+        took = f"{duration_text(hi - lo)} ({share_text((hi - lo) / span)})"
         bars.append(
             {
                 "row": depth,
@@ -402,7 +399,8 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, wall_ns, hide: str | None)
     rows = 1 + max((b["row"] for b in bars), default=-1)
     return {
         "caption": (
-            f"its sampled frames ({ms_text(span)}) are drawn in the flame chart, under its thread"
+            f"its sampled frames ({duration_text(span)}) are drawn in the flame chart, "
+            "under its thread"
         ),
         "rows": rows,
         "bars": bars,

@@ -552,8 +552,8 @@ export class FlameView {
     const count = bars.count[i];
     const start = bars.start[i];
     const end = bars.end[i];
-    const selfMs = drawn.raw && count === 1 ? this.state.store.selfMs(lane.thread, lane.depth, start, end) : null;
-    const lines = tooltipLines({ start, end, count, info, dominant, selfMs });
+    const selfNs = drawn.raw && count === 1 ? this.state.store.selfNs(lane.thread, lane.depth, start, end) : null;
+    const lines = tooltipLines({ start, end, count, info, dominant, selfNs });
     const outer = this.el.getBoundingClientRect();
     showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
   }

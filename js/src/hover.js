@@ -1,7 +1,7 @@
 // Our own hover for the flame chart: plotly's would need one hover point per bar. The pointer
 // is mapped to (time, row) with the axis ranges and the plot area, the bar found by binary
 // search among the drawn bars of that row, and described in a small tooltip.
-import { formatClock, formatMs } from "./format.js";
+import { clockText, countText, durationText, toNs } from "./format.js";
 
 /**
  * The data coordinates under a pointer at (`px`, `py`) pixels from the plot area's top-left
@@ -15,29 +15,28 @@ export function pointerToData(px, py, size, xRange, yRange) {
   return { t, y, row: Math.round(y), inRow: Math.abs(y - Math.round(y)) <= 0.5 };
 }
 
-const ms = (v) => `${formatMs(v)} ms`;
-
 /**
- * The lines of a bar's tooltip. `bar`: `{start, end, count, info, selfMs}` where `info` is a
- * key info (`label`, `kind`, `colorKey`) or null for a mixed merged bar (then `dominant`, the
- * key info with the most time, when known), and `selfMs` null when unknown.
+ * The lines of a bar's tooltip. `bar`: `{start, end, count, info, selfNs}` (times in ms) where
+ * `info` is a key info (`label`, `kind`, `colorKey`) or null for a mixed merged bar (then
+ * `dominant`, the key info with the most time, when known), and `selfNs` (whole ns) null when
+ * unknown. Numbers in the kernel's spelling (format.js, the twin of everyo/spelling.py).
  */
 export function tooltipLines(bar) {
-  const span = bar.end - bar.start;
+  const [s, e] = [toNs(bar.start), toNs(bar.end)];
   if (bar.count > 1) {
     return [
-      `merged: ${bar.count.toLocaleString("en-US")} events · ${ms(span)}`,
+      `merged: ${countText(bar.count)} events · ${durationText(e - s)}`,
       bar.info ? bar.info.colorKey : bar.dominant ? `mixed, mostly ${bar.dominant.colorKey}` : "mixed",
-      `from ${formatClock(bar.start)} to ${formatClock(bar.end)} ms`,
+      `from ${clockText(s)} to ${clockText(e)} ms`,
       "zoom in to see them",
     ];
   }
   const lines = [
     bar.info ? bar.info.label : "?",
     bar.info ? bar.info.kind : "",
-    `start ${formatClock(bar.start)} ms · duration ${ms(span)}`,
+    `start ${clockText(s)} ms · duration ${durationText(e - s)}`,
   ];
-  if (bar.selfMs !== null && bar.selfMs !== undefined) lines.push(`self ${ms(bar.selfMs)}`);
+  if (bar.selfNs !== null && bar.selfNs !== undefined) lines.push(`self ${durationText(bar.selfNs)}`);
   return lines.filter(Boolean);
 }
 

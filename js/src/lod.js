@@ -6,8 +6,8 @@
 // pixel wide is a bar of its own; a run of narrower events, each within a pixel of the run's
 // reach and in the same pixel column of the window (columns counted from the window's start),
 // becomes one merged bar (its count, and its key when the events share one, else MIXED with
-// `dom`, a key with the most time in it, so a busy stretch reads as the classes that dominate
-// it rather than as one long grey bar). That leaves at most about two bars per pixel column
+// `dom`, the key of the colour with the most time in it by the kernel's rule, so a busy stretch
+// reads as the classes that dominate it rather than as one long grey bar). That leaves at most about two bars per pixel column
 // and lane; when the total is still above `maxBars` the pixel is widened until it fits. Events
 // that only partly overlap the window count. Pure: plain typed arrays in, typed arrays out.
 import { lowerBound, upperBound } from "./store.js";
@@ -86,28 +86,19 @@ function scan(items, ranges, pixel, codes, out, x0, cap = Infinity) {
     const first = total;
     let i = lo;
     while (i < hi && total < cap) {
+      const lo = i;
       const s = start[i];
       let e = end[i];
       let k = key[i];
       let c = count[i];
-      // the dominant key: a weighted majority vote over durations (one pass, no table)
-      let dom = held[i];
-      let weight = e - s;
       i += 1;
       if (e - s < pixel) {
         // a run of narrow events, each starting within a pixel of the run's reach so far and
         // in the pixel column the run started in
         const col = column(s);
         while (i < hi && end[i] - start[i] < pixel && start[i] - e <= pixel && column(start[i]) === col) {
-          const d = end[i] - start[i];
           if (end[i] > e) e = end[i];
           if (key[i] !== k && (codes === null || k === MIXED || codes[key[i]] !== codes[k])) k = MIXED;
-          if (held[i] === dom || (codes !== null && codes[held[i]] === codes[dom])) weight += d;
-          else if (weight >= d) weight -= d;
-          else {
-            dom = held[i];
-            weight = d - weight;
-          }
           c += count[i];
           i += 1;
         }
@@ -118,7 +109,7 @@ function scan(items, ranges, pixel, codes, out, x0, cap = Infinity) {
         out.row[total] = row;
         out.key[total] = k;
         out.count[total] = c;
-        out.dom[total] = k === MIXED ? dom : k;
+        out.dom[total] = k === MIXED ? dominant(start, end, held, codes, lo, i) : k;
         out.lane[total] = li;
       }
       total += 1;
@@ -127,6 +118,40 @@ function scan(items, ranges, pixel, codes, out, x0, cap = Infinity) {
   }
   if (out) out.n = total;
   return total;
+}
+
+const TIME = new Map(); // dominant()'s tables, kept between calls (one per bar drawn)
+const LOWEST = new Map();
+
+/**
+ * The key with the most time among items `[lo, hi)` of a lane: views/lod.py's `_dominant`
+ * rule, step for step. By colour when `codes` is given: the colour code with the most time
+ * (durations in whole nanoseconds, so the sums are exact and ties are ties), the lowest code on
+ * a tie; of that colour, its lowest key. A kernel bar counts its whole extent for its main key
+ * (`held`); one whose main key is unknown (MIXED) counts for none. MIXED when no item has a key.
+ */
+export function dominant(start, end, held, codes, lo, hi) {
+  const time = TIME; // colour code -> ns
+  const lowest = LOWEST; // colour code -> its lowest key here
+  time.clear();
+  lowest.clear();
+  for (let j = lo; j < hi; j++) {
+    const k = held[j];
+    if (k === MIXED) continue; // a kernel bar whose main key is unknown: no colour to count
+    const code = codes === null ? k : codes[k];
+    const ns = Math.round(end[j] * 1e6) - Math.round(start[j] * 1e6);
+    time.set(code, (time.get(code) || 0) + ns);
+    if (!lowest.has(code) || k < lowest.get(code)) lowest.set(code, k);
+  }
+  let best = MIXED;
+  let most = -Infinity;
+  for (const [code, ns] of time) {
+    if (ns > most || (ns === most && code < best)) {
+      best = code;
+      most = ns;
+    }
+  }
+  return time.size ? lowest.get(best) : MIXED;
 }
 
 /** Index of the drawn bar of `row` under time `t` (within `slack` ms), or -1. */

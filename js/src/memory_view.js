@@ -22,7 +22,7 @@ export function memoryTraces(memory, colors = {}) {
     {
       type: "scatter", mode: "lines", x: memory.t_ms, y: memory.bytes, name: memory.track,
       line: { shape: "hv", width: 1.5, color: line }, fill: "tozeroy", fillcolor: "rgba(76,120,168,0.2)",
-      hovertemplate: "%{y:.4s}B at %{x:.3f} ms<extra></extra>", showlegend: false,
+      hovertemplate: memory.hovertemplate, showlegend: false, // the kernel's (views/memory.py)
     },
     {
       type: "scatter", mode: "markers", x: [memory.peak.t_ms], y: [memory.peak.bytes], name: "peak",

@@ -6,6 +6,7 @@
 // so appending keeps each lane sorted and a window query is two binary searches. An append
 // that breaks the order only marks the lane for one sort before its next query.
 import { keyInfo } from "./wire.js";
+import { toNs } from "./format.js";
 
 const LANE_SHIFT = 65536; // lane id = thread * LANE_SHIFT + depth (both uint16)
 
@@ -254,18 +255,21 @@ export class EventStore {
     return { set, pxMs, coarse: pxMs > pixel * COARSE_SLACK, stale: set !== this.whole && d.stale };
   }
 
-  /** The time of an event of lane (thread, depth) spanning [s, e] not spent in its children. */
-  selfMs(thread, depth, s, e) {
+  /** The self time (whole ns) of an event of lane (thread, depth) spanning [s, e] ms: its
+   * duration minus its children's, the events one depth below within it (the kernel's rule,
+   * aggregates.children_ns, on whole nanoseconds as the kernel has them). */
+  selfNs(thread, depth, s, e) {
     const below = this.whole.lane(thread, depth + 1);
+    const [sNs, eNs] = [toNs(s), toNs(e)];
     let busy = 0;
     if (below) {
       const [lo, hi] = below.range(s, e);
       for (let i = lo; i < hi; i++) {
-        const overlap = Math.min(e, below.end[i]) - Math.max(s, below.start[i]);
+        const overlap = Math.min(eNs, toNs(below.end[i])) - Math.max(sNs, toNs(below.start[i]));
         if (overlap > 0) busy += overlap;
       }
     }
-    return Math.max(0, e - s - busy);
+    return Math.max(0, eNs - sNs - busy);
   }
 
   /** The name of thread index `t` ("thread 3" when the kernel did not name it). */

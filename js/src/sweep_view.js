@@ -1,11 +1,12 @@
 // Pure parts of the sweep widget: the progress line, the table, the state of the buttons
-// (unit-tested in test/sweep_view.test.mjs). The numbers come from the Python SweepReport.
-import { NO_VALUE } from "./schema.js";
+// (unit-tested in test/sweep_view.test.mjs). The table's texts come from the Python SweepReport
+// (`cells`); the browser spells only the seconds the running point has taken (format.js).
+import { secondsText } from "./format.js";
 
 /** "point 4 of 9, batch 64, 2.1 s" while a point runs (`elapsedS`: seconds since it started);
  * "re-measuring batch 16, 32, 64 interleaved, 2.1 s" while suspects are re-measured. */
 export function progressText(progress, elapsedS = 0) {
-  const seconds = `${Math.max(elapsedS, 0).toFixed(1)} s`;
+  const seconds = secondsText(elapsedS);
   if (progress.rechecking && progress.rechecking.length) {
     return `re-measuring batch ${progress.rechecking.join(", ")} interleaved, ${seconds}`;
   }
@@ -35,47 +36,16 @@ export function buttonStates(running, stopHint = "") {
   return { run: !running, stop: Boolean(running) && !stopHint, stopTitle: running ? stopHint : "" };
 }
 
-function fixed(value, digits, divide = 1) {
-  if (value === null || value === undefined || Number.isNaN(value)) return NO_VALUE;
-  return (value / divide).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
-export const TABLE_HEADERS = ["batch", "status", "samples/s", "median ms", "p5 ms", "p95 ms", "peak MiB", "note"];
-
-/** Notes of an ok row: "best", "recommended", "largest fit" (as the static table). */
-export function pickNote(size, rec) {
-  const r = rec || {};
-  return [["best", "best"], ["recommended", "recommended"], ["largest_fit", "largest fit"]]
-    .filter(([key]) => r[key] === size)
-    .map(([, label]) => label)
-    .join(", ");
-}
-
-/** An ok row's note: its flag ("! unreliable", "! contended"), its picks, and the kernel's
- * note on it (why it is flagged, what a re-measurement found), as the static table. */
-export function rowNote(row, rec) {
-  return [row.flag ? `! ${row.flag}` : "", pickNote(row.batch_size, rec), row.note || ""]
-    .filter(Boolean)
-    .join(", ");
-}
-
-/** Table cells per row, with the row's class: `failed`, `flagged`, `recommended` or "". */
+/** Table cells per row (the kernel's texts, `report.cells`), with the row's class: `failed`,
+ * `flagged`, `recommended` or "". */
 export function tableRows(report) {
   const r = report || {};
   const rec = r.recommendation || {};
-  return (r.rows || []).map((row) => {
-    const memory = row.gpu_memory !== null && row.gpu_memory !== undefined ? row.gpu_memory : row.peak_memory;
+  const cells = r.cells || [];
+  return (r.rows || []).map((row, i) => {
     const ok = row.status === "ok";
     const cls = !ok ? "failed" : row.flag ? "flagged" : row.batch_size === rec.recommended ? "recommended" : "";
-    return {
-      cls,
-      title: ok ? row.note || "" : row.message || "",
-      cells: [
-        String(row.batch_size), row.status, fixed(row.throughput, 1), fixed(row.median_ms, 4),
-        fixed(row.p5_ms, 4), fixed(row.p95_ms, 4), fixed(memory, 2, 1048576),
-        ok ? rowNote(row, rec) : row.message || "",
-      ],
-    };
+    return { cls, title: ok ? row.note || "" : row.message || "", cells: cells[i] || [] };
   });
 }
 
@@ -84,7 +54,7 @@ export function renderSweepTable(doc, report) {
   const table = doc.createElement("table");
   table.className = "everyo-table everyo-sweep-table";
   const head = doc.createElement("tr");
-  for (const text of TABLE_HEADERS) {
+  for (const text of (report && report.headers) || []) {
     const th = doc.createElement("th");
     th.textContent = text;
     head.appendChild(th);

@@ -33,10 +33,12 @@ test("pointerToData maps pixels to (time, row) with depth 0 on top", () => {
 
 test("tooltip lines of an event and of a merged bar", () => {
   const info = { label: "Conv2d [features.3]", kind: "module", colorKey: "Conv2d" };
-  assert.deepEqual(tooltipLines({ start: 1.5, end: 4, count: 1, info, selfMs: 0.75 }), [
+  assert.deepEqual(tooltipLines({ start: 1.5, end: 4, count: 1, info, selfNs: 750000 }), [
     "Conv2d [features.3]", "module", "start 1.500 ms · duration 2.50 ms", "self 0.750 ms",
   ]);
-  assert.equal(tooltipLines({ start: 1.5, end: 4, count: 1, info, selfMs: null }).length, 3);
+  assert.equal(tooltipLines({ start: 1.5, end: 4, count: 1, info, selfNs: null }).length, 3);
+  // a tie of float milliseconds rounds as the kernel rounds its nanoseconds (half up)
+  assert.equal(tooltipLines({ start: 0.1, end: 1.225, count: 1, info })[2], "start 0.100 ms · duration 1.13 ms");
   assert.deepEqual(tooltipLines({ start: 0, end: 12, count: 1500, info: null }), [
     "merged: 1,500 events · 12.00 ms", "mixed", "from 0.000 to 12.000 ms", "zoom in to see them",
   ]);

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { findBar, levelOfDetail, windowRange } from "../src/lod.js";
+import { readFileSync } from "node:fs";
+import { MAX_BARS, findBar, levelOfDetail, windowRange } from "../src/lod.js";
 import { MIXED } from "../src/wire.js";
 import { lane } from "./helpers.mjs";
 
@@ -109,4 +110,22 @@ test("bars are indexed by row, in start order, for the hover lookup", () => {
   assert.equal(findBar(b, 0, 5.1), 2);
   assert.equal(findBar(b, 0, 5.8), 2); // drawn at least a pixel (1 ms) wide
   assert.equal(findBar(b, 0, 6.2), -1);
+});
+
+test("a mixed bar's dominant colour is the kernel's: the most time, the lowest code on a tie", () => {
+  // the fixture tests/lab/test_lod_js.py checks views/lod.py's merge_bars against
+  const url = new URL("./fixtures/lod_dominant.json", import.meta.url);
+  const { cases } = JSON.parse(readFileSync(url, "utf8"));
+  for (const c of cases) {
+    const pairs = c.events.map(([s, d, k]) => [s / 1e6, (s + d) / 1e6, k]);
+    const codes = c.codes ? Int32Array.from(c.codes) : null;
+    const b = levelOfDetail([{ lane: lane(pairs), row: 0 }], 0, c.span_ns / 1e6, c.width_px, MAX_BARS, codes);
+    const got = Array.from({ length: b.n }, (_, i) => [
+      Math.round(b.start[i] * 1e6),
+      Math.round(b.end[i] * 1e6),
+      b.count[i],
+      codes ? codes[b.dom[i]] : b.dom[i],
+    ]);
+    assert.deepEqual(got, c.expect, c.name);
+  }
 });

@@ -73,8 +73,8 @@ test("self time is the duration minus the lane below within it", () => {
     { start: 9000, dur: 3000, depth: 1, key: 2 }, // sticks out of the parent by 2 ms
     { start: 0, dur: 10000, depth: 0, key: 0 },
   ], { keys: KEYS }));
-  assert.equal(store.selfMs(0, 0, 0, 10), 10 - 2 - 1 - 1);
-  assert.equal(store.selfMs(0, 1, 1, 3), 2);
+  assert.equal(store.selfNs(0, 0, 0, 10), (10 - 2 - 1 - 1) * 1e6);
+  assert.equal(store.selfNs(0, 1, 1, 3), 2e6);
 });
 
 test("whole-run bars replace the events; a detail answer that covers the window is used", () => {

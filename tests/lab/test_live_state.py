@@ -7,11 +7,11 @@ import pytest
 from views_runs import FakeClock, model_run, regions_run, synthetic_run
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import Profiler, analysis, loops, record_function
+from everyo.profiler import Profiler, aggregates, analysis, loops, record_function
 from everyo.profiler import run as run_module
 from everyo.profiler.run import Run
 from everyo.profiler.store import OPTIONAL_COLUMNS, EventStore
-from everyo_lab.views import flame_figure, live_flame, live_table, table_rows
+from everyo_lab.views import flame_figure, live_flame, table_rows
 from everyo_lab.views._batch import lanes
 from everyo_lab.views.live_flame import LiveFlame
 from everyo_lab.views.live_state import LiveState
@@ -23,7 +23,7 @@ def batch_loops(request, monkeypatch):
     if request.param == "compiled" and loops.LOOPS is None:
         pytest.skip("everyo.profiler._cbatch is not built here")
     if request.param == "numpy":
-        for module in (run_module, live_flame, live_table):
+        for module in (run_module, live_flame, aggregates):
             monkeypatch.setattr(module, "LOOPS", None)
     return request.param
 
@@ -99,7 +99,14 @@ def random_run(seed: int, *, threads: int = 2, roots: int = 40) -> Run:
 def assert_same_aggregates(state: LiveState, run, group_by: str = "name") -> None:
     snap = run.snapshot()
     exact = analysis.summarize(snap, group_by=group_by)
-    live = state.table.aggregates(snap.keys, group_by)
+    groups = state.table.groups(snap.keys, group_by)
+    live = {}
+    for i, label in enumerate(groups.labels):
+        sid = int(groups.shape[i])
+        live[(label, sid) if group_by == "shape" else label] = {
+            f: int(getattr(groups, f)[i])
+            for f in ("calls", "total_ns", "self_ns", "min_ns", "max_ns")
+        }
     assert len(live) == len(exact)
     for row in exact:
         label = (row["kind"], row["name"])
@@ -379,3 +386,108 @@ def test_live_steps_equal_the_exact_steps_at_every_refresh():
         assert (steps["count"], steps["source"]) == (2, "profiler.step()")
     finally:
         p.stop()
+
+
+SUMS = ("calls", "total_ms", "self_ms", "min_ms", "max_ms", "mean_ms", "share")
+
+
+def assert_live_rows_are_the_final_rows(state: LiveState, run, group_by: str) -> None:
+    """At the end of a run, every live row is the final row of the same label, equal (not
+    close) in the columns both have: one kernel made them."""
+    wall = run.wall_ns
+    final = {(r["label"], r.get("shapes")): r for r in table_rows(run, group_by=group_by)}
+    live = {
+        (r["label"], r.get("shapes")): r for r in state.table_rows(group_by=group_by, wall_ns=wall)
+    }
+    assert live.keys() == final.keys()
+    for label, row in live.items():
+        assert {k: row[k] for k in SUMS} == {k: final[label][k] for k in SUMS}, label
+        assert row["median_ms"] is None and final[label]["median_ms"] is not None
+
+
+def threads_run() -> Run:
+    """Three threads, each nesting regions around the guide's MLP, recorded for real."""
+    import threading
+
+    import everyo as eo
+
+    model = eo.Sequential(eo.Linear(4, 8, seed=0), eo.ReLU(), eo.Linear(8, 2, seed=1))
+    p = Profiler(label="threads", registry=None, record_shapes=True).start()
+
+    def work(n):
+        for i in range(n):
+            with record_function("step"):
+                with record_function("forward"):
+                    model(eo.zeros(1 + i % 3, 4))  # three input shapes
+
+    try:
+        workers = [threading.Thread(target=work, args=(20 + 5 * k,)) for k in range(3)]
+        for t in workers:
+            t.start()
+        work(10)
+        for t in workers:
+            t.join()
+    finally:
+        p.stop()
+    return p.run
+
+
+@pytest.mark.parametrize("group_by", ["name", "path", "shape"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: model_run(iterations=5),  # nested modules, with shapes
+        threads_run,  # several threads
+        lambda: regions_run(iterations=4),  # regions (no shapes)
+        lambda: random_run(4, threads=3),  # deep random trees on three threads
+    ],
+    ids=["modules", "threads", "regions", "random"],
+)
+def test_live_rows_at_the_end_of_a_run_are_the_final_rows(make, group_by):
+    run = make()
+    state = fed(run, np.linspace(1, run.num_events - 1, 6).astype(int))
+    if group_by == "shape" and run.snapshot().shape_id is None:
+        for source in (
+            lambda: state.table_rows(group_by="shape"),
+            lambda: table_rows(run, group_by="shape"),
+        ):
+            with pytest.raises(EveryOProfilerError, match="record_shapes"):
+                source()
+        return
+    assert_live_rows_are_the_final_rows(state, run, group_by)
+
+
+def test_live_rows_of_a_session_read_while_threads_record_are_the_final_rows():
+    """The dashboard's path: a LiveSession reads and folds while three threads record; once
+    the run stops and the last rows are folded, its rows are the final report's."""
+    import threading
+
+    from everyo_lab.views.live_session import LiveSession
+
+    p = Profiler(label="live-threads", registry=None, record_shapes=True).start()
+    session = LiveSession(p.run)
+    stop = threading.Event()
+
+    def work():
+        while not stop.is_set():
+            with record_function("step"):
+                with record_function("inner"):
+                    pass
+
+    workers = [threading.Thread(target=work) for _ in range(3)]
+    try:
+        for t in workers:
+            t.start()
+        for _ in range(5):
+            p.flush()
+            session.fold(session.read())
+        stop.set()
+        for t in workers:
+            t.join()
+    finally:
+        stop.set()
+        p.stop()
+    session.fold(session.read())
+    assert session.state.events == p.run.num_events > 0
+    for group_by in ("name", "path", "shape"):
+        assert_live_rows_are_the_final_rows(session.state, p.run, group_by)

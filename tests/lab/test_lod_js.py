@@ -1,7 +1,7 @@
 """One rule for merging a flame chart's sub-pixel events: the kernel's (views/lod.py,
 ``merge_bars``: the bars of a run past the raw limit) and the browser's (js/src/lod.js,
-``levelOfDetail``: a zoom, a smaller run) merge the same events into the same bars, so a run's
-chart reads alike whichever side drew it."""
+``levelOfDetail``: a zoom, a smaller run) merge the same events into the same bars, with the
+same dominant colour in each mixed bar, so a run's chart reads alike whichever side drew it."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from everyo_lab.views.lod import merge_bars
 
 JS = Path(__file__).resolve().parents[2] / "js"
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 SCRIPT = """
 import { readFileSync } from "node:fs";
@@ -30,7 +30,7 @@ const codes = Int32Array.from({ length: 8 }, (_, k) => k);  // a key's colour is
 const b = levelOfDetail(items, 0, x1, width, max, codes);
 const out = [];
 for (let i = 0; i < b.n; i++) {
-  out.push([b.lane[i], b.start[i], b.end[i], b.count[i], b.key[i] !== MIXED]);
+  out.push([b.lane[i], b.start[i], b.end[i], b.count[i], b.key[i] !== MIXED, codes[b.dom[i]]]);
 }
 console.log(JSON.stringify(out));
 """
@@ -38,14 +38,16 @@ console.log(JSON.stringify(out));
 PIXEL_NS = 1000  # a 1-ms window 1,000 pixels wide
 
 
-def _lane_events(rng, n: int) -> list[tuple[int, int, int]]:
+def _lane_events(rng, n: int, ties: bool = False) -> list[tuple[int, int, int]]:
     """``n`` events of one lane, in time order, none overlapping: mostly narrow, some wide;
     gaps short and long. No start on a pixel column's edge, and no duration or gap of exactly
     a pixel: there the kernel's integer nanoseconds and the browser's float milliseconds
-    could round to different sides of the same rule."""
+    could round to different sides of the same rule. With ``ties`` narrow events last 100,
+    200 or 300 ns, so colours often tie for the most time in a merged bar."""
     events, t = [], 137
     for _ in range(n):
-        dur = int(rng.choice([rng.integers(40, 400), rng.integers(1200, 4000)], p=[0.85, 0.15]))
+        narrow = rng.choice([100, 200, 300]) if ties else rng.integers(40, 400)
+        dur = int(rng.choice([narrow, rng.integers(1200, 4000)], p=[0.85, 0.15]))
         gap = int(rng.choice([rng.integers(20, 300), rng.integers(1100, 3000)], p=[0.8, 0.2]))
         t += gap
         if t % PIXEL_NS in range(0, 5) or t % PIXEL_NS > PIXEL_NS - 5:
@@ -55,13 +57,15 @@ def _lane_events(rng, n: int) -> list[tuple[int, int, int]]:
     return events
 
 
+@needs_node
+@pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("max_bars", [100_000, 400])  # 400: the pixel is widened to fit
 def test_the_browser_and_the_kernel_merge_the_same_events_into_the_same_bars(
-    tmp_path, seed, max_bars
+    tmp_path, seed, max_bars, ties
 ):
     rng = np.random.default_rng(seed)
-    lanes = [_lane_events(rng, 300) for _ in range(3)]
+    lanes = [_lane_events(rng, 300, ties) for _ in range(3)]
     span = max(s + d for events in lanes for s, d, _ in events) + 500
     width = span // PIXEL_NS
     span = width * PIXEL_NS  # a whole number of pixels
@@ -71,9 +75,9 @@ def test_the_browser_and_the_kernel_merge_the_same_events_into_the_same_bars(
         start, dur, lane, code, x_range_ns=(0, span), width_px=width, max_shapes=max_bars
     )
     kernel = sorted(
-        (int(b_lane), int(b_start), int(b_end), int(count), bool(uniform))
-        for b_lane, b_start, b_end, count, uniform in zip(
-            bars.lane, bars.start, bars.end, bars.count, bars.uniform, strict=True
+        (int(b_lane), int(b_start), int(b_end), int(count), bool(uniform), int(dom))
+        for b_lane, b_start, b_end, count, uniform, dom in zip(
+            bars.lane, bars.start, bars.end, bars.count, bars.uniform, bars.dom, strict=True
         )
     )
     data = tmp_path / "lanes.json"
@@ -88,8 +92,33 @@ def test_the_browser_and_the_kernel_merge_the_same_events_into_the_same_bars(
     )
     assert result.returncode == 0, result.stderr
     browser = sorted(
-        (int(b_lane), round(b_start * 1e6), round(b_end * 1e6), int(count), bool(uniform))
-        for b_lane, b_start, b_end, count, uniform in json.loads(result.stdout)
+        (int(b_lane), round(b_start * 1e6), round(b_end * 1e6), int(count), bool(uniform), dom)
+        for b_lane, b_start, b_end, count, uniform, dom in json.loads(result.stdout)
     )
     assert len(kernel) < min(0.8 * len(rows), max_bars + 1)  # the events did merge
+    assert sum(not b[4] for b in kernel) > 10  # with many mixed bars
     assert browser == kernel
+
+
+FIXTURE = JS / "test" / "fixtures" / "lod_dominant.json"
+
+
+def test_the_kernel_reads_the_dominant_colour_fixture_the_browser_reads():
+    """The cases js/test/lod.test.mjs gives the browser's merge: no majority, float-sum ties,
+    keys sharing a colour."""
+    for case in json.loads(FIXTURE.read_text())["cases"]:
+        start, dur, key = (np.array(c, np.int64) for c in zip(*case["events"], strict=True))
+        codes = np.array(case.get("codes") or range(int(key.max()) + 1), np.int64)
+        bars = merge_bars(
+            start,
+            dur,
+            np.zeros(len(start), np.int64),
+            codes[key],
+            x_range_ns=(0, case["span_ns"]),
+            width_px=case["width_px"],
+        )
+        got = [
+            [int(s), int(e), int(n), int(d)]
+            for s, e, n, d in zip(bars.start, bars.end, bars.count, bars.dom, strict=True)
+        ]
+        assert got == case["expect"], case["name"]
