@@ -82,6 +82,7 @@ def test_ci_runs_the_compiled_path():
 
     assert loops.LOOPS is not None, "the _cbatch extension was not built or not loaded"
     assert sampler.compiled() is not None, "the _csampler extension was not built"
+    assert nn_module.IMPLEMENTATION == "c", "the engine's _cmodule was not built or not bound"
 
 
 def test_pure_python_can_be_forced(tmp_path):
