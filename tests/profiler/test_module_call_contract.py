@@ -22,6 +22,8 @@ from everyo.profiler import Profiler, RunRegistry, hooks, recorder
 ENGINE_C = Path(nn_module.__file__).with_name("_cmodule.c")
 RECORDER_C = Path(recorder.__file__).with_name("_crecorder.c")
 API_NAME = "everyo.profiler._crecorder.module_call_api"
+# a capsule keeps a pointer to its name: these bytes outlive the capsules made with them
+NAMES = {"api": API_NAME.encode(), "other": b"everyo.profiler.other_api"}
 
 compiled_call = pytest.mark.skipif(
     nn_module.ModuleBase is None, reason="the engine's C extension was not built"
@@ -167,16 +169,24 @@ def test_the_recorder_hands_the_engine_a_named_versioned_capsule(rebind):
 
 
 def _bad_capsules():
-    from everyo.profiler import _crecorder
-
-    base = id(_crecorder.ModuleCall)
-    versions = {"version 2": _API(2, base, 1), "no record function": _API(1, base, None)}
-    return versions, {
+    """Capsules the engine must refuse; the structs copy the recorder's real one but for the
+    field named, so only the engine's check keeps it from being used."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    real = _API.from_address(get(hooks.module_call_api(), NAMES["api"]))
+    structs = {
+        "version 2": _API(2, real.recorder_type, real.record),
+        "no record function": _API(1, real.recorder_type, None),
+        "another name": _API(1, real.recorder_type, real.record),
+    }
+    return structs, {
         "missing": None,
         "not a capsule": "module_call_api",
         "another capsule": datetime.datetime_CAPI,
-        **{k: _capsule(v, API_NAME.encode()) for k, v in versions.items()},
-        "another name": _capsule(versions["version 2"], b"everyo.profiler.other_api"),
+        "version 2": _capsule(structs["version 2"], NAMES["api"]),
+        "no record function": _capsule(structs["no record function"], NAMES["api"]),
+        "another name": _capsule(structs["another name"], NAMES["other"]),
     }
 
 
