@@ -1,15 +1,17 @@
-"""Builds everyo's four optional C extensions: the profiler's module-call path, the stack
-sampler's main-thread path, the loops the live dashboard runs over each batch of new events,
-and the machine-state reading every measurement takes twice.
+"""Builds everyo's five optional C extensions: the engine's ``Module.__call__``, the profiler's
+module-call path (the two meet at ``everyo/profiler/module_call_api.h``), the stack sampler's
+main-thread path, the loops the live dashboard runs over each batch of new events, and the
+machine-state reading every measurement takes twice.
 
 Everything else about the package is in pyproject.toml. The extensions are optional: where no C
 compiler is found the install still succeeds, ``everyo.profiler.recorder`` records through its
 pure-Python path (the same events, about twice the cost per event; ``python -m everyo info``
-says which one runs), the sampler samples the main thread with a timer signal and a Python
-handler (the same samples, at a higher cost per sample), the live dashboard folds events in
-with NumPy (the same figures, with about twice the GIL hand-overs per refresh), and
-``everyo.machine_state`` reads ``/proc/stat`` itself at each reading (the same reading, at a
-few times the cost).
+says which one runs), ``everyo.nn.Module`` calls through its Python ``__call__`` (the same
+calls and events, a frame more per call), the sampler samples the main thread with a timer
+signal and a Python handler (the same samples, at a higher cost per sample), the live
+dashboard folds events in with NumPy (the same figures, with about twice the GIL hand-overs per
+refresh), and ``everyo.machine_state`` reads ``/proc/stat`` itself at each reading (the same
+reading, at a few times the cost).
 """
 
 from setuptools import Extension, setup
@@ -17,8 +19,15 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
+            "everyo.nn._cmodule",
+            sources=["everyo/nn/_cmodule.c"],
+            depends=["everyo/profiler/module_call_api.h"],
+            optional=True,
+        ),
+        Extension(
             "everyo.profiler._crecorder",
             sources=["everyo/profiler/_crecorder.c"],
+            depends=["everyo/profiler/module_call_api.h"],
             optional=True,
         ),
         Extension(

@@ -60,6 +60,7 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
         "everyo": {
             "version": __version__,
             "profiler_recorder": _profiler_recorder(),
+            "module_call": _module_call(),
             "profiler_sampler": _profiler_sampler(),
             "machine_reader": _machine_reader(),
         },
@@ -81,6 +82,15 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
 def _profiler_recorder() -> str:
     """``"c"`` where the profiler's compiled module-call path is in use, else ``"python"``."""
     from everyo.profiler.recorder import IMPLEMENTATION
+
+    return IMPLEMENTATION
+
+
+def _module_call() -> str:
+    """``"c"`` where ``Module.__call__`` is compiled and enters the compiled recorder directly,
+    ``"c, module_call by name"`` where the recorder's contract did not match, else
+    ``"python"``."""
+    from everyo.nn.module import IMPLEMENTATION
 
     return IMPLEMENTATION
 
@@ -321,6 +331,8 @@ def _format_everyo(record: dict[str, Any]) -> str:
     if impl == "python":
         impl = "python (no compiled extension: pip install -e . with a C compiler)"
     text = f"{record['version']}, profiler_recorder: {impl}"
+    if record.get("module_call"):  # (records from before it was recorded have none)
+        text += f", module_call: {record['module_call']}"
     if "profiler_sampler" in record:  # (records written before the compiled sampler lack it)
         text += f", profiler_sampler: {record['profiler_sampler']}"
     if record.get("machine_reader"):  # (records from before it was recorded have none)

@@ -3,7 +3,8 @@
 Parameters, buffers and submodules are registered by attribute assignment. ``module(x)`` runs
 ``forward`` through the profiler's one hook point: with no profiler active it costs one check of
 ``hooks.active`` (plus one of the module's hook flag). ``__call__`` is compiled C
-(``hooks.ModuleBase``) where the profiler's extension is built, else ``_PyModuleCall`` below.
+(:data:`ModuleBase`, from ``everyo/nn/_cmodule.c``) where that extension is built, else
+``_PyModuleCall`` below.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class HookHandle:
 
 
 class _PyModuleCall:
-    """``Module.__call__`` in Python, where the compiled one (``hooks.ModuleBase``, the same
+    """``Module.__call__`` in Python, where the compiled one (:data:`ModuleBase`, the same
     logic in C) is not available."""
 
     def __call__(self, x=_NO_ARG, /, *args, **kwargs):
@@ -62,7 +63,30 @@ class _PyModuleCall:
         return p.module_call(self, forward, (x,), kwargs)  # a tuple display: no list built
 
 
-class Module(_hooks.ModuleBase or _PyModuleCall):
+def _compiled_call():
+    """The compiled ``Module.__call__`` bound to what it reads, ``hooks.active`` (in the hooks'
+    namespace) and the recorder's module-call contract (:func:`hooks.module_call_api`), with
+    the name of the path it takes; ``(None, "python")`` without it."""
+    if os.environ.get("EVERYO_PURE_PYTHON"):
+        return None, "python"
+    try:
+        from everyo.nn import _cmodule
+    except ImportError:
+        return None, "python"
+    direct = _cmodule.bind(vars(_hooks), _hooks.module_call_api())
+    return _cmodule.ModuleBase, "c" if direct else "c, module_call by name"
+
+
+ModuleBase, IMPLEMENTATION = _compiled_call()
+"""``ModuleBase`` is the compiled ``Module.__call__`` (a base class), or ``None`` where
+``everyo/nn/_cmodule.c`` was not built or ``EVERYO_PURE_PYTHON=1``: then ``Module`` uses
+``_PyModuleCall``, which does the same. ``IMPLEMENTATION`` says which path a module call takes:
+``"c"`` (a compiled recorder is entered directly), ``"c, module_call by name"`` (the compiled
+recorder is missing or its contract is of another version: every profiler gets ``module_call``
+by name) or ``"python"``."""
+
+
+class Module(ModuleBase or _PyModuleCall):
     """Base class of every layer and model.
 
     Subclasses call ``super().__init__()`` first, assign parameters, buffers (via

@@ -19,14 +19,17 @@
  * code extends with `buf += (a, b, c)` like the list the pure-Python path uses, and that the
  * flush reads without converting a Python int per field.
  *
- * ModuleBase is the base class of everyo.nn.Module where this extension is built: its tp_call
- * is Module.__call__ (the Python fallback is everyo.nn.module._PyModuleCall), and while a
- * compiled recorder is active it records the call without going through Python at all.
+ * The engine's compiled Module.__call__ (everyo/nn/_cmodule.c) enters a module event through
+ * the capsule `module_call_api` (module_call_api.h: a version and one function, the C form of
+ * the hook protocol's module_call), handed to it by everyo.profiler.hooks; this file knows
+ * nothing of the engine's Module, and the engine nothing of ModuleCall's layout.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 #include <time.h>
+
+#include "module_call_api.h"
 
 #if PY_VERSION_HEX < 0x030D0000
 static inline int
@@ -71,9 +74,7 @@ PyErr_SetRaisedException(PyObject *exc)
 #define MODE_SHAPES 2
 
 static PyObject *str_new_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
-    *str_shape, *str_keys, *str_emit_call, *str_forward, *str_call_impl, *str_hooked, *str_active,
-    *str_module_call;
-static PyObject *hooks_dict;    /* everyo.profiler.hooks' globals (bind_hooks): "active" */
+    *str_shape, *str_keys, *str_emit_call, *str_forward, *str_module_call;
 static PyTypeObject *ndarray_t; /* numpy.ndarray where its layout was checked, else NULL */
 
 /* The leading fields of NumPy's PyArrayObject_fields (numpy/ndarraytypes.h), part of NumPy's
@@ -485,7 +486,7 @@ typedef struct {
     Py_ssize_t generation; /* bumped by drop_module_cache() when a keymapped module dies */
     int mode;
     int clock_is_default;
-    int general; /* module_call is the general Python path: ModuleBase calls it by name */
+    int general; /* module_call is the general Python path: api_record calls it by name */
     char fast;   /* regions and backward groups append straight to the buffer (_fast) */
     char python_roots;  /* every outermost module call goes through _root_call */
 } ModuleCall;
@@ -1014,7 +1015,7 @@ call_forward(PyObject *module, PyObject *forward, PyObject *args, PyObject *kwar
 }
 
 /* One module event: Recorder.module_call's compiled body. `forward` NULL means the module's
-   own forward (ModuleBase's call, no hooks); `kwargs` may be NULL, None or a dict. */
+   own forward (the engine's call of a module without hooks); `kwargs` may be NULL, None or a dict. */
 static PyObject *
 mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
           PyObject *kwargs)
@@ -2012,7 +2013,7 @@ static PyMemberDef mc_members[] = {
     {"_fast", T_BOOL, offsetof(ModuleCall, fast), READONLY,
      "regions and backward groups append straight to the buffer"},
     {"_general", T_INT, offsetof(ModuleCall, general), READONLY,
-     "1: module_call is the general Python path (ModuleBase then calls it by name)"},
+     "1: module_call is the general Python path (the module-call API then calls it by name)"},
     {"_flush_len", T_PYSSIZET, offsetof(ModuleCall, flush_len), READONLY,
      "flush at this buffer size"},
     {"_mode", T_INT, offsetof(ModuleCall, mode), READONLY,
@@ -2040,95 +2041,37 @@ static PyTypeObject ModuleCallType = {
 };
 
 /* ------------------------------------------------------------------------------------------ */
-/* ModuleBase: everyo.nn.Module's __call__                                                     */
+/* The module-call contract (module_call_api.h): what the engine's Module.__call__ enters      */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Module.__call__ (everyo.nn.module._PyModuleCall.__call__ is the same in Python): with no
-   profiler, forward(*args) (_call_impl for hooks or keyword arguments); with one, the
-   profiler's module_call, entered directly when it is a compiled recorder */
+/* p.module_call(module, forward, args, kwargs) for a compiled recorder: its primitives, or, on
+   the general path (CUDA, memory, ops: `general`), the Python method it installed */
 static PyObject *
-mb_call(PyObject *self, PyObject *args, PyObject *kwargs)
+api_record(PyObject *recorder, PyObject *module, PyObject *forward, PyObject *args,
+           PyObject *kwargs)
 {
-    PyObject *active = hooks_dict ? PyDict_GetItemWithError(hooks_dict, str_active) : NULL;
-    if (active == NULL && PyErr_Occurred())
-        return NULL;
-    if (active == Py_None)
-        active = NULL;
-    Py_XINCREF(active); /* ours before any Python code runs (it may replace hooks.active) */
-    PyObject *h = PyObject_GetAttr(self, str_hooked);
-    int hooked = h == NULL ? -1 : h == Py_False ? 0 : h == Py_True ? 1 : PyObject_IsTrue(h);
-    Py_XDECREF(h);
-    if (hooked < 0) {
-        Py_XDECREF(active);
-        return NULL;
-    }
-    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
-    if (active == NULL) {
-        if (!hooked && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0) && nargs < 8) {
-            /* self.forward(*args): a loss's (input, target) too, without _call_impl's frame */
-            PyObject *stack[8];
-            stack[0] = self;
-            for (Py_ssize_t i = 0; i < nargs; i++)
-                stack[i + 1] = PyTuple_GET_ITEM(args, i);
-            return PyObject_VectorcallMethod(str_forward, stack, (size_t)nargs + 1, NULL);
-        }
-        PyObject *f = PyObject_GetAttr(self, str_call_impl);
-        if (f == NULL)
-            return NULL;
-        PyObject *r = PyObject_Call(f, args, kwargs);
-        Py_DECREF(f);
-        return r;
-    }
-    PyObject *r = NULL;
-    if (PyObject_TypeCheck(active, &ModuleCallType) && !((ModuleCall *)active)->general) {
-        PyObject *f = hooked ? PyObject_GetAttr(self, str_call_impl) : NULL;
-        if (!hooked || f != NULL)
-            r = mc_record((ModuleCall *)active, self, f, args, kwargs);
-        Py_XDECREF(f);
-    }
-    else { /* any other hook object: p.module_call(module, forward, args, kwargs) */
-        PyObject *f = PyObject_GetAttr(self, hooked ? str_call_impl : str_forward);
-        PyObject *kw = f ? kwargs_for_python(kwargs) : NULL;
-        if (kw != NULL)
-            r = PyObject_CallMethodObjArgs(active, str_module_call, self, f, args, kw, NULL);
-        Py_XDECREF(f);
-        Py_XDECREF(kw);
-    }
-    Py_DECREF(active);
+    if (!((ModuleCall *)recorder)->general)
+        return mc_record((ModuleCall *)recorder, module, forward, args, kwargs);
+    PyObject *f = forward_of(module, forward);
+    PyObject *kw = f ? kwargs_for_python(kwargs) : NULL;
+    PyObject *r = kw ? PyObject_CallMethodObjArgs(recorder, str_module_call, module, f, args, kw,
+                                                  NULL)
+                     : NULL;
+    Py_XDECREF(f);
+    Py_XDECREF(kw);
     return r;
 }
 
-/* a heap type, like the Python classes built on it: copyreg's protocol 0/1 pickling skips heap
-   types when it looks for the first built-in base (object here), so modules pickle as before */
-static PyType_Slot module_base_slots[] = {
-    {Py_tp_call, mb_call},
-    {Py_tp_doc, "The compiled Module.__call__ (the base class of everyo.nn.Module)."},
-    {0, NULL}};
-
-static PyType_Spec module_base_spec = {
-    .name = "everyo.profiler._crecorder.ModuleBase",
-    .basicsize = sizeof(PyObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .slots = module_base_slots,
+static EveryoModuleCallAPI module_call_api = {
+    .version = EVERYO_MODULE_CALL_API_VERSION,
+    .recorder_type = &ModuleCallType,
+    .record = api_record,
 };
-
-static PyObject *
-bind_hooks(PyObject *module, PyObject *globals)
-{
-    if (!PyDict_Check(globals)) {
-        PyErr_SetString(PyExc_TypeError, "bind_hooks takes everyo.profiler.hooks' globals()");
-        return NULL;
-    }
-    Py_XSETREF(hooks_dict, Py_NewRef(globals));
-    Py_RETURN_NONE;
-}
 
 static PyMethodDef module_methods[] = {
     {"bind_regions", (PyCFunction)bind_regions, METH_VARARGS,
      "bind_regions(close_out_of_order, close_abandoned): regions' functions for regions closed "
      "out of order and regions left without their exit."},
-    {"bind_hooks", (PyCFunction)bind_hooks, METH_O,
-     "bind_hooks(globals): where ModuleBase reads `active` (everyo.profiler.hooks' globals)."},
     {NULL}};
 
 /* use NumPy arrays' dims in place only if the leading fields are where NdPrefix says */
@@ -2177,9 +2120,6 @@ PyInit__crecorder(void)
     INTERN(str_forward, "forward");
     for (int i = 0; i < N_OPTIONS; i++)
         INTERN(option_keys[i], option_names[i]);
-    INTERN(str_call_impl, "_call_impl");
-    INTERN(str_hooked, "_hooked");
-    INTERN(str_active, "active");
     INTERN(str_module_call, "module_call");
     INTERN(str_region_key, "_region_key");
     INTERN(str_region_too_deep, "_region_too_deep");
@@ -2201,22 +2141,24 @@ PyInit__crecorder(void)
         PyType_Ready(&ModuleCallType) < 0 ||
         PyType_Ready(&RegionType) < 0 || PyType_Ready(&BackwardType) < 0)
         return NULL;
-    PyObject *module_base = PyType_FromSpec(&module_base_spec);
-    if (module_base == NULL)
-        return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
+    PyObject *api = PyCapsule_New(&module_call_api, EVERYO_MODULE_CALL_API_NAME, NULL);
+    if (api == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyModule_AddObjectRef(m, "EventBuffer", (PyObject *)&EventBufferType) < 0 ||
-        PyModule_AddObjectRef(m, "ModuleBase", module_base) < 0 ||
+        PyModule_AddObjectRef(m, "module_call_api", api) < 0 ||
         PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) < 0 ||
         PyModule_AddObjectRef(m, "Backward", (PyObject *)&BackwardType) < 0 ||
         PyModule_AddObjectRef(m, "ThreadState", (PyObject *)&ThreadStateType) < 0 ||
         PyModule_AddObjectRef(m, "ModuleCall", (PyObject *)&ModuleCallType) < 0) {
-        Py_DECREF(module_base);
+        Py_DECREF(api);
         Py_DECREF(m);
         return NULL;
     }
-    Py_DECREF(module_base); /* the module holds it */
+    Py_DECREF(api); /* the module holds it */
     return m;
 }

@@ -19,7 +19,7 @@ OPTIONS = {
     "mode": "0: every module event through _emit_call; 1: appended without shapes; "
     "2: appended with shape ids (the single-input cache)",
     "fast": "regions and backward groups append straight to the buffer",
-    "general": "module_call is the general Python path (ModuleBase calls it by name)",
+    "general": "module_call is the general Python path (the module-call API calls it by name)",
     "python_roots": "every outermost module call goes through _root_call (else a known root's "
     "keymap is found without Python)",
     "flush_len": "a thread's buffer is flushed at this many values",

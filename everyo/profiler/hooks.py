@@ -39,9 +39,10 @@ Engine code looks like::
 
 This module must stay import-light: the engine imports it at import time.
 
-Where the compiled extension is built, ``Module.__call__`` itself is C (:data:`ModuleBase`, the
-base class of ``everyo.nn.Module``): it reads ``active`` from this module's globals and enters a
-compiled recorder without a Python frame; any other hook object gets ``module_call``.
+Where the engine's extension is built, ``Module.__call__`` itself is C (``everyo.nn._cmodule``):
+the engine binds it to this module's globals (where it reads ``active``) and to
+:func:`module_call_api`, through which it enters a compiled recorder without a Python frame; any
+other hook object gets ``module_call`` by name.
 """
 
 from __future__ import annotations
@@ -96,17 +97,13 @@ def compiled():
     return _crecorder
 
 
-def _module_base():
+def module_call_api():
+    """The compiled recorder's module-call contract for the engine's compiled
+    ``Module.__call__``: a capsule named ``everyo.profiler._crecorder.module_call_api``
+    (``profiler/module_call_api.h``: a version and ``module_call`` as a C function), or ``None``
+    where the recorder is not compiled; then every profiler gets ``module_call`` by name."""
     c = compiled()
-    if c is None:
-        return None
-    c.bind_hooks(globals())
-    return c.ModuleBase
-
-
-ModuleBase = _module_base()
-"""The compiled ``Module.__call__`` (a base class), or ``None``: then ``everyo.nn.Module`` uses
-its Python ``__call__``, which does the same."""
+    return None if c is None else c.module_call_api
 
 
 tensor_type = None

@@ -286,7 +286,7 @@ else:
         """Echo with the Python ``Module.__call__`` (the fallback without the extension)."""
 
 
-# Module.__call__ is compiled C where the extension was built (hooks.ModuleBase); both
+# Module.__call__ is compiled C where the extension was built (module.ModuleBase); both
 # implementations must behave the same
 CALLS = [Echo, PyEcho]
 
@@ -339,9 +339,14 @@ def test_call_errors_read_as_python_ones(cls):
 
 
 def test_module_call_is_compiled_where_the_extension_is_built():
-    assert (hooks.ModuleBase is not None) == (recorder.CRecorder is not None)
-    if hooks.ModuleBase is not None:
-        assert eo.Module.__mro__[1] is hooks.ModuleBase
+    if module_mod.ModuleBase is None:
+        assert module_mod.IMPLEMENTATION == "python"
+        assert eo.Module.__mro__[1] is module_mod._PyModuleCall
+    else:  # the engine's own extension, entering the compiled recorder through its contract
+        assert eo.Module.__mro__[1] is module_mod.ModuleBase
+        assert module_mod.ModuleBase.__module__ == "everyo.nn._cmodule"
+        direct = recorder.CRecorder is not None
+        assert module_mod.IMPLEMENTATION == ("c" if direct else "c, module_call by name")
     assert copy.deepcopy(eo.Linear(2, 2, seed=0)).weight.shape == (2, 2)
     for protocol in range(pickle.HIGHEST_PROTOCOL + 1):  # 0 and 1 go through copyreg
         assert pickle.loads(pickle.dumps(eo.ReLU(), protocol=protocol)).training
