@@ -270,10 +270,10 @@ def main(argv=None) -> None:
                 verdicts.append((load, name, counts))
                 print(f"  {load:>5} threads={name:<10} cliff {cliff:6.2f}x, rec {rec}", flush=True)
     print(
-        "\n| load | threads | sweep verdict | largest unflagged cliff | points flagged | "
-        "recommended | within one neighbour of quiet | profiled step |"
+        "\n| load | threads | sweep verdict | samples/s at 16 / 512 | largest unflagged cliff | "
+        "points flagged | recommended | within one neighbour of quiet (auto) | profiled step |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for load, name, result, cliff, flagged, rec, training in sweeps:
         quiet = quiet_rec.get("auto")
         near = "-"
