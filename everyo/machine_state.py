@@ -465,7 +465,8 @@ def _judgement(
         used_own = max(end.own - start.own, 0.0)
         others = min(max(end.busy - start.busy - used_own, 0.0) / _HZ / window, float(cores))
         own = min(used_own / _HZ / window, float(cores))
-        used = _used_text(others, cores)
+        others, own = _rounded(others, 1000), _rounded(own, 1000)
+        used = _used_text(others, cores)  # (from the figure kept: as load_text reads it)
         if others <= max(QUIET_CORES, 0.1 * cores):
             verdict, reason = "quiet", f"{used}; {thread_text}"
         # not excused for waiting: OpenBLAS threads starved of a core yield (voluntary
@@ -477,7 +478,6 @@ def _judgement(
             reason = f"{used}; {thread_text}; {advice}"
         else:
             verdict, reason = "busy", f"{used}; {thread_text}"
-        others, own = _rounded(others, 1000), _rounded(own, 1000)
     return (
         verdict,
         reason,
@@ -602,18 +602,23 @@ class MachineWatch:
         A reading that the platform cannot judge (threadpoolctl failing, say) gives an
         ``unknown`` state saying why: it never breaks the measurement."""
         first = self.first if self.first is not None else self.start().first
-        end = _recent_reading()  # (a reading younger than a tick tells nothing new)
+        end = _recent_reading(first)  # (a reading younger than a tick tells nothing new)
         if end.t - first.t < MIN_WINDOW_S:  # (the long window's start needs no search)
             first = _window_start(first, end)
         self.state = _judged(first, end, self.threads_policy, self.threads_applied)
         return self.state
 
 
-def _recent_reading() -> Reading:
-    """The newest reading when it is at most :data:`REUSE_S` old and of the kind a new one
-    would be, else a new reading."""
+def _recent_reading(first: Reading | None = None) -> Reading:
+    """The newest reading when it is at most :data:`REUSE_S` old, of the kind a new one would
+    be, and not older than ``first`` (another thread's reading can be kept after a newer one),
+    else a new reading."""
     last = _history[-1] if _history else None
-    if last is not None and 0.0 <= _monotonic() - last.t <= REUSE_S:
+    if (
+        last is not None
+        and 0.0 <= _monotonic() - last.t <= REUSE_S
+        and (first is None or last.t >= first.t)
+    ):
         kind = "proc" if _all_cpus_usable() else "proc-cpus"  # what a new reading would be
         if last.source == kind:
             return last

@@ -398,3 +398,31 @@ def test_the_load_text_reads_as_the_figure_rounded_to_a_tenth(others):
     state = state_over(1.0, others, threads=1, cores=8)
     assert state.load_text == f"other processes used {others:.1f} of 8 cores"
     assert state.reason.startswith(state.load_text)
+
+
+def test_a_window_never_ends_at_a_reading_older_than_its_start(monkeypatch):
+    """Another thread's reading can be kept after a newer one (it read, then appended late):
+    a watch's end is then a new reading, never that older one."""
+    now = [50.0]
+    monkeypatch.setattr(ms, "_read", lambda: reading(now[0], 0.2 * now[0], 0.1 * now[0]))
+    monkeypatch.setattr(ms, "_monotonic", lambda: now[0])
+    monkeypatch.setattr(ms, "_history", type(ms._history)(maxlen=64))
+    monkeypatch.setattr(ms, "_all_cpus_usable", lambda: True)
+    monkeypatch.setattr(ms, "threads_in_use", lambda: {"blas": 1, "openmp": None})
+    ms.read_machine()  # an old reading to reach back to
+    now[0] = 51.0
+    late = ms._read()  # the other thread's reading, taken now and kept later
+    now[0] += 0.001
+    watch = MachineWatch().start()  # (its own new reading: `late` is not kept yet)
+    ms._history.append(late)
+    now[0] += 0.002
+    state = watch.stop()
+    assert ms._history[-1].t == pytest.approx(51.003)  # a new reading ended the window
+    assert state.window_s == pytest.approx(1.003) and state.verdict == "quiet"
+
+
+def test_the_reason_and_the_load_text_give_the_same_figure():
+    # 0.4496 cores: kept as 0.45, which reads "0.5"; the reason must not say "0.4"
+    state = state_over(1.0, 0.4496, threads=1)
+    assert state.others_cores == pytest.approx(0.45)
+    assert state.reason.startswith(state.load_text) and "0.5 of 2" in state.load_text
