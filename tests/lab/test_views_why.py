@@ -32,17 +32,18 @@ def spin(seconds: float) -> None:
 
 def heavy():
     with ep.record_function("heavy"):
-        spin(0.003)  # the planted hot line
+        spin(0.004)  # the planted hot line
 
 
 def medium():
     with ep.record_function("medium"):
-        spin(0.0015)
+        spin(0.0025)
 
 
 def light():
     with ep.record_function("light"):
-        spin(0.0005)
+        spin(0.0015)  # three 0.5-ms samples: one event's frames hold it even when the
+        # sampler's thread waits a turn (at 0.5 ms, one sample, and sometimes none)
 
 
 def planted(seconds: float = 0.6) -> None:
