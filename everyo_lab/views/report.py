@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from everyo.profiler import schema
+from everyo.spelling import duration_text
 from everyo_lab.views._batch import as_run
 from everyo_lab.views.columns import (
     OVERLAP_WARNING,
@@ -290,12 +291,9 @@ def hot_spot_figures(spot: dict) -> str:
 
 
 def _ms(ms: float) -> str:
-    """A step time, to about three significant digits (microseconds below a millisecond)."""
-    if ms >= 100:
-        return f"{ms:,.0f} ms"
-    if ms >= 1:
-        return f"{ms:.1f} ms"
-    return f"{ms * 1000:.3g} µs"
+    """A step time in the glossary's duration spelling (``spelling.duration_text``): the same
+    text the hover of that step's events gives."""
+    return duration_text(round(ms * 1e6))
 
 
 # -- helpers ---------------------------------------------------------------------------------
