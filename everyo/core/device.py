@@ -62,6 +62,9 @@ class Device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __reduce__(self):  # the shared instance on loading (ops compare devices with `is`)
+        return _interned, (self.type, self.index)
+
 
 CPU = Device("cpu")
 _cuda_devices: dict[int, Device] = {}
@@ -74,6 +77,10 @@ def _cuda(index: int) -> Device:
     if dev is None:
         dev = _cuda_devices.setdefault(index, Device("cuda", index))
     return dev
+
+
+def _interned(type: str, index: int | None) -> Device:
+    return CPU if type == "cpu" else _cuda(index)
 
 
 def _parse(spec: str) -> tuple[str, int | None]:

@@ -69,6 +69,9 @@ def _host_array(data, dtype) -> np.ndarray:
     return arr.astype(_dt.normalize_array_dtype(arr.dtype), copy=False)
 
 
+_STATE = ("data", "requires_grad", "grad", "_node", "_device", "_retain")
+
+
 class Tensor:
     """An n-dimensional array on a device, with optional gradient tracking.
 
@@ -86,6 +89,11 @@ class Tensor:
         t = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
         self.data, self._device = t.data, t._device
         self.requires_grad, self.grad, self._node, self._retain = requires_grad, None, None, False
+
+    def __getstate__(self) -> tuple[None, dict]:
+        # what pickle protocols 2+ build by themselves for a class with __slots__; 0 and 1
+        # (copyreg) refuse such a class unless it says so
+        return None, {name: getattr(self, name) for name in _STATE}
 
     @classmethod
     def _make(cls, data, device: Device) -> Tensor:

@@ -350,3 +350,17 @@ def test_module_call_is_compiled_where_the_extension_is_built():
     assert copy.deepcopy(eo.Linear(2, 2, seed=0)).weight.shape == (2, 2)
     for protocol in range(pickle.HIGHEST_PROTOCOL + 1):  # 0 and 1 go through copyreg
         assert pickle.loads(pickle.dumps(eo.ReLU(), protocol=protocol)).training
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_modules_with_parameters_pickle_with_every_protocol(protocol):
+    # protocols 0 and 1 (copyreg) refuse a class with __slots__ that does not say how
+    model = eo.Sequential(eo.Linear(3, 4, seed=0), eo.ReLU(), eo.Linear(4, 2, seed=1))
+    x = eo.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    loaded = pickle.loads(pickle.dumps(model, protocol=protocol))
+    np.testing.assert_array_equal(loaded(x).data, model(x).data)
+    weight = loaded[0].weight
+    assert isinstance(weight, eo.nn.Parameter) and weight.requires_grad and weight.grad is None
+    assert weight._device is eo.device("cpu")  # the shared device: ops compare them with `is`
+    loaded(x).sum().backward()
+    assert weight.grad.shape == (4, 3)
