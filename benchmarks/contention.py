@@ -162,7 +162,9 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
       that clock costs): the same cost without the time the thread waited for a core, which on
       a loaded machine is most of the wall-clock figure;
     - ``tight``: start and stop in a tight loop (warm caches; the figure this file printed
-      before the in-situ ones).
+      before the in-situ ones);
+    - ``floor_*``: one new reading and its kernel calls, each alone after 20 ms of work (see
+      :func:`_floor`): what a lone measurement pays before anything is judged.
     With the 1-ms work's own median, ``work``."""
     from threadpoolctl import threadpool_limits
 
@@ -208,6 +210,7 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
             t2 = clock()
             watch.stop()
             idle.append((t1 - t0) + (clock() - t2))
+        floor = _floor(work, idle_pairs)
         t0 = clock()
         for _ in range(2000):
             MachineWatch(threads_policy="auto", threads_applied=1).start().stop()
@@ -220,7 +223,38 @@ def state_cost(pairs: int = 3000, idle_pairs: int = 300) -> dict[str, float]:
         "paired": median(around) - median(alone),
         "tight": tight,
         "work": median(alone),
+        **floor,
     }
+
+
+def _floor(work, rounds: int) -> dict[str, float]:
+    """What a lone measurement cannot avoid: one new reading (the compiled one where it is
+    built), and each kernel call in it, timed alone after 20 ms of work (medians, seconds):
+    ``reading``, ``getrusage``, ``proc_stat`` (``pread`` of /proc/stat through a kept
+    descriptor, as the reading does)."""
+    import resource
+
+    from everyo import machine_state
+
+    fd = os.open("/proc/stat", os.O_RDONLY) if os.path.exists("/proc/stat") else None
+    calls = {
+        "reading": machine_state._read,
+        "getrusage": lambda: resource.getrusage(resource.RUSAGE_SELF),
+    }
+    if fd is not None:
+        calls["proc_stat"] = lambda: os.pread(fd, 160, 0)
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    clock = time.perf_counter
+    for _ in range(rounds):
+        for name, call in calls.items():  # (interleaved: each after its own 20 ms of work)
+            for _ in range(20):
+                work()
+            t0 = clock()
+            call()
+            times[name].append(clock() - t0)
+    if fd is not None:
+        os.close(fd)
+    return {f"floor_{name}": statistics.median(v) for name, v in times.items()}
 
 
 def print_state_cost(cost: dict[str, float]) -> None:
@@ -236,6 +270,16 @@ def print_state_cost(cost: dict[str, float]) -> None:
         f"\n  paired (start + work + stop) - work: {us['paired']:.1f} us"
         f"\n  tight loop, warm caches: {us['tight']:.1f} us"
     )
+    if "floor_reading" in us:  # what a lone measurement cannot avoid: one new reading
+        calls = ", ".join(
+            f"{label} {us[key]:.1f} us"
+            for key, label in (("floor_getrusage", "getrusage"), ("floor_proc_stat", "/proc/stat"))
+            if key in us
+        )
+        print(
+            f"  one new reading after 20 ms of work: {us['floor_reading']:.1f} us = "
+            f"{cost['floor_reading'] / 1e-3:.2%} of 1 ms (its kernel calls alone: {calls})"
+        )
 
 
 def main(argv=None) -> None:
