@@ -284,6 +284,15 @@ def test_outliers_and_stability_of_a_result():
     assert not result.trusted
 
 
+def test_a_stability_set_by_outliers_says_so_beside_its_small_spread():
+    # a tight sample with a long tail: 1 % spread, but a fifth of the calls are outliers
+    times = [1e-3 * (1 + 0.01 * (i % 3 - 1)) for i in range(80)] + [1.2e-3] * 20
+    text = str(BenchmarkResult(times))
+    assert "Stability: unstable (spread 1.5% of the median; 20% of the calls are outliers)" in text
+    # a verdict the spread alone gives has no such clause
+    assert "outliers)" not in str(BenchmarkResult([1e-3, 1.01e-3, 0.99e-3] * 20))
+
+
 def _result(seconds: float, state: MachineState | None, seed: int) -> BenchmarkResult:
     rng = np.random.default_rng(seed)
     times = rng.lognormal(np.log(seconds), 0.02, 60)
