@@ -21,6 +21,7 @@ with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from everyo.errors import EveryOConfigError
@@ -37,8 +38,8 @@ def check_threads(threads: Any) -> str | int | None:
         return None
     if threads == AUTO:
         return AUTO
-    if isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1:
-        return threads
+    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool) and threads >= 1:
+        return int(threads)  # (a NumPy integer too: os.cpu_count() // 2 computed with NumPy)
     raise EveryOConfigError(
         f"threads must be 'auto' (limit BLAS threads to the cores other processes leave free), "
         f"a whole number of threads >= 1, or None / 'keep' (leave them as they are); got "

@@ -243,6 +243,14 @@ def test_threads_values_accepted():
         benchmark(lambda: None, threads=0)
 
 
+def test_a_numpy_integer_is_a_number_of_threads_and_a_numpy_bool_is_not():
+    two = check_threads(np.int64(2))  # e.g. np.int64(os.cpu_count()) // 2
+    assert two == 2 and type(two) is int
+    for bad in (np.int64(0), np.bool_(True), np.float64(2.0)):
+        with pytest.raises(ValueError, match="threads must be 'auto'"):
+            check_threads(bad)
+
+
 def test_auto_limits_threads_to_the_cores_others_leave_free(monkeypatch):
     monkeypatch.setattr("everyo.thread_policy.threads_in_use", lambda: {"blas": 8, "openmp": 8})
     busy = state_over(1.0, 5.4, threads=8, cores=8)
