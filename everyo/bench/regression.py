@@ -102,6 +102,10 @@ class RegressionCheck:
         How the baseline's machine differs from the new result's (CPU, cores, GPUs, BLAS
         threads...), from the environment both recorded; empty when they match or either
         lacks a record. ``print(check)`` shows them next to the verdict.
+    baseline_machine, new_machine : str
+        What the machine did while each side was measured (``"busy (other processes used 1.0
+        of 2 cores; 1 BLAS thread)"``); ``""`` when that side did not record it.
+        ``print(check)`` shows each under its figure.
     """
 
     regression_pct: float
@@ -117,6 +121,8 @@ class RegressionCheck:
     name: str = "workload"
     machine_differences: tuple[str, ...] = ()
     machine_note: str = ""
+    baseline_machine: str = ""
+    new_machine: str = ""
 
     @property
     def passed(self) -> bool:
@@ -135,7 +141,9 @@ class RegressionCheck:
             [
                 f"Workload: {self.name}",
                 f"Baseline {self.statistic}: {self.baseline_time * 1e3:.4f} ms",
+                *([f"Baseline machine: {self.baseline_machine}"] if self.baseline_machine else []),
                 f"New {self.statistic}: {self.new_time * 1e3:.4f} ms",
+                *([f"New machine: {self.new_machine}"] if self.new_machine else []),
                 f"Regression: {self.regression_pct:+.2f}% ({pct}% CI {change[0]:+.2f}% "
                 f"to {change[1]:+.2f}%; threshold {self.threshold * 100:.1f}%)",
                 f"Verdict: {self.verdict.upper()}{self._machine_note()}",
@@ -259,7 +267,15 @@ def check_regression(
             )
         ),
         machine_note=caveat or "",
+        baseline_machine=_machine_text(baseline),
+        new_machine=_machine_text(result),
     )
+
+
+def _machine_text(value: Any) -> str:
+    """``"quiet (other processes used 0.0 of 2 cores; 2 BLAS threads)"``, or ``""``."""
+    state = getattr(value, "machine_state", None)
+    return "" if state is None else f"{state.verdict} ({state.reason})"
 
 
 def regression_verdict(

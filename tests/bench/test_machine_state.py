@@ -328,6 +328,20 @@ def test_comparisons_on_a_contended_machine_are_inconclusive():
     assert check_regression(_result(slow, None, 3), _result(fast, None, 4)).verdict == "regression"
 
 
+def test_a_regression_check_shows_each_sides_machine_under_its_figure():
+    quiet, busy = state_over(1, 0.0, threads=1), state_over(1, 1.0, threads=1)
+    check = check_regression(_result(0.013, busy, 3), _result(0.010, busy, 4))
+    assert check.verdict == "regression"  # busy alike: comparable, but not a quiet machine's
+    lines = str(check).splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("Baseline median:")))
+    assert lines[at + 1] == f"Baseline machine: busy ({busy.reason})"
+    assert lines[at + 3] == f"New machine: busy ({busy.reason})"
+    mixed = check_regression(_result(0.013, quiet, 3), _result(0.010, busy, 4))
+    assert mixed.baseline_machine.startswith("busy") and mixed.new_machine.startswith("quiet")
+    # results from before machine states were recorded: no such lines
+    assert "machine:" not in str(check_regression(_result(0.013, None, 3), _result(0.01, None, 4)))
+
+
 def test_bench_cli_exits_4_when_the_baseline_was_measured_on_a_contended_machine(
     tmp_path, monkeypatch, capsys
 ):
