@@ -131,9 +131,15 @@ def sweep_charts(report, *, theme: str = "light") -> dict:
     throughput = [
         _line(x, pts["throughput"], "throughput", _THROUGHPUT, "%{y:,.4~s} samples/s%{text}"),
     ]
-    # a flagged point's reason on hover over the point itself, not only over its ring
+    # a flagged point's reason on hover over the point itself, not only over its ring; any
+    # other point measured while the machine was not quiet says so too
+    verdicts = pts.get("verdict") or [None] * len(x)
     throughput[0]["text"] = [
-        f"<br>{pts['flag'][i]}: {hover_text(pts['note'][i] or '')}" if flag else ""
+        f"<br>{pts['flag'][i]}: {hover_text(pts['note'][i] or '')}"
+        if flag
+        else f"<br>machine: {verdicts[i]}"
+        if verdicts[i] not in (None, "quiet")
+        else ""
         for i, flag in enumerate(pts.get("flag") or [None] * len(x))
     ]
     flagged = [i for i, flag in enumerate(pts.get("flag") or []) if flag]
