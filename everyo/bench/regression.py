@@ -55,7 +55,9 @@ class Comparison:
 
     ``verdict`` is ``"faster"`` or ``"slower"`` when the confidence interval excludes 1,
     ``"no significant change"`` otherwise, and :data:`MACHINE_BUSY` when the machine's state
-    makes the two sides incomparable (``machine_note`` says why).
+    makes the two sides incomparable (``machine_note`` says why). ``baseline_machine`` and
+    ``candidate_machine`` say what the machine did while each side was measured (``"busy (other
+    processes used 1.0 of 2 cores; 1 BLAS thread)"``; ``""`` when not recorded).
     """
 
     speedup: float
@@ -67,6 +69,8 @@ class Comparison:
     candidate_time: float
     verdict: str
     machine_note: str = ""
+    baseline_machine: str = ""
+    candidate_machine: str = ""
 
     @property
     def conclusive(self) -> bool:
@@ -80,7 +84,16 @@ class Comparison:
             f"{self.statistic} {self.baseline_time * 1e3:.4f} ms -> "
             f"{self.candidate_time * 1e3:.4f} ms: {self.verdict}"
         )
-        return f"{text} ({self.machine_note})" if self.machine_note else text
+        if self.machine_note:
+            return f"{text} ({self.machine_note})"
+        sides = (self.baseline_machine, self.candidate_machine)
+        if not any(side and not side.startswith("quiet") for side in sides):
+            return text  # (a quiet machine goes without saying)
+        if sides[0] == sides[1]:  # an interleaved comparison: one machine for both
+            return f"{text} (machine: {sides[0]})"
+        return f"{text} (baseline's machine: {sides[0] or 'not recorded'}; candidate's: " + (
+            f"{sides[1] or 'not recorded'})"
+        )
 
 
 @dataclass(frozen=True)
@@ -206,6 +219,8 @@ def compare(
         float(stat(cand)),
         MACHINE_BUSY if caveat else verdict,
         caveat or "",
+        _machine_text(baseline),
+        _machine_text(candidate),
     )
 
 

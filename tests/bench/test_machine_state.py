@@ -457,3 +457,15 @@ def test_the_reason_and_the_load_text_give_the_same_figure():
     state = state_over(1.0, 0.4496, threads=1)
     assert state.others_cores == pytest.approx(0.45)
     assert state.reason.startswith(state.load_text) and "0.5 of 2" in state.load_text
+
+
+def test_a_comparison_records_each_sides_machine_and_shows_a_load():
+    quiet, busy = state_over(1, 0.0, threads=1), state_over(1, 1.0, threads=1)
+    alike = compare(_result(0.013, busy, 1), _result(0.010, busy, 2))
+    assert alike.verdict == "faster" and alike.baseline_machine == alike.candidate_machine
+    assert alike.baseline_machine == f"busy ({busy.reason})"
+    assert str(alike).endswith(f"faster (machine: busy ({busy.reason}))")
+    calm = compare(_result(0.013, quiet, 1), _result(0.010, quiet, 2))
+    assert calm.candidate_machine.startswith("quiet") and str(calm).endswith(": faster")
+    half = compare(_result(0.013, busy, 1), _result(0.010, None, 2))
+    assert half.candidate_machine == "" and "candidate's: not recorded" in str(half)
