@@ -85,6 +85,8 @@ class ThreadPolicy:
         self._limits = None
 
     def apply(self) -> ThreadPolicy:
+        if self.policy == AUTO and self._state is None:
+            self._state = current_load()  # (kept: describe() says what "auto" saw)
         limit = choose_threads(self.policy, self._state)
         if limit is None:
             return self
@@ -115,7 +117,24 @@ class ThreadPolicy:
     def describe(self) -> str:
         """``"threads='auto': BLAS limited to 1 thread (other processes busy)"``."""
         if self.policy is None:
-            return "threads left as configured"
+            blas = threads_in_use()["blas"]
+            return "threads left as configured" + (
+                "" if blas is None else f" ({blas} BLAS thread{'s' if blas != 1 else ''})"
+            )
         if self.applied is None:
-            return f"threads={self.policy!r}: left as configured (the machine is quiet)"
+            return f"threads={self.policy!r}: left as configured ({self._why_left()})"
         return f"threads={self.policy!r}: BLAS/OpenMP limited to {self.applied}"
+
+    def _why_left(self) -> str:
+        """Why ``"auto"`` left the threads alone: a quiet machine, or few enough threads."""
+        state = self._state
+        if state is None or state.verdict == "quiet":
+            return "the machine is quiet"
+        if state.verdict == "unknown" or state.others_cores is None:
+            return "other processes' load is unknown here"
+        inuse = threads_in_use()
+        threads = max(inuse["blas"] or 1, inuse["openmp"] or 1)
+        return (
+            f"{threads} thread{'s' if threads != 1 else ''}, no more than the cores other "
+            "processes leave free"
+        )

@@ -260,6 +260,19 @@ def test_auto_limits_threads_to_the_cores_others_leave_free(monkeypatch):
     assert choose_threads(3, busy) == 3 and choose_threads(None, busy) is None
 
 
+def test_auto_never_calls_a_busy_machine_quiet_when_it_leaves_the_threads(monkeypatch):
+    monkeypatch.setattr("everyo.thread_policy.threads_in_use", lambda: {"blas": 1, "openmp": None})
+    busy = state_over(1.0, 0.9, threads=1)  # one BLAS thread already: nothing to limit
+    assert busy.verdict == "busy"
+    policy = ThreadPolicy("auto", state=busy).apply()
+    assert policy.applied is None
+    text = policy.describe()
+    assert "quiet" not in text and "1 thread, no more than the cores" in text
+    quiet = ThreadPolicy("auto", state=state_over(1.0, 0.0, threads=1)).apply()
+    assert quiet.describe().endswith("(the machine is quiet)")
+    assert ThreadPolicy(None).describe() == "threads left as configured (1 BLAS thread)"
+
+
 def test_policy_sets_blas_threads_and_restores_them():
     before = ms.threads_in_use()["blas"]
     if before is None:
