@@ -21,6 +21,7 @@ with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from everyo.errors import EveryOConfigError
@@ -37,8 +38,8 @@ def check_threads(threads: Any) -> str | int | None:
         return None
     if threads == AUTO:
         return AUTO
-    if isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1:
-        return threads
+    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool) and threads >= 1:
+        return int(threads)  # (a NumPy integer too: os.cpu_count() // 2 computed with NumPy)
     raise EveryOConfigError(
         f"threads must be 'auto' (limit BLAS threads to the cores other processes leave free), "
         f"a whole number of threads >= 1, or None / 'keep' (leave them as they are); got "
@@ -84,6 +85,8 @@ class ThreadPolicy:
         self._limits = None
 
     def apply(self) -> ThreadPolicy:
+        if self.policy == AUTO and self._state is None:
+            self._state = current_load()  # (kept: describe() says what "auto" saw)
         limit = choose_threads(self.policy, self._state)
         if limit is None:
             return self
@@ -114,7 +117,24 @@ class ThreadPolicy:
     def describe(self) -> str:
         """``"threads='auto': BLAS limited to 1 thread (other processes busy)"``."""
         if self.policy is None:
-            return "threads left as configured"
+            blas = threads_in_use()["blas"]
+            return "threads left as configured" + (
+                "" if blas is None else f" ({blas} BLAS thread{'s' if blas != 1 else ''})"
+            )
         if self.applied is None:
-            return f"threads={self.policy!r}: left as configured (the machine is quiet)"
+            return f"threads={self.policy!r}: left as configured ({self._why_left()})"
         return f"threads={self.policy!r}: BLAS/OpenMP limited to {self.applied}"
+
+    def _why_left(self) -> str:
+        """Why ``"auto"`` left the threads alone: a quiet machine, or few enough threads."""
+        state = self._state
+        if state is None or state.verdict == "quiet":
+            return "the machine is quiet"
+        if state.verdict == "unknown" or state.others_cores is None:
+            return "other processes' load is unknown here"
+        inuse = threads_in_use()
+        threads = max(inuse["blas"] or 1, inuse["openmp"] or 1)
+        return (
+            f"{threads} thread{'s' if threads != 1 else ''}, no more than the cores other "
+            "processes leave free"
+        )

@@ -212,9 +212,19 @@ def interleaved(
     BLAS/OpenMP thread policy while it runs (see :mod:`everyo.thread_policy`).
     """
     from everyo.bench import BenchmarkResult, compare
+    from everyo.bench.timing import check_count
+    from everyo.errors import EveryOBenchmarkError
     from everyo.machine_state import MachineWatch
     from everyo.thread_policy import ThreadPolicy
 
+    for role, fn in (("before", before), ("after", after)):
+        if not callable(fn):
+            raise EveryOBenchmarkError(
+                f"interleaved() times two callables; {role} is a {type(fn).__name__}: pass the "
+                "function itself, not its result (interleaved(f, g, x), not interleaved(f(x), ...))"
+            )
+    check_count("warmup", warmup, minimum=0)
+    check_count("repeat", repeat, minimum=2)  # (a confidence interval needs two timings a side)
     clock = clock or time.perf_counter
     times: tuple[list[float], list[float]] = ([], [])
     pairs = ((before, times[0]), (after, times[1]))

@@ -184,3 +184,30 @@ def test_format_result_tags(status):
     tag = {"ok": "[ok]  ", "info": "[info]", "warn": "[warn]", "fail": "[FAIL]"}[status]
     assert line.startswith(f"{tag} X: detail")
     assert ("fix: do this" in line) == (status != "ok")
+
+
+@pytest.mark.parametrize(
+    ("verdict", "others", "status", "says"),
+    [
+        ("quiet", 0.0, "[ok]", "threads='auto' leaves them while the machine is quiet"),
+        ("busy", 1.0, "[warn]", "threads='auto' (the default of benchmark(), sweeps"),
+        ("contended", 1.8, "[warn]", "would limit BLAS to 1 thread here"),
+        ("unknown", None, "[info]", "pip install psutil"),
+    ],
+)
+def test_machine_load_reports_the_load_the_threads_and_advice(
+    monkeypatch, capsys, verdict, others, status, says
+):
+    from everyo import machine_state
+    from everyo.machine_state import MachineState
+
+    reason = f"other processes used {others} of 2 cores; 2 BLAS threads"
+    state = MachineState(verdict, reason, others_cores=others, usable_cores=2, blas_threads=2)
+    monkeypatch.setattr(machine_state, "current_load", lambda window_s=0.1: state)
+    monkeypatch.setattr(machine_state, "threads_in_use", lambda: {"blas": 2, "openmp": None})
+    code, out = _run_doctor(monkeypatch, capsys, [doctor.check_machine_load])
+    assert code == 0  # a busy machine is a warning, never a failure
+    line = " ".join(out.split())
+    assert line.startswith(f"{status} machine load: {verdict}: {reason}")
+    assert says in line
+    _assert_each_problem_has_a_fix(out)

@@ -55,7 +55,9 @@ class Comparison:
 
     ``verdict`` is ``"faster"`` or ``"slower"`` when the confidence interval excludes 1,
     ``"no significant change"`` otherwise, and :data:`MACHINE_BUSY` when the machine's state
-    makes the two sides incomparable (``machine_note`` says why).
+    makes the two sides incomparable (``machine_note`` says why). ``baseline_machine`` and
+    ``candidate_machine`` say what the machine did while each side was measured (``"busy (other
+    processes used 1.0 of 2 cores; 1 BLAS thread)"``; ``""`` when not recorded).
     """
 
     speedup: float
@@ -67,6 +69,8 @@ class Comparison:
     candidate_time: float
     verdict: str
     machine_note: str = ""
+    baseline_machine: str = ""
+    candidate_machine: str = ""
 
     @property
     def conclusive(self) -> bool:
@@ -80,7 +84,16 @@ class Comparison:
             f"{self.statistic} {self.baseline_time * 1e3:.4f} ms -> "
             f"{self.candidate_time * 1e3:.4f} ms: {self.verdict}"
         )
-        return f"{text} ({self.machine_note})" if self.machine_note else text
+        if self.machine_note:
+            return f"{text} ({self.machine_note})"
+        sides = (self.baseline_machine, self.candidate_machine)
+        if not any(side and not side.startswith("quiet") for side in sides):
+            return text  # (a quiet machine goes without saying)
+        if sides[0] == sides[1]:  # an interleaved comparison: one machine for both
+            return f"{text} (machine: {sides[0]})"
+        return f"{text} (baseline's machine: {sides[0] or 'not recorded'}; candidate's: " + (
+            f"{sides[1] or 'not recorded'})"
+        )
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,10 @@ class RegressionCheck:
         How the baseline's machine differs from the new result's (CPU, cores, GPUs, BLAS
         threads...), from the environment both recorded; empty when they match or either
         lacks a record. ``print(check)`` shows them next to the verdict.
+    baseline_machine, new_machine : str
+        What the machine did while each side was measured (``"busy (other processes used 1.0
+        of 2 cores; 1 BLAS thread)"``); ``""`` when that side did not record it.
+        ``print(check)`` shows each under its figure.
     """
 
     regression_pct: float
@@ -117,6 +134,8 @@ class RegressionCheck:
     name: str = "workload"
     machine_differences: tuple[str, ...] = ()
     machine_note: str = ""
+    baseline_machine: str = ""
+    new_machine: str = ""
 
     @property
     def passed(self) -> bool:
@@ -135,7 +154,9 @@ class RegressionCheck:
             [
                 f"Workload: {self.name}",
                 f"Baseline {self.statistic}: {self.baseline_time * 1e3:.4f} ms",
+                *([f"Baseline machine: {self.baseline_machine}"] if self.baseline_machine else []),
                 f"New {self.statistic}: {self.new_time * 1e3:.4f} ms",
+                *([f"New machine: {self.new_machine}"] if self.new_machine else []),
                 f"Regression: {self.regression_pct:+.2f}% ({pct}% CI {change[0]:+.2f}% "
                 f"to {change[1]:+.2f}%; threshold {self.threshold * 100:.1f}%)",
                 f"Verdict: {self.verdict.upper()}{self._machine_note()}",
@@ -198,6 +219,8 @@ def compare(
         float(stat(cand)),
         MACHINE_BUSY if caveat else verdict,
         caveat or "",
+        _machine_text(baseline),
+        _machine_text(candidate),
     )
 
 
@@ -259,7 +282,15 @@ def check_regression(
             )
         ),
         machine_note=caveat or "",
+        baseline_machine=_machine_text(baseline),
+        new_machine=_machine_text(result),
     )
+
+
+def _machine_text(value: Any) -> str:
+    """``"quiet (other processes used 0.0 of 2 cores; 2 BLAS threads)"``, or ``""``."""
+    state = getattr(value, "machine_state", None)
+    return "" if state is None else f"{state.verdict} ({state.reason})"
 
 
 def regression_verdict(

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from everyo.bench.stats import OUTLIER_Z, outliers, stability, summarize
+from everyo.bench.stats import NOISY_CV, OUTLIER_Z, STABLE_CV, outliers, stability, summarize
 from everyo.errors import EveryOExportError, EveryOSerializationError
 from everyo.fileio import dumps, write_text
 from everyo.machine_state import MachineState
@@ -110,9 +110,10 @@ class BenchmarkResult:
         """The outliers, the stability and the machine's state, one line each."""
         verdict, cv = stability(self.times)
         n_out = len(self.outliers)
+        why = _outliers_lowered(verdict, cv, n_out, self.n)
         lines = [
             f"Outliers: {n_out} of {self.n} timed calls (modified z-score > {OUTLIER_Z:g})",
-            f"Stability: {verdict} (spread {cv:.1%} of the median)",
+            f"Stability: {verdict} (spread {cv:.1%} of the median{why})",
         ]
         state = self.machine_state
         if state is not None:
@@ -255,3 +256,12 @@ def describe_value(value: Any) -> str:
         return f"{kind}{shape} {dtype}{where}".strip()
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _outliers_lowered(verdict: str, cv: float, n_out: int, n: int) -> str:
+    """``"; 24% of the calls are outliers"`` when the outliers, not the spread, set the
+    stability verdict (an "unstable" beside a 1 % spread reads as a contradiction otherwise)."""
+    by_spread = "stable" if cv <= STABLE_CV else "noisy" if cv <= NOISY_CV else "unstable"
+    if verdict == by_spread or n_out == 0:
+        return ""
+    return f"; {n_out / n:.0%} of the calls are outliers"

@@ -71,7 +71,8 @@ OUTLIER_Z = 3.5
 outlier."""
 STABLE_CV, NOISY_CV = 0.05, 0.15
 """Robust coefficient of variation (1.4826 MAD / median) up to which timings are ``"stable"``,
-and up to which ``"noisy"``; above it ``"unstable"`` (pyperf warns from a 10 % spread)."""
+and up to which ``"noisy"``; above it ``"unstable"`` (pyperf warns from a standard deviation of
+10 % of the mean)."""
 
 
 def outliers(times: Any) -> np.ndarray:

@@ -146,6 +146,11 @@ def sweep_batch_sizes(
         memory_limit=memory_limit,
         threads=threads,
     )
+    if not isinstance(recheck, bool):  # ("no" or "False" would turn it on)
+        raise EveryOBenchmarkError(
+            f"recheck must be True (re-measure points that break from their neighbours) or "
+            f"False, got {recheck!r}"
+        )
     _warn_if_parallel_on_one_machine(executor)
     policy = ThreadPolicy(threads)
     step, restore = _prepare_step(model_or_step, mode, device)

@@ -24,7 +24,16 @@ WORKLOAD_FAILED = 3  # the workload raised: a broken benchmark, not a slow one
 MACHINE_BUSY = 4  # either side measured on a contended machine (or one quiet, one busy)
 
 
+EXIT_CODES = (
+    f"Exit codes: 0 measured, no regression; {REGRESSION} a regression beyond the threshold; "
+    f"2 bad input; {WORKLOAD_FAILED} the workload itself raised; {MACHINE_BUSY} inconclusive: "
+    "the machine was busy (either side measured on a contended machine, or one quiet and one "
+    "busy): rerun on a quiet machine."
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXIT_CODES  # a CI script's author reads them here, not in the docs
     parser.add_argument("spec", metavar="SPEC", help="the callable to time, as module:function")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--save-baseline", metavar="PATH", help="save the result as a baseline")

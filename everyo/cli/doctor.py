@@ -225,8 +225,13 @@ def check_machine_load() -> CheckResult:
             "on Linux everyo reads /proc; elsewhere pip install psutil to read other processes' "
             "CPU use",
         )
-    if state.verdict == "quiet":
-        return CheckResult("machine load", "ok", detail)
+    if state.verdict == "quiet":  # (what "auto" does here, so the note reads on a busy day)
+        return CheckResult(
+            "machine load",
+            "ok",
+            f"{detail}; threads='auto' leaves them while the machine is quiet and limits them "
+            "when other processes get busy",
+        )
     limit = choose_threads("auto", state)
     advice = (
         f"threads='auto' (the default of benchmark(), sweeps and %%everyo_profile) would limit "

@@ -179,10 +179,12 @@ def _device_columns(batch, g, G, rows, notes) -> None:
 
 def run_notes(run) -> list[str]:
     """What a reader of the run's numbers should know: skipped warmup events, a failure, a
-    machine that was busy or contended while it recorded (a quiet one goes without saying)."""
+    machine that was busy or contended while it recorded (a quiet one goes without saying,
+    unless a thread limit was set: the figures are then those of that many threads)."""
     notes = []
     state = getattr(run, "machine_state", None)
-    if state is not None and state.verdict in ("busy", "contended"):
+    limited = state is not None and state.threads_applied is not None
+    if state is not None and (state.verdict in ("busy", "contended") or limited):
         notes.append(
             state.line()
             + (": times are slower than on a quiet machine" if state.verdict == "busy" else "")

@@ -197,6 +197,8 @@ def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = 
         if steps is not None and steps["verdict"] in judged:
             steps = {**steps, "verdict": MACHINE_BUSY}
         notes.insert(0, f"{MACHINE_BUSY}: {caveat}")
+    at = 1 if caveat else 0  # after the caveat, before the notes on the method
+    notes[at:at] = _machine_notes(run_a, run_b, a, b, caveat)
     return Comparison(
         a=a,
         b=b,
@@ -412,6 +414,20 @@ def _step_verdict(run_a, run_b) -> dict | None:
         return None
     verdict = call_verdict(ea - sa, eb - sb)
     return {**verdict, "steps_a": len(ea), "steps_b": len(eb)}
+
+
+def _machine_notes(run_a, run_b, a: dict, b: dict, caveat: str) -> list[str]:
+    """Each side's machine when it was busy or contended, or ran with a thread limit (as a
+    run's own notes say it): two runs on a machine busy alike stay comparable, but their times
+    are not a quiet machine's. A side the caveat already quotes is not repeated."""
+    notes = []
+    for name, run, side in (("A", run_a, a), ("B", run_b, b)):
+        state = getattr(run, "machine_state", None)
+        if state is None or (caveat and state.reason and state.reason in caveat):
+            continue
+        if state.verdict in ("busy", "contended") or state.threads_applied is not None:
+            notes.append(f"run {name} ({side['label']}): {state.line()}")
+    return notes
 
 
 def _notes(run_a, run_b, a: dict, b: dict) -> list[str]:

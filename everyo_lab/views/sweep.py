@@ -22,9 +22,12 @@ def sweep_figure(result, *, theme: str = "light") -> dict:
 
     Throughput (samples/s, left axis) and median latency (ms, right axis: the latency every
     view shows, with its statistic named; see docs/glossary.md) per batch size on a
-    log2 x axis; the recommended size is starred, and points that ran out of memory or failed
-    are marked on the x axis with their status.
+    log2 x axis; the recommended size is starred, points that cannot be trusted (unreliable, or
+    measured on a contended machine) are ringed with the reason on hover, and points that ran
+    out of memory or failed are marked on the x axis with their status.
     """
+    from everyo_lab.views.sweep_report import sweep_points  # (lazily: it imports everyo.bench)
+
     colors = theme_colors(theme)
     ok = [r for r in result.rows if r.status == "ok"]
     bad = [r for r in result.rows if r.status != "ok"]
@@ -51,6 +54,10 @@ def sweep_figure(result, *, theme: str = "light") -> dict:
             "hovertemplate": "batch %{x}<br>median %{y:.4g} ms per call<extra></extra>",
         },
     ]
+    pts = sweep_points(result)
+    flagged = [i for i, flag in enumerate(pts["flag"]) if flag]
+    if flagged:  # never an unexplained point: why it was not recommended, on the chart itself
+        data.append(_flagged(pts, flagged))
     best = getattr(result, "recommended", None)
     if best is not None:
         data.append(
@@ -124,9 +131,15 @@ def sweep_charts(report, *, theme: str = "light") -> dict:
     throughput = [
         _line(x, pts["throughput"], "throughput", _THROUGHPUT, "%{y:,.4~s} samples/s%{text}"),
     ]
-    # a flagged point's reason on hover over the point itself, not only over its ring
+    # a flagged point's reason on hover over the point itself, not only over its ring; any
+    # other point measured while the machine was not quiet says so too
+    verdicts = pts.get("verdict") or [None] * len(x)
     throughput[0]["text"] = [
-        f"<br>{pts['flag'][i]}: {hover_text(pts['note'][i] or '')}" if flag else ""
+        f"<br>{pts['flag'][i]}: {hover_text(pts['note'][i] or '')}"
+        if flag
+        else f"<br>machine: {verdicts[i]}"
+        if verdicts[i] not in (None, "quiet")
+        else ""
         for i, flag in enumerate(pts.get("flag") or [None] * len(x))
     ]
     flagged = [i for i, flag in enumerate(pts.get("flag") or []) if flag]

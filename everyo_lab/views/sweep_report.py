@@ -101,6 +101,7 @@ def sweep_points(rows) -> dict:
         "batch_size": [r.batch_size for r in ok],
         "flag": [getattr(r, "flag", None) for r in ok],
         "note": [_point_note(r) for r in ok],
+        "verdict": [getattr(r, "verdict", None) for r in ok],
         "throughput": [r.throughput for r in ok],
         "median_ms": [r.median_ms for r in ok],
         "mean_ms": [r.mean_ms for r in ok],

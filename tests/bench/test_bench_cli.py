@@ -168,3 +168,46 @@ def test_baseline_from_another_machine_says_so_next_to_the_verdict(tmp_path, mon
     verdict = [line for line in capsys.readouterr().out.splitlines() if "Verdict" in line]
     assert len(verdict) == 1 and verdict[0].startswith("Verdict: OK (baseline from another machine")
     assert "CPU 'Imaginary CPU 9000' vs" in verdict[0] and "GPUs ['Imaginary GPU'] vs" in verdict[0]
+
+
+def test_help_lists_every_exit_code_the_docs_give(capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the epilog
+    for code, meaning in (
+        (0, "measured, no regression"),
+        (1, "a regression beyond the threshold"),
+        (2, "bad input"),
+        (3, "the workload itself raised"),
+        (4, "inconclusive: the machine was busy"),
+    ):
+        assert f"{code} {meaning}" in shown
+    docs = (ROOT / "docs" / "shared-machines.md").read_text()
+    assert "| 4 | inconclusive: the machine was busy" in docs
+
+
+def test_a_baseline_saved_on_a_contended_machine_warns(tmp_path, monkeypatch, capsys):
+    from everyo.bench import timing
+    from everyo.machine_state import MachineState
+
+    class ContendedWatch:
+        def __init__(self, **kwargs):
+            pass
+
+        def start(self):
+            return self
+
+        def stop(self):
+            reason = "other processes used 1.8 of 2 cores; 2 BLAS threads"
+            return MachineState("contended", reason, others_cores=1.8, usable_cores=2)
+
+    monkeypatch.setattr(timing, "MachineWatch", ContendedWatch)
+    (tmp_path / "work_mod.py").write_text("def work():\n    return sum(range(100))\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["bench", "work_mod:work", "--save-baseline", "b.json", "--repeat", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "Baseline saved to b.json" in out
+    assert "warning: this baseline was measured on a contended machine" in out
+    assert "inconclusive (exit code 4)" in out
+    assert load(tmp_path / "b.json").machine_state.verdict == "contended"

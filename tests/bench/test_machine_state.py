@@ -243,6 +243,14 @@ def test_threads_values_accepted():
         benchmark(lambda: None, threads=0)
 
 
+def test_a_numpy_integer_is_a_number_of_threads_and_a_numpy_bool_is_not():
+    two = check_threads(np.int64(2))  # e.g. np.int64(os.cpu_count()) // 2
+    assert two == 2 and type(two) is int
+    for bad in (np.int64(0), np.bool_(True), np.float64(2.0)):
+        with pytest.raises(ValueError, match="threads must be 'auto'"):
+            check_threads(bad)
+
+
 def test_auto_limits_threads_to_the_cores_others_leave_free(monkeypatch):
     monkeypatch.setattr("everyo.thread_policy.threads_in_use", lambda: {"blas": 8, "openmp": 8})
     busy = state_over(1.0, 5.4, threads=8, cores=8)
@@ -250,6 +258,19 @@ def test_auto_limits_threads_to_the_cores_others_leave_free(monkeypatch):
     assert choose_threads("auto", state_over(1.0, 1.9, threads=2)) == 1
     assert choose_threads("auto", state_over(1.0, 0.0, threads=8, cores=8)) is None  # quiet
     assert choose_threads(3, busy) == 3 and choose_threads(None, busy) is None
+
+
+def test_auto_never_calls_a_busy_machine_quiet_when_it_leaves_the_threads(monkeypatch):
+    monkeypatch.setattr("everyo.thread_policy.threads_in_use", lambda: {"blas": 1, "openmp": None})
+    busy = state_over(1.0, 0.9, threads=1)  # one BLAS thread already: nothing to limit
+    assert busy.verdict == "busy"
+    policy = ThreadPolicy("auto", state=busy).apply()
+    assert policy.applied is None
+    text = policy.describe()
+    assert "quiet" not in text and "1 thread, no more than the cores" in text
+    quiet = ThreadPolicy("auto", state=state_over(1.0, 0.0, threads=1)).apply()
+    assert quiet.describe().endswith("(the machine is quiet)")
+    assert ThreadPolicy(None).describe() == "threads left as configured (1 BLAS thread)"
 
 
 def test_policy_sets_blas_threads_and_restores_them():
@@ -284,6 +305,15 @@ def test_outliers_and_stability_of_a_result():
     assert not result.trusted
 
 
+def test_a_stability_set_by_outliers_says_so_beside_its_small_spread():
+    # a tight sample with a long tail: 1 % spread, but a fifth of the calls are outliers
+    times = [1e-3 * (1 + 0.01 * (i % 3 - 1)) for i in range(80)] + [1.2e-3] * 20
+    text = str(BenchmarkResult(times))
+    assert "Stability: unstable (spread 1.5% of the median; 20% of the calls are outliers)" in text
+    # a verdict the spread alone gives has no such clause
+    assert "outliers)" not in str(BenchmarkResult([1e-3, 1.01e-3, 0.99e-3] * 20))
+
+
 def _result(seconds: float, state: MachineState | None, seed: int) -> BenchmarkResult:
     rng = np.random.default_rng(seed)
     times = rng.lognormal(np.log(seconds), 0.02, 60)
@@ -309,6 +339,20 @@ def test_comparisons_on_a_contended_machine_are_inconclusive():
     assert check_regression(_result(slow, busy, 3), _result(fast, busy, 4)).verdict == "regression"
     # a result from before machine states were recorded: judged as before
     assert check_regression(_result(slow, None, 3), _result(fast, None, 4)).verdict == "regression"
+
+
+def test_a_regression_check_shows_each_sides_machine_under_its_figure():
+    quiet, busy = state_over(1, 0.0, threads=1), state_over(1, 1.0, threads=1)
+    check = check_regression(_result(0.013, busy, 3), _result(0.010, busy, 4))
+    assert check.verdict == "regression"  # busy alike: comparable, but not a quiet machine's
+    lines = str(check).splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("Baseline median:")))
+    assert lines[at + 1] == f"Baseline machine: busy ({busy.reason})"
+    assert lines[at + 3] == f"New machine: busy ({busy.reason})"
+    mixed = check_regression(_result(0.013, quiet, 3), _result(0.010, busy, 4))
+    assert mixed.baseline_machine.startswith("busy") and mixed.new_machine.startswith("quiet")
+    # results from before machine states were recorded: no such lines
+    assert "machine:" not in str(check_regression(_result(0.013, None, 3), _result(0.01, None, 4)))
 
 
 def test_bench_cli_exits_4_when_the_baseline_was_measured_on_a_contended_machine(
@@ -426,3 +470,15 @@ def test_the_reason_and_the_load_text_give_the_same_figure():
     state = state_over(1.0, 0.4496, threads=1)
     assert state.others_cores == pytest.approx(0.45)
     assert state.reason.startswith(state.load_text) and "0.5 of 2" in state.load_text
+
+
+def test_a_comparison_records_each_sides_machine_and_shows_a_load():
+    quiet, busy = state_over(1, 0.0, threads=1), state_over(1, 1.0, threads=1)
+    alike = compare(_result(0.013, busy, 1), _result(0.010, busy, 2))
+    assert alike.verdict == "faster" and alike.baseline_machine == alike.candidate_machine
+    assert alike.baseline_machine == f"busy ({busy.reason})"
+    assert str(alike).endswith(f"faster (machine: busy ({busy.reason}))")
+    calm = compare(_result(0.013, quiet, 1), _result(0.010, quiet, 2))
+    assert calm.candidate_machine.startswith("quiet") and str(calm).endswith(": faster")
+    half = compare(_result(0.013, busy, 1), _result(0.010, None, 2))
+    assert half.candidate_machine == "" and "candidate's: not recorded" in str(half)

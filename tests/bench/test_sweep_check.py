@@ -225,6 +225,16 @@ def test_the_views_mark_untrusted_points_and_say_why():
     assert "! contended" in text and "Machine: busy" in text
 
 
+def test_each_point_measured_on_a_busy_machine_says_so_on_hover():
+    out = rows()
+    out[3] = replace(out[3], verdict="busy")  # one point caught a busy moment; the rest quiet
+    figure = sweep_charts(build_sweep_report(SweepResult(rows=out)))["throughput"]
+    line = figure["data"][0]
+    assert line["text"][3] == "<br>machine: busy"
+    assert [t for i, t in enumerate(line["text"]) if i != 3] == [""] * (len(SIZES) - 1)
+    assert "%{text}" in line["hovertemplate"]
+
+
 def test_hover_text_is_wrapped_and_cut_at_a_word():
     from everyo_lab.views.sweep import hover_text
 

@@ -4,6 +4,7 @@ check looks in a real IPython shell (one "Not yet" line, no traceback)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -173,3 +174,30 @@ def test_interleaved_alternates_the_calls_and_compares_medians():
     assert calls == ["slow", "fast"] + ["slow", "fast", "fast", "slow"] * 2 + ["slow", "fast"]
     assert result.speedup == pytest.approx(4.0)
     assert result.verdict == "faster"
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "says"),
+    [
+        ((1.0, print), {}, "before is a float: pass the function itself"),
+        ((print, None), {}, "after is a NoneType"),
+        ((print, print), {"repeat": 1}, "repeat must be an integer >= 2"),
+        ((print, print), {"repeat": "5"}, "repeat must be an integer >= 2"),
+        ((print, print), {"warmup": -1}, "warmup must be an integer >= 0"),
+    ],
+)
+def test_interleaved_refuses_what_it_cannot_time_before_timing(args, kwargs, says):
+    from everyo_lab.labs import interleaved
+
+    with pytest.raises(ValueError, match=re.escape(says)):
+        interleaved(*args, **kwargs)
+
+
+@pytest.mark.parametrize("recheck", ["no", None, 0])
+def test_a_sweeps_recheck_is_true_or_false(recheck):
+    import everyo as eo
+    from everyo.bench import sweep_batch_sizes
+
+    model = eo.Sequential(eo.Linear(4, 4, seed=0))
+    with pytest.raises(ValueError, match="recheck must be True"):
+        sweep_batch_sizes(model, lambda b: eo.zeros(b, 4), [1, 2], recheck=recheck, progress=False)

@@ -296,3 +296,69 @@ def test_the_mapping_agrees_with_what_each_lab_says_it_covers():
         for section in _intro_sections(path):
             assert section in GUIDE_SECTIONS, f"lab {number} names {section!r}"
             assert number in mapping[section], f"README: {section} should list lab {number}"
+
+
+def test_lab_08s_checks_say_when_the_machine_was_too_busy_to_tell(capsys):
+    """The gate's exit code 4 and a check that the machine's state made inconclusive get a
+    hint that says so, not "add --baseline" to a student whose command was right."""
+    from everyo.bench.regression import MACHINE_BUSY, RegressionCheck
+    from everyo_lab.labs import Lab
+
+    source = (EXAMPLES / "src" / "08_regressions.py").read_text()
+    checks = [code for kind, code in _builder().parse(source) if kind == "check"]
+    gate = next(code for code in checks if "exit_v2" in code)
+    lab = Lab("08_regressions", "goal", "small", "report")
+    exec(gate, {"lab": lab, "exit_v2": 4, "exit_v1": 0})
+    assert "exit 4 means the machine was too busy to tell" in capsys.readouterr().out
+    exec(gate, {"lab": lab, "exit_v2": 0, "exit_v1": 0})  # a wrong command: no such clause
+    assert "exit 4" not in capsys.readouterr().out
+
+    def check(verdict, note=""):
+        return RegressionCheck(
+            0.1, 1.1, 1.0, 1.2, 0.1, 0.95, "median", 0.01, 0.011, verdict, machine_note=note
+        )
+
+    verdicts = next(code for code in checks if "aa.verdict" in code)
+    note = "the baseline was measured on a contended machine: other processes used 1.8 of 2"
+    busy = check(MACHINE_BUSY, note)
+    exec(verdicts, {"lab": lab, "aa": busy, "ab": busy, "threshold": 0.1})
+    assert f"rerun when the machine is quieter: {note}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("lab_name", "name", "extra"),
+    [
+        ("02_regions_and_traces", "stage_speedup", {}),
+        ("03_vectorisation", "speedup", {"rows": 1000}),
+        ("03_vectorisation", "pair_speedup", {"points": 200}),
+    ],
+)
+def test_a_speed_up_check_says_when_the_machine_made_it_inconclusive(lab_name, name, extra, capsys):
+    """Met or not, a check on an interleaved speed-up that the machine's state made
+    inconclusive says so: a pass does not read "12x faster" alone, a miss not only "reach 3x"."""
+    from everyo.bench.regression import MACHINE_BUSY, Comparison
+    from everyo_lab.labs import Lab
+
+    source = (EXAMPLES / "src" / f"{lab_name}.py").read_text()
+    cell = _check_call(source, f"{name}.speedup >=")
+    note = "the candidate was measured on a contended machine: other processes used 1.8 of 2"
+    lab = Lab(lab_name, "goal", "small", "report")
+    for speedup in (1.5, 50.0):  # a miss and a pass
+        result = Comparison(
+            speedup, speedup, speedup, 0.95, "median", 1.0, 1 / speedup, MACHINE_BUSY, note
+        )
+        exec(cell, {"lab": lab, name: result, **extra})
+        assert note in capsys.readouterr().out, speedup
+
+
+def _check_call(source: str, marker: str) -> str:
+    """The one ``lab.check(...)`` call of a lab source whose text holds ``marker``."""
+    for start in (m.start() for m in re.finditer(r"^lab\.check\(", source, re.M)):
+        depth, end = 0, start
+        for end in range(start, len(source)):
+            depth += {"(": 1, ")": -1}.get(source[end], 0)
+            if depth == 0 and source[end] == ")":
+                break
+        if marker in source[start : end + 1]:
+            return source[start : end + 1]
+    raise AssertionError(f"no lab.check call with {marker!r}")

@@ -214,3 +214,38 @@ def test_one_slow_call_does_not_flip_the_ratio_of_a_faster_group():
     assert row["per_call_ms_b"] > row["per_call_ms_a"]  # the mean says slower...
     assert row["ratio"] == pytest.approx(0.1, rel=0.1)  # ...the median, as the verdict, faster
     assert row["verdict"] == "faster"
+
+
+BUSY = {
+    "verdict": "busy",
+    "reason": "other processes used 1.0 of 2 cores; 1 BLAS thread",
+    "others_cores": 1.0,
+    "usable_cores": 2,
+}
+CONTENDED = {
+    "verdict": "contended",
+    "reason": "other processes used 1.8 of 2 cores; 2 BLAS threads",
+    "others_cores": 1.8,
+    "usable_cores": 2,
+    "blas_threads": 2,
+}
+
+
+def test_the_view_shows_each_sides_machine_when_it_was_not_quiet():
+    a = planted_run("a", {"x": [1000] * 30})
+    b = planted_run("b", {"x": [500] * 30}, seed=1)
+    a.machine, b.machine = dict(BUSY), dict(BUSY)
+    c = build_comparison(a, b)
+    assert c.rows[0]["verdict"] == "faster"  # busy alike: comparable...
+    expected = [f"run {n} ({n.lower()}): Machine: busy (other processes used 1.0" for n in "AB"]
+    for line in expected:  # ...but not a quiet machine's times: said where the figures are
+        assert any(note.startswith(line) for note in c.notes), c.notes
+    assert all(line in render_compare_text(c) for line in expected)
+    b.machine = dict(CONTENDED)
+    c = build_comparison(a, b)
+    assert (
+        c.rows[0]["verdict"] == c.headline.split(": ", 1)[1] == "inconclusive: the machine was busy"
+    )
+    assert c.notes[0].startswith("inconclusive: the machine was busy: the run B (b)")
+    assert c.notes[1].startswith("run A (a): Machine: busy")  # B's reason is in the caveat
+    assert sum("1.8 of 2 cores" in note for note in c.notes) == 1

@@ -242,3 +242,28 @@ def test_sweep_views_are_exported_and_loaded_on_first_use():
     code = "import sys, everyo_lab.views; print('everyo.bench' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # %load_ext imports the views: keep it quick
+
+
+def test_sweep_figure_rings_the_points_it_cannot_trust_and_says_why():
+    from dataclasses import replace
+
+    from everyo.bench import SweepResult
+    from everyo.bench.sweep_point import row_from_times
+
+    rows = [row_from_times(b, [1e-4 * (1 + b / 64)] * 5) for b in (8, 16, 32, 64)]
+    rows[1] = replace(
+        rows[1],
+        verdict="contended",
+        machine={"verdict": "contended", "reason": "other processes used 1.8 of 2 cores"},
+    )
+    rows[2] = replace(rows[2], reliable=False, note="its re-measured rounds disagreed")
+    fig = sweep_figure(SweepResult(rows=rows))
+    ring = next(t for t in fig["data"] if t["name"] == "not trusted")
+    assert ring["x"] == [16, 32] and ring["text"] == ["contended", "unreliable"]
+    hover = [text.replace("<br>", " ") for text in ring["customdata"]]
+    assert "contended machine (other processes used 1.8 of 2 cores)" in hover[0]
+    assert "its re-measured rounds disagreed" in hover[1]
+    # a sweep whose points can all be trusted has no ring
+    assert "not trusted" not in [
+        t["name"] for t in sweep_figure(SweepResult(rows=rows[:1]))["data"]
+    ]
