@@ -424,9 +424,7 @@ def judge(
     threads_applied: int | None = None,
 ) -> MachineState:
     """The state over the window from ``start`` to ``end`` (pure: tests pass fake readings)."""
-    return MachineState(
-        *_judgement(start, end, cores, threads, threads_policy, threads_applied)
-    )
+    return MachineState(*_judgement(start, end, cores, threads, threads_policy, threads_applied))
 
 
 def _judgement(
@@ -445,6 +443,8 @@ def _judgement(
     ours = max(blas or 1, omp or 1)
     window = max(end.t - start.t, 1e-9)
     thread_text = _threads_text(blas, omp, threads_policy, threads_applied)
+    if ours > cores:  # (threads=3 on 2 cores: they take turns even on a quiet machine)
+        thread_text = f"{thread_text}, more than the {cores} usable cores"
     others = own = None
     if None in (start.busy, end.busy, start.own, end.own):
         verdict = "unknown"
@@ -553,7 +553,7 @@ def _threads_text(blas, omp, policy, applied) -> str:
         parts.append(f"{omp} OpenMP thread{'s' if omp != 1 else ''}")
     text = ", ".join(parts) or "BLAS threads unknown (pip install threadpoolctl)"
     if applied is not None:
-        text += f", limited by threads={policy!r}"
+        text += f", {'limited' if policy == 'auto' else 'set'} by threads={policy!r}"
     try:
         if len(_thread_texts) < 256:
             _thread_texts[key] = text

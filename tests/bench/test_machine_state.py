@@ -43,6 +43,17 @@ def test_busy_when_others_leave_our_single_thread_a_core():
     assert "other processes used 1.0 of 2 cores; 1 BLAS thread" in state.line()
 
 
+def test_more_threads_than_cores_is_said_even_on_a_quiet_machine():
+    state = judge(
+        reading(0.0, 0.0), reading(1.0, 0.0, 2.0), cores=2, threads={"blas": 3, "openmp": None},
+        threads_policy=3, threads_applied=3,
+    )  # fmt: skip
+    assert state.verdict == "quiet"  # (others did nothing: the figure is this process's own)
+    assert "3 BLAS threads, set by threads=3, more than the 2 usable cores" in state.reason
+    auto = state_over(1.0, 1.0, threads=1)
+    assert "usable cores" not in auto.reason
+
+
 def test_contended_when_our_blas_threads_share_cores_with_others():
     state = state_over(2.0, 1.7, threads=2)
     assert state.verdict == "contended" and not state.trusted
@@ -432,7 +443,7 @@ def test_measurements_within_one_tick_share_readings_and_their_state(monkeypatch
     assert reads[:2] == [100.0, 101.0] and reads[2] == pytest.approx(101.025)
     assert three.stop().window_s == pytest.approx(1.025)
     limited = MachineWatch(threads_policy=1, threads_applied=1).start().stop()
-    assert limited.threads_applied == 1 and "limited by threads=1" in limited.reason
+    assert limited.threads_applied == 1 and "set by threads=1" in limited.reason
 
 
 @pytest.mark.parametrize(

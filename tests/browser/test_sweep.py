@@ -57,7 +57,8 @@ CELLS = [
     PROFILE,  # the page's first widget is a dashboard: it loads plotly.js, the sweeps reuse it
     "%everyo_sweep slow_step make_batch --batch-sizes 1,2 --warmup 0 --repeat 1 --label warm",
     "%everyo_sweep slow_step make_batch --batch-sizes 1,2,4,8,16,32,64,128 --warmup 1 --repeat 5"
-    " --memory-limit 48000 --label live",  # 128 x 64 float64 = 64 KiB: out of memory
+    " --memory-limit 48000 --threads 1 --label live",  # 128 x 64 float64 = 64 KiB: out of memory
+    # (--threads 1: never 'contended' on a loaded machine, so a point is always recommended)
     "w = everyo_lab.SweepWidget(slower_step, make_batch, batch_sizes=[2**k for k in range(14)],\n"
     "                           warmup=1, repeat=4, label='background')\nw.show()",
     "print('POINTS', len(w.result.rows), w.result.stopped, w.status)",

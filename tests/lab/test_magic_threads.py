@@ -38,9 +38,9 @@ def test_threads_applies_while_the_cell_runs_and_is_recorded(shell):
     state = runs["t1"].machine_state
     assert state.threads_policy == 1 and state.threads_applied == 1
     # the limit is shown where the figures are, even on a quiet machine
-    assert any("limited by threads=1" in n for n in analysis.run_notes(runs["t1"]))
+    assert any("set by threads=1" in n for n in analysis.run_notes(runs["t1"]))
     shown = "\n".join(str(o.data.get("text/plain", "")) for o in cap.outputs)
-    assert "limited by threads=1" in shown
+    assert "set by threads=1" in shown
 
 
 @pytest.mark.parametrize("value", ["0", "many", "-2"])
