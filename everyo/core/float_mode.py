@@ -3,10 +3,11 @@
 Once a model fits its data, the loss's gradients fall below the smallest normal float
 (``1.18e-38`` in float32) and IEEE arithmetic carries them on as subnormals, which x86 CPUs
 compute tens to hundreds of times more slowly: one subnormal input makes a whole matrix product
-slow. A training step then takes longer the longer the model has trained. Like TensorFlow and
-JAX on the CPU, the engine runs its backward passes and optimizer steps with subnormals treated
-as zero; what that changes is what subnormals contribute, less than ``1.18e-38`` (float32) or
-``2.23e-308`` (float64) per value. :func:`set_flush_denormal` turns it off.
+slow. A training step then takes longer the longer the model has trained. Like TensorFlow
+(which sets this mode in all its threads), the engine runs its backward passes and optimizer
+steps with subnormals treated as zero; what that changes is what subnormals contribute, less
+than ``1.18e-38`` (float32) or ``2.23e-308`` (float64) per value. :func:`set_flush_denormal`
+turns it off.
 
 ``begin()`` and ``end(token)`` are the engine's scope (``autograd.run_backward``,
 ``Optimizer.step``); the CPU's mode is the calling thread's, set by ``everyo/core/_cfloat.c``.

@@ -184,6 +184,16 @@ def test_adam_moments_below_tiny_never_decay_under_ieee(ieee):
     assert subnormals(m) == 3 and subnormals(v) == 3
 
 
+def test_float16_subnormals_survive_a_step():
+    # float16's subnormals (below 6.1e-5) are normal float32s while NumPy computes them: the
+    # flush never touches what mixed precision's small gradients become
+    w = eo.nn.Parameter(eo.zeros(3, dtype="float16"))
+    w.grad = eo.tensor(np.full(3, 1e-6, np.float16))
+    eo.optim.SGD([w], lr=1.0).step()
+    assert subnormals(w.numpy()) == 3
+    np.testing.assert_array_equal(w.numpy(), -np.full(3, 1e-6, np.float16))
+
+
 @needs_flush
 def test_the_callers_mode_is_back_after_a_step_even_when_it_raises():
     class Failing(eo.optim.Optimizer):
