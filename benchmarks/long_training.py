@@ -107,10 +107,9 @@ def step_cost(rounds: int, steps: int) -> dict[str, tuple[list[float], list[floa
 
 def scope_ns() -> float:
     """Nanoseconds of one ``begin()`` / ``end()`` pair with the mode on."""
-    begin, end = float_mode.begin, float_mode.end
-    n = 200_000
-    best = min(timeit.repeat(lambda: end(begin()), number=n, repeat=5)) / n
-    empty = min(timeit.repeat(lambda: None, number=n, repeat=5)) / n
+    n, names = 200_000, {"begin": float_mode.begin, "end": float_mode.end}
+    best = min(timeit.repeat("begin(); end()", number=n, repeat=5, globals=names)) / n
+    empty = min(timeit.repeat("pass", number=n, repeat=5)) / n
     return (best - empty) * 1e9
 
 

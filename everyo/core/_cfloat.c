@@ -1,15 +1,20 @@
 /* The calling thread's floating-point mode: subnormals flushed to zero, for a scope.
  *
  * everyo.core.float_mode runs the engine's backward passes and optimizer steps between
- * flush_begin() and flush_end(word). Inside, the CPU treats subnormal inputs as zero and
- * writes zero for subnormal results (x86: MXCSR's DAZ and FTZ bits; AArch64: FPCR's FZ bit),
- * which NumPy cannot ask for. The mode is per thread, so only the calling thread's arithmetic
+ * flush_begin() and flush_end(). Inside, the CPU treats subnormal inputs as zero and writes
+ * zero for subnormal results (x86: MXCSR's DAZ and FTZ bits; AArch64: FPCR's FZ bit), which
+ * NumPy cannot ask for. The mode is per thread, so only the calling thread's arithmetic
  * (NumPy's loops, single-threaded BLAS) is affected; BLAS worker threads keep their own.
  *
- * supported() -> bool         whether this CPU's mode can be set here
- * flush_begin() -> int        set the flush bits; returns the control word they replace
- * flush_end(word or None)     put back the flush bits of `word` (None: nothing to put back);
- *                             the status flags raised meanwhile stay, for NumPy to read
+ * The thread's depth of scopes and the bits the outermost one replaced live here, not in the
+ * caller's frame: the caller calls flush_begin() inside its try and flush_end() in its finally,
+ * so an interrupt that lands just after flush_begin() returns still puts the mode back.
+ *
+ * supported() -> bool     whether this CPU's mode can be set here
+ * flush_begin() -> None   enter a scope: the outermost one sets the flush bits
+ * flush_end() -> None     leave it: the outermost one puts back the bits it replaced (the status
+ *                         flags raised meanwhile stay, for NumPy to read); without a scope open
+ *                         on this thread, nothing
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -63,23 +68,29 @@ static void write_mode(control_word w) { __asm__ __volatile__("msr fpcr, %0" : :
 #if defined(FLOAT_MODE_X86) || defined(FLOAT_MODE_ARM64)
 #define FLOAT_MODE_SUPPORTED 1
 
+#if defined(_MSC_VER)
+#define THREAD_LOCAL __declspec(thread)
+#else
+#define THREAD_LOCAL _Thread_local
+#endif
+static THREAD_LOCAL unsigned long depth = 0;  /* open scopes on this thread */
+static THREAD_LOCAL control_word replaced = 0; /* the mode before the outermost one */
+
 static PyObject *
 float_flush_begin(PyObject *self, PyObject *unused)
 {
-    control_word old = read_mode();
-    write_mode(old | flush_bits);
-    return PyLong_FromUnsignedLongLong((unsigned long long)old);
+    if (depth++ == 0) {
+        replaced = read_mode();
+        write_mode(replaced | flush_bits);
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *
-float_flush_end(PyObject *self, PyObject *word)
+float_flush_end(PyObject *self, PyObject *unused)
 {
-    if (word == Py_None)
-        Py_RETURN_NONE;
-    unsigned long long old = PyLong_AsUnsignedLongLong(word);
-    if (old == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    write_mode((read_mode() & ~flush_bits) | ((control_word)old & flush_bits));
+    if (depth > 0 && --depth == 0)
+        write_mode((read_mode() & ~flush_bits) | (replaced & flush_bits));
     Py_RETURN_NONE;
 }
 #else
@@ -92,7 +103,7 @@ float_flush_begin(PyObject *self, PyObject *unused)
 }
 
 static PyObject *
-float_flush_end(PyObject *self, PyObject *word)
+float_flush_end(PyObject *self, PyObject *unused)
 {
     Py_RETURN_NONE;
 }
@@ -108,9 +119,9 @@ static PyMethodDef methods[] = {
     {"supported", float_supported, METH_NOARGS,
      "supported() -> whether this CPU's flush-to-zero mode can be set"},
     {"flush_begin", float_flush_begin, METH_NOARGS,
-     "flush_begin() -> the control word, after setting its flush-to-zero bits"},
-    {"flush_end", float_flush_end, METH_O,
-     "flush_end(word) -> None: put back the flush-to-zero bits of word (None: nothing)"},
+     "flush_begin() -> None: enter a scope; the outermost sets the flush-to-zero bits"},
+    {"flush_end", float_flush_end, METH_NOARGS,
+     "flush_end() -> None: leave a scope; the outermost puts back the bits it replaced"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -193,11 +193,11 @@ def _accumulate(t, g, given: set) -> None:
 def run_backward(root, grad, retain_graph: bool, prof) -> None:
     """Propagate ``grad`` from ``root`` to every leaf that requires a gradient, with subnormal
     floats flushed to zero (:mod:`everyo.core.float_mode`)."""
-    mode = _float_mode.begin()
     try:
+        _float_mode.begin()
         _propagate(root, grad, retain_graph, prof)
     finally:
-        _float_mode.end(mode)
+        _float_mode.end()
 
 
 def _propagate(root, grad, retain_graph: bool, prof) -> None:

@@ -9,8 +9,9 @@ steps with subnormals treated as zero; what that changes is what subnormals cont
 than ``1.18e-38`` (float32) or ``2.23e-308`` (float64) per value. :func:`set_flush_denormal`
 turns it off.
 
-``begin()`` and ``end(token)`` are the engine's scope (``autograd.run_backward``,
-``Optimizer.step``); the CPU's mode is the calling thread's, set by ``everyo/core/_cfloat.c``.
+``begin()`` and ``end()`` are the engine's scope (``autograd.run_backward``, ``Optimizer.step``):
+``begin()`` inside the ``try``, ``end()`` in its ``finally``. The CPU's mode is the calling
+thread's, set by ``everyo/core/_cfloat.c``, which keeps the mode a scope replaced.
 """
 
 from __future__ import annotations
@@ -37,17 +38,14 @@ def _keep_mode() -> None:
     return None
 
 
-def _no_mode(token) -> None:
-    return None
-
-
 _cfloat = _compiled()
 SUPPORTED = _cfloat is not None
 """Whether the flush-to-zero mode can be set here (the compiled extension is built and the CPU
 is x86 with SSE or AArch64)."""
 
 begin = _cfloat.flush_begin if SUPPORTED else _keep_mode
-end = _cfloat.flush_end if SUPPORTED else _no_mode
+# compiled even while the mode is off: a scope opened before it was switched off still closes
+end = _cfloat.flush_end if SUPPORTED else _keep_mode
 
 
 def set_flush_denormal(mode: bool) -> bool:

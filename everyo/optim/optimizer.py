@@ -112,8 +112,8 @@ class Optimizer:
                 loss = closure()
         self.step_count += 1
         p = _hooks.active
-        mode = _float_mode.begin()  # subnormals as zero: everyo.core.float_mode
         try:
+            _float_mode.begin()  # subnormals as zero: everyo.core.float_mode
             if p is None:
                 self._step()
             else:
@@ -122,7 +122,7 @@ class Optimizer:
                 with p.region(name, "optimizer"):
                     self._step()
         finally:
-            _float_mode.end(mode)
+            _float_mode.end()
         return loss
 
     def _step(self) -> None:

@@ -206,6 +206,31 @@ def test_the_callers_mode_is_back_after_a_step_even_when_it_raises():
     assert not this_thread_flushes()
 
 
+@needs_flush
+def test_scopes_nest_and_a_close_without_an_open_scope_changes_nothing():
+    # the engine calls begin() inside its try and end() in its finally, so an interrupt before
+    # begin() ran closes a scope that was never opened: that must not touch the thread's mode
+    float_mode.end()
+    assert not this_thread_flushes()
+    float_mode.begin()
+    float_mode.begin()  # a backward pass inside an optimizer step, say
+    float_mode.end()
+    assert this_thread_flushes()  # the outer scope is still open
+    float_mode.end()
+    assert not this_thread_flushes()
+
+
+@needs_flush
+def test_a_scope_opened_before_the_mode_is_switched_off_still_closes():
+    float_mode.begin()
+    eo.set_flush_denormal(False)
+    try:
+        float_mode.end()
+        assert not this_thread_flushes()
+    finally:
+        eo.set_flush_denormal(True)
+
+
 # ---- the switch -----------------------------------------------------------------------------
 def test_set_flush_denormal_says_whether_it_is_supported_and_checks_its_argument():
     assert eo.set_flush_denormal(True) is float_mode.SUPPORTED
