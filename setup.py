@@ -1,7 +1,8 @@
-"""Builds everyo's five optional C extensions: the engine's ``Module.__call__``, the profiler's
+"""Builds everyo's six optional C extensions: the engine's ``Module.__call__``, the profiler's
 module-call path (the two meet at ``everyo/profiler/module_call_api.h``), the stack sampler's
-main-thread path, the loops the live dashboard runs over each batch of new events, and the
-machine-state reading every measurement takes twice.
+main-thread path, the loops the live dashboard runs over each batch of new events, the
+machine-state reading every measurement takes twice, and the flush-to-zero mode the engine's
+backward passes and optimizer steps run in.
 
 Everything else about the package is in pyproject.toml. The extensions are optional: where no C
 compiler is found the install still succeeds, ``everyo.profiler.recorder`` records through its
@@ -11,7 +12,9 @@ calls and events, a frame more per call), the sampler samples the main thread wi
 signal and a Python handler (the same samples, at a higher cost per sample), the live
 dashboard folds events in with NumPy (the same figures, with about twice the GIL hand-overs per
 refresh), and ``everyo.machine_state`` reads ``/proc/stat`` itself at each reading (the same
-reading, at a few times the cost).
+reading, at a few times the cost). Without ``everyo/core/_cfloat.c`` nothing in Python can set
+the CPU's flush-to-zero mode: the engine then computes subnormal floats as IEEE arithmetic does
+(slowly on x86), and ``everyo.set_flush_denormal`` returns False.
 """
 
 from setuptools import Extension, setup
@@ -38,6 +41,11 @@ setup(
         Extension(
             "everyo.profiler._cbatch",
             sources=["everyo/profiler/_cbatch.c"],
+            optional=True,
+        ),
+        Extension(
+            "everyo.core._cfloat",
+            sources=["everyo/core/_cfloat.c"],
             optional=True,
         ),
         Extension(

@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from everyo.core import float_mode as _float_mode
 from everyo.core import tensor as _tensor
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOAutogradError
@@ -190,7 +191,16 @@ def _accumulate(t, g, given: set) -> None:
 
 
 def run_backward(root, grad, retain_graph: bool, prof) -> None:
-    """Propagate ``grad`` from ``root`` to every leaf that requires a gradient."""
+    """Propagate ``grad`` from ``root`` to every leaf that requires a gradient, with subnormal
+    floats flushed to zero (:mod:`everyo.core.float_mode`)."""
+    try:
+        _float_mode.begin()
+        _propagate(root, grad, retain_graph, prof)
+    finally:
+        _float_mode.end()
+
+
+def _propagate(root, grad, retain_graph: bool, prof) -> None:
     given: set = {id(grad)}  # the root gradient may be the caller's array: never alias it
     node = root._node
     if node is None:  # a leaf: its own gradient

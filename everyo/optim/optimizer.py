@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from everyo.core import float_mode as _float_mode
 from everyo.core.autograd import enable_grad, zero_grads
 from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor
@@ -111,13 +112,17 @@ class Optimizer:
                 loss = closure()
         self.step_count += 1
         p = _hooks.active
-        if p is None:
-            self._step()
-        else:
-            cls = type(self)
-            name = cls.__dict__.get(_STEP_REGION) or _new_step_region(cls)
-            with p.region(name, "optimizer"):
+        try:
+            _float_mode.begin()  # subnormals as zero: everyo.core.float_mode
+            if p is None:
                 self._step()
+            else:
+                cls = type(self)
+                name = cls.__dict__.get(_STEP_REGION) or _new_step_region(cls)
+                with p.region(name, "optimizer"):
+                    self._step()
+        finally:
+            _float_mode.end()
         return loss
 
     def _step(self) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 MODULES = [
     "everyo.core.tensor", "everyo.core.device", "everyo.core.autocast", "everyo.core.grad_scaler",
+    "everyo.core.float_mode",
     "everyo.core.ops.linalg", "everyo.nn.functional", "everyo.nn.module", "everyo.nn.containers",
     "everyo.nn.linear", "everyo.nn.conv", "everyo.nn.attention", "everyo.nn.loss",
     "everyo.nn.parameter", "everyo.optim.sgd", "everyo.optim.lr_scheduler", "everyo.data.dataset",

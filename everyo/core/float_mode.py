@@ -1,0 +1,71 @@
+"""Subnormal floats flushed to zero while the engine runs a backward pass or an optimizer step.
+
+Once a model fits its data, the loss's gradients fall below the smallest normal float
+(``1.18e-38`` in float32) and IEEE arithmetic carries them on as subnormals, which x86 CPUs
+compute tens to hundreds of times more slowly: one subnormal input makes a whole matrix product
+slow. A training step then takes longer the longer the model has trained. Like TensorFlow
+(which sets this mode in all its threads), the engine runs its backward passes and optimizer
+steps with subnormals treated as zero; what that changes is what subnormals contribute, less
+than ``1.18e-38`` (float32) or ``2.23e-308`` (float64) per value. :func:`set_flush_denormal`
+turns it off.
+
+``begin()`` and ``end()`` are the engine's scope (``autograd.run_backward``, ``Optimizer.step``):
+``begin()`` inside the ``try``, ``end()`` in its ``finally``. The CPU's mode is the calling
+thread's, set by ``everyo/core/_cfloat.c``, which keeps the mode a scope replaced.
+"""
+
+from __future__ import annotations
+
+import os
+
+from everyo.errors import EveryOConfigError
+
+__all__ = ["set_flush_denormal"]
+
+
+def _compiled():
+    """``everyo.core._cfloat`` where it is built and this CPU's mode can be set, else None."""
+    if os.environ.get("EVERYO_PURE_PYTHON"):
+        return None
+    try:
+        from everyo.core import _cfloat
+    except ImportError:
+        return None
+    return _cfloat if _cfloat.supported() else None
+
+
+def _keep_mode() -> None:
+    return None
+
+
+_cfloat = _compiled()
+SUPPORTED = _cfloat is not None
+"""Whether the flush-to-zero mode can be set here (the compiled extension is built and the CPU
+is x86 with SSE or AArch64)."""
+
+begin = _cfloat.flush_begin if SUPPORTED else _keep_mode
+# compiled even while the mode is off: a scope opened before it was switched off still closes
+end = _cfloat.flush_end if SUPPORTED else _keep_mode
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Whether everyo's backward passes and optimizer steps flush subnormal floats to zero on
+    the CPU (on by default). Returns whether this machine supports it, as
+    ``torch.set_flush_denormal`` does; where it does not, subnormals are computed as IEEE
+    arithmetic specifies whatever ``mode`` says.
+
+    The setting holds for every thread of the process, inside the engine's own backward passes
+    and optimizer steps only: a model's forward pass and code of your own run in the mode their
+    thread has. BLAS worker threads keep their own mode, so with several BLAS threads their
+    share of a matrix product still computes subnormals at full cost.
+
+    >>> import everyo as eo
+    >>> supported = eo.set_flush_denormal(False)  # IEEE gradual underflow everywhere
+    >>> supported == eo.set_flush_denormal(True)  # back to the default
+    True
+    """
+    global begin
+    if not isinstance(mode, bool):
+        raise EveryOConfigError(f"set_flush_denormal takes True or False, got {mode!r}")
+    begin = _cfloat.flush_begin if mode and SUPPORTED else _keep_mode
+    return SUPPORTED
