@@ -63,6 +63,7 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
             "module_call": _module_call(),
             "profiler_sampler": _profiler_sampler(),
             "machine_reader": _machine_reader(),
+            "flush_denormal": _flush_denormal(),
         },
         "python": _python(),
         "numpy": _numpy(),
@@ -111,6 +112,14 @@ def _machine_reader() -> str:
 
     compiled = machine_state._cread is not None and machine_state._all_cpus_usable()
     return "c" if compiled else "python"
+
+
+def _flush_denormal() -> bool:
+    """Whether the engine's backward passes and optimizer steps flush subnormal floats to zero
+    now (:func:`everyo.set_flush_denormal`; a step's time depends on it once a model fits)."""
+    from everyo.core import float_mode
+
+    return float_mode.flushing()
 
 
 def _python() -> dict[str, Any]:
@@ -337,6 +346,8 @@ def _format_everyo(record: dict[str, Any]) -> str:
         text += f", profiler_sampler: {record['profiler_sampler']}"
     if record.get("machine_reader"):  # (records from before it was recorded have none)
         text += f", machine_reader: {record['machine_reader']}"
+    if "flush_denormal" in record:  # (records from before it was recorded have none)
+        text += f", flush_denormal: {'on' if record['flush_denormal'] else 'off'}"
     return text
 
 

@@ -20,7 +20,7 @@ import os
 
 from everyo.errors import EveryOConfigError
 
-__all__ = ["set_flush_denormal"]
+__all__ = ["set_flush_denormal", "flushing"]
 
 
 def _compiled():
@@ -69,3 +69,14 @@ def set_flush_denormal(mode: bool) -> bool:
         raise EveryOConfigError(f"set_flush_denormal takes True or False, got {mode!r}")
     begin = _cfloat.flush_begin if mode and SUPPORTED else _keep_mode
     return SUPPORTED
+
+
+def flushing() -> bool:
+    """Whether backward passes and optimizer steps flush subnormals now (set and supported).
+
+    >>> import everyo as eo
+    >>> from everyo.core.float_mode import SUPPORTED, flushing
+    >>> flushing() == SUPPORTED  # on by default where the machine supports it
+    True
+    """
+    return begin is not _keep_mode

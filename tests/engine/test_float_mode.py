@@ -11,6 +11,7 @@ import pytest
 
 import everyo as eo
 from everyo.core import float_mode
+from everyo.environment_record import format_environment
 from everyo.errors import EveryOAutogradError, EveryOConfigError
 
 TINY32 = np.finfo(np.float32).tiny
@@ -236,6 +237,15 @@ def test_set_flush_denormal_says_whether_it_is_supported_and_checks_its_argument
     assert eo.set_flush_denormal(True) is float_mode.SUPPORTED
     with pytest.raises(EveryOConfigError, match="True or False"):
         eo.set_flush_denormal(1)
+
+
+def test_the_environment_record_says_whether_steps_flush(ieee):
+    # a step's time depends on it once a model fits: benchmark records keep it
+    record = eo.environment()["everyo"]
+    assert record["flush_denormal"] is False
+    assert "flush_denormal: off" in format_environment(eo.environment())
+    eo.set_flush_denormal(True)
+    assert eo.environment()["everyo"]["flush_denormal"] is float_mode.SUPPORTED
 
 
 def test_ci_builds_and_uses_the_compiled_float_mode():
