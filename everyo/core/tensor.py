@@ -15,7 +15,7 @@ import numpy as np
 
 from everyo.core import backend
 from everyo.core import dtype as _dt
-from everyo.core.device import CPU, Device, device_of_array
+from everyo.core.device import CPU, Device, _interned, device_of_array
 from everyo.core.device import device as _resolve
 from everyo.errors import EveryOAutogradError, EveryODTypeError, EveryOShapeError
 from everyo.profiler import hooks as _hooks
@@ -93,6 +93,17 @@ class Tensor:
         # __dict__ and slots included; 0 and 1 (copyreg) refuse such a class unless it says so
         slots = {n: getattr(self, n) for n in _slotnames(type(self)) if hasattr(self, n)}
         return getattr(self, "__dict__", None) or None, slots
+
+    def __setstate__(self, state) -> None:
+        # pickle's own default, but the device is the shared instance: a tensor pickled before
+        # Device.__reduce__ existed carries a copy, and the ops' fast paths compare with `is`
+        attrs, slots = state if isinstance(state, tuple) else (state, None)
+        if attrs:
+            self.__dict__.update(attrs)
+        for name, value in (slots or {}).items():
+            if name == "_device" and type(value) is Device:
+                value = _interned(value.type, value.index)
+            setattr(self, name, value)
 
     @classmethod
     def _make(cls, data, device: Device) -> Tensor:
