@@ -295,3 +295,18 @@ def test_the_guides_log_softmax_entropy_is_finite_and_matches_ieee_where_normal(
     assert np.isfinite(flushed).all()
     normal = np.abs(reference) >= TINY32
     np.testing.assert_allclose(flushed[normal], reference[normal], rtol=1e-6)
+
+
+@needs_flush
+def test_a_written_out_binary_cross_entropy_of_a_sure_negative_gets_nan_as_the_guide_warns():
+    # sigmoid(-90) = 8.2e-40 is subnormal; (1 - y) * ... leaves log(p) a zero gradient, 0 / p
+    def grads(loss_fn):
+        z = eo.tensor(np.float32([[-90.0], [3.0]]), requires_grad=True)
+        y = eo.tensor(np.float32([[0.0], [1.0]]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loss_fn(eo.sigmoid(z), y).backward()
+        return z.grad.numpy().ravel()
+
+    written_out = grads(lambda p, y: -(y * eo.log(p) + (1 - y) * eo.log(1 - p)).mean())
+    assert np.isnan(written_out[0]) and np.isfinite(written_out[1])
+    assert np.isfinite(grads(eo.nn.BCELoss())).all()  # the guide's advice
