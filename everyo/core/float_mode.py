@@ -5,8 +5,10 @@ Once a model fits its data, the loss's gradients fall below the smallest normal 
 compute tens to hundreds of times more slowly: one subnormal input makes a whole matrix product
 slow. A training step then takes longer the longer the model has trained. Like TensorFlow
 (which sets this mode in all its threads), the engine runs its backward passes and optimizer
-steps with subnormals treated as zero; what that changes is what subnormals contribute, less
-than ``1.18e-38`` (float32) or ``2.23e-308`` (float64) per value. :func:`set_flush_denormal`
+steps with subnormals treated as zero; a flushed value loses less than ``1.18e-38`` (float32)
+or ``2.23e-308`` (float64), but a subnormal that the (IEEE) forward pass saved reads as zero in
+the backward pass, so a gradient that divides by it (``log``'s ``g / x``) becomes inf or NaN
+where IEEE gave a finite value (docs/engine.md, "Subnormal floats"). :func:`set_flush_denormal`
 turns it off.
 
 ``begin()`` and ``end()`` are the engine's scope (``autograd.run_backward``, ``Optimizer.step``):

@@ -8,13 +8,14 @@ They are declared, with their op, in the class body below and bound by
 
 from __future__ import annotations
 
+from copyreg import _slotnames  # the slots pickle's own default reads (cached per class)
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from everyo.core import backend
 from everyo.core import dtype as _dt
-from everyo.core.device import CPU, Device, device_of_array
+from everyo.core.device import CPU, Device, _interned, device_of_array
 from everyo.core.device import device as _resolve
 from everyo.errors import EveryOAutogradError, EveryODTypeError, EveryOShapeError
 from everyo.profiler import hooks as _hooks
@@ -69,9 +70,6 @@ def _host_array(data, dtype) -> np.ndarray:
     return arr.astype(_dt.normalize_array_dtype(arr.dtype), copy=False)
 
 
-_STATE = ("data", "requires_grad", "grad", "_node", "_device", "_retain")
-
-
 class Tensor:
     """An n-dimensional array on a device, with optional gradient tracking.
 
@@ -90,10 +88,22 @@ class Tensor:
         self.data, self._device = t.data, t._device
         self.requires_grad, self.grad, self._node, self._retain = requires_grad, None, None, False
 
-    def __getstate__(self) -> tuple[None, dict]:
-        # what pickle protocols 2+ build by themselves for a class with __slots__; 0 and 1
-        # (copyreg) refuse such a class unless it says so
-        return None, {name: getattr(self, name) for name in _STATE}
+    def __getstate__(self) -> tuple[dict | None, dict]:
+        # what pickle protocols 2+ build by themselves for a class with __slots__, a subclass's
+        # __dict__ and slots included; 0 and 1 (copyreg) refuse such a class unless it says so
+        slots = {n: getattr(self, n) for n in _slotnames(type(self)) if hasattr(self, n)}
+        return getattr(self, "__dict__", None) or None, slots
+
+    def __setstate__(self, state) -> None:
+        # pickle's own default, but the device is the shared instance: a tensor pickled before
+        # Device.__reduce__ existed carries a copy, and the ops' fast paths compare with `is`
+        attrs, slots = state if isinstance(state, tuple) else (state, None)
+        if attrs:
+            self.__dict__.update(attrs)
+        for name, value in (slots or {}).items():
+            if name == "_device" and type(value) is Device:
+                value = _interned(value.type, value.index)
+            setattr(self, name, value)
 
     @classmethod
     def _make(cls, data, device: Device) -> Tensor:

@@ -256,3 +256,57 @@ def test_ci_builds_and_uses_the_compiled_float_mode():
     if not os.environ.get("EVERYO_REQUIRE_COMPILED"):
         pytest.skip("EVERYO_REQUIRE_COMPILED is not set (only CI requires the extension)")
     assert float_mode.SUPPORTED
+
+
+# ---- what the forward pass saved ------------------------------------------------------------
+def _entropy_grads(through_log_softmax: bool):
+    """The gradient of a softmax's entropy whose middle probability, exp(-95), is subnormal."""
+    logits = eo.tensor(np.array([[10.0, -85.0, 0.0]], np.float32), requires_grad=True)
+    if through_log_softmax:
+        lp = eo.log_softmax(logits, axis=-1)
+        entropy = -(eo.exp(lp) * lp).sum()
+    else:
+        p = eo.softmax(logits, axis=-1)
+        entropy = -(p * eo.log(p)).sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        entropy.backward()
+    return logits.grad.numpy()
+
+
+@needs_flush
+def test_a_saved_subnormal_reads_as_zero_in_backward_as_the_guide_warns():
+    # the forward pass ran in IEEE mode: log's gradient g / p is 0 / 0 once flushed (docs/
+    # engine.md, "Subnormal floats"); IEEE gives a finite gradient
+    assert np.isnan(_entropy_grads(False)).all()
+    eo.set_flush_denormal(False)
+    try:
+        assert np.isfinite(_entropy_grads(False)).all()
+    finally:
+        eo.set_flush_denormal(True)
+
+
+def test_the_guides_log_softmax_entropy_is_finite_and_matches_ieee_where_normal():
+    flushed = _entropy_grads(True)
+    eo.set_flush_denormal(False)
+    try:
+        reference = _entropy_grads(True)
+    finally:
+        eo.set_flush_denormal(True)
+    assert np.isfinite(flushed).all()
+    normal = np.abs(reference) >= TINY32
+    np.testing.assert_allclose(flushed[normal], reference[normal], rtol=1e-6)
+
+
+@needs_flush
+def test_a_written_out_binary_cross_entropy_of_a_sure_negative_gets_nan_as_the_guide_warns():
+    # sigmoid(-90) = 8.2e-40 is subnormal; (1 - y) * ... leaves log(p) a zero gradient, 0 / p
+    def grads(loss_fn):
+        z = eo.tensor(np.float32([[-90.0], [3.0]]), requires_grad=True)
+        y = eo.tensor(np.float32([[0.0], [1.0]]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loss_fn(eo.sigmoid(z), y).backward()
+        return z.grad.numpy().ravel()
+
+    written_out = grads(lambda p, y: -(y * eo.log(p) + (1 - y) * eo.log(1 - p)).mean())
+    assert np.isnan(written_out[0]) and np.isfinite(written_out[1])
+    assert np.isfinite(grads(eo.nn.BCELoss())).all()  # the guide's advice

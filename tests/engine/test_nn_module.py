@@ -364,3 +364,44 @@ def test_modules_with_parameters_pickle_with_every_protocol(protocol):
     assert weight._device is eo.device("cpu")  # the shared device: ops compare them with `is`
     loaded(x).sum().backward()
     assert weight.grad.shape == (4, 3)
+
+
+class _NamedTensor(eo.Tensor):  # a user's subclass: it has a __dict__ (module level: picklable)
+    pass
+
+
+class _SlottedTensor(eo.Tensor):
+    __slots__ = ("unit",)
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_tensor_subclasses_keep_their_own_attributes_when_pickled_and_copied(protocol):
+    # Tensor.__getstate__ (protocols 0 and 1 need one) must not drop what a subclass adds:
+    # object's default pickled and copied an instance's __dict__ and every slot
+    named = _NamedTensor([1.0, 2.0])
+    named.label = "logits"
+    slotted = _SlottedTensor([3.0])
+    slotted.unit = "ms"
+    for copied in (
+        pickle.loads(pickle.dumps(named, protocol=protocol)),
+        copy.copy(named),
+        copy.deepcopy(named),
+    ):
+        assert type(copied) is _NamedTensor and copied.label == "logits"
+        np.testing.assert_array_equal(copied.data, [1.0, 2.0])
+    for copied in (pickle.loads(pickle.dumps(slotted, protocol=protocol)), copy.deepcopy(slotted)):
+        assert copied.unit == "ms" and copied._device is eo.device("cpu")
+
+
+def test_a_tensor_pickled_before_devices_were_shared_loads_on_the_shared_device(monkeypatch):
+    # files pickled before Device.__reduce__ hold a copy of the device: loading must still give
+    # the shared one, which the ops' fast paths compare with `is`
+    monkeypatch.delattr(eo.Device, "__reduce__")
+    t = eo.tensor([1.0, 2.0])
+    old_files = [pickle.dumps(t, protocol=p) for p in range(2, pickle.HIGHEST_PROTOCOL + 1)]
+    old_files.append(pickle.dumps(eo.Linear(2, 2, seed=0), protocol=pickle.HIGHEST_PROTOCOL))
+    monkeypatch.undo()
+    for data in old_files:
+        loaded = pickle.loads(data)
+        tensor = loaded if isinstance(loaded, eo.Tensor) else loaded.weight
+        assert tensor._device is eo.device("cpu")
