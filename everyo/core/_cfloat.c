@@ -1,9 +1,9 @@
 /* The calling thread's floating-point mode: subnormals flushed to zero, for a scope.
  *
  * everyo.core.float_mode runs the engine's backward passes and optimizer steps between
- * flush_begin() and flush_end(). Inside, the CPU treats subnormal inputs as zero and writes
- * zero for subnormal results (x86: MXCSR's DAZ and FTZ bits; AArch64: FPCR's FZ bit), which
- * NumPy cannot ask for. The mode is per thread, so only the calling thread's arithmetic
+ * flush_begin() and flush_end(). Inside, the CPU writes zero for results that would be
+ * subnormal (x86: MXCSR's FTZ bit), which NumPy cannot ask for; subnormal inputs are read as
+ * they are. The mode is per thread, so only the calling thread's arithmetic
  * (NumPy's loops, single-threaded BLAS) is affected; BLAS worker threads keep their own.
  *
  * The thread's depth of scopes and the bits the outermost one replaced live here, not in the
@@ -19,53 +19,23 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <string.h>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || defined(_M_IX86)
 #include <xmmintrin.h>
 #define FLOAT_MODE_X86 1
 typedef unsigned int control_word;
-#define FTZ_BIT 0x8000u
-#define DAZ_BIT 0x0040u
-static control_word flush_bits = FTZ_BIT; /* DAZ added at import where the CPU has it */
+/* FTZ only, not DAZ: results that would be subnormal are written as zero, but a subnormal the
+ * forward pass saved (in IEEE mode) is read as what it is. With DAZ as well, a backward that
+ * divides by such a value (log's g / p for a softmax probability of exp(-95)) divided by zero:
+ * NaN gradients where IEEE gives finite ones. */
+static const control_word flush_bits = 0x8000u; /* MXCSR.FTZ */
 static control_word read_mode(void) { return _mm_getcsr(); }
 static void write_mode(control_word w) { _mm_setcsr(w); }
-
-/* DAZ exists where FXSAVE's MXCSR_MASK has bit 6 (a mask of 0 means the default 0xFFBF,
- * without it): setting a bit the CPU lacks would fault. */
-static int
-has_daz(void)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    unsigned char area[512] __attribute__((aligned(16)));
-    unsigned int mask;
-    memset(area, 0, sizeof(area));
-    __asm__ __volatile__("fxsave %0" : "=m"(area));
-    memcpy(&mask, area + 28, sizeof(mask));
-    if (mask == 0)
-        mask = 0xFFBFu;
-    return (mask & DAZ_BIT) != 0;
-#else
-    return 1; /* every x86-64 CPU a current MSVC build runs on has DAZ */
 #endif
-}
+/* Elsewhere nothing is flushed. AArch64's FPCR.FZ would flush inputs too (the NaN above), and
+ * its current cores compute subnormals at full speed. */
 
-#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
-#include <stdint.h>
-#define FLOAT_MODE_ARM64 1
-typedef uint64_t control_word;
-static control_word flush_bits = (control_word)1 << 24; /* FPCR.FZ: inputs and results */
-static control_word
-read_mode(void)
-{
-    control_word w;
-    __asm__ __volatile__("mrs %0, fpcr" : "=r"(w));
-    return w;
-}
-static void write_mode(control_word w) { __asm__ __volatile__("msr fpcr, %0" : : "r"(w)); }
-#endif
-
-#if defined(FLOAT_MODE_X86) || defined(FLOAT_MODE_ARM64)
+#if defined(FLOAT_MODE_X86)
 #define FLOAT_MODE_SUPPORTED 1
 
 #if defined(_MSC_VER)
@@ -133,9 +103,5 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__cfloat(void)
 {
-#if defined(FLOAT_MODE_X86)
-    if (has_daz())
-        flush_bits |= DAZ_BIT;
-#endif
     return PyModule_Create(&module);
 }

@@ -3,12 +3,11 @@
 Once a model fits its data, the loss's gradients fall below the smallest normal float
 (``1.18e-38`` in float32) and IEEE arithmetic carries them on as subnormals, which x86 CPUs
 compute tens to hundreds of times more slowly: one subnormal input makes a whole matrix product
-slow. A training step then takes longer the longer the model has trained. Like TensorFlow
-(which sets this mode in all its threads), the engine runs its backward passes and optimizer
-steps with subnormals treated as zero; a flushed value loses less than ``1.18e-38`` (float32)
-or ``2.23e-308`` (float64), but a subnormal that the (IEEE) forward pass saved reads as zero in
-the backward pass, so a gradient that divides by it (``log``'s ``g / x``) becomes inf or NaN
-where IEEE gave a finite value (docs/engine.md, "Subnormal floats"). :func:`set_flush_denormal`
+slow. A training step then takes longer the longer the model has trained. The engine runs its
+backward passes and optimizer steps with subnormal *results* written as zero (x86's FTZ bit);
+subnormal inputs are read as they are, because the (IEEE) forward pass may save some for the
+backward pass, and reading those as zero (DAZ) turned gradients that divide by them (``log``'s
+``g / x``) into NaN (docs/engine.md, "Subnormal floats"). :func:`set_flush_denormal`
 turns it off.
 
 ``begin()`` and ``end()`` are the engine's scope (``autograd.run_backward``, ``Optimizer.step``):
@@ -43,7 +42,7 @@ def _keep_mode() -> None:
 _cfloat = _compiled()
 SUPPORTED = _cfloat is not None
 """Whether the flush-to-zero mode can be set here (the compiled extension is built and the CPU
-is x86 with SSE or AArch64)."""
+is x86: AArch64's flush mode would read subnormal inputs as zero too)."""
 
 begin = _cfloat.flush_begin if SUPPORTED else _keep_mode
 # compiled even while the mode is off: a scope opened before it was switched off still closes
