@@ -1,7 +1,7 @@
 """Is a baseline from this machine? The hardware fields of two environment records compared.
 
-Times measured on another machine (another CPU, core count, GPU or BLAS thread count) are not
-comparable, so a regression check against such a baseline says so next to its verdict.
+Times measured on another machine (another CPU, core count, GPU, BLAS thread count, or with
+the engine's subnormal flushing switched) are not comparable, so a regression check against such a baseline says so next to its verdict.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ _FIELDS = (
     ("OS", ("os", "system"), repr),
     ("BLAS", ("numpy", "blas", "library"), repr),
     ("BLAS threads", ("numpy", "blas", "threads"), repr),
+    # (a training step's time depends on it once a model fits: docs/engine.md)
+    ("subnormal flushing", ("everyo", "flush_denormal"), lambda on: "on" if on else "off"),
 )
 
 

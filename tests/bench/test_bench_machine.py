@@ -51,6 +51,14 @@ def test_each_hardware_field_is_named():
     assert machine_differences(ENV, _with(gpus=[{"name": "H100"}])) == ["GPUs none vs ['H100']"]
 
 
+def test_a_baseline_taken_with_subnormal_flushing_switched_is_named():
+    # a long-trained model's step takes 2.7x as long without it (docs/engine.md)
+    on, off = _with(), _with()
+    on["everyo"], off["everyo"] = {"flush_denormal": True}, {"flush_denormal": False}
+    assert machine_differences(on, off) == ["subnormal flushing on vs off"]
+    assert machine_differences(_with(), off) == []  # a baseline from before it was recorded
+
+
 def test_check_regression_carries_the_differences_to_its_verdict_line():
     times = np.full(20, 0.01)
     base = BenchmarkResult(times, name="w", environment=ENV)
