@@ -29,32 +29,32 @@ def sweep_figure(result, *, theme: str = "light") -> dict:
     from everyo_lab.views.sweep_report import sweep_points  # (lazily: it imports everyo.bench)
 
     colors = theme_colors(theme)
-    ok = [r for r in result.rows if r.status == "ok"]
     bad = [r for r in result.rows if r.status != "ok"]
-    sizes = [r.batch_size for r in ok]
+    pts = sweep_points(result)
+    sizes = pts["batch_size"]
     data = [
         {
             "type": "scatter",
             "mode": "lines+markers",
             "name": "throughput (samples/s)",
             "x": sizes,
-            "y": [r.throughput for r in ok],
+            "y": pts["throughput"],
+            "text": _point_hovers(pts),
             "marker": {"color": _THROUGHPUT},
-            "hovertemplate": "batch %{x}<br>%{y:.4s} samples/s<extra></extra>",
+            "hovertemplate": "batch %{x}<br>%{y:.4s} samples/s%{text}<extra></extra>",
         },
         {
             "type": "scatter",
             "mode": "lines+markers",
             "name": "median latency (ms)",
             "x": sizes,
-            "y": [r.median_ms for r in ok],
+            "y": pts["median_ms"],
             "yaxis": "y2",
             "line": {"dash": "dot"},
             "marker": {"color": _LATENCY},
             "hovertemplate": "batch %{x}<br>median %{y:.4g} ms per call<extra></extra>",
         },
     ]
-    pts = sweep_points(result)
     flagged = [i for i, flag in enumerate(pts["flag"]) if flag]
     if flagged:  # never an unexplained point: why it was not recommended, on the chart itself
         data.append(_flagged(pts, flagged))
@@ -116,6 +116,22 @@ _LOG2 = 0.30102999566  # log10(2): one tick per power of two on a log axis
 _MIB = 2**20
 
 
+def _point_hovers(pts: dict) -> list[str]:
+    """Each point's addition to its throughput hover: a flagged point's reason (on the point
+    itself, not only over its ring), else the machine's verdict when it was not quiet."""
+    n = len(pts["batch_size"])
+    flags = pts.get("flag") or [None] * n
+    verdicts = pts.get("verdict") or [None] * n
+    return [
+        f"<br>{flag}: {hover_text(pts['note'][i] or '')}"
+        if flag
+        else f"<br>machine: {verdicts[i]}"
+        if verdicts[i] not in (None, "quiet")
+        else ""
+        for i, flag in enumerate(flags)
+    ]
+
+
 def sweep_charts(report, *, theme: str = "light") -> dict:
     """The three charts of a sweep report as plotly figure dicts, keyed ``throughput``,
     ``latency`` and ``memory``: each against batch size on a log2 x axis, with the points that
@@ -131,17 +147,7 @@ def sweep_charts(report, *, theme: str = "light") -> dict:
     throughput = [
         _line(x, pts["throughput"], "throughput", _THROUGHPUT, "%{y:,.4~s} samples/s%{text}"),
     ]
-    # a flagged point's reason on hover over the point itself, not only over its ring; any
-    # other point measured while the machine was not quiet says so too
-    verdicts = pts.get("verdict") or [None] * len(x)
-    throughput[0]["text"] = [
-        f"<br>{pts['flag'][i]}: {hover_text(pts['note'][i] or '')}"
-        if flag
-        else f"<br>machine: {verdicts[i]}"
-        if verdicts[i] not in (None, "quiet")
-        else ""
-        for i, flag in enumerate(pts.get("flag") or [None] * len(x))
-    ]
+    throughput[0]["text"] = _point_hovers(pts)
     flagged = [i for i, flag in enumerate(pts.get("flag") or []) if flag]
     if flagged:
         throughput.append(_flagged(pts, flagged))

@@ -267,3 +267,9 @@ def test_sweep_figure_rings_the_points_it_cannot_trust_and_says_why():
     assert "not trusted" not in [
         t["name"] for t in sweep_figure(SweepResult(rows=rows[:1]))["data"]
     ]
+    # the point itself says why on hover, and a trusted point measured on a busy machine says so
+    rows[3] = replace(rows[3], verdict="busy", machine={"verdict": "busy", "reason": "1.0 of 2"})
+    line = sweep_figure(SweepResult(rows=rows))["data"][0]
+    assert "%{text}" in line["hovertemplate"]
+    assert line["text"][0] == "" and line["text"][3] == "<br>machine: busy"
+    assert line["text"][1].startswith("<br>contended: ")
