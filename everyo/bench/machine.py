@@ -1,14 +1,15 @@
 """Is a baseline from this machine? The hardware fields of two environment records compared.
 
-Times measured on another machine (another CPU, core count, GPU, BLAS thread count, or with
-the engine's subnormal flushing switched) are not comparable, so a regression check against such a baseline says so next to its verdict.
+Times measured on another machine (another CPU, core count, GPU), or on this one with other
+settings (another BLAS thread count, the engine's subnormal flushing switched), are not
+comparable, so a regression check against such a baseline says so next to its verdict.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["machine_differences"]
+__all__ = ["machine_differences", "only_settings_differ"]
 
 
 def _gib(n: Any) -> str:
@@ -28,6 +29,24 @@ _FIELDS = (
     # (a training step's time depends on it once a model fits: docs/engine.md)
     ("subnormal flushing", ("everyo", "flush_denormal"), lambda on: "on" if on else "off"),
 )
+
+
+# the fields a process sets on any machine (the others are the hardware it runs on)
+_SETTINGS = ("BLAS threads", "subnormal flushing")
+
+
+def only_settings_differ(differences) -> bool:
+    """Whether every phrase of :func:`machine_differences` is a setting (BLAS threads, subnormal
+    flushing), not the hardware: the baseline may well be from this machine.
+
+    >>> only_settings_differ(["subnormal flushing on vs off"])
+    True
+    >>> only_settings_differ(["CPU 'Xeon A' vs 'Xeon B'", "BLAS threads 8 vs 1"])
+    False
+    """
+    return bool(differences) and all(
+        any(d.startswith(f"{label} ") for label in _SETTINGS) for d in differences
+    )
 
 
 def _get(env: dict, path: tuple[str, ...]) -> Any:

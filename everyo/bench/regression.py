@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from everyo.bench.machine import machine_differences
+from everyo.bench.machine import machine_differences, only_settings_differ
 from everyo.bench.result import BenchmarkResult
 from everyo.bench.stats import ratio_interval, statistic_fn
 from everyo.bench.threshold import threshold_fraction
@@ -112,9 +112,10 @@ class RegressionCheck:
         more), :data:`MACHINE_BUSY` (either side measured on a contended machine, or one on a
         quiet and one on a busy machine: ``machine_note`` says which), or ``"ok"``.
     machine_differences : tuple of str
-        How the baseline's machine differs from the new result's (CPU, cores, GPUs, BLAS
-        threads...), from the environment both recorded; empty when they match or either
-        lacks a record. ``print(check)`` shows them next to the verdict.
+        How the baseline's machine or settings differ from the new result's (CPU, cores,
+        GPUs, BLAS threads, subnormal flushing...), from the environment both recorded; empty
+        when they match or either lacks a record. ``print(check)`` shows them next to the
+        verdict ("baseline measured with other settings" when only the settings differ).
     baseline_machine, new_machine : str
         What the machine did while each side was measured (``"busy (other processes used 1.0
         of 2 cores; 1 BLAS thread)"``); ``""`` when that side did not record it.
@@ -167,9 +168,15 @@ class RegressionCheck:
     def _machine_note(self) -> str:
         if not self.machine_differences:
             return ""
+        listed = "; ".join(self.machine_differences)
+        if only_settings_differ(self.machine_differences):  # (the same hardware, maybe)
+            return (
+                f" (baseline measured with other settings: {listed}; times measured with "
+                f"different settings are not comparable: save a baseline with these)"
+            )
         return (
-            f" (baseline from another machine: {'; '.join(self.machine_differences)}; times "
-            f"from two machines are not comparable: save a baseline on this one)"
+            f" (baseline from another machine: {listed}; times from two machines are not "
+            f"comparable: save a baseline on this one)"
         )
 
 

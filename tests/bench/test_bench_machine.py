@@ -69,6 +69,33 @@ def test_check_regression_carries_the_differences_to_its_verdict_line():
     assert check_regression(times, times).machine_differences == ()  # plain arrays: no records
 
 
+def test_a_baseline_that_differs_only_in_settings_is_not_called_another_machine():
+    # the same hardware with flushing switched off (or another BLAS thread count): the verdict
+    # line must not send the user looking for another machine
+    times = np.full(20, 0.01)
+    on, off = _with(), _with()
+    on["everyo"], off["everyo"] = {"flush_denormal": True}, {"flush_denormal": False}
+    check = check_regression(BenchmarkResult(times, name="w", environment=off),
+                             BenchmarkResult(times, name="w", environment=on))  # fmt: skip
+    assert check.machine_differences == ("subnormal flushing on vs off",)
+    line = next(x for x in str(check).splitlines() if x.startswith("Verdict"))
+    assert "another machine" not in line
+    assert line.startswith("Verdict: OK (baseline measured with other settings: subnormal ")
+    threads = check_regression(BenchmarkResult(times, name="w", environment=_with(
+        numpy__blas={"library": "openblas", "threads": 1})), BenchmarkResult(
+        times, name="w", environment=ENV))  # fmt: skip
+    assert "(baseline measured with other settings: BLAS threads 8 vs 1;" in str(threads)
+    # hardware and a setting together: another machine, with both named
+    both = _with(cpu__model="Xeon B")
+    both["everyo"] = {"flush_denormal": False}
+    mixed = check_regression(BenchmarkResult(times, name="w", environment=both),
+                             BenchmarkResult(times, name="w", environment=on))  # fmt: skip
+    assert (
+        "(baseline from another machine: CPU 'Xeon A' vs 'Xeon B'; subnormal flushing on vs "
+        "off;" in str(mixed)
+    )
+
+
 def test_docstring_example():
     import doctest
 
