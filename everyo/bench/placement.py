@@ -36,10 +36,19 @@ def worker_name() -> str:
     return worker_identity()["name"]
 
 
-@functools.lru_cache(maxsize=1)
 def worker_environment() -> dict[str, Any]:
     """:func:`~everyo.environment_record.environment` of this process, computed once per process
-    (it runs ``git``, a few milliseconds that each point of a sweep need not pay again)."""
+    (it runs ``git``, a few milliseconds that each point of a sweep need not pay again), with
+    the engine's subnormal flushing as it is now: :func:`everyo.set_flush_denormal` can switch
+    it between two grids in one process."""
+    from everyo.core.float_mode import flushing
+
+    record = _environment_once()
+    return {**record, "everyo": {**record["everyo"], "flush_denormal": flushing()}}
+
+
+@functools.lru_cache(maxsize=1)
+def _environment_once() -> dict[str, Any]:
     from everyo.environment_record import environment
 
     return environment()

@@ -38,6 +38,24 @@ def test_grid_in_process_runs_every_point_in_order():
     assert results[2].workload["args"] == ["ndarray(8,) float64"]
 
 
+def test_a_grid_records_the_subnormal_flushing_it_ran_with():
+    # the record is computed once per process, but this setting can change between two grids:
+    # a stale "on" hid the switch from a regression check against the second grid's results
+    import everyo as eo
+
+    first = benchmark_grid(setup, {"n": [4]}, warmup=0, repeat=2)[0]
+    eo.set_flush_denormal(False)
+    try:
+        second = benchmark_grid(setup, {"n": [4]}, warmup=0, repeat=2)[0]
+    finally:
+        eo.set_flush_denormal(True)
+    assert second.environment["everyo"]["flush_denormal"] is False
+    assert (
+        first.environment["everyo"]["flush_denormal"]
+        is eo.environment()["everyo"]["flush_denormal"]
+    )  # (the first result's record is its own: not changed by the second grid)
+
+
 class Inline(Executor):
     """Runs each call at once, as a remote worker would, and counts the calls."""
 
