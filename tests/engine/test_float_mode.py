@@ -154,6 +154,28 @@ def test_optimizer_step_equals_ieee_where_values_are_normal(opt_cls, kw):
         assert np.abs(state[key][~normal] - ref[~normal]).max(initial=0.0) < TINY32
 
 
+def _adam_eps0_step_is_finite(grad: float) -> bool:
+    w = eo.nn.Parameter(eo.ones(1))
+    w.grad = eo.tensor(np.float32([grad]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eo.optim.Adam([w], eps=0.0).step()
+    return bool(np.isfinite(w.numpy()).all())
+
+
+@needs_flush
+def test_adam_without_eps_divides_by_zero_below_the_gradients_the_guide_names():
+    # v = (1 - b2) * g * g: flushed when below TINY32, i.e. for |g| < about 3e-18; IEEE keeps
+    # it down to half the smallest subnormal, |g| < about 8e-22 (docs/engine.md)
+    assert _adam_eps0_step_is_finite(1e-17)
+    assert not _adam_eps0_step_is_finite(3e-18)
+    eo.set_flush_denormal(False)
+    try:
+        assert _adam_eps0_step_is_finite(3e-18) and _adam_eps0_step_is_finite(1e-21)
+        assert not _adam_eps0_step_is_finite(7e-22)
+    finally:
+        eo.set_flush_denormal(True)
+
+
 def _adam_with_subnormal_moments():
     """Adam whose moments hold a few subnormals, stepped 20 times with zero gradients."""
     w = eo.nn.Parameter(eo.ones(4))
