@@ -280,6 +280,28 @@ def test_ci_builds_and_uses_the_compiled_float_mode():
     assert float_mode.SUPPORTED
 
 
+@needs_flush
+def test_a_batch_sum_of_flushed_shares_is_zero_where_ieee_gives_a_normal_float():
+    # the engine guide's "or add up": each example's share p / 64 is subnormal, their sum is
+    # not; flushed, the sum is of zeros
+    def grads():
+        layer = eo.nn.Linear(1, 2, seed=0)
+        layer.weight.data[...] = [[0.0], [-85.0 / 255]]  # the wrong class trails by 85
+        layer.bias.data[...] = 0.0
+        x = eo.tensor(np.full((64, 1), 255.0, np.float32))
+        eo.nn.CrossEntropyLoss()(layer(x), eo.tensor(np.zeros(64, np.int64))).backward()
+        return layer.weight.grad.numpy()[1, 0], layer.bias.grad.numpy()[1]
+
+    flushed = grads()
+    eo.set_flush_denormal(False)
+    try:
+        reference = grads()
+    finally:
+        eo.set_flush_denormal(True)
+    assert flushed == (0.0, 0.0)
+    assert TINY32 < reference[1] < 64 * TINY32 < reference[0]  # exp(-85) = 1.2e-37
+
+
 # ---- what the forward pass saved ------------------------------------------------------------
 def _entropy_grads(through_log_softmax: bool):
     """The gradient of a softmax's entropy whose middle probability, exp(-95), is subnormal."""
