@@ -180,10 +180,14 @@ def _device_columns(batch, g, G, rows, notes) -> None:
 def run_notes(run) -> list[str]:
     """What a reader of the run's numbers should know: skipped warmup events, a failure, a
     machine that was busy or contended while it recorded (a quiet one goes without saying,
-    unless a thread limit was set: the figures are then those of that many threads)."""
+    unless a thread limit was set, or the threads outnumbered the usable cores: the figures are
+    then those of that many threads, taking turns in the second case)."""
     notes = []
     state = getattr(run, "machine_state", None)
-    limited = state is not None and state.threads_applied is not None
+    limited = state is not None and (
+        state.threads_applied is not None
+        or max(state.blas_threads or 1, state.openmp_threads or 1) > state.usable_cores
+    )
     if state is not None and (state.verdict in ("busy", "contended") or limited):
         notes.append(
             state.line()

@@ -169,3 +169,16 @@ def test_summary_of_batch_and_live_batches(run20):
     assert len(tail) == 4 and cursor2 == 80 and tail.row[0] == 76
     rows = analysis.summarize(tail)  # keys with no rows in this batch give no rows
     assert sum(r["calls"] for r in rows) == 4 and all(r["calls"] > 0 for r in rows)
+
+
+def test_run_notes_say_when_the_threads_outnumbered_the_cores_on_a_quiet_machine(run20):
+    # threads=None with 3 BLAS threads on 2 cores: they take turns even with nothing else
+    # running, and the state's reason says so; the notes beside the figures must show it
+    quiet = {"verdict": "quiet", "usable_cores": 2, "others_cores": 0.0, "blas_threads": 3}
+    quiet["reason"] = (
+        "other processes used 0.0 of 2 cores; 3 BLAS threads, more than the 2 usable cores"
+    )
+    run20.run.machine = dict(quiet)
+    assert any("more than the 2 usable cores" in n for n in analysis.run_notes(run20.run))
+    run20.run.machine = dict(quiet, blas_threads=2, reason="other processes used 0.0 of 2 cores")
+    assert not any(n.startswith("Machine:") for n in analysis.run_notes(run20.run))
