@@ -50,10 +50,10 @@ end = _cfloat.flush_end if SUPPORTED else _keep_mode
 
 
 def set_flush_denormal(mode: bool) -> bool:
-    """Whether everyo's backward passes and optimizer steps flush subnormal floats to zero on
-    the CPU (on by default). Returns whether this machine supports it, as
-    ``torch.set_flush_denormal`` does; where it does not, subnormals are computed as IEEE
-    arithmetic specifies whatever ``mode`` says.
+    """Whether everyo's backward passes and optimizer steps write zero for subnormal results
+    on the CPU (on by default; x86 only, inputs read as they are). Returns whether this
+    machine supports it, as ``torch.set_flush_denormal`` does; where it does not, subnormals
+    are computed as IEEE arithmetic specifies whatever ``mode`` says.
 
     The setting holds for every thread of the process, inside the engine's own backward passes
     and optimizer steps only: a model's forward pass and code of your own run in the mode their
@@ -73,7 +73,8 @@ def set_flush_denormal(mode: bool) -> bool:
 
 
 def flushing() -> bool:
-    """Whether backward passes and optimizer steps flush subnormals now (set and supported).
+    """Whether backward passes and optimizer steps flush subnormal results now (set and
+    supported).
 
     >>> import everyo as eo
     >>> from everyo.core.float_mode import SUPPORTED, flushing
