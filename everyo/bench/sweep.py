@@ -106,8 +106,9 @@ def sweep_batch_sizes(
         point starts (``progress.row is None``) and when it ends: what a live view draws from.
         It runs in the sweep's thread; an exception in it ends the sweep.
     stop : callable or threading.Event, optional
-        Checked before each point (``stop()`` or ``stop.is_set()``): once true, no further point
-        starts, and the result holds the finished points with ``stopped=True``.
+        Checked before each point, and before each round of re-measuring an outlier
+        (``stop()`` or ``stop.is_set()``): once true, no further point or round starts, and the
+        result holds the finished points with ``stopped=True``.
 
     threads : "auto", int or None
         BLAS/OpenMP threads for the whole sweep (see :mod:`everyo.thread_policy`): ``"auto"``

@@ -83,7 +83,9 @@ def test_stop_function_and_a_sweep_that_is_never_stopped():
     result = sweep_batch_sizes(
         step, make_batch, [1, 2], stop=lambda: calls.append(1) and False, **QUICK
     )
-    assert not result.stopped and len(result.rows) == 2 and len(calls) == 2
+    # polled before each point, and again before each re-measuring round when a noisy
+    # machine made a point look like an outlier (so at least twice, not exactly)
+    assert not result.stopped and len(result.rows) == 2 and len(calls) >= 2
     auto = sweep_batch_sizes(step, make_batch, stop=lambda: True, **QUICK)
     assert auto.rows == [] and auto.stopped and auto.recommended is None
 
