@@ -30,6 +30,16 @@ def ieee():
     eo.set_flush_denormal(True)
 
 
+def flushed_and_ieee(fn):
+    """``fn()`` as everyo runs it (flushed where supported), then with IEEE subnormals."""
+    flushed = fn()
+    eo.set_flush_denormal(False)
+    try:
+        return flushed, fn()
+    finally:
+        eo.set_flush_denormal(True)
+
+
 def subnormals(a) -> int:
     a = np.asarray(a)
     return int(((np.abs(a) < np.finfo(a.dtype).tiny) & (a != 0)).sum())
@@ -76,12 +86,7 @@ def _mlp_grads(seed=0):
 
 
 def test_backward_with_normal_values_equals_ieee_bit_for_bit():
-    flushed = _mlp_grads()
-    eo.set_flush_denormal(False)
-    try:
-        reference = _mlp_grads()
-    finally:
-        eo.set_flush_denormal(True)
+    flushed, reference = flushed_and_ieee(_mlp_grads)
     assert all(subnormals(g) == 0 and np.abs(g).max() > 1e-6 for g in reference)
     for got, want in zip(flushed, reference):
         np.testing.assert_array_equal(got, want)
@@ -140,12 +145,9 @@ def test_optimizer_state_holds_no_subnormals_after_an_update(opt_cls, kw):
 
 @pytest.mark.parametrize(("opt_cls", "kw"), OPTIMIZERS)
 def test_optimizer_step_equals_ieee_where_values_are_normal(opt_cls, kw):
-    params, state = _two_steps(opt_cls, GRAD, **kw)
-    eo.set_flush_denormal(False)
-    try:
-        ref_params, ref_state = _two_steps(opt_cls, GRAD, **kw)
-    finally:
-        eo.set_flush_denormal(True)
+    (params, state), (ref_params, ref_state) = flushed_and_ieee(
+        lambda: _two_steps(opt_cls, GRAD, **kw)
+    )
     # a subnormal moment moves a parameter near 1 by far less than half its spacing
     np.testing.assert_array_equal(params, ref_params)
     for key, ref in ref_state.items():
@@ -292,12 +294,7 @@ def test_a_batch_sum_of_flushed_shares_is_zero_where_ieee_gives_a_normal_float()
         eo.nn.CrossEntropyLoss()(layer(x), eo.tensor(np.zeros(64, np.int64))).backward()
         return layer.weight.grad.numpy()[1, 0], layer.bias.grad.numpy()[1]
 
-    flushed = grads()
-    eo.set_flush_denormal(False)
-    try:
-        reference = grads()
-    finally:
-        eo.set_flush_denormal(True)
+    flushed, reference = flushed_and_ieee(grads)
     assert flushed == (0.0, 0.0)
     assert TINY32 < reference[1] < 64 * TINY32 < reference[0]  # exp(-85) = 1.2e-37
 
@@ -321,12 +318,7 @@ def _entropy_grads(through_log_softmax: bool):
 def test_a_subnormal_the_forward_pass_saved_is_read_as_it_is_in_backward():
     # log's gradient g / p with p = exp(-95) saved by the (IEEE) forward pass: flushing inputs
     # as well (DAZ) made it 0 / 0, NaN everywhere; results-only flushing keeps IEEE's gradient
-    flushed = _entropy_grads(False)
-    eo.set_flush_denormal(False)
-    try:
-        reference = _entropy_grads(False)
-    finally:
-        eo.set_flush_denormal(True)
+    flushed, reference = flushed_and_ieee(lambda: _entropy_grads(False))
     assert np.isfinite(flushed).all() and np.isfinite(reference).all()
     normal = np.abs(reference) >= TINY32
     np.testing.assert_allclose(flushed[normal], reference[normal], rtol=1e-6)
@@ -334,12 +326,7 @@ def test_a_subnormal_the_forward_pass_saved_is_read_as_it_is_in_backward():
 
 
 def test_the_guides_log_softmax_entropy_is_finite_and_matches_ieee_where_normal():
-    flushed = _entropy_grads(True)
-    eo.set_flush_denormal(False)
-    try:
-        reference = _entropy_grads(True)
-    finally:
-        eo.set_flush_denormal(True)
+    flushed, reference = flushed_and_ieee(lambda: _entropy_grads(True))
     assert np.isfinite(flushed).all()
     normal = np.abs(reference) >= TINY32
     np.testing.assert_allclose(flushed[normal], reference[normal], rtol=1e-6)
