@@ -92,6 +92,9 @@ class Tensor:
         # what pickle protocols 2+ build by themselves for a class with __slots__, a subclass's
         # __dict__ and slots included; 0 and 1 (copyreg) refuse such a class unless it says so
         slots = {n: getattr(self, n) for n in _slotnames(type(self)) if hasattr(self, n)}
+        # a tensor made by an op is saved as a leaf (its graph holds the ops' closures, which
+        # cannot be pickled, and the tensors it came from), as torch does: requires_grad stays
+        slots["_node"], slots["_retain"] = None, False
         return getattr(self, "__dict__", None) or None, slots
 
     def __setstate__(self, state) -> None:

@@ -405,3 +405,19 @@ def test_a_tensor_pickled_before_devices_were_shared_loads_on_the_shared_device(
         loaded = pickle.loads(data)
         tensor = loaded if isinstance(loaded, eo.Tensor) else loaded.weight
         assert tensor._device is eo.device("cpu")
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_a_tensor_made_by_an_op_pickles_as_a_leaf_that_requires_grad(protocol):
+    # its graph holds the ops' closures (not picklable: a raw AttributeError before) and the
+    # tensors it came from; as torch does, the loaded tensor is a leaf, requires_grad kept
+    x = eo.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    for copied in (pickle.loads(pickle.dumps(y, protocol=protocol)), copy.deepcopy(y)):
+        assert copied.is_leaf and copied.requires_grad and copied.grad is None
+        np.testing.assert_array_equal(copied.data, [3.0, 6.0])
+        (copied * copied).sum().backward()
+        np.testing.assert_array_equal(copied.grad.data, [6.0, 12.0])
+    assert x.grad is None and not y.is_leaf  # the original and its graph are untouched
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [3.0, 3.0])
