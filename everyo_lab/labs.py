@@ -223,8 +223,8 @@ def interleaved(
                 f"interleaved() times two callables; {role} is a {type(fn).__name__}: pass the "
                 "function itself, not its result (interleaved(f, g, x), not interleaved(f(x), ...))"
             )
-    check_count("warmup", warmup, minimum=0)
-    check_count("repeat", repeat, minimum=2)  # (a confidence interval needs two timings a side)
+    warmup = check_count("warmup", warmup, minimum=0)
+    repeat = check_count("repeat", repeat, minimum=2)  # (a confidence interval: two timings a side)
     clock = clock or time.perf_counter
     times: tuple[list[float], list[float]] = ([], [])
     pairs = ((before, times[0]), (after, times[1]))

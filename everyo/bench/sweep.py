@@ -8,6 +8,7 @@ often runs out of memory later, once the allocator is fragmented or the data var
 from __future__ import annotations
 
 import gc
+import numbers
 import time
 import uuid
 import warnings
@@ -153,6 +154,8 @@ def sweep_batch_sizes(
             f"False, got {recheck!r}"
         )
     _warn_if_parallel_on_one_machine(executor)
+    warmup, repeat, max_batch = int(warmup), int(repeat), int(max_batch)  # (checked: integers)
+    memory_limit = None if memory_limit is None else int(memory_limit)
     policy = ThreadPolicy(threads)
     step, restore = _prepare_step(model_or_step, mode, device)
     if device is not None:
@@ -498,19 +501,23 @@ def _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_bat
                 f"batch_sizes must be 'auto' or a list of sizes, got {batch_sizes!r}"
             )
         return None
-    sizes = list(batch_sizes)
-    bad = [s for s in sizes if isinstance(s, bool) or not isinstance(s, int) or s <= 0]
+    sizes = list(batch_sizes)  # (NumPy's integers too: np.arange(1, 9), 2 ** np.arange(8))
+    bad = [s for s in sizes if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s <= 0]
     if bad or not sizes:
         raise EveryOBenchmarkError(
             f"batch sizes must be positive integers, got {bad or 'an empty list'}"
         )
-    return sorted(set(sizes))
+    return sorted({int(s) for s in sizes})
 
 
 def _check_memory_limit(memory_limit):
     if memory_limit is None:
         return
-    if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) or memory_limit <= 0:
+    if (
+        isinstance(memory_limit, bool)
+        or not isinstance(memory_limit, numbers.Integral)
+        or memory_limit <= 0
+    ):
         raise EveryOBenchmarkError(f"memory_limit is a number of bytes > 0, got {memory_limit!r}")
 
 

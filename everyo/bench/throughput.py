@@ -153,7 +153,7 @@ def measure_training(
     """
     step, validate = _resolve(trainer_or_step, validate)
     n_batches = _len_or_none(loader)
-    steps = _check_counts(steps, warmup, n_batches)
+    steps, warmup = _check_counts(steps, warmup, n_batches)
     timer = Timer(clock=clock, synchronize=synchronize)
     batches = _cycle(loader)
     with ThreadPolicy(threads) as policy:
@@ -201,14 +201,13 @@ def _resolve(trainer_or_step, validate):
     return trainer_or_step, validate
 
 
-def _check_counts(steps, warmup, n_batches):
-    check_count("warmup", warmup, minimum=0)
+def _check_counts(steps, warmup, n_batches) -> tuple[int, int]:
+    warmup = check_count("warmup", warmup, minimum=0)
     if steps is None:
         if not n_batches:
             raise EveryOBenchmarkError("the loader has no len() (or is empty): pass steps=N")
-        return n_batches
-    check_count("steps", steps, minimum=1)
-    return steps
+        return n_batches, warmup
+    return check_count("steps", steps, minimum=1), warmup
 
 
 def _len_or_none(loader) -> int | None:

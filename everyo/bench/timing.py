@@ -8,6 +8,7 @@ environment record and a description of the workload.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Callable
 from typing import Any
@@ -87,7 +88,7 @@ def benchmark(
     >>> result.n, result.samples
     (20, 128)
     """
-    _check_options(fn, warmup, repeat, min_time, samples, sync)
+    warmup, repeat, samples = _check_options(fn, warmup, repeat, min_time, samples, sync)
     policy = ThreadPolicy(threads)
     timer = Timer(clock=clock, sync=sync, synchronize=synchronize)
     inputs = (fn, args, kwargs)
@@ -191,28 +192,32 @@ class Timer:
             self._sync = on_gpu(result)
 
 
-def _check_options(fn, warmup, repeat, min_time, samples, sync) -> None:
+def _check_options(fn, warmup, repeat, min_time, samples, sync) -> tuple[int, int, int | None]:
+    """Raise on a bad option; return ``warmup``, ``repeat`` and ``samples`` as Python ints."""
     if not callable(fn):
         raise EveryOBenchmarkError(
             f"benchmark() needs a callable to time, got {type(fn).__name__}; "
             "pass the function or model itself, not its result"
         )
-    check_count("warmup", warmup, minimum=0)
-    check_count("repeat", repeat, minimum=1)
+    warmup = check_count("warmup", warmup, minimum=0)
+    repeat = check_count("repeat", repeat, minimum=1)
     if min_time is not None and not (
         isinstance(min_time, (int, float)) and math.isfinite(min_time) and min_time >= 0
     ):
         raise EveryOBenchmarkError(f"min_time must be a number of seconds >= 0, got {min_time!r}")
     if samples is not None:
-        check_count("samples", samples, minimum=1)
+        samples = check_count("samples", samples, minimum=1)
     if sync not in ("auto", True, False):
         raise EveryOBenchmarkError(f"sync must be 'auto', True or False, got {sync!r}")
+    return warmup, repeat, samples
 
 
-def check_count(label: str, value: Any, *, minimum: int) -> None:
-    """Raise unless ``value`` is an int (not a bool) >= ``minimum`` (shared option check)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+def check_count(label: str, value: Any, *, minimum: int) -> int:
+    """``value`` as a Python int; raises unless it is an integer >= ``minimum``, NumPy's
+    included (``np.int64(5)``, a count read from an array), a bool not (shared option check)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise EveryOBenchmarkError(f"{label} must be an integer >= {minimum}, got {value!r}")
+    return int(value)  # (a result saved as JSON holds plain ints)
 
 
 def _callable_name(fn: Any) -> str:

@@ -219,3 +219,21 @@ def test_process_pool_runs_points_in_another_process():
         )
     assert [r.status for r in result.rows] == ["ok", "oom"]
     assert result[1].peak_memory == pytest.approx(PER_SAMPLE, rel=0.05)
+
+
+def test_numpy_integer_batch_sizes_and_counts_are_accepted_as_plain_ints():
+    # 2 ** np.arange(3) is how one writes a sweep's sizes in a notebook
+    result = sweep_batch_sizes(
+        step,
+        make_batch,
+        2 ** np.arange(3),
+        warmup=np.int64(0),
+        repeat=np.int64(2),
+        progress=False,
+        record_environment=False,
+        recheck=False,
+    )
+    assert [r.batch_size for r in result.rows] == [1, 2, 4]
+    assert all(type(r.batch_size) is int for r in result.rows)
+    with pytest.raises(EveryOBenchmarkError, match="positive integers"):
+        sweep_batch_sizes(step, make_batch, np.array([4, 0]), **QUICK)

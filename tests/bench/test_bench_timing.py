@@ -199,3 +199,23 @@ def test_loading_a_foreign_file_is_a_clear_error(tmp_path):
 def test_exported_names():
     assert bench.benchmark is benchmark
     assert callable(bench.environment)
+
+
+def test_numpy_integers_are_counts_and_the_saved_result_holds_plain_ints(tmp_path):
+    # a count read from an array (np.int64) is an integer; the JSON result holds a plain int
+    result = benchmark(
+        np.add,
+        1,
+        2,
+        warmup=np.int64(1),
+        repeat=np.int32(3),
+        samples=np.int64(4),
+        record_environment=False,
+    )
+    assert (result.warmup, result.n, result.samples) == (1, 3, 4)
+    assert all(type(v) is int for v in (result.warmup, result.repeat, result.samples))
+    result.to_json(tmp_path / "r.json")
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert (saved["warmup"], saved["repeat"], saved["samples"]) == (1, 3, 4)
+    with pytest.raises(EveryOBenchmarkError, match="repeat must be an integer >= 1"):
+        benchmark(np.add, 1, 2, repeat=np.True_)

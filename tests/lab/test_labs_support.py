@@ -169,7 +169,10 @@ def test_interleaved_alternates_the_calls_and_compares_medians():
 
     from everyo_lab.labs import interleaved
 
-    result = interleaved(slow, fast, warmup=1, repeat=5, clock=clock)
+    import numpy as np
+
+    # (NumPy's integers are counts too: a repeat read from an array)
+    result = interleaved(slow, fast, warmup=np.int64(1), repeat=np.int64(5), clock=clock)
     # warmup, then pairs in alternating order: neither side always goes first
     assert calls == ["slow", "fast"] + ["slow", "fast", "fast", "slow"] * 2 + ["slow", "fast"]
     assert result.speedup == pytest.approx(4.0)
