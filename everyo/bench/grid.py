@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
+import numpy as np
+
 from everyo.bench.placement import worker_environment, worker_name
 from everyo.bench.result import BenchmarkResult
 from everyo.errors import EveryOBenchmarkError
@@ -128,7 +130,16 @@ def grid_points(grid) -> list[dict[str, Any]]:
         )
     if not points:
         raise EveryOBenchmarkError("the grid has no points: give every parameter a value")
-    return points
+    # a column such as 2 ** np.arange(8) gives NumPy scalars: the points (and each result's
+    # workload["params"], which to_json writes) hold plain Python values, as sweeps do
+    return [{k: _plain(v) for k, v in p.items()} for p in points]
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy number, bool or string as the Python one (``np.int64(8)`` -> ``8``)."""
+    if isinstance(value, (np.integer, np.floating, np.bool_, np.str_)):
+        return value.item()
+    return value
 
 
 def run_grid_point(setup: Callable[..., Any], point: dict, options: dict) -> BenchmarkResult:

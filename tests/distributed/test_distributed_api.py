@@ -38,6 +38,21 @@ def test_grid_in_process_runs_every_point_in_order():
     assert results[2].workload["args"] == ["ndarray(8,) float64"]
 
 
+def test_a_grid_of_numpy_values_saves_its_points_as_plain_json(tmp_path):
+    # 2 ** np.arange(2) gives np.int64 values: to_json raised "Object of type int64 is not
+    # JSON serializable" for every point
+    results = benchmark_grid(setup, {"n": 2 ** np.arange(2), "fn": np.array(["tanh"])}, repeat=2)
+    for r in results:
+        loaded = BenchmarkResult.load(r.to_json(tmp_path / "point.json"))
+        assert loaded.workload["params"] == r.workload["params"]
+    assert [r.workload["params"] for r in results] == [
+        {"n": 1, "fn": "tanh"},
+        {"n": 2, "fn": "tanh"},
+    ]
+    assert all(type(r.workload["params"]["n"]) is int for r in results)
+    assert results[1].name == "setup[n=2, fn=tanh]"
+
+
 def test_a_grid_records_the_subnormal_flushing_it_ran_with():
     # the record is computed once per process, but this setting can change between two grids:
     # a stale "on" hid the switch from a regression check against the second grid's results
