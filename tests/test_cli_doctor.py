@@ -198,13 +198,17 @@ def test_format_result_tags(status):
 def test_machine_load_reports_the_load_the_threads_and_advice(
     monkeypatch, capsys, verdict, others, status, says
 ):
-    from everyo import machine_state
+    from everyo import machine_state, thread_policy
     from everyo.machine_state import MachineState
 
     reason = f"other processes used {others} of 2 cores; 2 BLAS threads"
     state = MachineState(verdict, reason, others_cores=others, usable_cores=2, blas_threads=2)
     monkeypatch.setattr(machine_state, "current_load", lambda window_s=0.1: state)
-    monkeypatch.setattr(machine_state, "threads_in_use", lambda: {"blas": 2, "openmp": None})
+    two = lambda: {"blas": 2, "openmp": None}  # noqa: E731
+    monkeypatch.setattr(machine_state, "threads_in_use", two)
+    # choose_threads reads them through its own import: left alone, the advice depended on
+    # the host's BLAS threads (OPENBLAS_NUM_THREADS=1 gave "already uses 2 threads")
+    monkeypatch.setattr(thread_policy, "threads_in_use", two)
     code, out = _run_doctor(monkeypatch, capsys, [doctor.check_machine_load])
     assert code == 0  # a busy machine is a warning, never a failure
     line = " ".join(out.split())
