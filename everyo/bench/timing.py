@@ -88,7 +88,7 @@ def benchmark(
     >>> result.n, result.samples
     (20, 128)
     """
-    warmup, repeat, samples = _check_options(fn, warmup, repeat, min_time, samples, sync)
+    warmup, repeat, min_time, samples = _check_options(fn, warmup, repeat, min_time, samples, sync)
     policy = ThreadPolicy(threads)
     timer = Timer(clock=clock, sync=sync, synchronize=synchronize)
     inputs = (fn, args, kwargs)
@@ -192,8 +192,11 @@ class Timer:
             self._sync = on_gpu(result)
 
 
-def _check_options(fn, warmup, repeat, min_time, samples, sync) -> tuple[int, int, int | None]:
-    """Raise on a bad option; return ``warmup``, ``repeat`` and ``samples`` as Python ints."""
+def _check_options(
+    fn, warmup, repeat, min_time, samples, sync
+) -> tuple[int, int, float | None, int | None]:
+    """Raise on a bad option; return ``warmup``, ``repeat`` and ``samples`` as Python ints and
+    ``min_time`` as a float."""
     if not callable(fn):
         raise EveryOBenchmarkError(
             f"benchmark() needs a callable to time, got {type(fn).__name__}; "
@@ -201,15 +204,23 @@ def _check_options(fn, warmup, repeat, min_time, samples, sync) -> tuple[int, in
         )
     warmup = check_count("warmup", warmup, minimum=0)
     repeat = check_count("repeat", repeat, minimum=1)
-    if min_time is not None and not (
-        isinstance(min_time, (int, float)) and math.isfinite(min_time) and min_time >= 0
-    ):
-        raise EveryOBenchmarkError(f"min_time must be a number of seconds >= 0, got {min_time!r}")
+    if min_time is not None:
+        # any real number (np.float32(0.5), np.int64(1)), not a bool (True read as 1 second)
+        if (
+            isinstance(min_time, bool)
+            or not isinstance(min_time, numbers.Real)
+            or not math.isfinite(min_time)
+            or min_time < 0
+        ):
+            raise EveryOBenchmarkError(
+                f"min_time must be a number of seconds >= 0, got {min_time!r}"
+            )
+        min_time = float(min_time)  # (a result saved as JSON holds a plain float)
     if samples is not None:
         samples = check_count("samples", samples, minimum=1)
     if sync not in ("auto", True, False):
         raise EveryOBenchmarkError(f"sync must be 'auto', True or False, got {sync!r}")
-    return warmup, repeat, samples
+    return warmup, repeat, min_time, samples
 
 
 def check_count(label: str, value: Any, *, minimum: int) -> int:

@@ -219,3 +219,16 @@ def test_numpy_integers_are_counts_and_the_saved_result_holds_plain_ints(tmp_pat
     assert (saved["warmup"], saved["repeat"], saved["samples"]) == (1, 3, 4)
     with pytest.raises(EveryOBenchmarkError, match="repeat must be an integer >= 1"):
         benchmark(np.add, 1, 2, repeat=np.True_)
+
+
+def test_min_time_takes_numpy_numbers_and_refuses_a_bool(tmp_path):
+    # np.float32(0.001) and np.int64(0) were refused as "not a number of seconds" while
+    # np.float64 passed (a float subclass); True passed as 1 second
+    for given in (np.float32(0.001), np.int64(0), np.float64(0.001)):
+        result = benchmark(np.add, 1, 2, repeat=2, min_time=given, record_environment=False)
+        assert type(result.min_time) is float and result.min_time == pytest.approx(given)
+        result.to_json(tmp_path / "r.json")
+        saved = json.loads((tmp_path / "r.json").read_text())
+        assert saved["min_time"] == pytest.approx(float(given))
+    with pytest.raises(EveryOBenchmarkError, match="min_time must be a number of seconds"):
+        benchmark(np.add, 1, 2, repeat=2, min_time=True)
