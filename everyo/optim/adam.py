@@ -52,6 +52,11 @@ class Adam(Optimizer):
         super().load_state_dict(state_dict)
         self._flat = {}
 
+    def __getstate__(self) -> dict:
+        out = super().__getstate__()
+        out.pop("_flat", None)  # keyed by the parameters' ids; rebuilt from the state on use
+        return out
+
     def _moments(self, plist: list):
         """One flat ``exp_avg`` and ``exp_avg_sq`` buffer for ``plist``; each parameter's state
         holds views into them, so the update runs as a dozen whole-buffer operations instead of

@@ -206,6 +206,24 @@ class Optimizer:
             p = params[int(key)]
             self.state[id(p)] = {k: _to_param(v, p) for k, v in st.items()}
 
+    def __getstate__(self) -> dict:
+        # pickle and copy.deepcopy: ``state`` is keyed by id(param), which the copied parameters
+        # do not share, so it is saved by the parameters' positions and keyed again on loading
+        # (keyed by the old ids, a copied Adam restarted its moments without a word)
+        out = dict(self.__dict__)
+        index = {id(p): i for i, p in enumerate(self._params())}
+        out["state"] = {index[pid]: st for pid, st in self.state.items() if pid in index}
+        out["_state_by_position"] = True
+        return out
+
+    def __setstate__(self, saved: dict) -> None:
+        saved = dict(saved)
+        by_position = saved.pop("_state_by_position", False)  # (absent: pickled before)
+        self.__dict__.update(saved)
+        if by_position:
+            params = self._params()
+            self.state = {id(params[i]): st for i, st in saved["state"].items()}
+
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, g in enumerate(self.param_groups):

@@ -232,3 +232,48 @@ def test_adam_fused_buffers_equal_separate_optimizers(cls, shapes):
     sd = opt.state_dict()
     assert [sd["state"][i]["step"] for i in range(3)] == [4, 3, 4]
     assert sd["state"][0]["exp_avg"].shape == shapes[0]
+
+
+def _trained(opt_cls, **kw):
+    model = eo.nn.Linear(3, 2, seed=0)
+    opt = opt_cls(model.parameters(), lr=0.1, **kw)
+    return model, opt
+
+
+def _step(model, opt):
+    opt.zero_grad()
+    x = eo.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    (model(x) ** 2).sum().backward()
+    opt.step()
+
+
+@pytest.mark.parametrize(
+    ("opt_cls", "kw"),
+    [(Adam, {}), (Adam, {"amsgrad": True}), (AdamW, {}), (SGD, {"momentum": 0.9})],
+)
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_a_model_copied_with_its_optimizer_trains_on_as_the_original(opt_cls, kw, how):
+    # the optimizer's state is keyed by id(param): a copy keyed by the old ids lost its
+    # moments (a restart, without a word) while the original kept them
+    import copy
+    import pickle
+
+    model, opt = _trained(opt_cls, **kw)
+    for _ in range(3):
+        _step(model, opt)
+    if how == "pickle":
+        model2, opt2 = pickle.loads(pickle.dumps((model, opt)))
+    else:
+        model2, opt2 = copy.deepcopy((model, opt))
+    assert set(opt2.state) == {id(p) for p in model2.parameters()}
+    for _ in range(2):
+        _step(model, opt)
+        _step(model2, opt2)
+    for p, p2 in zip(model.parameters(), model2.parameters()):
+        np.testing.assert_array_equal(p2.numpy(), p.numpy())
+    state, state2 = opt.state_dict()["state"], opt2.state_dict()["state"]
+    assert state.keys() == state2.keys() and state
+    for i, st in state.items():
+        assert st.keys() == state2[i].keys()
+        for key, value in st.items():
+            np.testing.assert_array_equal(state2[i][key], value)
