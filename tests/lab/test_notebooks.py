@@ -331,6 +331,7 @@ def test_lab_08s_checks_say_when_the_machine_was_too_busy_to_tell(capsys):
         ("02_regions_and_traces", "stage_speedup", {}),
         ("03_vectorisation", "speedup", {"rows": 1000}),
         ("03_vectorisation", "pair_speedup", {"points": 200}),
+        ("07_cpu_vs_cuda", "transfer_speedup", {}),
     ],
 )
 def test_a_speed_up_check_says_when_the_machine_made_it_inconclusive(lab_name, name, extra, capsys):
