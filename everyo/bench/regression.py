@@ -284,14 +284,28 @@ def check_regression(
         verdict=str(verdict),
         name=getattr(result, "name", "workload"),
         machine_differences=tuple(
-            machine_differences(
-                getattr(baseline, "environment", None), getattr(result, "environment", None)
-            )
+            machine_differences(_measured_environment(baseline), _measured_environment(result))
         ),
         machine_note=caveat or "",
         baseline_machine=_machine_text(baseline),
         new_machine=_machine_text(result),
     )
+
+
+def _measured_environment(value: Any) -> dict | None:
+    """The result's environment record with the BLAS threads its timed calls ran with.
+
+    The record is taken after ``threads=`` has put the threads back (and a grid's once per
+    process), so ``threads=1`` against ``threads=2`` read as the same settings; the machine
+    state, read while the threads were in force, says what the measurement used."""
+    env = getattr(value, "environment", None)
+    state = getattr(value, "machine_state", None)
+    threads = None if state is None else state.blas_threads
+    numpy = env.get("numpy") if isinstance(env, dict) else None
+    blas = numpy.get("blas") if isinstance(numpy, dict) else None
+    if threads is None or not isinstance(blas, dict) or blas.get("threads") is None:
+        return env  # (a record without BLAS threads compares none)
+    return {**env, "numpy": {**numpy, "blas": {**blas, "threads": threads}}}
 
 
 def _machine_text(value: Any) -> str:

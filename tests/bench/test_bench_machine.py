@@ -103,3 +103,27 @@ def test_docstring_example():
 
     result = doctest.testmod(everyo.bench.machine)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_blas_threads_compared_are_those_the_timed_calls_ran_with():
+    # benchmark() records its environment after threads= has put the threads back: a baseline
+    # timed with threads=1 and a result timed with threads=8 both recorded 8, and the check
+    # said nothing of the thread counts that made their times differ
+    from everyo.machine_state import MachineState
+
+    def timed_with(blas_threads):
+        state = MachineState(
+            "quiet", "other processes used 0.0 of 8 cores", usable_cores=8,
+            blas_threads=blas_threads, threads_policy=blas_threads, threads_applied=blas_threads,
+        )  # fmt: skip
+        return BenchmarkResult(
+            np.full(20, 0.01), name="w", environment=ENV, machine=state.to_dict()
+        )
+
+    check = check_regression(timed_with(8), timed_with(1))
+    assert check.machine_differences == ("BLAS threads 1 vs 8",)
+    assert "(baseline measured with other settings: BLAS threads 1 vs 8;" in str(check)
+    assert check_regression(timed_with(8), timed_with(8)).machine_differences == ()
+    # a result without a machine state compares its record's threads, as before
+    plain = BenchmarkResult(np.full(20, 0.01), name="w", environment=ENV)
+    assert check_regression(plain, timed_with(8)).machine_differences == ()
