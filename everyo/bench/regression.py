@@ -243,7 +243,7 @@ def check_regression(
 
     Parameters
     ----------
-    result : BenchmarkResult or array of seconds
+    result : BenchmarkResult, path to a saved one, or array of seconds
         The new measurement.
     baseline : BenchmarkResult, path to a saved result, or array of seconds
     threshold : float or str
@@ -259,8 +259,9 @@ def check_regression(
     RegressionCheck
         ``check.passed`` is False on a regression; ``print(check)`` explains the verdict.
     """
-    if isinstance(baseline, (str, os.PathLike)):
-        baseline = BenchmarkResult.load(baseline)
+    # a path on either side is loaded: its machine state and environment are judged too (a
+    # saved new result's contended state and settings went unread)
+    baseline, result = _result(baseline), _result(result)
     base, new = _times(baseline), _times(result)
     verdict, est, lo, hi = regression_verdict(
         base, new, threshold=threshold, statistic=statistic, confidence=confidence

@@ -127,3 +127,23 @@ def test_the_blas_threads_compared_are_those_the_timed_calls_ran_with():
     # a result without a machine state compares its record's threads, as before
     plain = BenchmarkResult(np.full(20, 0.01), name="w", environment=ENV)
     assert check_regression(plain, timed_with(8)).machine_differences == ()
+
+
+def test_a_saved_new_result_is_judged_with_its_machine_and_settings(tmp_path):
+    # check_regression("new.json", "base.json"): the new side's file was read for its times
+    # only, so a contended new measurement got a verdict and its other settings went unnamed
+    from everyo.bench.regression import MACHINE_BUSY
+    from everyo.machine_state import MachineState
+
+    base = BenchmarkResult(np.full(20, 0.01), name="w", environment=ENV)
+    contended = MachineState("contended", "other processes used 7.5 of 8 cores", usable_cores=8)
+    new = BenchmarkResult(
+        np.full(20, 0.01), name="w", environment=_with(cpu__model="Xeon B"),
+        machine=contended.to_dict(),
+    )  # fmt: skip
+    base.to_json(tmp_path / "base.json")
+    new.to_json(tmp_path / "new.json")
+    check = check_regression(tmp_path / "new.json", tmp_path / "base.json")
+    assert check.verdict == MACHINE_BUSY
+    assert check.machine_differences == ("CPU 'Xeon A' vs 'Xeon B'",)
+    assert check.new_machine.startswith("contended") and check.name == "w"
