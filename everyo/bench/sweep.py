@@ -501,7 +501,14 @@ def _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_bat
                 f"batch_sizes must be 'auto' or a list of sizes, got {batch_sizes!r}"
             )
         return None
-    sizes = list(batch_sizes)  # (NumPy's integers too: np.arange(1, 9), 2 ** np.arange(8))
+    try:
+        sizes = list(batch_sizes)  # (NumPy's integers too: np.arange(1, 9), 2 ** np.arange(8))
+    except TypeError:  # (one number: list(8) raised a bare TypeError)
+        one = isinstance(batch_sizes, numbers.Integral) and not isinstance(batch_sizes, bool)
+        raise EveryOBenchmarkError(
+            f"batch_sizes must be 'auto' or a list of sizes, got {batch_sizes!r}"
+            + (f": for one size, pass [{int(batch_sizes)}]" if one else "")
+        ) from None
     bad = [s for s in sizes if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s <= 0]
     if bad or not sizes:
         raise EveryOBenchmarkError(

@@ -237,3 +237,10 @@ def test_numpy_integer_batch_sizes_and_counts_are_accepted_as_plain_ints():
     assert all(type(r.batch_size) is int for r in result.rows)
     with pytest.raises(EveryOBenchmarkError, match="positive integers"):
         sweep_batch_sizes(step, make_batch, np.array([4, 0]), **QUICK)
+
+
+@pytest.mark.parametrize("one", [8, np.int64(8)])
+def test_one_number_as_batch_sizes_is_a_clear_error(one):
+    # list(8) raised a bare "TypeError: 'int' object is not iterable"
+    with pytest.raises(EveryOBenchmarkError, match=r"a list of sizes, got .*8.*pass \[8\]"):
+        sweep_batch_sizes(step, make_batch, one, **QUICK)
