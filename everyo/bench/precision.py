@@ -16,7 +16,7 @@ import numpy as np
 
 from everyo.bench.devices import is_module
 from everyo.bench.stats import summarize
-from everyo.bench.timing import Timer
+from everyo.bench.timing import Timer, check_count
 from everyo.errors import EveryOBenchmarkError
 from everyo.machine_state import MachineState, MachineWatch
 from everyo.thread_policy import ThreadPolicy
@@ -153,6 +153,10 @@ def compare_precisions(
         raise EveryOBenchmarkError(
             f"compare_precisions() needs a callable, got {type(fn).__name__}"
         )
+    # checked before any run: repeat=0 was reported as "the float64 reference run failed",
+    # and a negative warmup was taken
+    warmup = check_count("warmup", warmup, minimum=0)
+    repeat = check_count("repeat", repeat, minimum=1)
     names = [_dtype_name(d) for d in dtypes]
     ref_name = _dtype_name(reference)
     order = [ref_name] + [n for n in dict.fromkeys(names) if n != ref_name]

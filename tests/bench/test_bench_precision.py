@@ -80,6 +80,9 @@ def test_to_dataframe():
         ((np.tanh, X, ("int32",)), {}, "floating"),
         ((np.tanh, X, ("float99",)), {}, "unknown dtype"),
         ((42, X), {}, "needs a callable"),
+        ((np.tanh, X), {"repeat": 0}, "repeat must be an integer >= 1"),
+        ((np.tanh, X), {"warmup": -1}, "warmup must be an integer >= 0"),
+        ((np.tanh, X), {"repeat": 2.5}, "repeat must be an integer >= 1"),
     ],
 )
 def test_bad_inputs(args, kwargs, message):
@@ -95,3 +98,8 @@ def test_failing_reference_is_an_error():
 
     with pytest.raises(EveryOBenchmarkError, match="reference run failed"):
         compare_precisions(no_float64, X, repeat=2)
+
+
+def test_numpy_integer_counts_are_accepted():
+    result = compare_precisions(np.tanh, X, ("float32",), warmup=np.int64(0), repeat=np.int32(2))
+    assert result["float32"].status == "ok"
