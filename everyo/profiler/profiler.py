@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import sys
 import threading
 import time
@@ -38,7 +39,8 @@ default_clock = time.perf_counter_ns
 
 def _check_warmup(warmup) -> int:
     """A whole number of events >= 0; a fractional one is truncated (as EveryO does)."""
-    ok = isinstance(warmup, (int, float)) and not isinstance(warmup, bool)
+    # NumPy's numbers too (np.int64(3) was refused while np.float64(3.0) passed)
+    ok = isinstance(warmup, numbers.Real) and not isinstance(warmup, bool)
     if not ok or warmup != warmup or warmup in (float("inf"), float("-inf")) or warmup < 0:
         raise EveryOProfilerError(
             f"warmup={warmup!r}: use a whole number >= 0 (the number of first recorded events "

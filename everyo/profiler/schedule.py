@@ -7,6 +7,7 @@ and the profiler records only during the ``active`` steps of each cycle.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 from everyo.errors import EveryOProfilerError
@@ -27,8 +28,10 @@ class Schedule:
     def __post_init__(self):
         for field in ("wait", "warmup", "active", "repeat"):
             value = getattr(self, field)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            # NumPy's integers too (np.int64(2), a count read from an array), held as ints
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
                 raise EveryOProfilerError(f"schedule({field}={value!r}): use a whole number >= 0")
+            object.__setattr__(self, field, int(value))
         if self.active == 0:
             raise EveryOProfilerError("schedule(active=0) would record nothing: use active >= 1")
 

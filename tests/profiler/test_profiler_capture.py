@@ -358,3 +358,18 @@ def test_shapes_follow_changing_batch_sizes(clock, registry):
     assert lin0 == [f"[({r}, 4)] -> ({r}, 16)" for r in (32, 8, 32, 8, 8)]
     seq = [e.shapes for e in p.events if e.path == ""]
     assert seq == [f"[({r}, 4)] -> ({r}, 2)" for r in (32, 8, 32, 8, 8)]
+
+
+def test_numpy_counts_are_whole_numbers_for_warmup_and_schedules(registry):
+    # np.int64(3) was refused ("use a whole number >= 0") while np.float64(3.0) passed
+    p = Profiler(warmup=np.int64(3), registry=registry)
+    assert p.warmup == 3 and type(p.warmup) is int
+    s = schedule(wait=np.int64(1), warmup=np.int32(0), active=np.int64(2), repeat=np.uint8(1))
+    assert (s.wait, s.warmup, s.active, s.repeat) == (1, 0, 2, 1)
+    assert all(type(v) is int for v in (s.wait, s.warmup, s.active, s.repeat))
+    assert [s.action(i) for i in range(4)] == ["wait", "active", "active", "done"]
+    for bad in (np.True_, np.float64(1.0)):
+        with pytest.raises(EveryOProfilerError, match="whole number"):
+            schedule(wait=bad)
+    with pytest.raises(EveryOProfilerError, match="warmup"):
+        Profiler(warmup=np.True_, registry=registry)
