@@ -54,8 +54,9 @@ print(result)
 
 # %% [markdown]
 # **Can you trust these points?** The first line under the table says what the machine did
-# while the sweep measured: `quiet`, `busy` (other processes used some cores, ours had their
-# own) or `contended` (our BLAS threads shared cores with other processes). On a shared
+# while the sweep measured: `quiet`, `busy` (other processes used some cores; ours had cores of
+# their own, or ran on one BLAS thread, which takes turns with theirs and is only slower) or
+# `contended` (our several BLAS threads shared cores with other processes). On a shared
 # JupyterHub another student's kernel doing matrix products can make a single point 100× slower
 # than its neighbours: OpenBLAS's threads spin waiting for each other while the other kernel
 # runs. So the sweep limits BLAS threads to the cores other processes leave free
