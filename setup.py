@@ -6,8 +6,9 @@ backward passes and optimizer steps run in.
 
 Everything else about the package is in pyproject.toml. The extensions are optional: where no C
 compiler is found the install still succeeds, ``everyo.profiler.recorder`` records through its
-pure-Python path (the same events, about twice the cost per event; ``python -m everyo info``
-says which one runs), ``everyo.nn.Module`` calls through its Python ``__call__`` (the same
+pure-Python path (the same events, at several times the cost per event: figures in
+``benchmarks/RESULTS.md``; ``python -m everyo info`` says which one runs),
+``everyo.nn.Module`` calls through its Python ``__call__`` (the same
 calls and events, a frame more per call), the sampler samples the main thread with a timer
 signal and a Python handler (the same samples, at a higher cost per sample), the live
 dashboard folds events in with NumPy (the same figures, with about twice the GIL hand-overs per

@@ -14,7 +14,8 @@ from everyo._version import __version__
 
 COMMANDS = {
     "info": "print the environment record every benchmark stores",
-    "doctor": "check NumPy/BLAS, CuPy and the lab extras, with a fix for each failure",
+    "doctor": "check Python, NumPy/BLAS, the machine's load, CuPy and the lab extras, with a fix "
+    "for each problem",
     "bench": "time a callable (module:function), compare it to a baseline, gate CI on regressions",
     "profile": "run a Python script under the profiler and print the summary table",
     "demo": "profile a built-in example model and write everyo-demo.trace.json",
@@ -22,7 +23,9 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m everyo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m everyo", description=__doc__.splitlines()[0].replace("``", "")
+    )
     parser.add_argument("--version", action="version", version=f"everyo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():

@@ -7,7 +7,8 @@ worker threads spin waiting for each other while descheduled). So every benchmar
 point, profiled run and comparison carries a :class:`MachineState`:
 
 - ``quiet``: other processes used (almost) no CPU while it ran;
-- ``busy``: they used some, and this process's threads still had cores of their own;
+- ``busy``: they used some, and this process's threads still had cores of their own, or were
+  one thread (it takes turns with theirs: slower, but it does not collapse);
 - ``contended``: this process's threads had to share cores with them (others' cores plus our
   BLAS/OpenMP threads exceed the usable cores), the case where multi-threaded BLAS collapses;
 - ``unknown``: the platform does not say (the reason says why).

@@ -295,3 +295,13 @@ def test_info_piped_into_a_reader_that_stops_early_prints_no_traceback():
         timeout=120,
     )
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr
+
+
+def test_help_lists_every_command_in_plain_text(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out  # the docstring's markup does not reach a terminal
+    for command in ("info", "doctor", "bench", "profile", "demo"):
+        assert f"    {command} " in out

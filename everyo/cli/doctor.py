@@ -106,8 +106,8 @@ def check_threadpoolctl() -> CheckResult:
         return CheckResult(
             "threadpoolctl",
             "warn",
-            "not installed: BLAS thread counts are not recorded",
-            'pip install "everyo[bench]"',
+            "not installed: BLAS threads are neither recorded nor limited (threads=)",
+            "pip install threadpoolctl (a dependency of everyo: reinstalling everyo brings it)",
         )
     return CheckResult("threadpoolctl", "ok", _version(module))
 

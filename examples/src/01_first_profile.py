@@ -126,7 +126,8 @@ with eo.no_grad():
 # guide warns). **Self time** is a module's time minus its children's; self times do not
 # overlap.
 #
-# **Exercise 1.** Which column of the summary adds up to the run's wall time? Set `column`.
+# **Exercise 1.** Which column of the summary adds up to the run's wall time, less the moments
+# between calls that no module holds? Set `column`.
 
 # %%
 table = analysis.summarize(runs["baseline"])
@@ -143,14 +144,20 @@ column = "self_ms"  # self times do not overlap; inclusive totals count nested t
 
 # %% [check]
 explained_ms = sum(row[column] for row in table)
-# overlapping intervals sum to well over the wall time; the moments between calls (the loop
-# itself, and on a busy machine a few milliseconds of a 5-ms small-size run) to a little under
+# judged by the column, not by how near its sum comes to the wall time: the moments between
+# calls (the loop, and whatever else a busy kernel ran meanwhile) belong to no module, and their
+# share of a few-ms run varies from run to run
 lab.check(
-    0.6 * wall_ms <= explained_ms <= 1.1 * wall_ms,
-    f"the {column!r} column sums to {explained_ms:.1f} ms but the wall time is "
-    f"{wall_ms:.1f} ms: nested intervals overlap, so look for the column that counts each "
-    "moment once",
-    passed=f"{column} sums to {explained_ms:.1f} ms of {wall_ms:.1f} ms wall time",
+    column == "self_ms",
+    f"the {column!r} column sums to {explained_ms:.1f} ms against a wall time of "
+    f"{wall_ms:.1f} ms: "
+    + (
+        "nested intervals overlap, so look for the column that counts each moment once"
+        if explained_ms > wall_ms
+        else "look for the column that counts each moment once, and every moment of every call"
+    ),
+    passed=f"{column} sums to {explained_ms:.1f} ms of {wall_ms:.1f} ms wall time; the other "
+    f"{max(wall_ms - explained_ms, 0):.1f} ms passed outside every module call",
 )
 
 # %% [markdown]

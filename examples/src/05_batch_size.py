@@ -54,8 +54,9 @@ print(result)
 
 # %% [markdown]
 # **Can you trust these points?** The first line under the table says what the machine did
-# while the sweep measured: `quiet`, `busy` (other processes used some cores, ours had their
-# own) or `contended` (our BLAS threads shared cores with other processes). On a shared
+# while the sweep measured: `quiet`, `busy` (other processes used some cores; ours had cores of
+# their own, or ran on one BLAS thread, which takes turns with theirs and is only slower) or
+# `contended` (our several BLAS threads shared cores with other processes). On a shared
 # JupyterHub another student's kernel doing matrix products can make a single point 100× slower
 # than its neighbours: OpenBLAS's threads spin waiting for each other while the other kernel
 # runs. So the sweep limits BLAS threads to the cores other processes leave free
@@ -83,13 +84,12 @@ bytes_per_sample = (result[1024].peak_memory - result[256].peak_memory) / (1024 
 
 # %% [check]
 slope = (result[1024].peak_memory - result[256].peak_memory) / (1024 - 256)
-floats = 32 + 256 + 256 + 10  # input, Linear, ReLU and output elements per sample
 lab.check(
     abs(bytes_per_sample - slope) <= 0.02 * slope,
     f"bytes_per_sample={bytes_per_sample:.0f}; divide the growth of peak_memory from 256 to "
     "1024 by the growth of the batch",
-    passed=f"{slope:.0f} bytes per sample (the input and activations are {floats} float32 "
-    f"values = {floats * 4} bytes per sample)",
+    passed=f"{slope:.0f} bytes per sample, {slope / 4:.0f} float32 values held at the peak "
+    "(per sample the input has 32, each of the two hidden activations 256, the output 10)",
 )
 
 # %% [markdown]

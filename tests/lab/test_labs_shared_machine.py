@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -91,6 +92,28 @@ def _largest_unflagged_cliff(rows: list[dict]) -> float:
     return max(ratios)
 
 
+def _passed(text: str, number: int) -> str:
+    return re.search(rf"^\u2713 check {number} passed: (.*)$", text, flags=re.M).group(1)
+
+
+def _figures_agree(lab: str, text: str) -> None:
+    """The passing messages state only figures the lab measured, and agree with each other
+    (under load two measurements differ: a fixed ceiling or a count from the model's shapes
+    printed beside them contradicted them)."""
+    if lab == "04_data_pipeline":
+        line = _passed(text, 6)
+        m = re.search(r"takes ([\d.]+) ms instead of ([\d.]+) ms, ([\d.]+)x the samples/s", line)
+        assert m, line
+        fast, slow, speedup = map(float, m.groups())
+        assert slow / fast == pytest.approx(speedup, rel=0.02), line
+        assert "Machine: " in line, line
+    else:
+        line = _passed(text, 1)
+        m = re.search(r"^(\d+) bytes per sample, (\d+) float32 values", line)
+        assert m, line
+        assert int(m.group(1)) / 4 == pytest.approx(int(m.group(2)), abs=1), line
+
+
 @pytest.mark.slow
 @pytest.mark.real_machine
 @pytest.mark.parametrize("lab", ["04_data_pipeline", "05_batch_size"])
@@ -101,6 +124,7 @@ def test_labs_hold_beside_a_blas_burner(lab, blas_burner, tmp_path, monkeypatch)
     assert "Not yet" not in text
     results = json.loads((tmp_path / "results" / f"{lab}.json").read_text())
     assert results["checks"] and all(c["met"] for c in results["checks"])
+    _figures_agree(lab, text)
     if lab == "05_batch_size":
         sweep = json.loads((tmp_path / "results" / "05-inference-sweep.json").read_text())
         assert _largest_unflagged_cliff(sweep["rows"]) <= 3.0, sweep["rows"]

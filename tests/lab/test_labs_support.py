@@ -167,9 +167,9 @@ def test_interleaved_alternates_the_calls_and_compares_medians():
         calls.append("fast")
         now[0] += 0.001
 
-    from everyo_lab.labs import interleaved
-
     import numpy as np
+
+    from everyo_lab.labs import interleaved
 
     # (NumPy's integers are counts too: a repeat read from an array)
     result = interleaved(slow, fast, warmup=np.int64(1), repeat=np.int64(5), clock=clock)
