@@ -146,11 +146,21 @@ class Lab:
         """The value for this lab size: ``small`` in CI, ``full`` in class."""
         return small if self.size == "small" else full
 
-    def check(self, condition: Any, hint: str, *, passed: str | None = None) -> None:
+    def check(
+        self, condition: Any, hint: str, *, passed: str | None = None, measured: Any = None
+    ) -> None:
         """A self-check: print ``passed`` (or the hint) when ``condition`` holds, else raise
         :class:`LabCheckError` with ``hint``, which should say what to change. In the
-        ``report`` check mode an unmet check prints that message as one line and returns."""
+        ``report`` check mode an unmet check prints that message as one line and returns.
+
+        ``measured``: the comparison the check judges (``interleaved()``'s result, say). When
+        the machine made it inconclusive, both messages say so and ask for a rerun: a student
+        must not read a busy machine's figure as the lesson."""
         __tracebackhide__ = True  # pytest and IPython: the check's frame is not the story
+        if measured is not None and not getattr(measured, "conclusive", True):
+            note = measured.machine_note
+            passed = f"{passed or hint}; but {note}: rerun to confirm"
+            hint = f"{hint}; and rerun this cell: {note}"
         key = self._key()
         keys = list(self.results)
         number = keys.index(key) + 1 if key in self.results else len(keys) + 1

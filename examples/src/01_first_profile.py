@@ -241,9 +241,9 @@ print(speedup)
 lab.check(
     speedup.speedup >= 3 and speedup.verdict == "faster",
     f"the speed-up is {speedup.speedup:.1f}x ({speedup.verdict}); vectorise "
-    "RowScaleVectorised.forward (no Python loop over rows) to reach at least 3x"
-    + ("" if speedup.conclusive else f"; and rerun this cell: {speedup.machine_note}"),
+    "RowScaleVectorised.forward (no Python loop over rows) to reach at least 3x",
     passed=f"{speedup.speedup:.1f}x faster",
+    measured=speedup,
 )
 # np.allclose applies the rule of the guide's np.testing.assert_allclose, as a True/False
 error = float(np.abs(reference - candidate).max())

@@ -233,9 +233,9 @@ labels_new, conf_new = postprocess_fast(logits)
 lab.check(
     stage_speedup.speedup >= 3 and stage_speedup.verdict == "faster",
     f"postprocess_fast is {stage_speedup.speedup:.1f}x as fast as postprocess; remove the "
-    "per-sample loop to reach 3x"
-    + ("" if stage_speedup.conclusive else f"; and rerun this cell: {stage_speedup.machine_note}"),
+    "per-sample loop to reach 3x",
     passed=f"postprocess is {stage_speedup.speedup:.1f}x faster",
+    measured=stage_speedup,
 )
 lab.check(
     np.array_equal(labels_ref, labels_new)

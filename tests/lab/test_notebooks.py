@@ -328,6 +328,7 @@ def test_lab_08s_checks_say_when_the_machine_was_too_busy_to_tell(capsys):
 @pytest.mark.parametrize(
     ("lab_name", "name", "extra"),
     [
+        ("01_first_profile", "speedup", {}),
         ("02_regions_and_traces", "stage_speedup", {}),
         ("03_vectorisation", "speedup", {"rows": 1000}),
         ("03_vectorisation", "pair_speedup", {"points": 200}),
