@@ -206,7 +206,9 @@ def _print_hot_lines(profiler) -> None:
     """The hot lines of the table's top rows (by total time) that hold samples."""
     from everyo.profiler.sampled_lines_text import top_rows_text
 
-    print("\n" + top_rows_text(profiler.run))
+    text = top_rows_text(profiler.run)
+    if text:  # (a run without events: the summary showed its samples)
+        print("\n" + text)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -116,7 +116,7 @@ def summarize(
     batch, wall, run = _resolve(source)
     notes = run_notes(run)
     if len(batch) == 0:
-        return SummaryTable([], group_by=group_by, wall_ms=wall / 1e6, notes=notes)
+        return SummaryTable([], group_by=group_by, wall_ms=wall / 1e6, notes=notes, run=run)
     groups, g = _aggregate(batch, group_by)
     rows = groups.rows(batch.keys, batch.shape_table, wall)
     _spread_columns(batch.dur_ns, g, groups, rows)
@@ -128,7 +128,7 @@ def summarize(
         )
     rows.sort(key=lambda r: r[sort_by], reverse=descending)
     return SummaryTable(
-        rows[:top] if top else rows, group_by=group_by, wall_ms=wall / 1e6, notes=notes
+        rows[:top] if top else rows, group_by=group_by, wall_ms=wall / 1e6, notes=notes, run=run
     )
 
 

@@ -104,3 +104,20 @@ def outermost_time(batch, selected: np.ndarray) -> tuple[int, int]:
         cur[live] = batch.parent[cur[live]]
     top = selected & ~covered
     return int(selected.sum()), int(batch.dur_ns[top].sum())
+
+
+def covered_ns(batch) -> int:
+    """Wall time during which at least one event was open, on any thread (the union of the
+    events' spans): what is left of the run's wall time is the time outside every event."""
+    if not len(batch):
+        return 0
+    top = batch.depth == 0
+    lo, hi = batch.start_ns[top], batch.start_ns[top] + batch.dur_ns[top]
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    reach = np.maximum.accumulate(hi)  # the furthest end so far: a new span starts past it
+    fresh = np.ones(len(lo), bool)
+    fresh[1:] = lo[1:] > reach[:-1]
+    starts = np.flatnonzero(fresh)
+    ends = np.append(starts[1:], len(lo)) - 1
+    return int((reach[ends] - lo[starts]).sum())

@@ -16,6 +16,7 @@ engine counts for the user's line that called it; ``hide=None`` shows every fram
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 from dataclasses import dataclass, field
@@ -24,10 +25,18 @@ from importlib.util import find_spec
 import numpy as np
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler.attribution import inside, outermost_time, owners, require_samples
+from everyo.profiler.attribution import (
+    covered_ns,
+    inside,
+    outermost_time,
+    owners,
+    require_samples,
+)
 from everyo.profiler.attribution import select_rows as _select
 
 HIDE = ("everyo", "libraries", None)
+RUN_LABEL = "the run"
+OUTSIDE_LABEL = "time outside every event"
 
 
 @dataclass
@@ -42,7 +51,8 @@ class HotLines:
     total_share`` (shares of the event's sampled time), by ``self_ns`` descending;
     ``tree``: nested ``{"file", "line", "function", "total_ns", "self_ns", "share",
     "children"}``: a root for the event (``file`` empty, ``function`` the event's name) whose
-    children start at the deepest frame every sample shares.
+    children start at the deepest frame every sample shares. ``scope``: ``"event"`` (one
+    event or a name's), ``"run"`` (every sample) or ``"outside"`` (the samples no event holds).
     """
 
     event: str
@@ -56,6 +66,7 @@ class HotLines:
     effective_samples: float = 0.0
     lines: list = field(default_factory=list)
     tree: dict | None = None
+    scope: str = "event"
 
     @property
     def top_line(self) -> dict | None:
@@ -68,23 +79,89 @@ class HotLines:
         return render(self)
 
 
+FRAMEWORKS = ("torch",)
+"""Installed frameworks whose frames fold with everyo's (``hide="everyo"``): like everyo's
+engine, their own frames say how a model runs, not which line of the user's asked for it."""
+RUNNERS = ("<frozen runpy>",)  # the script runner (python -m everyo profile): context only
+
+
 def frame_filter(frames: list, hide: str | None) -> np.ndarray:
-    """Which frames are folded: everyo's own (``"everyo"``), also the standard library's and
-    installed packages' (``"libraries"``), or none (``None``)."""
+    """Which frames are folded: everyo's own, the frameworks' (:data:`FRAMEWORKS`) and the
+    script runner's (``"everyo"``), also the standard library's and installed packages'
+    (``"libraries"``), or none (``None``)."""
     _check_hide(hide)
     if hide is None:
         return np.zeros(len(frames), bool)
-    roots = [_package_dir("everyo"), _package_dir("everyo_lab")]
-    if hide == "libraries":
-        import sysconfig
-
-        paths = sysconfig.get_paths()
-        roots += [paths["stdlib"], paths["purelib"], paths["platlib"]]
-    roots = tuple(os.path.join(r, "") for r in roots if r)
-    hidden = [f[0].startswith(roots) for f in frames]
+    roots = _roots("everyo") + (_roots("libraries") if hide == "libraries" else ())
+    hidden = [f[0].startswith(roots) or f[0] in RUNNERS for f in frames]
     if hide == "libraries":
         hidden = [h or f[0].startswith("<frozen") for h, f in zip(hidden, frames)]
     return np.array(hidden, bool)
+
+
+def library_frames(frames: list) -> np.ndarray:
+    """Which frames are the standard library's or an installed package's (everyo's and the
+    frameworks' excepted)."""
+    ours, libs = _roots("everyo"), _roots("libraries")
+    return np.array(
+        [
+            not f[0].startswith(ours) and (f[0].startswith(libs) or f[0].startswith("<frozen"))
+            for f in frames
+        ],
+        bool,
+    )
+
+
+class Folding:
+    """The frames of a stack that ``hide`` leaves visible.
+
+    Where folding leaves a stack ending in library frames only (NumPy's ``_sum`` under a
+    backward pass), the innermost folded frame above them (everyo's operation, e.g. a matmul's
+    backward) stays visible: it says which operation spent that time.
+    """
+
+    def __init__(self, frames: list, hide: str | None):
+        self.frames = frames
+        self.hidden = frame_filter(frames, hide)
+        self.library = library_frames(frames) if hide == "everyo" else None
+
+    def visible(self, fids: list[int]) -> list[int]:
+        """The visible frame ids of a stack's ``fids`` (outermost first)."""
+        hidden, library = self.hidden, self.library
+        out = [f for f in fids if not hidden[f]]
+        if library is None or not out or not library[out[-1]]:
+            return out
+        tail = len(fids)  # where the stack's trailing library frames begin
+        while tail and library[fids[tail - 1]]:
+            tail -= 1
+        above = fids[tail - 1] if tail else -1
+        if above < 0 or not hidden[above] or self.frames[above][0] in RUNNERS:
+            return out
+        return [f for f in fids[:tail] if not hidden[f]] + [above] + fids[tail:]
+
+
+_FILE_NAMERS: list = []
+
+
+def add_file_namer(namer) -> None:
+    """Have ``namer(file, line)`` name sampled lines: it returns the text for a frame's place
+    (IPython's ``"Cell In[7], line 11"`` for a notebook cell's file), or ``None`` to leave it
+    to the next namer and then to ``"file.py:11"``. everyo_lab adds IPython's."""
+    if namer not in _FILE_NAMERS:
+        _FILE_NAMERS.append(namer)
+
+
+def place(file: str, line: int) -> str:
+    """Where a sampled line is, as the reader knows it: ``"train.py:11"``, or a namer's text
+    (:func:`add_file_namer`)."""
+    for namer in _FILE_NAMERS:
+        try:
+            named = namer(file, line)
+        except Exception:  # noqa: BLE001 - a namer's failure costs its name, not the report
+            named = None
+        if named:
+            return named
+    return f"{os.path.basename(file)}:{line}"
 
 
 def _check_hide(hide) -> None:
@@ -93,8 +170,25 @@ def _check_hide(hide) -> None:
 
 
 def _package_dir(name: str) -> str | None:
-    spec = find_spec(name)  # (finds the package without importing it)
+    try:
+        spec = find_spec(name)  # (finds the package without importing it)
+    except (ImportError, ValueError):
+        return None
     return os.path.dirname(spec.origin) if spec is not None and spec.origin else None
+
+
+@functools.lru_cache(maxsize=2)
+def _roots(which: str) -> tuple[str, ...]:
+    """The folders whose files ``which`` (``"everyo"`` or ``"libraries"``) folds, each ending
+    in a separator (found once: they do not move while the process runs)."""
+    if which == "everyo":
+        dirs = [_package_dir(name) for name in ("everyo", "everyo_lab", *FRAMEWORKS)]
+    else:
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        dirs = [paths["stdlib"], paths["purelib"], paths["platlib"]]
+    return tuple(os.path.join(d, "") for d in dirs if d)
 
 
 def hot_lines(
@@ -106,6 +200,7 @@ def hot_lines(
     self_only: bool = False,
     top: int | None = 10,
     step: int | None = None,
+    outside: bool = False,
 ) -> HotLines:
     """The hot lines and call tree of ``event``'s stack samples.
 
@@ -129,16 +224,32 @@ def hot_lines(
     step : int, optional
         Only the samples of training step ``step`` (0-based, between the run's step marks:
         ``profiler.step()``); with ``event=None``, the whole step.
+    outside : bool
+        With ``event=None``: only the samples no recorded event holds (the time outside
+        every event: plain Python and NumPy code, imports, set-up). In a run without events
+        that is every sample.
     """
     samples = require_samples(run)
     _check_hide(hide)
     mode = mode or run.options.get("sample_mode") or "wall"
     if mode not in ("wall", "cpu"):
         raise EveryOProfilerError(f"mode={mode!r}: use 'wall' or 'cpu'")
+    if outside and event is not None:
+        raise EveryOProfilerError(
+            f"outside=True takes the samples no event holds: give event=None, not {event!r}"
+        )
     cols = samples.read()
-    if event is None:  # the whole run: every sample, inside an event or not
-        hit = np.ones(len(cols["t_ns"]), bool)
-        label, calls, event_ns = "the run", 1, run.wall_ns
+    scope = "event"
+    if event is None:  # the whole run (every sample, inside an event or not) or outside them
+        batch = run.snapshot()
+        if outside and len(batch):
+            hit = owners(batch, cols["t_ns"], cols["tid"]) < 0
+            label, scope = OUTSIDE_LABEL, "outside"
+            event_ns = run.wall_ns - covered_ns(batch)
+        else:
+            hit = np.ones(len(cols["t_ns"]), bool)
+            label, scope, event_ns = RUN_LABEL, "run", run.wall_ns
+        calls = 1
         if step is not None:
             lo, hi = step_window(run, step)
             label, event_ns = f"step {step}", hi - lo
@@ -161,6 +272,7 @@ def hot_lines(
         mode,
         run.options.get("sample_ms"),
         hide,
+        scope=scope,
     )
     if out.sampled_ns > 0:
         w = weight.astype(np.float64)
@@ -173,6 +285,30 @@ def hot_lines(
             samples, ids, weight, hide=hide, label=label, top=top
         )
     return out
+
+
+OUTSIDE_MIN_SHARE = 0.1
+"""A run with events shows the sampled time outside them once it is this share of the
+sampled time or more (a run without events shows all of it)."""
+
+
+def outside_events(run, *, hide: str | None = "everyo", top: int | None = 10):
+    """:func:`hot_lines` of the time outside every event (a run without events: the whole run)
+    when the run has samples there worth reading (:data:`OUTSIDE_MIN_SHARE`), else ``None``:
+    where the time went that no event names, as the summary, the CLI and the dashboard show it.
+    """
+    samples = getattr(run, "samples", None)
+    if samples is None or not len(samples) or getattr(run, "status", "") == "running":
+        return None
+    hot = hot_lines(run, None, hide=hide, top=top, outside=True)
+    if not hot.sampled_ns or hot.tree is None:
+        return None
+    if hot.scope == "outside":
+        mode = "wall_ns" if hot.mode == "wall" else "cpu_ns"
+        whole = int(samples.read()[mode].sum())
+        if hot.sampled_ns < OUTSIDE_MIN_SHARE * whole:
+            return None
+    return hot
 
 
 def summarize_stacks(
@@ -189,7 +325,7 @@ def summarize_stacks(
     total = int(weight.sum())
     if total <= 0:
         return None, []
-    stacks = _visible_stacks(samples, ids, frame_filter(samples.frames, hide))
+    stacks = _visible_stacks(samples, ids, Folding(samples.frames, hide))
     # the frames above the deepest one every sample shares are the caller's context (the
     # script runner, the notebook's machinery): the same for every sample, so left out
     root_at = max(_common_depth(stacks), 0)
@@ -216,13 +352,13 @@ def _weights(cols: dict, hit: np.ndarray, mode: str) -> np.ndarray:
     return cols["wall_ns" if mode == "wall" else "cpu_ns"][hit]
 
 
-def _visible_stacks(samples, stack_ids: np.ndarray, hidden: np.ndarray) -> list[tuple]:
+def _visible_stacks(samples, stack_ids: np.ndarray, folding: Folding) -> list[tuple]:
     cache: dict[int, tuple] = {}
     out = []
     for sid in stack_ids.tolist():
         vis = cache.get(sid)
         if vis is None:
-            vis = cache[sid] = tuple(f for f in samples.frames_of(sid) if not hidden[f])
+            vis = cache[sid] = tuple(folding.visible(samples.frames_of(sid)))
         out.append(vis)
     return out
 

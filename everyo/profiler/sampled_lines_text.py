@@ -9,7 +9,7 @@ What ``print(hot_lines(...))`` and ``python -m everyo profile --sample`` show::
 
 from __future__ import annotations
 
-import os
+from everyo.profiler.sampled_lines import place
 
 TREE_MIN_SHARE = 0.01  # call-tree nodes below 1 % of the event are left out of the text
 TREE_MAX_DEPTH = 16
@@ -18,7 +18,37 @@ TREE_MAX_DEPTH = 16
 def _where(row: dict) -> str:
     if not row["file"]:
         return row["function"]
-    return f"{os.path.basename(row['file'])}:{row['line']}  {row['function']}"
+    return f"{place(row['file'], row['line'])}  {row['function']}"
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 call"``, ``"2 calls"`` (thousands separated)."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def uneven_text(hot) -> str:
+    """What a reader must know when the samples weigh unevenly (a busy machine: some samples
+    stood for long waits for a core), else ``""``: the shares are then as sure as from far
+    fewer even samples."""
+    if not 0 < hot.effective_samples < 0.8 * hot.samples:
+        return ""
+    return (
+        f"uneven: a few samples stood for long waits, so the shares are only as sure as "
+        f"{plural(round(hot.effective_samples), 'evenly spaced sample')} would make them"
+    )
+
+
+def head_text(hot) -> str:
+    """The first line: what was sampled, how long, how many samples."""
+    every = f" at {hot.interval_ms:g} ms" if hot.interval_ms else ""
+    took = f"{hot.event_ns / 1e6:,.1f} ms"
+    if hot.scope == "event":
+        what = f"{hot.event!r}: {plural(hot.calls, 'call')}, {took}"
+    else:
+        what = f"{hot.event}: {took}"
+    head = f"hot lines of {what}; {plural(hot.samples, 'sample')}{every} ({hot.mode} time)"
+    uneven = uneven_text(hot)
+    return f"{head}; {uneven}" if uneven else head
 
 
 def _source(row: dict, width: int = 60) -> str:
@@ -28,13 +58,7 @@ def _source(row: dict, width: int = 60) -> str:
 
 def render(hot, lines: int = 10, tree: bool = True) -> str:
     """The text of ``hot`` (a :class:`HotLines`): up to ``lines`` lines, then the tree."""
-    every = f" at {hot.interval_ms:g} ms" if hot.interval_ms else ""
-    head = (
-        f"hot lines of {hot.event!r}: {hot.calls:,} calls, {hot.event_ns / 1e6:,.1f} ms; "
-        f"{hot.samples:,} samples{every} ({hot.mode} time)"
-    )
-    if 0 < hot.effective_samples < 0.8 * hot.samples:  # a busy machine: say how far to trust
-        head += f", worth {hot.effective_samples:,.0f} equal ones (some stood for long waits)"
+    head = head_text(hot)
     if not hot.lines:
         return (
             f"{head}\n  no samples inside it: it ran for less than the sampling interval; "
@@ -64,14 +88,27 @@ def _tree_lines(node: dict, depth: int, out: list) -> None:
 
 def top_rows_text(run, rows: int = 3, lines: int = 5) -> str:
     """The hot lines of the summary's first ``rows`` rows (by total time) that hold samples:
-    what ``python -m everyo profile --sample`` prints after the table and the magic shows
-    under its dashboard; a line saying so when no sample fell inside an event."""
+    what ``python -m everyo profile --sample`` prints after the table; a line saying so when
+    no sample fell inside an event, nothing for a run without events."""
     from everyo.profiler.analysis import summarize
     from everyo.profiler.sampled_lines import hot_lines
 
+    table = summarize(run, top=rows)
+    if not table:
+        return ""  # the summary shows the sampled run itself (outside_text)
     parts = []
-    for row in summarize(run, top=rows):
+    for row in table:
         hot = hot_lines(run, row["name"], top=lines)
         if hot.samples:
             parts.append(render(hot, lines=lines, tree=False))
     return "\n\n".join(parts) or "no stack samples fell inside the recorded events"
+
+
+def outside_text(hot, lines: int = 10) -> str:
+    """The text of :func:`~everyo.profiler.sampled_lines.outside_events`: a line saying what
+    it is, the hot lines, and the call tree (the text form of its flame chart)."""
+    if hot.scope == "run":
+        lead = "no events recorded; where the time went, from the stack samples:"
+    else:
+        lead = "the time outside every event, from the stack samples:"
+    return f"{lead}\n{render(hot, lines=lines)}"

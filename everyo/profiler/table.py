@@ -8,6 +8,7 @@ from everyo.spelling import NO_VALUE
 
 _PREFERRED = tuple(k for k in COLUMN_ORDER if k != "label")  # rows here have no label
 _HIDDEN = {"module", "host_only", "bytes"}
+_UNREAD = object()
 
 
 def _fmt(value, column: str) -> str:
@@ -43,6 +44,10 @@ class SummaryTable(list):
         Wall time of the run (what ``share`` is a fraction of).
     notes : list of str
         Printed under the table (host-only timings, skipped warmup events...).
+    sampled : HotLines or None
+        Of a run with stack samples: where the time outside every event went (a run without
+        events: all of it), printed under the table with its call tree
+        (:func:`everyo.profiler.sampled_lines.outside_events`); ``None`` otherwise.
     """
 
     def __init__(
@@ -53,12 +58,32 @@ class SummaryTable(list):
         wall_ms: float = 0.0,
         notes: list[str] | None = None,
         columns: list[str] | None = None,
+        run=None,
     ):
         super().__init__(rows)
         self.group_by = group_by
         self.wall_ms = wall_ms
         self.notes = list(notes or [])
         self._columns = columns
+        self._run = run  # read for `sampled`, on first use only (it walks the samples)
+        self._sampled = _UNREAD
+
+    @property
+    def sampled(self):
+        if self._sampled is _UNREAD:
+            self._sampled = None
+            if getattr(self._run, "samples", None) is not None:
+                from everyo.profiler.sampled_lines import outside_events
+
+                self._sampled = outside_events(self._run)
+        return self._sampled
+
+    def _sampled_lines(self) -> list[str]:
+        if self.sampled is None:
+            return []
+        from everyo.profiler.sampled_lines_text import outside_text
+
+        return ["", outside_text(self.sampled)]
 
     def find(self, label: str) -> dict:
         """The row a view's label names: ``"RowScale [1]"``, ``"RowScale"`` or the path ``"1"``
@@ -80,8 +105,8 @@ class SummaryTable(list):
 
     def __str__(self) -> str:
         if not self:
-            lines = ["(no events recorded)"]
-            return "\n".join(lines + [f"note: {n}" for n in self.notes])
+            lines = ["(no events recorded)"] + [f"note: {n}" for n in self.notes]
+            return "\n".join(lines + self._sampled_lines())
         cols = self.columns()
         cells = [[_fmt(row.get(c), c) for c in cols] for row in self]
         if any(row.get("host_only") for row in self):
@@ -105,7 +130,7 @@ class SummaryTable(list):
                 "do not add up to it"
             )
         out += [f"note: {n}" for n in self.notes]
-        return "\n".join(out)
+        return "\n".join(out + self._sampled_lines())
 
     def __repr__(self) -> str:
         return self.__str__()
@@ -113,12 +138,14 @@ class SummaryTable(list):
     def _repr_html_(self) -> str:
         import html
 
+        sampled = "\n".join(self._sampled_lines()).strip()
+        sampled = f"<pre>{html.escape(sampled)}</pre>" if sampled else ""
         if not self:
-            return "<p>(no events recorded)</p>"
+            return "<p>(no events recorded)</p>" + sampled
         cols = self.columns()
         head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
         body = "".join(
             "<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c), c))}</td>" for c in cols) + "</tr>"
             for r in self
         )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{sampled}"
