@@ -20,7 +20,27 @@ import sys
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
+from everyo.profiler.sampled_lines import add_file_namer
 from everyo_lab.live import BUSY_HZ, DEFAULT_HZ
+
+AUTO_SAMPLE_MS = 10.0
+"""The magic's sampling interval when no ``--sample`` is given: a cell that records no events
+(plain Python and NumPy code) still shows where its time went. Its cost is in
+docs/profiler.md ("Sampling by default in the magic")."""
+
+
+def cell_place(file: str, line: int) -> str | None:
+    """A notebook cell's line as IPython's tracebacks name it (``"Cell In[7], line 11"``), or
+    ``None`` for a file that is no cell of this session (see
+    :func:`everyo.profiler.sampled_lines.add_file_namer`)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    number = getattr(getattr(shell, "compile", None), "_filename_map", {}).get(file)
+    return None if number is None else f"Cell In[{number}], line {line}"
+
+
+add_file_namer(cell_place)
 
 
 class UsageProblem(Exception):
@@ -157,6 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
         "both flame charts on one time axis and a diff table with verdicts",
     )
     p.add_argument(
+        "--no-sample",
+        dest="no_sample",
+        action="store_true",
+        help=f"do not sample stacks (by default the magic samples every {AUTO_SAMPLE_MS:g} ms "
+        "and keeps the samples of a cell that records no events, to show where its time went)",
+    )
+    p.add_argument(
         "--no-live",
         dest="live",
         action="store_false",
@@ -182,6 +209,8 @@ def parse_options(line: str) -> argparse.Namespace:
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
     opts = build_parser().parse_args(words)
+    if opts.no_sample and opts.sample is not None:
+        raise UsageProblem("--sample and --no-sample contradict each other: give one")
     if opts.group_by == "shape" and not opts.record_shapes:  # else the first draw would raise
         raise UsageProblem("--group-by shape needs shapes: drop --no-shapes")
     if opts.chrome_trace is not None:  # before the cell runs: a typo in the path costs no run
@@ -275,6 +304,9 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
     from everyo_lab.live import LiveRefresher
     from everyo_lab.widgets.dashboard import Dashboard
 
+    auto_sample = opts.sample is None and not getattr(opts, "no_sample", False)
+    if auto_sample:
+        opts.sample = AUTO_SAMPLE_MS
     profiler = _make_profiler(opts)
     refresher = handle = static = error = None
     # Show the widget before the profiler starts: its construction is not the cell's time.
@@ -296,6 +328,8 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
         raise
     run = profiler.run
     run.watch_threads(policy.policy, policy.applied)
+    if auto_sample:
+        run.options["sample_auto"] = True  # (the live why panels leave such samples alone)
     try:
         board.run = run
         if opts.live:
@@ -316,6 +350,8 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
         finally:  # a second Ctrl-C while the refresher winds down must not leave it recording
             try:
                 _stop(profiler, error)
+                if auto_sample:
+                    _keep_samples_if_no_events(run)
             finally:
                 policy.restore()
     _finish(board, handle, static, run, opts)
@@ -325,6 +361,15 @@ def profile_cell(shell, cell: str, opts: argparse.Namespace):
             f"above and kept as everyo.profiler.runs[{run.label!r}]"
         )
     return None
+
+
+def _keep_samples_if_no_events(run) -> None:
+    """Samples the user did not ask for stay only where the cell recorded no events: there
+    they are all it shows; beside events, the run reads as one profiled without them."""
+    if run.num_events:
+        run.samples = None
+        run.options["sample_ms"] = None
+    run.options.pop("sample_auto", None)
 
 
 def _running_bundle(label) -> dict:

@@ -242,12 +242,14 @@ def hot_lines(
     scope = "event"
     if event is None:  # the whole run (every sample, inside an event or not) or outside them
         batch = run.snapshot()
+        # within the run's wall time: the magic starts the clock at the cell's first line, so
+        # samples of its own set-up come before 0
+        hit = (cols["t_ns"] > 0) & (cols["t_ns"] <= run.wall_ns)
         if outside and len(batch):
-            hit = owners(batch, cols["t_ns"], cols["tid"]) < 0
+            hit &= owners(batch, cols["t_ns"], cols["tid"]) < 0
             label, scope = OUTSIDE_LABEL, "outside"
             event_ns = run.wall_ns - covered_ns(batch)
         else:
-            hit = np.ones(len(cols["t_ns"]), bool)
             label, scope, event_ns = RUN_LABEL, "run", run.wall_ns
         calls = 1
         if step is not None:
@@ -282,7 +284,13 @@ def hot_lines(
         ids, inverse = np.unique(cols["stack"][hit], return_inverse=True)
         weight = np.bincount(inverse, weights=weight).astype(np.int64)
         out.tree, out.lines = summarize_stacks(
-            samples, ids, weight, hide=hide, label=label, top=top
+            samples,
+            ids,
+            weight,
+            hide=hide,
+            label=label,
+            top=top,
+            from_module=scope != "event" and step is None,
         )
     return out
 
@@ -290,6 +298,9 @@ def hot_lines(
 OUTSIDE_MIN_SHARE = 0.1
 """A run with events shows the sampled time outside them once it is this share of the
 sampled time or more (a run without events shows all of it)."""
+
+
+MODULE_REACH = 3  # (a test runner's <module>, far above, is not the user's top level)
 
 
 def outside_events(run, *, hide: str | None = "everyo", top: int | None = 10):
@@ -312,12 +323,21 @@ def outside_events(run, *, hide: str | None = "everyo", top: int | None = 10):
 
 
 def summarize_stacks(
-    samples, stack_ids, weights, *, hide: str | None = "everyo", label: str = "", top=10
+    samples,
+    stack_ids,
+    weights,
+    *,
+    hide: str | None = "everyo",
+    label: str = "",
+    top=10,
+    from_module: bool = False,
 ) -> tuple[dict | None, list]:
     """The call tree and the hot lines (as in :class:`HotLines`) of distinct stacks
     ``stack_ids`` of ``samples`` weighing ``weights`` ns each (zero weights left out):
     what :func:`hot_lines` computes once it has picked and summed an event's samples, for
-    readers that keep those sums themselves (the live dashboard)."""
+    readers that keep those sums themselves (the live dashboard). ``from_module``: a tree
+    whose shared frames end a few calls (:data:`MODULE_REACH`) below a ``<module>`` frame
+    starts there, at the script's or the cell's top level (as pyinstrument's does)."""
     _check_hide(hide)
     ids, weight = np.asarray(stack_ids), np.asarray(weights, np.int64)
     keep = weight > 0
@@ -329,6 +349,9 @@ def summarize_stacks(
     # the frames above the deepest one every sample shares are the caller's context (the
     # script runner, the notebook's machinery): the same for every sample, so left out
     root_at = max(_common_depth(stacks), 0)
+    if from_module:  # the script's or the cell's top level is where its reader starts
+        near = range(root_at, max(root_at - MODULE_REACH, -1), -1)
+        root_at = next((i for i in near if samples.frames[stacks[0][i]][2] == "<module>"), root_at)
     stacks = [s[root_at:] for s in stacks]
     tree = _tree(samples.frames, stacks, weight, total, label)
     return tree, _lines(samples.frames, stacks, weight, total)[:top]

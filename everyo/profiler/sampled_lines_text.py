@@ -77,6 +77,13 @@ def render(hot, lines: int = 10, tree: bool = True) -> str:
     return "\n".join(out)
 
 
+def tree_lines(tree: dict) -> list[str]:
+    """The call tree's text lines: share, indented place, function, source."""
+    out: list[str] = []
+    _tree_lines(tree, 0, out)
+    return out
+
+
 def _tree_lines(node: dict, depth: int, out: list) -> None:
     out.append(f"  {node['share']:6.1%}  {'  ' * depth}{_where(node)}  {_source(node, 50)}")
     if depth >= TREE_MAX_DEPTH:

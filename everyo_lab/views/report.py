@@ -38,6 +38,7 @@ from everyo_lab.views.table import add_labels, add_share, check_group_by, sort_r
 __all__ = [
     "HOT_SPOTS",
     "NO_EVENTS_NOTE",
+    "NO_EVENTS_SAMPLED_NOTE",
     "Report",
     "as_report",
     "build_report",
@@ -51,6 +52,11 @@ __all__ = [
 
 HOT_SPOTS = 3
 """How many hot spots a report names."""
+
+NO_EVENTS_SAMPLED_NOTE = (
+    "no events recorded: the stack samples show where the time went (the why panel's call "
+    'tree); for a table too, wrap code in everyo.profiler.record_function("name")'
+)
 
 NO_EVENTS_NOTE = (
     "no events recorded: everyo records module calls, backward passes, optimizer steps and data "
@@ -366,7 +372,8 @@ def _report(run, *, wall, events, live, options, rows, by_name, steps, notes) ->
     if top is not None:
         rows = rows[: max(0, int(top))]
     if events == 0 and getattr(run, "status", "completed") != "running":
-        notes.insert(0, NO_EVENTS_NOTE)  # while running, events may still come
+        sampled = getattr(run, "samples", None) is not None and len(run.samples) > 0
+        notes.insert(0, NO_EVENTS_SAMPLED_NOTE if sampled else NO_EVENTS_NOTE)  # (may still come)
     if rows:
         notes.append(OVERLAP_WARNING)
     start, start_iso = _start(run)

@@ -87,8 +87,8 @@ def render_html(
     ]
     if report.rows:
         parts.append(render_table_html(report, theme=theme))
-        if run is not None and not isinstance(run, Report):
-            parts.append(hot_lines_html(top_rows_hot_lines(run, report), c))
+    if run is not None and not isinstance(run, Report):  # (no rows: the samples may say)
+        parts.append(hot_lines_html(top_rows_hot_lines(run, report), c))
     parts.append(render_notes_html(report, theme=theme))
     if report.rows and run is not None and not isinstance(run, Report):
         batch = as_batch(run)

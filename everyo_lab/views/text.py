@@ -54,9 +54,9 @@ def render_text(
         lines.append(memory_text(report.memory))
     if report.rows:
         lines += [""] + _table(report) + [""]
-        if run is not None and not isinstance(run, Report):
-            hot = hot_lines_text(top_rows_hot_lines(run, report))
-            lines += [hot, ""] if hot else []
+    if run is not None and not isinstance(run, Report):  # (no rows: the samples may say)
+        hot = hot_lines_text(top_rows_hot_lines(run, report))
+        lines += [hot, ""] if hot else []
     lines += report.notes
     return "\n".join(lines)
 

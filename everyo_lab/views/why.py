@@ -31,6 +31,8 @@ __all__ = [
     "Selection",
     "exact_hot_lines",
     "frame_bars",
+    "outside_selection",
+    "outside_target",
     "panel",
     "row_key",
     "row_selection",
@@ -83,6 +85,11 @@ class Selection:
     def is_event(self) -> bool:
         return self.kind == "bar"
 
+    @property
+    def is_outside(self) -> bool:
+        """The time outside every event (of a run without events: the whole run)."""
+        return self.kind == "outside"
+
     def key_mask(self, keys: list) -> np.ndarray:
         """Which of a store's interned keys (``(kind, name, path, ...)``) the selection holds."""
         if self.group_by == "path":  # a path row: its module path, or the name without one
@@ -100,6 +107,19 @@ class Selection:
             sid = batch.shape_id if batch.shape_id is not None else np.full(len(batch), -1)
             mask &= ok[sid]
         return mask
+
+
+def outside_selection(run) -> Selection:
+    """The :class:`Selection` of the time outside every event of ``run`` (all of a run without
+    events): what the panel opens on by itself when the run recorded no events."""
+    from everyo.profiler.sampled_lines import OUTSIDE_LABEL, RUN_LABEL
+
+    return Selection(RUN_LABEL if run.num_events == 0 else OUTSIDE_LABEL, "outside")
+
+
+def outside_target(sel: Selection) -> dict:
+    """The ``why_target`` of :func:`outside_selection` (what :func:`select` reads back)."""
+    return {"type": "outside", "label": sel.label}
 
 
 def row_selection(row: dict, group_by: str) -> Selection:
@@ -128,11 +148,13 @@ def select(run, target: dict, thread_ids: dict | None = None) -> Selection:
     EveryOProfilerError
         For a target that is not one of these, or a bar whose event the run does not hold.
     """
-    if not isinstance(target, dict) or target.get("type") not in ("row", "bar"):
+    if not isinstance(target, dict) or target.get("type") not in ("row", "bar", "outside"):
         raise EveryOProfilerError(
             f"why_target={target!r}: select a table row or a flame-chart bar "
             '({"type": "row", "kind": ..., "name": ...} or {"type": "bar", ...})'
         )
+    if target["type"] == "outside":
+        return outside_selection(run)
     try:
         kind, name = str(target["kind"]), str(target["name"])
         label = str(target.get("label") or name)
@@ -174,6 +196,8 @@ def exact_hot_lines(run, sel: Selection, hide: str | None):
     """:func:`everyo.profiler.hot_lines` of the selection, from the whole run."""
     from everyo.profiler.sampled_lines import hot_lines
 
+    if sel.is_outside:
+        return hot_lines(run, None, hide=hide, top=PANEL_LINES, outside=True)
     if sel.is_event:
         event = sel.row
     elif sel.group_by == "name" and sel.key[0] and _one_kind(run, sel.key[1]):
@@ -207,14 +231,17 @@ def error_panel(message: str) -> dict:
 def panel(hot, sel: Selection, *, live: bool = False, expand: dict | None = None) -> dict:
     """What the panel shows of ``hot`` (a :class:`HotLines` of ``sel``): plain data, every
     text written out. ``expand``: :func:`frame_bars` of one event."""
+    from everyo.profiler.sampled_lines_text import plural, uneven_text
+
     every = f" at {hot.interval_ms:g} ms" if hot.interval_ms else ""
-    calls = f"{hot.calls:,} call{'s' if hot.calls != 1 else ''}"
+    calls = f"{plural(hot.calls, 'call')} · " if hot.scope == "event" else ""
     summary = (
-        f"{calls} · {duration_text(hot.event_ns)} · {hot.samples:,} samples{every} "
+        f"{calls}{duration_text(hot.event_ns)} · {plural(hot.samples, 'sample')}{every} "
         f"({hot.mode} time)"
     )
-    if 0 < hot.effective_samples < 0.8 * hot.samples:
-        summary += f", worth {hot.effective_samples:,.0f} equal ones (some stood for long waits)"
+    uneven = uneven_text(hot)
+    if uneven:
+        summary += f"; {uneven}"
     out = {
         **_head(sel),
         "state": "lines" if hot.lines else "empty",
@@ -226,7 +253,8 @@ def panel(hot, sel: Selection, *, live: bool = False, expand: dict | None = None
         "folded": (
             "every frame shown"
             if hot.hide is None
-            else "everyo's own frames folded: time inside everyo counts for the line that called it"
+            else "everyo's own frames folded (torch's too): time inside them counts for the line "
+            "that called them"
         ),
         "headers": ["self", "total", "line", "source"],
         "function_headers": ["total", "self", "function"],
@@ -243,22 +271,25 @@ def panel(hot, sel: Selection, *, live: bool = False, expand: dict | None = None
             else "no samples inside it: it ran for less "
             "than the sampling interval; sample more often (--sample 0.2) or profile a longer run"
         )
-    elif not sel.is_event:
+    elif not sel.is_event and not sel.is_outside:
         out["hint"] = "select a bar of the flame chart to expand one event into its sampled frames"
     return out
 
 
 def _head(sel: Selection) -> dict:
-    return {
-        "title": f"why {sel.label!r}" + (" (one event)" if sel.is_event else ""),
-        "target": sel.label,
-    }
+    if sel.is_outside:
+        title = f"where the time went: {sel.label} (sampled call tree)"
+    else:
+        title = f"why {sel.label!r}" + (" (one event)" if sel.is_event else "")
+    return {"title": title, "target": sel.label}
 
 
 def _where(row: dict) -> str:
+    from everyo.profiler.sampled_lines import place
+
     if not row["file"]:
         return row["function"]
-    return f"{os.path.basename(row['file'])}:{row['line']}"
+    return place(row["file"], row["line"])
 
 
 def _line(row: dict) -> dict:
@@ -356,7 +387,7 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, wall_ns, hide: str | None)
     The bars start at the deepest frame every sample shares (its callers are left out).
     Positions are fractions of the event's span; texts are written out.
     """
-    from everyo.profiler.sampled_lines import frame_filter
+    from everyo.profiler.sampled_lines import Folding, place
 
     t_ns, stacks = np.asarray(t_ns, np.int64), np.asarray(stacks)
     span = max(sel.end_ns - sel.start_ns, 1)
@@ -368,10 +399,10 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, wall_ns, hide: str | None)
         since[1:] = t_ns[:-1]
     if not len(t_ns):
         return {"caption": "", "rows": 0, "bars": []}
-    hidden = frame_filter(samples.frames, hide)
+    folding = Folding(samples.frames, hide)
     cache: dict[int, list] = {}
     for sid in np.unique(stacks).tolist():
-        cache[sid] = [f for f in samples.frames_of(sid) if not hidden[f]]
+        cache[sid] = folding.visible(samples.frames_of(sid))
     # from the deepest frame every sample shares (as hot_lines' tree): its callers are the
     # event's context, the same for every sample
     common = max(_common_prefix(list(cache.values())) - 1, 0)
@@ -384,7 +415,7 @@ def frame_bars(samples, sel: Selection, t_ns, stacks, wall_ns, hide: str | None)
         if hi <= lo:
             continue
         file, line, function = samples.frames[fid]
-        where = f"{os.path.basename(file)}:{line}"
+        where = place(file, line)
         took = f"{duration_text(hi - lo)} ({share_text((hi - lo) / span)})"
         bars.append(
             {

@@ -12,7 +12,14 @@ import html
 
 from everyo.errors import EveryOError
 from everyo_lab.views.flame_html import css
-from everyo_lab.views.why import Selection, exact_hot_lines, panel, row_selection
+from everyo_lab.views.why import (
+    PANEL_LINES,
+    Selection,
+    exact_hot_lines,
+    outside_selection,
+    panel,
+    row_selection,
+)
 
 TOP_ROWS = 3
 """Rows of the table whose hot lines the static outputs keep."""
@@ -21,7 +28,9 @@ LINES = 5
 
 def top_rows_hot_lines(run, report, rows: int = TOP_ROWS) -> list[tuple[Selection, object]]:
     """``(selection, HotLines)`` of the report's first ``rows`` rows that hold samples (in the
-    table's order); empty for a run without samples or still recording."""
+    table's order), after the time outside every event where it is worth showing
+    (:func:`everyo.profiler.sampled_lines.outside_events`; all of a run without events);
+    empty for a run without samples or still recording."""
     if getattr(run, "samples", None) is None or getattr(run, "status", "") == "running":
         return []
     # the static HTML and the text of one output ask for the same: computed once
@@ -36,7 +45,11 @@ _last: list = [None, []]  # (key, answer) of the last call
 
 
 def _find(run, report, rows: int) -> list:
-    out = []
+    from everyo.profiler.sampled_lines import outside_events
+
+    outside = outside_events(run, top=PANEL_LINES)
+    out = [(outside_selection(run), outside)] if outside is not None else []
+    rows += len(out)
     for row in report.rows:
         sel = row_selection(row, report.group_by)
         try:
@@ -52,9 +65,19 @@ def _find(run, report, rows: int) -> list:
 
 def hot_lines_text(found: list) -> str:
     """The text of :func:`top_rows_hot_lines` ("" for none)."""
-    from everyo.profiler.sampled_lines_text import render
+    from everyo.profiler.sampled_lines_text import outside_text, render
 
-    return "\n\n".join(render(hot, lines=LINES, tree=False) for _, hot in found)
+    return "\n\n".join(
+        outside_text(hot) if sel.is_outside else render(hot, lines=LINES, tree=False)
+        for sel, hot in found
+    )
+
+
+def tree_text(tree: dict) -> str:
+    """The call tree as indented text lines (as the CLI prints it)."""
+    from everyo.profiler.sampled_lines_text import tree_lines
+
+    return "\n".join(["call tree:", *tree_lines(tree)])
 
 
 def hot_lines_html(found: list, colors: dict) -> str:
@@ -67,7 +90,7 @@ def hot_lines_html(found: list, colors: dict) -> str:
     parts = [
         f'<div class="everyo-static-why" style="margin-top:8px">'
         f'<div style="{css("color", c["muted"])}">why: the hot '
-        "lines of the top rows, from the stack samples (everyo's own frames folded)</div>"
+        "lines from the stack samples (everyo's own frames folded)</div>"
     ]
     for sel, hot in found:
         p = panel(hot, sel)
@@ -101,5 +124,10 @@ def hot_lines_html(found: list, colors: dict) -> str:
             f'<table style="border-collapse:collapse;margin:2px 0;color:{c["fg"]};'
             f'font-size:13px"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         )
+        if sel.is_outside and hot.tree is not None:  # its call tree: no event holds its time
+            parts.append(
+                f'<pre class="everyo-static-tree" style="margin:2px 0;font-size:12px">'
+                f"{html.escape(tree_text(hot.tree))}</pre>"
+            )
     parts.append("</div>")
     return "".join(parts)

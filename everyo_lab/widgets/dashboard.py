@@ -228,6 +228,10 @@ class Dashboard(anywidget.AnyWidget):
                 self.icicle = _views().icicle_figure(run, theme=self.theme)
                 self._refresh_comparison()
             self._refresh_why()
+            if final and not self.why_target:  # no events: the panel shows the samples
+                target = self._why.auto_target(run)
+                if target:
+                    self.why_target = target  # (_on_why builds the panel)
             return None
 
     @property

@@ -53,7 +53,7 @@ class WhyLink:
         if run is None or report is None or getattr(run, "status", "completed") != "running":
             self._rows = {}
             return {}
-        if getattr(run, "samples", None) is None:  # said while live too, not an empty box
+        if _unsampled(run):  # said while live too, not an empty box
             return {"panels": [], "other": why.SAMPLE_HINT.format(what="this row")}
         now = self._clock()
         if not force and now - self._rows_at < LIVE_EVERY_S:
@@ -70,6 +70,18 @@ class WhyLink:
             out.append({"key": why.row_key(sel), "panel": panel})
         self._rows = kept
         return {"panels": out, "other": LIVE_OTHER.format(n=LIVE_ROWS)}
+
+    def auto_target(self, run) -> dict:
+        """The ``why_target`` the panel opens on by itself: the sampled call tree of a finished
+        run that recorded no events but holds samples (nothing else to select), else ``{}``."""
+        from everyo.profiler.sampled_lines import outside_events
+        from everyo_lab.views import why
+
+        if run is None or self.sel is not None or getattr(run, "num_events", 1):
+            return {}
+        if outside_events(run) is None:
+            return {}
+        return why.outside_target(why.outside_selection(run))
 
     def select(self, run, target: dict, thread_ids: dict, hide) -> dict:
         """The panel of a new selection (``{}`` for none)."""
@@ -91,9 +103,9 @@ class WhyLink:
         sel = self.sel
         if sel is None or run is None:
             return {}
-        if getattr(run, "samples", None) is None:
+        if _unsampled(run):
             return why.unsampled_panel(sel)
-        if getattr(run, "status", "completed") != "running":
+        if getattr(run, "status", "completed") != "running" or sel.is_outside:
             self.live = None
             return _exact(run, sel, hide)
         now = self._clock()
@@ -107,6 +119,12 @@ class WhyLink:
         self.live.update()
         hot = self.live.hot_lines(hide)
         return why.panel(hot, sel, live=True, expand=self.live.expansion(hide))
+
+
+def _unsampled(run) -> bool:
+    """No samples, or only those the magic takes by itself (``sample_auto``: dropped when the
+    cell ends if it recorded events, so its live panels would not last)."""
+    return getattr(run, "samples", None) is None or bool(run.options.get("sample_auto"))
 
 
 def _exact(run, sel, hide) -> dict:

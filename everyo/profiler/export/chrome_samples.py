@@ -14,7 +14,6 @@ gigabytes).
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 
@@ -30,12 +29,10 @@ def sample_events(run, pid_of_thread: dict, default_pid: int, chunk: int = 100_0
     samples = getattr(run, "samples", None)
     if samples is None or not len(samples):
         return
-    from everyo.profiler.sampled_lines import frame_filter
+    from everyo.profiler.sampled_lines import Folding, place
 
-    hidden = frame_filter(samples.frames, "everyo")
-    names = [
-        json.dumps(f"{fn} ({os.path.basename(file)}:{line})") for file, line, fn in samples.frames
-    ]
+    folding = Folding(samples.frames, "everyo")
+    names = [json.dumps(f"{fn} ({place(file, line)})") for file, line, fn in samples.frames]
     cols = samples.read()
     every = -(-len(cols["t_ns"]) // MAX_SAMPLES)  # (ceiling division)
     interval_ns = int((run.options.get("sample_ms") or 1.0) * 1e6) * every
@@ -46,7 +43,7 @@ def sample_events(run, pid_of_thread: dict, default_pid: int, chunk: int = 100_0
         head = f'"cat":"{CATEGORY}","id":"{tid:#x}","pid":{pid_of_thread.get(tid, default_pid)}'
         head += f',"tid":{tid}'
         for ph, fid, t in _stream(
-            samples, cols["t_ns"][mine], cols["stack"][mine], hidden, interval_ns
+            samples, cols["t_ns"][mine], cols["stack"][mine], folding, interval_ns
         ):
             out.append(f'{{"ph":"{ph}",{head},"name":{names[fid]},"ts":{_us(t)}}}')
             if len(out) >= chunk:
@@ -61,7 +58,7 @@ def _us(ns: int) -> str:
     return f"{ns // 1000}.{ns % 1000:03d}"
 
 
-def _stream(samples, t_ns: np.ndarray, stacks: np.ndarray, hidden, interval_ns: int):
+def _stream(samples, t_ns: np.ndarray, stacks: np.ndarray, folding, interval_ns: int):
     """``(phase, frame id, time)`` of one thread's slices in time order: at each change of
     stack, the frames that left close innermost first, then the new ones open outermost
     first (so equal times still nest)."""
@@ -72,7 +69,7 @@ def _stream(samples, t_ns: np.ndarray, stacks: np.ndarray, hidden, interval_ns: 
     for t, sid in zip(t_ns.tolist(), stacks.tolist()):
         frames = cache.get(sid)
         if frames is None:
-            frames = cache[sid] = [f for f in samples.frames_of(sid) if not hidden[f]]
+            frames = cache[sid] = folding.visible(samples.frames_of(sid))
         if last is not None and t - last > GAP_INTERVALS * interval_ns:
             _close(opened, 0, last + interval_ns, out)  # not sampled for a while: end there
         keep = 0
