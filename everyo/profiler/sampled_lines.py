@@ -123,7 +123,8 @@ class Folding:
     def __init__(self, frames: list, hide: str | None):
         self.frames = frames
         self.hidden = frame_filter(frames, hide)
-        self.library = library_frames(frames) if hide == "everyo" else None
+        # (visible ones only: the script runner's frozen frames are folded, not a library's)
+        self.library = library_frames(frames) & ~self.hidden if hide == "everyo" else None
 
     def visible(self, fids: list[int]) -> list[int]:
         """The visible frame ids of a stack's ``fids`` (outermost first)."""

@@ -8,12 +8,14 @@ effective samples has a standard error of sqrt(p(1-p)/n)), never with a wall-clo
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
 import numpy as np
 import pytest
 
+import everyo
 import everyo.profiler as ep
 from everyo.errors import EveryOProfilerError
 from everyo.profiler.analysis import summarize
@@ -133,8 +135,15 @@ def test_everyo_frames_are_folded_and_one_switch_shows_them():
     assert "folded" in folded["folded"] and shown["folded"] == "every frame shown"
     # folded: the engine's time counts for the user's line that called it
     assert folded["lines"][0]["source"].startswith("layer(x)")
-    assert not any("/everyo/" in line["file"] for line in folded["lines"])
-    assert any("/everyo/" in line["file"] for line in shown["lines"])
+    # (everyo's package folder, not any path with "everyo" in it: a clone into a folder named
+    # everyo holds this test file too); a folded frame spends no time itself (one kept above
+    # library frames names the operation, with all its time below it)
+    assert not any(_in_everyo(line["file"]) and _pct(line["self"]) > 0 for line in folded["lines"])
+    assert any(_in_everyo(line["file"]) for line in shown["lines"])
+
+
+def _in_everyo(place: str) -> bool:
+    return place.startswith(os.path.join(os.path.dirname(everyo.__file__), ""))
 
 
 def test_the_panel_stays_small_whatever_the_tree(sampled_run):

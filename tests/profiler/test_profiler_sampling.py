@@ -7,6 +7,7 @@ statistics: a share p estimated from n samples has a standard error of sqrt(p(1-
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -462,9 +463,12 @@ def test_everyo_frames_are_folded_unless_asked(registry):
             model(x)
     folded = ep.hot_lines(p.run, "Sequential", top=None)
     assert folded.samples > 0
-    assert all("/everyo/" not in r["file"] for r in folded.lines)
+    # everyo's package folder (a clone into a folder named everyo holds this file too); a
+    # folded frame spends no time itself (one kept above library frames names the operation)
+    ours = os.path.join(os.path.dirname(eo.__file__), "")
+    assert not any(r["file"].startswith(ours) and r["self_ns"] > 0 for r in folded.lines)
     shown = ep.hot_lines(p.run, "Sequential", hide=None, top=None)
-    assert any("/everyo/" in r["file"] for r in shown.lines)
+    assert any(r["file"].startswith(ours) for r in shown.lines)
 
 
 def test_the_main_thread_is_sampled_where_it_is_not_where_it_releases_the_gil(
