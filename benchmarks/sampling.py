@@ -11,7 +11,9 @@ steps while the profiler runs; what starting and stopping a profiler costs is me
 (its own row, and the ratios over whole blocks, start and stop included). Slowdowns are
 medians of the per-round ratios: everyo with sampling against everyo without (what
 ``sample=`` adds), and each sampler against the unprofiled loop (everyo's module events
-included on its side). The compiled sampler is everyo's default; the Python fallback (a timer
+included on its side). Rounds of their own time a step of plain Python and NumPy code (no events)
+with ``%%everyo_profile``'s default sampling (10 ms) against no profiler at all. The compiled
+sampler is everyo's default; the Python fallback (a timer
 signal and a Python handler, ``EVERYO_SAMPLER=signal``) is measured beside it.
 
 Accuracy: a region calling three functions that spin for 3, 1.5 and 0.5 ms (60/30/10 % of its
@@ -122,11 +124,40 @@ def _timer_floor(plain):
 PATHS_USED: set = set()  # (interval, how the main thread was sampled) of the everyo variants
 
 
-def cost(rounds: int, steps: int) -> tuple[dict, dict]:
+def plain_python_step():
+    """Plain Python and NumPy code that records no events (what ``%%everyo_profile`` samples
+    by default): a pure-Python loop and a loop of small NumPy calls."""
+    a = np.random.default_rng(0).random((200, 50))
+
+    def step():
+        s = 0
+        for v in range(2000):
+            s += v * v
+        for i in range(0, 200, 10):
+            np.linalg.norm(a[i : i + 10])
+
+    return step
+
+
+def plain_variants() -> dict:
+    """The magic's default on plain code: sampling at its interval, against no profiler."""
+    from everyo_lab.magic import AUTO_SAMPLE_MS
+
+    def enter():
+        p = ep.Profiler(sample=AUTO_SAMPLE_MS, registry=ep.RunRegistry())
+        return p.start()
+
+    return {
+        "unprofiled": (lambda: None, lambda _: None),
+        "magic default": (enter, lambda p: p.stop()),
+    }
+
+
+def cost(rounds: int, steps: int, step=None, variants=None) -> tuple[dict, dict]:
     """CPU seconds per step of each variant, one entry per round: over the steps while the
     profiler runs, and over the whole block (start and stop included)."""
-    step = guide_training_step()
-    variants = _variants(optional("pyinstrument"))
+    step = step or guide_training_step()
+    variants = variants or _variants(optional("pyinstrument"))
     for _ in range(steps):
         step()
     inner: dict[str, list[float]] = {k: [] for k in variants}
@@ -244,6 +275,7 @@ def section(quick: bool = False) -> Section:
     machine = _machine()
     with one_thread():
         per_step, whole = cost(rounds, steps)
+        plain, _ = cost(rounds, steps, plain_python_step(), plain_variants())
         shares = {mode: planted_shares(seconds, mode) for mode in ("wall", "cpu")}
         top, top_share = dataloader_top_line(1 if quick else 3)
     sec = Section(
@@ -315,6 +347,22 @@ def section(quick: bool = False) -> Section:
             "",
             "",
         )
+    sec.row(
+        "plain Python/NumPy step, unprofiled (CPU µs)",
+        f"{median(plain['unprofiled']) * 1e6:.1f}",
+        "",
+        "",
+        "",
+    )
+    on, base_plain = plain["magic default"], plain["unprofiled"]
+    sec.row(
+        "plain Python/NumPy step: %%everyo_profile's default sampling (10 ms, no events) "
+        "/ unprofiled",
+        f"{median(ratios(on, base_plain)):.3f}",
+        spread(on, base_plain),
+        "",
+        "",
+    )
     for name in ("everyo", "everyo sample=1 ms"):
         extra = [(w - i) * steps * 1e6 for w, i in zip(whole[name], per_step[name])]
         sec.row(f"{name}: start + stop (CPU µs)", f"{median(extra):.0f}", "", "", "")
