@@ -29,15 +29,17 @@ AUTO_SAMPLE_MS = 10.0
 docs/profiler.md ("Sampling by default in the magic")."""
 
 
-def cell_place(file: str, line: int) -> str | None:
-    """A notebook cell's line as IPython's tracebacks name it (``"Cell In[7], line 11"``), or
-    ``None`` for a file that is no cell of this session (see
+def cell_place(file: str, line: int | None) -> str | None:
+    """A notebook cell's line as IPython's tracebacks name it (``"Cell In[7], line 11"``; the
+    cell alone for ``line=None``), or ``None`` for a file that is no cell of this session (see
     :func:`everyo.profiler.sampled_lines.add_file_namer`)."""
     from IPython import get_ipython
 
     shell = get_ipython()
     number = getattr(getattr(shell, "compile", None), "_filename_map", {}).get(file)
-    return None if number is None else f"Cell In[{number}], line {line}"
+    if number is None:
+        return None
+    return f"Cell In[{number}]" if line is None else f"Cell In[{number}], line {line}"
 
 
 add_file_namer(cell_place)

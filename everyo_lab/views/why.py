@@ -15,7 +15,6 @@ worth reading, and for one event the bars of its sampled frames over time.
 from __future__ import annotations
 
 import heapq
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -307,6 +306,8 @@ def _line(row: dict) -> dict:
 def _functions(root: dict, top: int = 5) -> list[dict]:
     """The functions with the most time inside them (each counted once per call stack, so a
     recursive one is not counted twice), from the whole call tree."""
+    from everyo.profiler.sampled_lines import place
+
     total: dict[tuple, int] = {}
     own: dict[tuple, int] = {}
     context = set()  # the callers every sample shares (the cell, the loop around the event)
@@ -333,7 +334,7 @@ def _functions(root: dict, top: int = 5) -> list[dict]:
     return [
         {
             "function": function,
-            "where": os.path.basename(file),
+            "where": place(file, None),
             "file": file,
             "total": share_text(total[(file, function)] / whole),
             "self": share_text(own.get((file, function), 0) / whole),

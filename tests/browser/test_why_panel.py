@@ -176,3 +176,40 @@ def test_the_why_panel_names_the_planted_line_live_and_final():
                 arg=SAMPLED,
                 timeout=10000,
             )
+
+
+PLAIN_PYTHON = """%%everyo_profile --label squares
+import time
+
+def slow_squares(n):
+    s = 0
+    for v in range(n):
+        s += v * v  # planted hot line
+    return s
+
+end = time.perf_counter() + 1.0
+while time.perf_counter() < end:
+    slow_squares(40_000)
+"""
+
+
+def test_a_cell_without_events_opens_the_panel_on_its_sampled_call_tree():
+    """Plain Python: no event, no row, no bar to click; the magic samples it by default and
+    the panel opens by itself on where the time went, the cell's lines named as IPython does."""
+    with tempfile.TemporaryDirectory(prefix="everyo-why-plain-") as tmp:
+        folder = Path(tmp)
+        write_notebook(folder / "plain.ipynb", ["%load_ext everyo_lab", PLAIN_PYTHON])
+        with BrowserSession(folder, app="lab") as s:
+            s.open("plain.ipynb")
+            for i in (0, 1):
+                s.run_cell(i)
+                s.wait_prompt(i, 60000)
+            panel = _wait_panel(s, 1, "p.rows.length > 0")
+            assert panel["title"] == "where the time went: the run (sampled call tree)", panel
+            assert "samples at 10 ms (wall time)" in panel["summary"]
+            assert "call" not in panel["summary"].split("·")[0]
+            top = panel["rows"][0]  # self, total, line, source
+            assert "# planted hot line" in top[3] and top[2].endswith("slow_squares"), panel
+            assert top[2].startswith("Cell In["), top  # not the cell's temporary file
+            assert panel["nodes"] > 1
+            s.screenshot(s.cell(1).locator(".everyo-why"), "why-panel-no-events")

@@ -124,6 +124,8 @@ def test_a_cell_that_records_nothing_is_sampled_by_default(shell, fresh_runs):
     final = [o.data for o in cap.outputs if "text/html" in o.data][-1]
     assert "slow_squares" in final["text/plain"] and "where the time went" in final["text/plain"]
     assert "Cell In[" in final["text/plain"]  # IPython's name for the cell, not its temp file
+    board_why = why.panel(ep.hot_lines(run, None), why.outside_selection(run))
+    assert board_why["functions"][0]["where"].startswith("Cell In[")
     hot = ep.hot_lines(run, None)
     assert hot.top_line["function"] == "slow_squares"
 
@@ -151,4 +153,5 @@ def test_a_cell_is_named_as_ipython_names_it(shell):
     count = shell.execution_count - 1
     files = [f for f, n in shell.compile._filename_map.items() if n == count]
     assert files and cell_place(files[0], 11) == f"Cell In[{count}], line 11"
+    assert cell_place(files[0], None) == f"Cell In[{count}]"  # the cell alone: a function's
     assert cell_place("/home/me/train.py", 3) is None

@@ -235,6 +235,7 @@ def test_a_namer_names_a_file_and_a_failing_one_is_skipped(monkeypatch):
     add_file_namer(lambda f, ln: f"Cell In[7], line {ln}" if f.endswith("/1778.py") else None)
     assert place("/tmp/ipykernel_1/1778.py", 11) == "Cell In[7], line 11"
     assert place("/home/me/train.py", 3) == "train.py:3"
+    assert place("/home/me/train.py", None) == "train.py"
 
 
 def test_the_words_are_plain():
