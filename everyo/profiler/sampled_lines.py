@@ -126,6 +126,12 @@ class Folding:
         # (visible ones only: the script runner's frozen frames are folded, not a library's)
         self.library = library_frames(frames) & ~self.hidden if hide == "everyo" else None
 
+    def _operation(self, fid: int) -> bool:
+        """Whether a folded frame is an operation's (the engine's or a framework's), not the
+        runner's, the profiler's, the command line's or the notebook layer's."""
+        file = self.frames[fid][0]
+        return file not in RUNNERS and not file.startswith(_roots("tools"))
+
     def visible(self, fids: list[int]) -> list[int]:
         """The visible frame ids of a stack's ``fids`` (outermost first)."""
         hidden, library = self.hidden, self.library
@@ -136,7 +142,7 @@ class Folding:
         while tail and library[fids[tail - 1]]:
             tail -= 1
         above = fids[tail - 1] if tail else -1
-        if above < 0 or not hidden[above] or self.frames[above][0] in RUNNERS:
+        if above < 0 or not hidden[above] or not self._operation(above):
             return out
         return [f for f in fids[:tail] if not hidden[f]] + [above] + fids[tail:]
 
@@ -181,12 +187,17 @@ def _package_dir(name: str) -> str | None:
     return os.path.dirname(spec.origin) if spec is not None and spec.origin else None
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=4)
 def _roots(which: str) -> tuple[str, ...]:
-    """The folders whose files ``which`` (``"everyo"`` or ``"libraries"``) folds, each ending
-    in a separator (found once: they do not move while the process runs)."""
+    """The folders whose files ``which`` (``"everyo"`` or ``"libraries"``) folds, or
+    everyo's measuring ``"tools"``, each ending in a separator (found once: they do not move
+    while the process runs)."""
     if which == "everyo":
         dirs = [_package_dir(name) for name in ("everyo", "everyo_lab", *FRAMEWORKS)]
+    elif which == "tools":  # everyo's folders that measure and show, not run models
+        ours = _package_dir("everyo")
+        dirs = [_package_dir("everyo_lab")]
+        dirs += [os.path.join(ours, sub) for sub in ("cli", "profiler", "bench")] if ours else []
     else:
         import sysconfig
 

@@ -4,6 +4,7 @@ the exports, and ``hot_lines(run, None, outside=True)``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -193,11 +194,14 @@ def test_library_frames_under_folded_frames_keep_the_innermost_folded_one():
         (os.path.join(ours, "core", "ops", "nn_ops.py"), 268, "_linear.<locals>.backward"),
         (os.path.join(lib, "_core", "_methods.py"), 47, "_sum"),
         ("<frozen runpy>", 88, "_run_code"),
+        (os.path.join(ours, "cli", "profile.py"), 180, "_run_script"),
+        (contextlib.__file__, 141, "__exit__"),
     ]
     folding = Folding(frames, "everyo")
     assert folding.visible([0, 1, 2, 3]) == [0, 2, 3]  # the op that spent NumPy's time
     assert folding.visible([0, 1, 2]) == [0]  # inside everyo only: the user's line
     assert folding.visible([4, 0, 3]) == [0, 3]  # a user's call of NumPy: as it is
+    assert folding.visible([4, 5, 6]) == [6]  # the command line is no operation: not kept
     assert Folding(frames, None).visible([4, 0, 1, 2, 3]) == [4, 0, 1, 2, 3]
     assert Folding(frames, "libraries").visible([4, 0, 1, 2, 3]) == [0]
 
