@@ -253,3 +253,77 @@ def _bootstrap(a, b, statistic, confidence, n_boot, seed):
     tail = (1 - confidence) / 2 * 100
     lo, hi = np.percentile(ratios, [tail, 100 - tail])
     return np.asarray(stat(a) / stat(b)), np.asarray(lo), np.asarray(hi)
+
+
+def process_spread(groups: Any) -> float:
+    """The spread between processes: the standard deviation of the log of each process's
+    median, as a fraction (``exp(sd) - 1``); 0 for one process."""
+    logs = np.log([np.median(_as_sample(g, positive=True)) for g in groups])
+    return float(np.expm1(logs.std(ddof=1))) if logs.size > 1 else 0.0
+
+
+def process_ratio_interval(
+    numerator: Any,
+    denominator: Any,
+    *,
+    statistic: str = "median",
+    confidence: float = 0.95,
+    spread: float | None = None,
+) -> tuple[float, float, float]:
+    """``T(numerator) / T(denominator)`` with an interval that counts the spread between
+    processes.
+
+    Each side is a list of samples, one per process. ``T`` is the geometric mean of the
+    processes' ``statistic``; the interval is Welch's on the log of those per-process figures,
+    so a process's own noise and the differences between processes both widen it (the
+    per-process median, as pyperf keeps per-process values). A side measured in one process
+    cannot show its spread: it borrows the other side's, the usual assumption that one
+    workload's processes vary alike (a baseline saved before processes were kept). When both
+    sides hold one process, ``spread`` (a between-process standard deviation on the log scale,
+    e.g. :data:`PROCESS_SPREAD`) widens the calls' own interval; ``None`` leaves it as
+    :func:`ratio_interval` gives it.
+
+    Examples
+    --------
+    >>> same = [[1.0, 1.01, 0.99], [1.3, 1.31, 1.29], [0.8, 0.81, 0.79]]
+    >>> est, lo, hi = process_ratio_interval(same, same)
+    >>> round(est, 3), bool(lo < 0.8 and hi > 1.25)
+    (1.0, True)
+    """
+    if statistic not in STATISTICS:
+        raise EveryOBenchmarkError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+    if not 0.0 < confidence < 1.0:
+        raise EveryOBenchmarkError(f"confidence must be between 0 and 1, got {confidence!r}")
+    stat = statistic_fn(statistic)
+    a = np.log([stat(_as_sample(g, positive=True)) for g in numerator])
+    b = np.log([stat(_as_sample(g, positive=True)) for g in denominator])
+    if a.size == 1 and b.size == 1:
+        est, lo, hi = ratio_interval(
+            numerator[0], denominator[0], statistic=statistic, confidence=confidence
+        )
+        if not spread:
+            return float(est), float(lo), float(hi)
+        half = np.log(float(hi) / float(lo)) / 2
+        z = NormalDist().inv_cdf(0.5 + confidence / 2)
+        half = math.sqrt(half**2 + (z * spread) ** 2 * 2)  # each side one draw of a process
+        return float(est), float(est) * math.exp(-half), float(est) * math.exp(half)
+    var_a = a.var(ddof=1) if a.size > 1 else None
+    var_b = b.var(ddof=1) if b.size > 1 else None
+    var_a = var_b if var_a is None else var_a
+    var_b = var_a if var_b is None else var_b
+    se_a, se_b = var_a / a.size, var_b / b.size
+    # degrees of freedom: Welch's, from the sides that measured their own spread
+    n_a, n_b = max(a.size, 2), max(b.size, 2)
+    df = _welch_df(np.asarray(se_a), n_a, np.asarray(se_b), n_b)
+    if a.size == 1 or b.size == 1:
+        df = np.asarray(float(max(a.size, b.size) - 1))
+    half = float(t_quantile(0.5 + confidence / 2, df)) * math.sqrt(se_a + se_b)
+    log_ratio = float(a.mean() - b.mean())
+    return math.exp(log_ratio), math.exp(log_ratio - half), math.exp(log_ratio + half)
+
+
+def process_mean(groups: Any, statistic: str = "median") -> float:
+    """The geometric mean of each process's ``statistic``: the ``T`` of
+    :func:`process_ratio_interval`."""
+    stat = statistic_fn(statistic)
+    return float(np.exp(np.mean(np.log([stat(_as_sample(g, positive=True)) for g in groups]))))
