@@ -99,8 +99,20 @@ def benchmark(
     """
     warmup, repeat, min_time, samples = _check_options(fn, warmup, repeat, min_time, samples, sync)
     if processes is not None:
-        return _in_workers(fn, args, kwargs, processes, warmup, repeat, min_time, samples, name,
-                           threads, clock, synchronize)
+        return _in_workers(
+            fn,
+            args,
+            kwargs,
+            processes,
+            warmup,
+            repeat,
+            min_time,
+            samples,
+            name,
+            threads,
+            clock,
+            synchronize,
+        )
     policy = ThreadPolicy(threads)
     timer = Timer(clock=clock, sync=sync, synchronize=synchronize)
     inputs = (fn, args, kwargs)
@@ -129,8 +141,20 @@ def benchmark(
     )
 
 
-def _in_workers(fn, args, kwargs, processes, warmup, repeat, min_time, samples, name, threads,
-                clock, synchronize) -> BenchmarkResult:
+def _in_workers(
+    fn,
+    args,
+    kwargs,
+    processes,
+    warmup,
+    repeat,
+    min_time,
+    samples,
+    name,
+    threads,
+    clock,
+    synchronize,
+) -> BenchmarkResult:
     """``benchmark(..., processes=N)``: the worker path, for what a worker can reproduce."""
     from everyo.bench.workers import benchmark_in_workers, spec_of
 
@@ -141,8 +165,16 @@ def _in_workers(fn, args, kwargs, processes, warmup, repeat, min_time, samples, 
         )
     spec = spec_of(fn)
     return benchmark_in_workers(
-        spec, args, kwargs, processes=processes, warmup=warmup, repeat=repeat,
-        min_time=min_time, samples=samples, name=name or _callable_name(fn), threads=threads,
+        spec,
+        args,
+        kwargs,
+        processes=processes,
+        warmup=warmup,
+        repeat=repeat,
+        min_time=min_time,
+        samples=samples,
+        name=name or _callable_name(fn),
+        threads=threads,
         workload=describe(fn, args, kwargs),
     )
 

@@ -97,9 +97,7 @@ def benchmark_in_workers(
     if limit is not None:
         env.update({variable: str(limit) for variable in THREAD_VARIABLES})
     # the worker imports the workload as this process would: from the current directory too
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p
-    )
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p)
     request = {
         "spec": spec,
         "args": args,
@@ -148,6 +146,7 @@ def benchmark_in_workers(
 def _run_worker(spec, request_path, out, env, index, processes, timeout) -> BenchmarkResult:
     """One worker: its result, or an error that names it and what it printed last."""
     command = [sys.executable, "-m", "everyo.bench.workers", str(request_path), str(out)]
+    command += [] if index == 0 else ["--no-environment"]  # (the first worker's record serves)
     which = f"worker process {index + 1} of {processes} for {spec}"
     try:
         done = subprocess.run(
@@ -182,8 +181,11 @@ def spec_of(fn: Any) -> str:
         local = "<lambda>" in (qualname or "") or "<locals>" in (qualname or "")
         raise EveryOBenchmarkError(
             f"processes= runs {what!r} in fresh worker processes, which import it by name, but "
-            + ("it is a lambda or a function defined inside another" if local else f"it has "
-               f"{where}")
+            + (
+                "it is a lambda or a function defined inside another"
+                if local
+                else f"it has {where}"
+            )
             + ": define it at the top level of a module (a .py file next to the notebook) and "
             "import it from there"
         )
@@ -240,7 +242,7 @@ def failure_summary(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def _worker(request_path: str, result_path: str) -> int:
+def _worker(request_path: str, result_path: str, *flags: str) -> int:
     """The worker's side: import, time, write the result (or the workload's error)."""
     from everyo.bench.timing import benchmark
 
@@ -256,6 +258,7 @@ def _worker(request_path: str, result_path: str) -> int:
             samples=request["samples"],
             name=request["name"],
             threads=request["threads"],
+            record_environment="--no-environment" not in flags,
             **request["kwargs"],
         )
     except Exception as exc:  # noqa: BLE001 - any error of the workload is reported the same way
@@ -267,4 +270,4 @@ def _worker(request_path: str, result_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_worker(*sys.argv[1:3]))
+    sys.exit(_worker(*sys.argv[1:]))

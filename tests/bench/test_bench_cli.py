@@ -69,8 +69,9 @@ def test_json_output_in_process(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     out = tmp_path / "r.json"
     spec = "tests.bench.sample_workloads:fast_fn"
-    code = main(["bench", spec, "--json", str(out), "--warmup", "0", "--repeat", "3",
-                 "--processes", "2"])
+    code = main(
+        ["bench", spec, "--json", str(out), "--warmup", "0", "--repeat", "3", "--processes", "2"]
+    )
     assert code == 0
     data = json.loads(out.read_text())
     assert data["name"] == spec and len(data["times_s"]) == 6
