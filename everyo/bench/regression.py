@@ -64,10 +64,11 @@ MARGIN = 0.05
 """The practical margin: a change of less than 5 % (``max(r, 1/r) - 1`` for the ratio ``r``)
 is "no meaningful change" in :func:`compare` and never a regression or an improvement in
 :func:`check_regression`, whatever its interval (measurements in docs/benchmarking.md)."""
-PROCESS_SPREAD = 0.10
+PROCESS_SPREAD = 0.25
 """The spread between processes (standard deviation of the log of a process's median) that
-two single-process results from different processes are allowed: what identical worker
-processes showed here on a quiet machine (docs/benchmarking.md); ``processes=N`` measures it."""
+two single-process results from different processes are allowed: identical processes timing
+the same function showed 26-68 % here (busy machine, 1 or 2 BLAS threads) and 31 % on a quiet
+one (issue 46's five processes); ``processes=N`` measures it instead (docs/benchmarking.md)."""
 NO_MEANINGFUL_CHANGE = "no meaningful change"
 """The verdict of a comparison whose change is real but smaller than the margin."""
 

@@ -38,7 +38,7 @@ __all__ = [
     "THREAD_VARIABLES",
 ]
 
-DEFAULT_PROCESSES = 8
+DEFAULT_PROCESSES = 6
 """Worker processes per measurement (see docs/benchmarking.md for the measurements behind it)."""
 THREAD_VARIABLES = (
     "OPENBLAS_NUM_THREADS",
