@@ -20,8 +20,10 @@ about 1 ms, and ``GATE_WORK`` plants exactly 2x or +20 % work in the compared ve
 - ``wall``     wall time of one `bench` of the 1-ms workload with the default processes
                (target < 10 s)
 - ``threads``  one BLAS thread set in the environment before NumPy loads, against the same
-               limit set at run time (threadpoolctl) after BLAS's pool started, and before it
-               did: per-process medians of (A @ A).sum(), fresh processes in turn
+               limit set at run time (threadpoolctl) after a first BLAS call, and before one
+               (OpenBLAS starts its thread pool when it loads, so a run-time limit always comes
+               after it: the idle pool threads stay, as the threads column shows): per-process
+               medians of (A @ A).sum(), fresh processes in turn
 
 The quiet rows need a quiet machine: the load average is printed at the start and the end of
 each scenario. ``--quick`` runs 2 trials of each (a smoke run: its figures are not results).
@@ -189,13 +191,16 @@ times = []
 for _ in range(300):
     t = time.perf_counter(); (A @ A).sum(); times.append(time.perf_counter() - t)
 times.sort()
-print(times[len(times) // 2])
+import os
+tasks = "/proc/self/task"
+print(times[len(times) // 2], len(os.listdir(tasks)) if os.path.isdir(tasks) else 0)
 """
 
 
 def run_threads(trials: int, rows: list, log) -> None:
     modes = ("environment", "runtime", "runtime-before-first-call")
     medians: dict[str, list[float]] = {m: [] for m in modes}
+    tasks: dict[str, set[int]] = {m: set() for m in modes}
     start = loadavg()
     for _ in range(max(trials, 3)):
         for mode in modes:  # in turns, so drift hits every mode alike
@@ -210,7 +215,9 @@ def run_threads(trials: int, rows: list, log) -> None:
                 timeout=120,
                 check=True,
             )
-            medians[mode].append(float(done.stdout) * 1e3)
+            median, threads = done.stdout.split()
+            medians[mode].append(float(median) * 1e3)
+            tasks[mode].add(int(threads))
     for mode in modes:
         values = medians[mode]
         log(f"  threads {mode}: {[round(v, 4) for v in values]}")

@@ -171,9 +171,8 @@ class BenchmarkResult:
         for one process what a comparison across processes needs."""
         if self.process_times is None:
             return (
-                "Processes: 1 (this process only; calls within one process agree more closely "
-                "than processes do: compare with another process or session (a saved baseline) "
-                "using processes=N, which measures the spread between them)"
+                "Processes: 1 (this process only: a comparison with another process or session, "
+                "such as a saved baseline, needs processes=N for the spread between processes)"
             )
         from everyo.bench.stats import process_spread
 

@@ -188,6 +188,7 @@ def test_help_lists_every_exit_code_the_docs_give(capsys):
         assert f"{code} {meaning}" in shown
     docs = (ROOT / "docs" / "shared-machines.md").read_text()
     assert "| 4 | inconclusive: the machine was busy" in docs
+    assert "--processes N" in shown and "(default 6)" in shown and "--margin PCT" in shown
 
 
 def test_a_baseline_saved_on_a_contended_machine_warns(tmp_path, monkeypatch, capsys):
