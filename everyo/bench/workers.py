@@ -139,7 +139,11 @@ def benchmark_in_workers(
         machine=None if machine is None else machine.to_dict(),
         process_times=[r.times for r in results],
         process="workers",
-        thread_limit="environment" if limit is not None else None,
+        thread_limit="environment"
+        if limit is not None
+        else "runtime"  # ("auto" in a worker that found the machine busier than this process)
+        if any(r.thread_limit == "runtime" for r in results)
+        else None,
     )
 
 
