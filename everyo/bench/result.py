@@ -53,8 +53,8 @@ class BenchmarkResult:
         ``None`` for a result measured in one process (``times`` is then that process's).
     process : str or None
         Which process measured it: a token of this process for an in-process result
-        (:func:`process_token`), ``"workers"`` for worker processes, ``None`` when unknown (a
-        result saved before it was recorded).
+        (:func:`process_token`), ``"workers-..."`` for one run of worker processes, ``None``
+        when unknown (a result saved before it was recorded).
     thread_limit : str or None
         How a thread limit was applied: ``"environment"`` (set before BLAS started, in each
         worker), ``"runtime"`` (threadpoolctl, after BLAS's pool started: can run slower), or

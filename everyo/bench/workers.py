@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,7 @@ def benchmark_in_workers(
         environment=first.environment,
         machine=None if machine is None else machine.to_dict(),
         process_times=[r.times for r in results],
-        process="workers",
+        process=f"workers-{uuid.uuid4().hex[:12]}",  # (one run of workers: its own identity)
         thread_limit="environment"
         if limit is not None
         else "runtime"  # ("auto" in a worker that found the machine busier than this process)

@@ -20,14 +20,15 @@ from everyo.bench.workers import DEFAULT_PROCESSES, resolve_spec  # noqa: F401 -
 
 REGRESSION = 1  # the check found a regression beyond the threshold
 WORKLOAD_FAILED = 3  # the workload raised: a broken benchmark, not a slow one
-MACHINE_BUSY = 4  # either side measured on a contended machine (or one quiet, one busy)
+MACHINE_BUSY = 4  # either side measured on a contended machine, or on a busy one
 
 
 EXIT_CODES = (
     f"Exit codes: 0 measured, no regression; {REGRESSION} a regression beyond the threshold; "
     f"2 bad input; {WORKLOAD_FAILED} the workload itself raised; {MACHINE_BUSY} inconclusive: "
-    "the machine was busy (either side measured on a contended machine, or one quiet and one "
-    "busy): rerun on a quiet machine."
+    "the machine was busy (either side measured on a contended machine, or on a busy one: the "
+    "baseline and this check are separate runs and the load moves between them): rerun on a "
+    "quiet machine."
 )
 
 

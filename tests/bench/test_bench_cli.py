@@ -223,7 +223,7 @@ def fake_workers(monkeypatch, runs, machine=None):
             process_times=groups,
             name=options.get("name") or spec,
             machine=None if machine is None else machine.to_dict(),
-            process="workers",
+            process=f"workers-{len(calls)}",
         )
 
     monkeypatch.setattr(workers, "benchmark_in_workers", planted)
@@ -284,6 +284,34 @@ def test_the_gate_exits_4_when_a_side_was_contended(tmp_path, monkeypatch, capsy
     spec = "tests.bench.sample_workloads:fast_fn"
     assert main(["bench", spec, "--baseline", str(baseline)]) == 4
     assert "Verdict: INCONCLUSIVE: THE MACHINE WAS BUSY" in capsys.readouterr().out
+
+
+def test_an_aa_on_a_busy_machine_is_inconclusive_not_a_change(tmp_path, monkeypatch, capsys):
+    """Issue 43 item 2: baseline and check both busy, the load moved between them (the second
+    run's processes all 40 % faster, a tight interval): exit 4, not IMPROVEMENT."""
+    from everyo.machine_state import MachineState
+
+    busy = MachineState(
+        "busy",
+        "other processes used 1.0 of 2 cores; 1 BLAS thread",
+        others_cores=1.0,
+        own_cores=1.0,
+        usable_cores=2,
+        window_s=5.0,
+    )
+    baseline = tmp_path / "b.json"
+    fake_workers(
+        monkeypatch,
+        [_spread(1e-3, PROCESS_FACTORS), _spread(0.6e-3, PROCESS_FACTORS)],
+        machine=busy,
+    )
+    monkeypatch.chdir(ROOT)
+    spec = "tests.bench.sample_workloads:fast_fn"
+    assert main(["bench", spec, "--save-baseline", str(baseline)]) == 0
+    assert main(["bench", spec, "--baseline", str(baseline)]) == 4
+    out = capsys.readouterr().out
+    assert "Verdict: INCONCLUSIVE: THE MACHINE WAS BUSY" in out
+    assert "was measured on a busy machine" in out and "in another run" in out
 
 
 def test_an_old_baseline_loads_and_says_it_holds_one_process(tmp_path, monkeypatch, capsys):
