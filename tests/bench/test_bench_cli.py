@@ -145,6 +145,7 @@ def test_threshold_accepts_percent_text_and_refuses_a_fraction(tmp_path, monkeyp
     baseline = tmp_path / "fast.json"
     spec = "tests.bench.sample_workloads:fast_fn"
     quick = ["--warmup", "0", "--repeat", "5", "--processes", "2"]
+    fake_workers(monkeypatch, [_spread(1e-3, PROCESS_FACTORS) for _ in range(2)])
     assert main(["bench", spec, "--save-baseline", str(baseline), *quick]) == 0
     assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "500%", *quick]) == 0
     assert "threshold 500.0%" in capsys.readouterr().out
@@ -154,13 +155,16 @@ def test_threshold_accepts_percent_text_and_refuses_a_fraction(tmp_path, monkeyp
 
 
 def test_baseline_from_another_machine_says_so_next_to_the_verdict(tmp_path, monkeypatch, capsys):
+    from everyo.bench import environment
+
     monkeypatch.chdir(ROOT)
     baseline = tmp_path / "fast.json"
     spec = "tests.bench.sample_workloads:fast_fn"
-    quick = ["--warmup", "0", "--repeat", "5", "--processes", "2"]
-    assert main(["bench", spec, "--save-baseline", str(baseline), *quick]) == 0
+    runs = [_spread(1e-3, PROCESS_FACTORS) for _ in range(3)]
+    fake_workers(monkeypatch, runs, env=environment())
+    assert main(["bench", spec, "--save-baseline", str(baseline)]) == 0
     capsys.readouterr()
-    assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "500", *quick]) == 0
+    assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "500"]) == 0
     same = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Verdict")]
     assert same == ["Verdict: OK"]  # this machine's own baseline: no note
 
@@ -168,7 +172,7 @@ def test_baseline_from_another_machine_says_so_next_to_the_verdict(tmp_path, mon
     data["environment"]["cpu"]["model"] = "Imaginary CPU 9000"
     data["environment"]["gpus"] = [{"name": "Imaginary GPU"}]
     baseline.write_text(json.dumps(data))
-    assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "500", *quick]) == 0
+    assert main(["bench", spec, "--baseline", str(baseline), "--threshold", "500"]) == 0
     verdict = [line for line in capsys.readouterr().out.splitlines() if "Verdict" in line]
     assert len(verdict) == 1 and verdict[0].startswith("Verdict: OK (baseline from another machine")
     assert "CPU 'Imaginary CPU 9000' vs" in verdict[0] and "GPUs ['Imaginary GPU'] vs" in verdict[0]
@@ -207,7 +211,7 @@ def test_a_baseline_saved_on_a_contended_machine_warns(tmp_path, monkeypatch, ca
     assert load(tmp_path / "b.json").machine_state.verdict == "contended"
 
 
-def fake_workers(monkeypatch, runs, machine=None):
+def fake_workers(monkeypatch, runs, machine=None, env=None):
     """Replace the worker processes with planted per-process times: each call of
     ``benchmark_in_workers`` returns the next entry of ``runs`` (a list of per-process lists of
     seconds), with ``machine`` as its state; returns the calls' keyword arguments."""
@@ -224,6 +228,7 @@ def fake_workers(monkeypatch, runs, machine=None):
             name=options.get("name") or spec,
             machine=None if machine is None else machine.to_dict(),
             process=f"workers-{len(calls)}",
+            environment=env,
         )
 
     monkeypatch.setattr(workers, "benchmark_in_workers", planted)
