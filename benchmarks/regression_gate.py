@@ -226,7 +226,8 @@ def run_threads(trials: int, rows: list, log) -> None:
                 f"1 BLAS thread: {mode}",
                 f"{start} → {loadavg()}",
                 f"median of {len(values)} processes {statistics.median(values):.4f} ms",
-                f"processes {min(values):.4f}–{max(values):.4f} ms",
+                f"processes {min(values):.4f}–{max(values):.4f} ms; threads in each process: "
+                + "/".join(map(str, sorted(tasks[mode]))),
                 "",
             ]
         )

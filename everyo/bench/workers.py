@@ -83,7 +83,7 @@ def benchmark_in_workers(
     :func:`~everyo.bench.benchmark`); ``args``/``kwargs`` reach it pickled. ``threads`` is
     decided here, once: a limit (an integer, or what ``"auto"`` chooses from the machine's load
     now) is set in each worker's environment before NumPy loads. ``timeout`` bounds each
-    worker (seconds; default: none when ``min_time`` and ``repeat`` bound the run). A worker
+    worker (seconds; default: none, as an in-process benchmark has none). A worker
     that dies or hangs raises :class:`~everyo.errors.EveryOBenchmarkError` naming it; a workload
     that raises, :class:`WorkloadFailed`.
     """
