@@ -243,3 +243,22 @@ def test_a_worker_that_cannot_import_the_workload_says_why(at_root, tmp_path):
     finally:
         os.environ["PYTHONPATH"] = env_path
         sys.modules.pop("vanishing_mod", None)
+
+
+@pytest.mark.parametrize("slower, verdict", [(1.02, NO_MEANINGFUL_CHANGE), (1.5, "slower")])
+def test_interleaved_reads_a_change_under_the_margin_as_no_meaningful_change(slower, verdict):
+    from fakes import FakeClock
+
+    from everyo_lab.labs import interleaved
+
+    clock = FakeClock()
+    rng = np.random.default_rng(8)
+
+    def before():
+        clock.advance(1e-3 * (1 + 0.001 * rng.standard_normal()))
+
+    def after():
+        clock.advance(1e-3 * slower * (1 + 0.001 * rng.standard_normal()))
+
+    result = interleaved(before, after, repeat=40, clock=clock, threads=None)
+    assert result.ci_high < 1 and result.verdict == verdict  # (both beyond noise)
