@@ -443,9 +443,11 @@ def _same_process(a: Any, b: Any) -> bool:
 
 
 def check_margin(margin: Any) -> float:
-    """``margin`` checked: a fraction in [0, 1); ``None`` gives :data:`MARGIN`."""
+    """``margin`` checked: a fraction in [0, 1) or ``"5%"``; ``None`` gives :data:`MARGIN`."""
     if margin is None:
         return MARGIN
+    if isinstance(margin, str):  # "5%", as the threshold is spelt
+        margin = threshold_fraction(margin)
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
         raise EveryOBenchmarkError(
             f"margin is a fraction between 0 and 1 (0.05 = 5 %), got {margin!r}"

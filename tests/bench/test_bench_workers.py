@@ -93,6 +93,7 @@ def test_a_change_smaller_than_the_margin_is_no_meaningful_change():
     check = check_regression(b, a, threshold=0.01)
     assert check.verdict == "ok" and check.ratio > 1.01 and MARGIN == 0.05
     assert check_regression(b, a, threshold=0.01, margin=0).verdict == "regression"
+    assert compare(a, b, margin="1%").verdict == "slower"
     with pytest.raises(EveryOBenchmarkError, match="margin"):
         compare(a, b, margin=5)
 
