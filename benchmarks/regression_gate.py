@@ -2,6 +2,7 @@
 planted change right, and leave an unchanged function alone, on a quiet and on a busy machine?
 
     python benchmarks/regression_gate.py [--trials 20] [--quick] [--only NAME,...]
+                                         [--threads N] [--processes N] [--verbose]
 
 Every trial is what a user does: a fresh baseline (``--save-baseline``), then a fresh
 comparison (``--baseline``), each a `python -m everyo bench gate_workload:work` command with the
@@ -58,13 +59,17 @@ def loadavg() -> str:
         return "?"
 
 
+GATE_OPTIONS: list[str] = []
+"""Options every gate command gets (``--threads``, ``--processes`` of this script)."""
+
+
 def bench(*args: str, work: str = "1") -> tuple[int, str, float]:
     """One `python -m everyo bench` command: exit code, output, wall seconds."""
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
     env.update(GATE_WORK=work, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE)]))
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "everyo", "bench", SPEC, *args],
+        [sys.executable, "-m", "everyo", "bench", SPEC, *GATE_OPTIONS, *args],
         cwd=HERE,
         env=env,
         capture_output=True,
@@ -157,6 +162,11 @@ def run_interleaved(trials: int, rows: list, log) -> None:
 def run_wall(trials: int, rows: list, log) -> None:
     from everyo.bench.workers import DEFAULT_PROCESSES
 
+    processes = (
+        GATE_OPTIONS[GATE_OPTIONS.index("--processes") + 1]
+        if "--processes" in GATE_OPTIONS
+        else DEFAULT_PROCESSES
+    )
     start = loadavg()
     walls = []
     for _ in range(trials):
@@ -166,7 +176,7 @@ def run_wall(trials: int, rows: list, log) -> None:
     worst = max(walls)
     rows.append(
         [
-            f"wall time, {DEFAULT_PROCESSES} processes",
+            f"wall time, {processes} processes",
             f"{start} → {loadavg()}",
             f"median {statistics.median(walls):.2f} s, max {worst:.2f} s",
             "",
@@ -243,7 +253,13 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 trials each: a smoke run")
     parser.add_argument("--only", default=",".join(SCENARIOS), help="scenarios, comma-separated")
     parser.add_argument("--verbose", action="store_true", help="print every trial")
+    parser.add_argument("--threads", help="the gate's --threads (default: its own, auto)")
+    parser.add_argument("--processes", type=int, help="the gate's --processes (default: its own)")
     args = parser.parse_args(argv)
+    GATE_OPTIONS[:] = [
+        *(["--threads", args.threads] if args.threads else []),
+        *(["--processes", str(args.processes)] if args.processes else []),
+    ]
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(only) - set(SCENARIOS))
     if unknown or args.trials < 1:
@@ -270,6 +286,7 @@ def main(argv=None) -> int:
         else:
             run_gate(name, trials, rows, log)
     kind = "QUICK smoke run: not results" if args.quick else f"{trials} trials per scenario"
+    kind += f"; gate options {' '.join(GATE_OPTIONS)}" if GATE_OPTIONS else "; gate defaults"
     print(
         f"### The regression gate across worker processes (`regression_gate.py`, {started}; "
         f"{kind}; {os.cpu_count()} cores)\n"
