@@ -207,7 +207,15 @@ class Lab:
 
 
 def interleaved(
-    before, after, *args, warmup: int = 1, repeat: int = 10, clock=None, threads="auto", **kwargs
+    before,
+    after,
+    *args,
+    warmup: int = 1,
+    repeat: int = 10,
+    clock=None,
+    threads="auto",
+    margin: float | None = None,
+    **kwargs,
 ):
     """Time ``before(*args, **kwargs)`` and ``after(*args, **kwargs)`` in turns and compare them.
 
@@ -219,9 +227,16 @@ def interleaved(
     (``speedup`` with its confidence interval, ``verdict``) for the medians of ``repeat`` calls
     each, after ``warmup`` untimed calls each; its verdict is "inconclusive: the machine was
     busy" when other processes contended for the cores while it ran. ``threads`` is the
-    BLAS/OpenMP thread policy while it runs (see :mod:`everyo.thread_policy`).
+    BLAS/OpenMP thread policy while it runs (see :mod:`everyo.thread_policy`). A speed-up
+    within ``1 ± margin`` reads "no meaningful change" (default
+    :data:`everyo.bench.regression.MARGIN`).
+
+    Both versions run in this process: the interval says how this process's calls compare.
+    A comparison with another process or session (a saved baseline, yesterday's figure) needs
+    the spread between processes: ``benchmark(fn, processes=N)`` and ``compare()``.
     """
     from everyo.bench import BenchmarkResult, compare
+    from everyo.bench.result import process_token
     from everyo.bench.timing import check_count
     from everyo.errors import EveryOBenchmarkError
     from everyo.machine_state import MachineWatch
@@ -251,9 +266,15 @@ def interleaved(
                 out.append(clock() - start)
         machine = watch.stop().to_dict()
     name = getattr(before, "__name__", "before"), getattr(after, "__name__", "after")
+    here = process_token()  # both sides in this process, in turns
     return compare(
-        BenchmarkResult(times[0], name=name[0], warmup=warmup, repeat=repeat, machine=machine),
-        BenchmarkResult(times[1], name=name[1], warmup=warmup, repeat=repeat, machine=machine),
+        BenchmarkResult(
+            times[0], name=name[0], warmup=warmup, repeat=repeat, machine=machine, process=here
+        ),
+        BenchmarkResult(
+            times[1], name=name[1], warmup=warmup, repeat=repeat, machine=machine, process=here
+        ),
+        margin=margin,
     )
 
 

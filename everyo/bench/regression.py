@@ -10,6 +10,17 @@ Two questions are kept apart:
 A regression is reported only when both hold, which keeps false alarms on unchanged code (A/A
 runs) rare, while a 20 % slowdown measured with ordinary noise is always caught.
 
+Both intervals count the spread between processes when either side was measured in several
+worker processes (``processes=``, the CLI): two processes running the same code differ by more
+than two calls in one process do, so a saved baseline is compared process against process (see
+:func:`everyo.bench.stats.process_ratio_interval`). Two in-process results from different
+processes (a saved one, a result from yesterday) allow for :data:`PROCESS_SPREAD`.
+
+A practical margin (:data:`MARGIN`) comes with it: a change smaller than that is never called
+faster, slower, a regression or an improvement ("no meaningful change"), however tight its
+interval: the load of a shared machine, the order of the calls, the process moves a time by a
+few percent in ways no interval sees.
+
 A third question comes first: *was the machine the same?* When either side was measured on a
 contended machine (its threads shared cores with other processes), or one side on a quiet
 machine and the other on a busy one, the times differ for that alone; the verdict is then
@@ -26,7 +37,13 @@ import numpy as np
 
 from everyo.bench.machine import machine_differences, only_settings_differ
 from everyo.bench.result import BenchmarkResult
-from everyo.bench.stats import ratio_interval, statistic_fn
+from everyo.bench.stats import (
+    process_mean,
+    process_ratio_interval,
+    process_spread,
+    ratio_interval,
+    statistic_fn,
+)
 from everyo.bench.threshold import threshold_fraction
 from everyo.errors import EveryOBenchmarkError
 
@@ -38,7 +55,22 @@ __all__ = [
     "regression_verdict",
     "machine_caveat",
     "MACHINE_BUSY",
+    "MARGIN",
+    "PROCESS_SPREAD",
+    "NO_MEANINGFUL_CHANGE",
 ]
+
+MARGIN = 0.05
+"""The practical margin: a change of less than 5 % (``max(r, 1/r) - 1`` for the ratio ``r``)
+is "no meaningful change" in :func:`compare` and never a regression or an improvement in
+:func:`check_regression`, whatever its interval (measurements in docs/benchmarking.md)."""
+PROCESS_SPREAD = 0.25
+"""The spread between processes (standard deviation of the log of a process's median) that
+two single-process results from different processes are allowed: identical processes timing
+the same function showed 26-68 % here (busy machine, 1 or 2 BLAS threads) and 31 % on a quiet
+one (issue 46's five processes); ``processes=N`` measures it instead (docs/benchmarking.md)."""
+NO_MEANINGFUL_CHANGE = "no meaningful change"
+"""The verdict of a comparison whose change is real but smaller than the margin."""
 
 LOAD_GAP_CORES = 0.5
 """Other processes' load (in cores; at least a quarter of the cores) by which a busy side must
@@ -71,6 +103,8 @@ class Comparison:
     machine_note: str = ""
     baseline_machine: str = ""
     candidate_machine: str = ""
+    margin: float = MARGIN
+    processes_note: str = ""
 
     @property
     def conclusive(self) -> bool:
@@ -84,6 +118,10 @@ class Comparison:
             f"{self.statistic} {self.baseline_time * 1e3:.4f} ms -> "
             f"{self.candidate_time * 1e3:.4f} ms: {self.verdict}"
         )
+        if self.verdict == NO_MEANINGFUL_CHANGE:
+            text += f" (under the {self.margin:.0%} margin)"
+        if self.processes_note:
+            text += f" [{self.processes_note}]"
         if self.machine_note:
             return f"{text} ({self.machine_note})"
         sides = (self.baseline_machine, self.candidate_machine)
@@ -107,10 +145,14 @@ class RegressionCheck:
     ratio, ci_low, ci_high : float
         ``T_new / T_baseline`` and its confidence interval.
     verdict : str
-        ``"regression"`` (slower by more than the threshold, beyond noise), ``"improvement"``
-        (the same, faster), ``"inconclusive"`` (beyond the threshold but within noise: measure
-        more), :data:`MACHINE_BUSY` (either side measured on a contended machine, or one on a
-        quiet and one on a busy machine: ``machine_note`` says which), or ``"ok"``.
+        ``"regression"`` (slower by more than the threshold and the margin, beyond noise),
+        ``"improvement"`` (the same, faster), ``"inconclusive"`` (beyond the threshold but
+        within noise: measure more), :data:`MACHINE_BUSY` (either side measured on a contended
+        machine, or one on a quiet and one on a busy machine: ``machine_note`` says which), or
+        ``"ok"``.
+    baseline_processes, new_processes : int
+        How many processes measured each side (1 for an in-process result or a baseline saved
+        before processes were kept); ``processes_note`` says how the interval counted them.
     machine_differences : tuple of str
         How the baseline's machine or settings differ from the new result's (CPU, cores,
         GPUs, BLAS threads, subnormal flushing...), from the environment both recorded; empty
@@ -137,6 +179,10 @@ class RegressionCheck:
     machine_note: str = ""
     baseline_machine: str = ""
     new_machine: str = ""
+    baseline_processes: int = 1
+    new_processes: int = 1
+    processes_note: str = ""
+    margin: float = MARGIN
 
     @property
     def passed(self) -> bool:
@@ -154,12 +200,16 @@ class RegressionCheck:
         return "\n".join(
             [
                 f"Workload: {self.name}",
-                f"Baseline {self.statistic}: {self.baseline_time * 1e3:.4f} ms",
+                f"Baseline {self.statistic}: {self.baseline_time * 1e3:.4f} ms"
+                + _of_processes(self.baseline_processes, self.statistic),
                 *([f"Baseline machine: {self.baseline_machine}"] if self.baseline_machine else []),
-                f"New {self.statistic}: {self.new_time * 1e3:.4f} ms",
+                f"New {self.statistic}: {self.new_time * 1e3:.4f} ms"
+                + _of_processes(self.new_processes, self.statistic),
                 *([f"New machine: {self.new_machine}"] if self.new_machine else []),
                 f"Regression: {self.regression_pct:+.2f}% ({pct}% CI {change[0]:+.2f}% "
-                f"to {change[1]:+.2f}%; threshold {self.threshold * 100:.1f}%)",
+                f"to {change[1]:+.2f}%; threshold {self.threshold * 100:.1f}%, margin "
+                f"{self.margin * 100:.1f}%)",
+                *([f"Processes: {self.processes_note}"] if self.processes_note else []),
                 f"Verdict: {self.verdict.upper()}{self._machine_note()}",
                 *([f"Machine: {self.machine_note}"] if self.machine_note else []),
             ]
@@ -180,6 +230,10 @@ class RegressionCheck:
         )
 
 
+def _of_processes(n: int, statistic: str) -> str:
+    return f" (geometric mean of {n} processes' {statistic}s)" if n > 1 else ""
+
+
 def compare(
     baseline: Timings,
     candidate: Timings,
@@ -187,6 +241,7 @@ def compare(
     statistic: str = "median",
     confidence: float = 0.95,
     method: str = "asymptotic",
+    margin: float | None = MARGIN,
 ) -> Comparison:
     """Speedup of ``candidate`` over ``baseline`` with a confidence interval and a verdict.
 
@@ -196,7 +251,14 @@ def compare(
     statistic : {"median", "mean"}
     confidence : float
     method : {"asymptotic", "bootstrap"}
-        See :func:`everyo.bench.stats.ratio_interval`.
+        See :func:`everyo.bench.stats.ratio_interval` (for two results from one process).
+    margin : float
+        A speed-up within ``1 ± margin`` (``max(s, 1/s) - 1 < margin``) reads
+        :data:`NO_MEANINGFUL_CHANGE` even when its interval excludes 1 (:data:`MARGIN`).
+
+    Two results measured in different processes (one saved, or from ``processes=``) are
+    compared with the spread between processes (``processes_note`` says how): calls within one
+    process agree more closely than processes do.
 
     Examples
     --------
@@ -207,27 +269,31 @@ def compare(
     >>> compare(old, new).verdict
     'faster'
     """
+    margin = check_margin(margin)
     baseline, candidate = _result(baseline), _result(candidate)
-    base, cand = _times(baseline), _times(candidate)
-    est, lo, hi = ratio_interval(
-        base, cand, statistic=statistic, confidence=confidence, method=method
+    _times(baseline), _times(candidate)  # (checks an array's shape)
+    (est, lo, hi), note, (t_base, t_cand) = _interval(
+        baseline, candidate, statistic=statistic, confidence=confidence, method=method
     )
-    est, lo, hi = float(est), float(lo), float(hi)
     verdict = "faster" if lo > 1 else "slower" if hi < 1 else "no significant change"
-    caveat = machine_caveat(baseline, candidate, sides=("baseline", "candidate"))
-    stat = statistic_fn(statistic)
+    if verdict != "no significant change" and max(est, 1 / est) - 1 < margin:
+        verdict = NO_MEANINGFUL_CHANGE
+    apart = not _same_process(baseline, candidate)
+    caveat = machine_caveat(baseline, candidate, sides=("baseline", "candidate"), apart=apart)
     return Comparison(
         est,
         lo,
         hi,
         confidence,
         statistic,
-        float(stat(base)),
-        float(stat(cand)),
+        t_base,
+        t_cand,
         MACHINE_BUSY if caveat else verdict,
         caveat or "",
         _machine_text(baseline),
         _machine_text(candidate),
+        margin,
+        note,
     )
 
 
@@ -238,6 +304,7 @@ def check_regression(
     threshold: float = 0.10,
     statistic: str = "median",
     confidence: float = 0.95,
+    margin: float = MARGIN,
 ) -> RegressionCheck:
     """Check a new result against a stored baseline.
 
@@ -252,7 +319,12 @@ def check_regression(
     statistic : {"median", "mean"}
         What ``T`` is in the guide's formula; the median resists the occasional slow call.
     confidence : float
-        Coverage of the interval that separates real changes from noise.
+        Coverage of the interval that separates real changes from noise; it counts the
+        spread between processes when either side was measured in several (see
+        :func:`compare`).
+    margin : float
+        A change within ``1 ± margin`` is never a regression or an improvement, even below a
+        smaller threshold (:data:`MARGIN`).
 
     Returns
     -------
@@ -262,14 +334,15 @@ def check_regression(
     # a path on either side is loaded: its machine state and environment are judged too (a
     # saved new result's contended state and settings went unread)
     baseline, result = _result(baseline), _result(result)
-    base, new = _times(baseline), _times(result)
-    verdict, est, lo, hi = regression_verdict(
-        base, new, threshold=threshold, statistic=statistic, confidence=confidence
-    )
+    _times(baseline), _times(result)  # (checks an array's shape)
     threshold = threshold_fraction(threshold)
-    stat = statistic_fn(statistic)
-    t_base, t_new = float(stat(base)), float(stat(new))
-    caveat = machine_caveat(baseline, result, sides=("baseline", "new result"))
+    margin = check_margin(margin)
+    (est, lo, hi), note, (t_new, t_base) = _interval(
+        result, baseline, statistic=statistic, confidence=confidence
+    )
+    verdict = _verdict(est, lo, hi, threshold, margin)
+    apart = not _same_process(baseline, result)
+    caveat = machine_caveat(baseline, result, sides=("baseline", "new result"), apart=apart)
     if caveat:
         verdict = MACHINE_BUSY
     return RegressionCheck(
@@ -290,7 +363,96 @@ def check_regression(
         machine_note=caveat or "",
         baseline_machine=_machine_text(baseline),
         new_machine=_machine_text(result),
+        baseline_processes=_processes(baseline),
+        new_processes=_processes(result),
+        processes_note=note,
+        margin=margin,
     )
+
+
+def _verdict(est: float, lo: float, hi: float, threshold: float, margin: float) -> str:
+    """The gate's verdict for ``T_new / T_baseline`` and its interval."""
+    if abs(est - 1) <= max(threshold, 0.0) or max(est, 1 / est) - 1 < margin:
+        return "ok"
+    if lo > 1:
+        return "regression"
+    if hi < 1:
+        return "improvement"
+    return "inconclusive"
+
+
+def _interval(num: Any, den: Any, *, statistic: str, confidence: float, method="asymptotic"):
+    """``((T_num / T_den, low, high), note, (T_num, T_den))``: the interval that fits how the
+    two sides were measured, and a note saying which, for the printed result."""
+    groups_a, groups_b = _groups(num), _groups(den)
+    if len(groups_a) > 1 or len(groups_b) > 1:
+        interval = process_ratio_interval(
+            groups_a, groups_b, statistic=statistic, confidence=confidence
+        )
+        t = process_mean(groups_a, statistic), process_mean(groups_b, statistic)
+        return interval, _process_note(num, den, groups_a, groups_b), t
+    stat = statistic_fn(statistic)
+    t = float(stat(groups_a[0])), float(stat(groups_b[0]))
+    if _same_process(num, den):
+        est, lo, hi = ratio_interval(
+            groups_a[0], groups_b[0], statistic=statistic, confidence=confidence, method=method
+        )
+        return (float(est), float(lo), float(hi)), "", t
+    interval = process_ratio_interval(
+        groups_a, groups_b, statistic=statistic, confidence=confidence, spread=PROCESS_SPREAD
+    )
+    note = (
+        f"two results from different processes, each from one: the interval allows for a "
+        f"spread of {PROCESS_SPREAD:.0%} between processes; measure with processes=N to know it"
+    )
+    return interval, note, t
+
+
+def _process_note(num, den, groups_a, groups_b) -> str:
+    """``"8 and 8 (spread between processes 4.1% and 3.9%)"``, saying when one side borrowed."""
+    sides = []
+    for value, groups in ((den, groups_b), (num, groups_a)):
+        if len(groups) > 1:
+            sides.append(f"{len(groups)} (spread {process_spread(groups):.1%})")
+        else:
+            old = isinstance(value, BenchmarkResult) and value.process is None
+            sides.append(
+                "1 (saved before processes were kept: it borrows the other side's spread)"
+                if old
+                else "1 (it borrows the other side's spread)"
+            )
+    return f"baseline {sides[0]}, new {sides[1]}; the interval counts the spread between them"
+
+
+def _groups(value: Any) -> list[np.ndarray]:
+    return value.groups if isinstance(value, BenchmarkResult) else [_times(value)]
+
+
+def _processes(value: Any) -> int:
+    return value.processes if isinstance(value, BenchmarkResult) else 1
+
+
+def _same_process(a: Any, b: Any) -> bool:
+    """Whether two one-process measurements come from the same process. Plain arrays of
+    seconds, and two results that both do not say (built by hand), are taken to: nothing says
+    otherwise; a result that names its process and one that does not (saved before processes
+    were recorded) are not."""
+    if not isinstance(a, BenchmarkResult) or not isinstance(b, BenchmarkResult):
+        return True
+    return a.process == b.process
+
+
+def check_margin(margin: Any) -> float:
+    """``margin`` checked: a fraction in [0, 1) or ``"5%"``; ``None`` gives :data:`MARGIN`."""
+    if margin is None:
+        return MARGIN
+    if isinstance(margin, str):  # "5%", as the threshold is spelt
+        margin = threshold_fraction(margin)
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
+        raise EveryOBenchmarkError(
+            f"margin is a fraction between 0 and 1 (0.05 = 5 %), got {margin!r}"
+        )
+    return float(margin)
 
 
 def _measured_environment(value: Any) -> dict | None:
@@ -322,17 +484,20 @@ def regression_verdict(
     threshold: float = 0.10,
     statistic: str = "median",
     confidence: float = 0.95,
+    margin: float = MARGIN,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Vectorised verdicts: samples along the last axis, one verdict per leading index.
+    """Vectorised verdicts for samples from one process each: samples along the last axis,
+    one verdict per leading index.
 
     Returns ``(verdict, ratio, ci_low, ci_high)`` where ``ratio = T_new / T_baseline`` and
     ``verdict`` holds the strings of :attr:`RegressionCheck.verdict`.
     """
     threshold = threshold_fraction(threshold)
+    margin = check_margin(margin)
     est, lo, hi = ratio_interval(
         new_times, baseline_times, statistic=statistic, confidence=confidence
     )
-    beyond = np.abs(est - 1) > threshold
+    beyond = (np.abs(est - 1) > threshold) & (np.maximum(est, 1 / est) - 1 >= margin)
     verdict = np.where(
         beyond & (lo > 1),
         "regression",
@@ -341,7 +506,9 @@ def regression_verdict(
     return verdict, est, lo, hi
 
 
-def machine_caveat(a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new result")) -> str:
+def machine_caveat(
+    a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new result"), apart: bool = False
+) -> str:
     """Why the machine's state makes two measurements incomparable, or ``""`` when it does not
     (or when either side did not record it).
 
@@ -349,7 +516,10 @@ def machine_caveat(a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new
     one (another process's load slows a measurement by itself) with loads at least
     :data:`LOAD_GAP_CORES` (and a quarter of the cores) apart, makes them incomparable, unless
     the busy side mostly waited (:attr:`~everyo.machine_state.MachineState.mostly_waited`: a
-    sleep or I/O hardly slows down).
+    sleep or I/O hardly slows down). ``apart``: the two were measured in separate runs (a
+    saved baseline and a check, worker processes minutes apart); then a busy side is enough,
+    since the load moves between the runs (an A/A beside a BLAS burner read -66 % and +73 %,
+    each with a tight interval over six processes).
     """
     states = [getattr(x, "machine_state", None) for x in (a, b)]
     named = [(side, s) for side, s in zip(sides, states) if s is not None]
@@ -357,6 +527,13 @@ def machine_caveat(a: Any, b: Any, *, sides: tuple[str, str] = ("baseline", "new
     if contended:
         side, state = contended[0]
         return f"the {side} was measured on a contended machine: {state.reason}"
+    busy = [(side, s) for side, s in named if s.verdict == "busy" and not s.mostly_waited]
+    if apart and busy:
+        side, state = busy[0]
+        return (
+            f"the {side} was measured on a busy machine ({state.reason}) in another run: the "
+            "load moves between runs, so runs measured apart compare only on a quiet machine"
+        )
     if len(named) == 2 and {named[0][1].verdict, named[1][1].verdict} == {"quiet", "busy"}:
         (_, a_state), (_, b_state) = named
         side, state = next((side, s) for side, s in named if s.verdict == "busy")

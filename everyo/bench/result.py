@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 
 from everyo.bench.stats import NOISY_CV, OUTLIER_Z, STABLE_CV, outliers, stability, summarize
-from everyo.errors import EveryOExportError, EveryOSerializationError
+from everyo.errors import EveryOBenchmarkError, EveryOExportError, EveryOSerializationError
 from everyo.fileio import dumps, write_text
 from everyo.machine_state import MachineState
 
 __all__ = ["BenchmarkResult", "load", "describe"]
 
 FORMAT = "everyo.benchmark"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the times per process (worker processes), the process, the thread limit
 
 
 @dataclass(eq=False)
@@ -48,6 +48,17 @@ class BenchmarkResult:
         What the machine did while it measured (:class:`~everyo.machine_state.MachineState`
         as a dict: other processes' CPU use, threads, the verdict); ``None`` in a result saved
         before it was recorded. :attr:`machine_state` gives the object.
+    process_times : list of numpy.ndarray or None
+        The times of each worker process, when several measured it (``processes=``, the CLI);
+        ``None`` for a result measured in one process (``times`` is then that process's).
+    process : str or None
+        Which process measured it: a token of this process for an in-process result
+        (:func:`process_token`), ``"workers-..."`` for one run of worker processes, ``None``
+        when unknown (a result saved before it was recorded).
+    thread_limit : str or None
+        How a thread limit was applied: ``"environment"`` (set before BLAS started, in each
+        worker), ``"runtime"`` (threadpoolctl, after BLAS's pool started: can run slower), or
+        ``None`` (threads left as they were).
     """
 
     times: Any
@@ -62,10 +73,31 @@ class BenchmarkResult:
     created: float = field(default_factory=time.time)
     worker: str | None = None
     machine: dict | None = None
+    process_times: Any = None
+    process: str | None = None
+    thread_limit: str | None = None
 
     def __post_init__(self) -> None:
+        if self.process_times is not None:
+            self.process_times = [np.asarray(t, dtype=float) for t in self.process_times]
+            if sum(t.size for t in self.process_times) != np.size(self.times):
+                raise EveryOBenchmarkError(
+                    "process_times must hold the same timings as times, per process"
+                )
+            if len(self.process_times) < 2:  # (one process is an ordinary result)
+                self.process_times = None
         self.times = np.asarray(self.times, dtype=float)
         self._stats = summarize(self.times)
+
+    @property
+    def processes(self) -> int:
+        """How many processes measured it (1 for an in-process result or an old baseline)."""
+        return 1 if self.process_times is None else len(self.process_times)
+
+    @property
+    def groups(self) -> list[np.ndarray]:
+        """The times per process: :attr:`process_times`, or ``[times]`` for one process."""
+        return [self.times] if self.process_times is None else list(self.process_times)
 
     n = property(lambda self: self._stats["n"], doc="Number of timed calls.")
     mean = property(lambda self: self._stats["mean"], doc="Mean seconds per call.")
@@ -115,6 +147,15 @@ class BenchmarkResult:
             f"Outliers: {n_out} of {self.n} timed calls (modified z-score > {OUTLIER_Z:g})",
             f"Stability: {verdict} (spread {cv:.1%} of the median{why})",
         ]
+        lines.append(self.process_line())
+        if self.thread_limit == "runtime":
+            lines.append(
+                "Threads: limited at run time (threadpoolctl, after BLAS's pool started), which "
+                "can time slower than a process started with that limit: processes=N sets it "
+                "before NumPy loads"
+            )
+        elif self.thread_limit == "environment":
+            lines.append("Threads: limited in each worker's environment before NumPy loaded")
         state = self.machine_state
         if state is not None:
             lines.append(state.line())
@@ -124,6 +165,23 @@ class BenchmarkResult:
                     "figures are not to be trusted"
                 )
         return lines
+
+    def process_line(self) -> str:
+        """``"Processes: 8 (medians 0.219 to 0.482 ms; spread between processes 12.3%)"``, or
+        for one process what a comparison across processes needs."""
+        if self.process_times is None:
+            return (
+                "Processes: 1 (this process only: a comparison with another process or session, "
+                "such as a saved baseline, needs processes=N for the spread between processes)"
+            )
+        from everyo.bench.stats import process_spread
+
+        medians = [float(np.median(t)) for t in self.process_times]
+        return (
+            f"Processes: {self.processes} (medians {min(medians) * 1e3:.4f} to "
+            f"{max(medians) * 1e3:.4f} ms; spread between processes "
+            f"{process_spread(self.process_times):.1%})"
+        )
 
     def stats_ms(self) -> dict[str, float | int]:
         """The statistics in milliseconds (``n`` stays a count)."""
@@ -172,6 +230,12 @@ class BenchmarkResult:
             "outliers": len(self.outliers),
             "stability": self.stability,
             "machine": self.machine,
+            "processes": self.processes,
+            "process_times_s": None
+            if self.process_times is None
+            else [[float(t) for t in times] for times in self.process_times],
+            "process": self.process,
+            "thread_limit": self.thread_limit,
         }
 
     def to_json(self, path: str | os.PathLike) -> Path:
@@ -201,8 +265,13 @@ class BenchmarkResult:
                 created=data.get("created", 0.0),
                 worker=data.get("worker"),
                 machine=data.get("machine") if isinstance(data.get("machine"), dict) else None,
+                process_times=_process_times(data.get("process_times_s")),
+                process=data.get("process") if isinstance(data.get("process"), str) else None,
+                thread_limit=data.get("thread_limit")
+                if data.get("thread_limit") in ("environment", "runtime")
+                else None,
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, EveryOBenchmarkError) as exc:
             message = f"benchmark result is incomplete or corrupt: {exc}"
             raise EveryOSerializationError(message) from exc
 
@@ -210,6 +279,36 @@ class BenchmarkResult:
     def load(cls, path: str | os.PathLike) -> BenchmarkResult:
         """Read a result written by :meth:`to_json`."""
         return cls.from_dict(read_json(path))
+
+
+def _process_times(value: Any) -> list | None:
+    """The saved times per process, checked (``None`` in a result from one process, or saved
+    before they were kept)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(
+        isinstance(times, list) and times and all(_is_number(t) for t in times) for times in value
+    ):
+        raise ValueError("'process_times_s' must be a list of lists of seconds")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_token: tuple[int, str] = (0, "")
+
+
+def process_token() -> str:
+    """An identity of this process that a forked child does not share (pid and a random part):
+    results with the same token were measured in the same process."""
+    global _token
+    if _token[0] != os.getpid():
+        import uuid
+
+        _token = (os.getpid(), f"{os.getpid()}-{uuid.uuid4().hex[:12]}")
+    return _token[1]
 
 
 def load(path: str | os.PathLike) -> BenchmarkResult:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from everyo.bench.devices import cuda_synchronize, on_gpu
-from everyo.bench.result import BenchmarkResult, describe
+from everyo.bench.result import BenchmarkResult, describe, process_token
 from everyo.errors import EveryOBenchmarkError
 from everyo.machine_state import MachineWatch
 from everyo.thread_policy import ThreadPolicy
@@ -37,6 +37,7 @@ def benchmark(
     synchronize: Callable[[], None] | None = None,
     record_environment: bool = True,
     threads: Any = "auto",
+    processes: int | None = None,
     **kwargs: Any,
 ) -> BenchmarkResult:
     """Call ``fn(*args, **kwargs)`` ``warmup`` times, then time ``repeat`` calls.
@@ -72,6 +73,14 @@ def benchmark(
         them to the cores other processes leave free when those are busy, an integer sets
         them, ``None`` (or ``"keep"``) leaves them alone. The machine's state while it measured
         (other processes' CPU use, the threads applied, a verdict) is always recorded.
+    processes : int, optional
+        Measure in this many fresh worker processes, one after the other, each making
+        ``warmup`` and ``repeat`` calls (see :mod:`everyo.bench.workers`): what a comparison
+        across processes or sessions (a saved baseline) needs, since processes differ more
+        than calls do. ``fn`` must be a module-level function a worker can import (not a
+        lambda, a closure or a notebook's function); arguments are pickled. A thread limit is
+        then set in each worker's environment before NumPy loads. ``None`` (the default):
+        measure here, in this process.
 
     Returns
     -------
@@ -89,6 +98,21 @@ def benchmark(
     (20, 128)
     """
     warmup, repeat, min_time, samples = _check_options(fn, warmup, repeat, min_time, samples, sync)
+    if processes is not None:
+        return _in_workers(
+            fn,
+            args,
+            kwargs,
+            processes,
+            warmup,
+            repeat,
+            min_time,
+            samples,
+            name,
+            threads,
+            clock,
+            synchronize,
+        )
     policy = ThreadPolicy(threads)
     timer = Timer(clock=clock, sync=sync, synchronize=synchronize)
     inputs = (fn, args, kwargs)
@@ -112,6 +136,46 @@ def benchmark(
         workload=describe(fn, args, kwargs),
         environment=env,
         machine=machine.to_dict(),
+        process=process_token(),
+        thread_limit="runtime" if policy.applied is not None else None,
+    )
+
+
+def _in_workers(
+    fn,
+    args,
+    kwargs,
+    processes,
+    warmup,
+    repeat,
+    min_time,
+    samples,
+    name,
+    threads,
+    clock,
+    synchronize,
+) -> BenchmarkResult:
+    """``benchmark(..., processes=N)``: the worker path, for what a worker can reproduce."""
+    from everyo.bench.workers import benchmark_in_workers, spec_of
+
+    if clock is not None or synchronize is not None:
+        raise EveryOBenchmarkError(
+            "processes= measures in worker processes, which use their own clock and "
+            "synchronisation: leave clock= and synchronize= at their defaults"
+        )
+    spec = spec_of(fn)
+    return benchmark_in_workers(
+        spec,
+        args,
+        kwargs,
+        processes=processes,
+        warmup=warmup,
+        repeat=repeat,
+        min_time=min_time,
+        samples=samples,
+        name=name or _callable_name(fn),
+        threads=threads,
+        workload=describe(fn, args, kwargs),
     )
 
 

@@ -6,29 +6,29 @@ reported by ``everyo.__main__``), 3 (the workload itself raised: nothing was tim
 
     python -m everyo bench mypkg.workloads:forward --save-baseline bench/forward.json
     python -m everyo bench mypkg.workloads:forward --baseline bench/forward.json --threshold 10
+
+The callable is timed in ``--processes`` fresh worker processes, one after the other, and the
+verdict counts the spread between them (see :mod:`everyo.bench.workers`).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
-import traceback
-from typing import Any
 
-from everyo.errors import EveryOBenchmarkError
+from everyo.bench.workers import DEFAULT_PROCESSES, resolve_spec  # noqa: F401 - the CLI's API
 
 REGRESSION = 1  # the check found a regression beyond the threshold
 WORKLOAD_FAILED = 3  # the workload raised: a broken benchmark, not a slow one
-MACHINE_BUSY = 4  # either side measured on a contended machine (or one quiet, one busy)
+MACHINE_BUSY = 4  # either side measured on a contended machine, or on a busy one
 
 
 EXIT_CODES = (
     f"Exit codes: 0 measured, no regression; {REGRESSION} a regression beyond the threshold; "
     f"2 bad input; {WORKLOAD_FAILED} the workload itself raised; {MACHINE_BUSY} inconclusive: "
-    "the machine was busy (either side measured on a contended machine, or one quiet and one "
-    "busy): rerun on a quiet machine."
+    "the machine was busy (either side measured on a contended machine, or on a busy one: the "
+    "baseline and this check are separate runs and the load moves between them): rerun on a "
+    "quiet machine."
 )
 
 
@@ -47,7 +47,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", metavar="PATH", help="also write the result as JSON")
     parser.add_argument("--warmup", type=int, default=10, help="untimed calls first (default 10)")
-    parser.add_argument("--repeat", type=int, default=100, help="timed calls (default 100)")
+    parser.add_argument(
+        "--repeat", type=int, default=100, help="timed calls in each process (default 100)"
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=DEFAULT_PROCESSES,
+        metavar="N",
+        help=f"fresh worker processes to time it in, one after the other (default "
+        f"{DEFAULT_PROCESSES}); the interval counts the spread between them, which is wider "
+        "than the spread between calls. 1: one worker",
+    )
+    parser.add_argument(
+        "--margin",
+        metavar="PCT",
+        default=None,
+        help="a change smaller than this (percent) is never a regression or an improvement "
+        "(default 5)",
+    )
     parser.add_argument(
         "--min-time", type=float, default=None, help="keep timing until this many seconds"
     )
@@ -57,28 +75,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         default="auto",
         help="BLAS/OpenMP threads while timing: auto (default: the cores other processes leave "
-        "free), N, or keep",
+        "free), N, or keep; a limit is set in each worker's environment before NumPy loads",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from everyo.bench import benchmark, check_regression, load
+    from everyo.bench import check_regression, load
     from everyo.bench.regression import MACHINE_BUSY as BUSY_VERDICT
+    from everyo.bench.regression import check_margin
     from everyo.bench.threshold import threshold_fraction
-    from everyo.bench.timing import _check_options
+    from everyo.bench.timing import _check_options, check_count
+    from everyo.bench.workers import WorkloadFailed, benchmark_in_workers
     from everyo.thread_policy import parse_threads
 
     threads = parse_threads(args.threads)  # EveryOConfigError names the values it takes
     threshold_fraction(args.threshold, bare="percent")  # refuse a bad value before timing
     threshold = args.threshold.strip()  # percent: spelt so for check_regression
     threshold = threshold if threshold.endswith("%") else f"{threshold}%"
+    margin = None if args.margin is None else threshold_fraction(args.margin, bare="percent")
+    check_margin(margin)
+    processes = check_count("--processes", args.processes, minimum=1)
     fn = resolve_spec(args.spec)
     baseline = load(args.baseline) if args.baseline else None  # fail before timing, not after
-    # every option is checked here, so an error from benchmark() below is the workload's own
+    # every option is checked here, so an error from a worker below is the workload's own
     _check_options(fn, args.warmup, args.repeat, args.min_time, args.samples, "auto")
     try:
-        result = benchmark(
-            fn,
+        result = benchmark_in_workers(
+            args.spec,
+            processes=processes,
             warmup=args.warmup,
             repeat=args.repeat,
             min_time=args.min_time,
@@ -86,8 +110,8 @@ def run(args: argparse.Namespace) -> int:
             name=args.spec,
             threads=threads,
         )
-    except Exception as exc:  # noqa: BLE001 - any error of the workload is reported the same way
-        print(f"error: {workload_failure(args.spec, exc)}", file=sys.stderr)
+    except WorkloadFailed as exc:
+        print(f"error: {workload_failure(args.spec, exc.summary)}", file=sys.stderr)
         return WORKLOAD_FAILED
     print(result)
     if args.json:
@@ -106,52 +130,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if baseline.name != result.name:
         print(f"note: the baseline was recorded for {baseline.name!r}, not {result.name!r}")
-    check = check_regression(result, baseline, threshold=threshold)
+    check = check_regression(result, baseline, threshold=threshold, margin=margin)
     print(check)
     if check.verdict == BUSY_VERDICT:
         return MACHINE_BUSY
     return 0 if check.passed else REGRESSION
 
 
-def workload_failure(spec: str, exc: BaseException) -> str:
-    """One line: what the workload raised and where (the innermost frame of the user's code,
-    outside everyo: an everyo error names the user's line that called everyo)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if not os.path.abspath(f.filename).startswith(package + os.sep)]
-    where = ""
-    if own or frames:
-        last = (own or frames)[-1]
-        where = f" at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"
+def workload_failure(spec: str, summary: str) -> str:
+    """One line: what the workload raised and where (``summary``, from
+    :func:`everyo.bench.workers.failure_summary`)."""
     return (
-        f"the workload {spec} raised {type(exc).__name__}: {exc}{where}; nothing was timed or "
-        f"saved (exit code {WORKLOAD_FAILED}): call it once by hand to see the full traceback"
+        f"the workload {spec} raised {summary}; nothing was timed or saved (exit code "
+        f"{WORKLOAD_FAILED}): call it once by hand to see the full traceback"
     )
-
-
-def resolve_spec(spec: str) -> Any:
-    """Import ``module:attribute`` (dots allowed in the attribute) and check it is callable."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise EveryOBenchmarkError(f"SPEC must look like 'package.module:function', got {spec!r}")
-    # like `python -m`, resolve modules from the current directory as well
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise EveryOBenchmarkError(
-            f"cannot import {module_name!r} from SPEC {spec!r} ({exc}); check the module path "
-            "and run from the directory it is importable from"
-        ) from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise EveryOBenchmarkError(f"{module_name!r} has no attribute {attr!r}") from None
-    if not callable(obj):
-        raise EveryOBenchmarkError(
-            f"SPEC {spec!r} names a {type(obj).__name__}, not a callable; point it at a function "
-            "that runs the workload once"
-        )
-    return obj

@@ -289,7 +289,10 @@ def call_verdict(durations_a_ns, durations_b_ns) -> dict:
             ),
         }
     # a duration below the clock's resolution reads as 0 ns: count it as 1 ns (ratios need > 0)
-    result = compare(np.maximum(a, 1.0) / 1e9, np.maximum(b, 1.0) / 1e9, confidence=_CONFIDENCE)
+    # margin=0: relevant_verdict applies this view's own relevance threshold afterwards
+    result = compare(
+        np.maximum(a, 1.0) / 1e9, np.maximum(b, 1.0) / 1e9, confidence=_CONFIDENCE, margin=0
+    )
     verdict = "within noise" if result.verdict == "no significant change" else result.verdict
     pct = round(_CONFIDENCE * 100)
     return {
