@@ -70,7 +70,7 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
         "os": {
             "system": platform.system(),
             "release": platform.release(),
-            "platform": platform.platform(),
+            "platform": _platform(),
         },
         "cpu": _cpu(),
         "memory": {"total_bytes": _total_memory()},
@@ -223,7 +223,18 @@ def _cpu_model() -> str | None:
     for key in ("model name", "Hardware", "Model", "cpu model"):
         if fields.get(key):
             return fields[key]
-    return platform.processor() or platform.machine() or None
+    return platform.machine() or None
+
+
+def _platform() -> str:
+    """``platform.platform()`` without ``uname().processor`` on Linux, where it is not part of
+    the string: it runs ``uname -p`` under a lock, and a child forked while another thread
+    holds that lock (a run's first export) would wait for it for ever (issue 44)."""
+    if platform.system() != "Linux":
+        return platform.platform()
+    libc, version = platform.libc_ver()
+    parts = [platform.system(), platform.release(), platform.machine(), "with", libc + version]
+    return "-".join(p for p in parts if p)
 
 
 def _total_memory() -> int | None:

@@ -647,8 +647,13 @@ MainSampler_dealloc(MainSampler *s)
     PyMem_RawFree(s->walk);
     PyMem_RawFree(s->arena);
     PyMem_RawFree(s->table);
-    pthread_cond_destroy(&s->cond);
-    pthread_mutex_destroy(&s->mutex);
+    if (!s->started || s->pid == getpid()) {
+        /* A forked child leaves them be: the parent's timer thread, which the child does not
+           have, may wait on the condition or hold the mutex in the child's copy, and
+           pthread_cond_destroy would wait for that waiter for ever (issue 44). */
+        pthread_cond_destroy(&s->cond);
+        pthread_mutex_destroy(&s->mutex);
+    }
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 

@@ -202,7 +202,6 @@ class Sampler:
                 round(MAX_GAP * self.interval_s * 1e9),
             )
             self._c.start()
-            _RUNNING.add(self)
         elif self.main_path == "signal":
             self._saved_handler = signal.signal(getattr(signal, _SIGNAL), self._on_signal)
             self._timer = getattr(signal, _TIMER)
@@ -211,10 +210,29 @@ class Sampler:
             self._switch = sys.getswitchinterval()
             self._lowered = min(self._switch, self.interval_s / 4)
             sys.setswitchinterval(self._lowered)
+        _RUNNING.add(self)
         self._events.on_new_thread = self._thread_added
         others = any(os_id != self._main[1] for os_id, _ in list(self._table))
         if self.main_path == "thread" or others:
             self._start_thread()
+
+    def _forked(self) -> None:
+        """In a child forked while this sampler ran: the timer thread and the sampling thread
+        are the parent's, and a lock one of them held at the fork would stay held for ever.
+        The child samples nothing (its samples from before the fork stay) and runs on."""
+        self._intern, self._flushing = threading.Lock(), threading.Lock()
+        self._starting = threading.Lock()
+        self.samples._lock = threading.Lock()
+        self._stop.set()
+        self._thread = None
+        if self._c is not None:
+            self._c.stop()  # (in a child: marks it stopped, joins no thread)
+        if self._timer is not None:  # (a child inherits no timer; the handler goes back)
+            try:
+                signal.signal(getattr(signal, _SIGNAL), self._saved_handler or signal.SIG_DFL)
+            except ValueError:  # (not the child's main thread: the handler is never run)
+                pass
+            self._timer = None
 
     def _thread_added(self) -> None:
         """The event store's call when the recorder sees a new thread (on that thread): the
@@ -235,9 +253,9 @@ class Sampler:
 
     def stop(self) -> None:
         """Stop sampling and move the samples taken into the store (idempotent)."""
+        _RUNNING.discard(self)
         if self._c is not None:  # first: no sample may be taken while the store is written
             self._c.stop()
-            _RUNNING.discard(self)
         if self._timer is not None:
             signal.setitimer(self._timer, 0.0)
             signal.signal(getattr(signal, _SIGNAL), self._saved_handler or signal.SIG_DFL)
@@ -428,6 +446,16 @@ def _cpu_ns(clock_id) -> int:
         return time.clock_gettime_ns(clock_id)
     except OSError:  # the thread ended
         return 0
+
+
+def _after_fork_in_child() -> None:
+    for sampler in list(_RUNNING):
+        sampler._forked()
+    _RUNNING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @atexit.register
