@@ -910,12 +910,39 @@ dims_equal(PyObject *tup, PyObject *arr)
     return 1;
 }
 
+/* whether the error set was raised by the program's signal handler while a read ran Python
+   code (everyo.profiler.own_errors decides): then it is the program's, never cleared */
+static int
+raised_by_handler(void)
+{
+    static PyObject *decide = NULL;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL && value != NULL)
+        PyException_SetTraceback(value, tb);
+    int yes = 0;
+    if (decide == NULL) {
+        PyObject *m = PyImport_ImportModule("everyo.profiler.own_errors");
+        decide = m ? PyObject_GetAttrString(m, "raised_by_signal_handler") : NULL;
+        Py_XDECREF(m);
+    }
+    PyObject *r = decide && value ? PyObject_CallOneArg(decide, value) : NULL;
+    if (r != NULL)
+        yes = PyObject_IsTrue(r) == 1;
+    Py_XDECREF(r);
+    PyErr_Clear(); /* (the question's own failure: the read's error stays as it was) */
+    PyErr_Restore(type, value, tb);
+    return yes;
+}
+
 /* an error raised while reading shapes: an Exception is cleared (0: the profiler never turns a
-   call that succeeded into an error); anything else, an interrupt, stays set (-1) */
+   call that succeeded into an error) unless the program's signal handler raised it; anything
+   else, an interrupt, stays set (-1) */
 static int
 not_an_interrupt(void)
 {
-    if (!PyErr_ExceptionMatches(PyExc_Exception))
+    if (!PyErr_ExceptionMatches(PyExc_Exception) || raised_by_handler())
         return -1;
     PyErr_Clear();
     return 0;

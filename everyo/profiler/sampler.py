@@ -41,6 +41,7 @@ import weakref
 import numpy as np
 
 from everyo.errors import EveryOProfilerError
+from everyo.profiler.own_errors import OWN_HANDLERS, raised_by_signal_handler
 from everyo.profiler.samples import SampleStore
 
 DEFAULT_INTERVAL_MS = 1.0
@@ -197,7 +198,7 @@ class Sampler:
                 self._main[1],
                 None if _mono_clock(self._clock) else self._clock,
                 self._intern_main,
-                self.flush,
+                self._flush_main,
                 _FLUSH_SAMPLES,
                 round(MAX_GAP * self.interval_s * 1e9),
             )
@@ -309,9 +310,25 @@ class Sampler:
             self.on_flush()
 
     def _intern_main(self, frame) -> int:
-        """The C sampler's call for a stack it has not seen (on the main thread)."""
-        with self._intern:
-            return self._intern_stack(frame)
+        """The C sampler's call for a stack it has not seen (on the main thread); -1: it could
+        not be interned (that sample is lost). An exception the program's signal handler raised
+        meanwhile is the program's: it goes on, where the thread is."""
+        try:
+            with self._intern:
+                return self._intern_stack(frame)
+        except Exception as exc:
+            if raised_by_signal_handler(exc):
+                raise
+            return -1
+
+    def _flush_main(self) -> None:
+        """The C sampler's call when its buffer is full (on the main thread)."""
+        try:
+            self.flush()
+        except Exception as exc:
+            if raised_by_signal_handler(exc):
+                raise
+            self.errors += 1
 
     def _on_signal(self, signum, frame) -> None:
         """The timer signal's handler, on the starting thread: sample that thread."""
@@ -325,6 +342,10 @@ class Sampler:
             self._signalled.append((now, self._main[1], sid, *self._spans(self._main[0], now, cpu)))
             if len(self._signalled) >= _FLUSH_SAMPLES and not self._flushing.locked():
                 self.flush()  # (the sampling thread runs only with other threads to sample)
+        except Exception as exc:  # the sampler's own error loses this sample; the program's
+            if raised_by_signal_handler(exc):  # handler's exception goes on (issue 44)
+                raise
+            self.errors += 1
         finally:
             self._in_handler = False
 
@@ -446,6 +467,9 @@ def _cpu_ns(clock_id) -> int:
         return time.clock_gettime_ns(clock_id)
     except OSError:  # the thread ended
         return 0
+
+
+OWN_HANDLERS.add(Sampler._on_signal.__code__)
 
 
 def _after_fork_in_child() -> None:

@@ -200,23 +200,30 @@ def test_the_compiled_walk_finds_the_stack_the_python_walk_finds():
     assert c.errors == 0 and c.buffered == 0
 
 
-@pytest.mark.parametrize("raised", [ValueError, KeyboardInterrupt])
-def test_an_error_while_interning_loses_a_sample_but_a_ctrl_c_reaches_the_program(raised):
+@pytest.mark.parametrize("raised", [None, ValueError, KeyboardInterrupt])
+def test_a_stack_not_interned_loses_a_sample_but_an_exception_reaches_the_program(raised):
     """The compiled sampler's pending call runs Python code for a stack it has not seen: an
-    error there costs that sample only, a KeyboardInterrupt is raised where the thread is."""
+    intern that gives -1 (it could not) costs that sample only; an exception out of it (the
+    Python side clears its own, so it is the program's: its signal handler ran meanwhile, or a
+    Ctrl-C) is raised where the thread is (issue 44: it was counted as a lost sample)."""
     from everyo.profiler import sampler
 
     if sampler.compiled() is None:
         pytest.skip("the compiled sampler was not built here")
 
+    raising = [raised]
+
     def intern(frame):
+        if raising[0] is None:
+            return -1
+        raising[0] = None  # (once: a second tick must not raise after the check)
         raise raised("while interning")
 
     c = sampler.compiled().MainSampler(500_000, 1, None, intern, None, 1000)
     c.start()
     try:
-        if raised is KeyboardInterrupt:
-            with pytest.raises(KeyboardInterrupt, match="while interning"):
+        if raised is not None:
+            with pytest.raises(raised, match="while interning"):
                 spin(5.0)  # (interrupted at the first sample)
         else:
             end = time.perf_counter() + 5.0
@@ -225,6 +232,57 @@ def test_an_error_while_interning_loses_a_sample_but_a_ctrl_c_reaches_the_progra
             assert c.errors >= 3 and c.buffered == 0
     finally:
         c.stop()
+
+
+@pytest.mark.parametrize("whose", ["program", "own"])
+def test_the_programs_signal_handler_exception_is_never_a_lost_sample(
+    registry, main_thread_path, monkeypatch, whose
+):
+    """An exception the program's signal handler raises while the sampler runs Python code
+    (interning a new stack) reaches the program; the sampler's own error loses one sample."""
+    import signal
+
+    from recording_checks import ProgramError, program_handler, raise_from_handler
+
+    from everyo.profiler import sampler
+
+    real, calls = sampler.Sampler._intern_stack, []
+
+    def intern(self, frame):
+        calls.append(1)
+        if len(calls) == 3:
+            if whose == "program":
+                raise_from_handler("while interning")
+            raise ValueError("the sampler's own")
+        return real(self, frame)
+
+    monkeypatch.setattr(sampler.Sampler, "_intern_stack", intern)
+    previous = signal.signal(signal.SIGUSR2, program_handler)
+    caught = 0
+    try:
+        with ep.profile(sample=0.2, registry=registry) as p:
+            end = time.perf_counter() + 10.0
+            while len(calls) < 4 and time.perf_counter() < end:
+                try:
+                    for depth in range(1, 40):  # new stacks: each is interned
+                        _recurse(depth)
+                except ProgramError:
+                    caught += 1
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+    assert len(calls) >= 4
+    errors = p._sampler.errors if p._sampler is not None else None
+    if whose == "program":
+        assert caught == 1
+    else:
+        assert caught == 0, errors
+
+
+def _recurse(n: int) -> None:
+    if n:
+        _recurse(n - 1)
+    else:
+        spin(0.002)
 
 
 def test_the_sampling_thread_sleeps_while_no_other_thread_records(
