@@ -152,7 +152,7 @@ class Sampler:
         self._events = store
         self._table = store.threads
         self._known = -1  # len(thread_table) when the target list was last built
-        self._targets: list[tuple[int, int, object]] = []  # (ident, OS id, CPU clock id)
+        self._targets: list[tuple] = []  # (ident, OS id, CPU clock id, the Thread)
         self._main = (threading.get_ident(), threading.get_native_id())
         self._last: dict[int, tuple[int, int]] = {}  # ident -> (time, CPU ns) of last sample
         self._rows: list[tuple] = []  # the sampling thread's samples
@@ -398,8 +398,11 @@ class Sampler:
             cap = int(MAX_GAP * self.interval_s * 1e9)
             gone = False
             with self._intern:
-                for ident, os_id, cpu_clock in self._targets:
-                    frame = frames.get(ident)
+                for ident, os_id, cpu_clock, thread in self._targets:
+                    # (a thread that ended may have passed its ident on to a new one, which is
+                    # not the one the recorder saw: the ident alone would file it under the
+                    # dead thread's id)
+                    frame = frames.get(ident) if thread.is_alive() else None
                     if frame is not None:
                         span = self._spans(ident, now, _cpu_ns(cpu_clock), cap)
                         rows.append((now, os_id, self._stack_of(frame), *span))
@@ -407,7 +410,7 @@ class Sampler:
                         gone = True
             del frames  # frames keep their locals alive: drop them before sleeping
             if gone:  # a thread that ended: sample the others, or sleep until a new one
-                self._targets = [t for t in self._targets if t[0] in sys._current_frames()]
+                self._targets = [t for t in self._targets if t[3].is_alive()]
         if len(self._rows) + len(self._signalled) >= _FLUSH_SAMPLES:
             self.flush()
 
@@ -449,7 +452,7 @@ class Sampler:
         targets = []
         for th in threading.enumerate():
             if th.native_id in wanted and th.ident is not None:
-                targets.append((th.ident, th.native_id, _cpu_clock(th.ident)))
+                targets.append((th.ident, th.native_id, _cpu_clock(th.ident), th))
         self._targets = targets
 
 

@@ -744,3 +744,40 @@ def test_a_long_run_draws_a_bounded_share_of_its_samples_into_the_trace(
     every, drawn = opened(10**9), opened(taken // 4)  # every 4th sample of each thread
     assert 0 < drawn < every
     assert ep.load(tmp_path / f"cap{taken // 4}.json").num_events == p.run.num_events
+
+
+def test_a_thread_that_takes_a_dead_threads_ident_is_not_filed_under_it(registry):
+    """Issue 44, case 3: a profiled thread ends and a new thread (that records nothing) gets
+    its ident; the sampling thread must not sample the new one under the dead one's id."""
+    store = None
+    for _ in range(20):  # (the ident is reused when the new thread gets the old one's stack)
+        # (a long interval: no sample falls between the first's end and the second's start)
+        with ep.profile(sample=20, registry=registry) as p:
+
+            def records():
+                with ep.record_function("recorded"):
+                    spin(0.05)
+
+            first = threading.Thread(target=records)
+            first.start()
+            first.join()
+            second = threading.Thread(target=recycled_ident_spins, args=(0.4,))
+            second.start()
+            second.join()
+        if second.ident == first.ident:
+            store = p.run.samples
+            break
+    if store is None:
+        pytest.skip("no thread ident was reused here")
+    rows = store.read()
+    names = {
+        store.frames[f][2].rsplit(".", 1)[-1]
+        for sid, tid in zip(rows["stack"], rows["tid"])
+        if tid == first.native_id
+        for f in store.frames_of(int(sid))
+    }
+    assert "recycled_ident_spins" not in names
+
+
+def recycled_ident_spins(seconds: float) -> None:
+    spin(seconds)
