@@ -40,7 +40,7 @@ import weakref
 
 import numpy as np
 
-from everyo.errors import EveryOProfilerError
+from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler.own_errors import OWN_HANDLERS, raised_by_signal_handler
 from everyo.profiler.samples import SampleStore
 
@@ -258,9 +258,7 @@ class Sampler:
         if self._c is not None:  # first: no sample may be taken while the store is written
             self._c.stop()
         if self._timer is not None:
-            signal.setitimer(self._timer, 0.0)
-            signal.signal(getattr(signal, _SIGNAL), self._saved_handler or signal.SIG_DFL)
-            self._timer = None
+            self._give_back_signal()
         if self._events.on_new_thread == self._thread_added:
             self._events.on_new_thread = None
         with self._starting:
@@ -274,6 +272,26 @@ class Sampler:
         if self._c is not None:  # (once: stop may be called again)
             self.errors += self._c.errors - self._c_errors
             self._c_errors = self._c.errors
+
+    def _give_back_signal(self) -> None:
+        """Put the timer signal back as it was, unless the program took it meanwhile: then its
+        handler and timer stay as it set them, and the run says that the starting thread was
+        not sampled from then on (a program's own alarm is never changed by the profiler)."""
+        signum, timer, self._timer = getattr(signal, _SIGNAL), self._timer, None
+        if signal.getsignal(signum) == self._on_signal:
+            signal.setitimer(timer, 0.0)
+            signal.signal(signum, self._saved_handler or signal.SIG_DFL)
+            return
+        import warnings
+
+        warnings.warn(
+            f"everyo profiler: the profiled code installed its own {_SIGNAL} handler while the "
+            f"sampler used {_SIGNAL} (the pure-Python fallback); the profiler left the signal "
+            "and its timer to it, and the starting thread's samples stop where it took it. "
+            "Build the compiled sampler or set EVERYO_SAMPLER=thread to sample without a signal",
+            EveryOProfilerWarning,
+            stacklevel=3,
+        )
 
     def flush(self) -> None:
         """Move the samples taken so far into the store (from the sampling thread, the C

@@ -7,6 +7,7 @@ statistics: a share p estimated from n samples has a standard error of sqrt(p(1-
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 
@@ -781,3 +782,42 @@ def test_a_thread_that_takes_a_dead_threads_ident_is_not_filed_under_it(registry
 
 def recycled_ident_spins(seconds: float) -> None:
     spin(seconds)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_the_signal_fallback_leaves_the_programs_own_alarm_alone(registry, monkeypatch):
+    """Issue 44, case 4: the profiled code installs its own SIGALRM handler and timer while the
+    fallback samples with SIGALRM; stop() leaves both as the program set them, and says so."""
+    monkeypatch.setenv("EVERYO_SAMPLER", "signal")
+    rang = []
+
+    def alarm(signum, frame):
+        rang.append(signum)
+
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        with pytest.warns(ep.EveryOProfilerWarning, match="installed its own SIGALRM"):
+            with ep.profile(sample=1, registry=registry) as p:
+                spin(0.02)
+                signal.signal(signal.SIGALRM, alarm)
+                signal.setitimer(signal.ITIMER_REAL, 0.3)
+        assert signal.getsignal(signal.SIGALRM) == alarm
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0  # (the program's timer runs on)
+        end = time.perf_counter() + 5
+        while not rang and time.perf_counter() < end:
+            spin(0.01)
+        assert rang == [signal.SIGALRM]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_signal_fallback_puts_the_signal_back_when_it_is_still_its_own(
+    registry, monkeypatch
+):
+    monkeypatch.setenv("EVERYO_SAMPLER", "signal")
+    before = signal.getsignal(signal.SIGALRM)
+    with ep.profile(sample=1, registry=registry):
+        spin(0.02)
+    assert signal.getsignal(signal.SIGALRM) == before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
