@@ -797,7 +797,7 @@ def test_the_signal_fallback_leaves_the_programs_own_alarm_alone(registry, monke
     previous = signal.getsignal(signal.SIGALRM)
     try:
         with pytest.warns(ep.EveryOProfilerWarning, match="installed its own SIGALRM"):
-            with ep.profile(sample=1, registry=registry) as p:
+            with ep.profile(sample=1, registry=registry):
                 spin(0.02)
                 signal.signal(signal.SIGALRM, alarm)
                 signal.setitimer(signal.ITIMER_REAL, 0.3)
