@@ -996,12 +996,21 @@ pack3(long long key, Py_ssize_t depth, long long sid)
    anyway when an event inside it was kept (depth < keep_below), so that those keep their parent.
    The error stays set. */
 static void
-keep_if_parent(ThreadState *t, long long start, long long end, long long key, Py_ssize_t depth)
+keep_if_parent(ModuleCall *p, ThreadState *t, long long start, long long end, long long key,
+               Py_ssize_t depth)
 {
     if (depth >= t->keep_below)
         return;
     PyObject *exc = PyErr_GetRaisedException();
-    if (append3(t, start, end, pack3(key, depth, -1)) == 0)
+    if (!p->fast) { /* the buffer may hold more than three fields an event (record_ops, memory):
+                       the Python recorder appends it with its width (issue 44) */
+        PyObject *r = PyObject_CallMethod((PyObject *)p, "_keep_anyway", "OLLLn", (PyObject *)t,
+                                          start, end, key, depth);
+        if (r == NULL)
+            PyErr_Clear(); /* (the interrupt is what the program sees) */
+        Py_XDECREF(r);
+    }
+    else if (append3(t, start, end, pack3(key, depth, -1)) == 0)
         t->keep_below = depth;
     else
         PyErr_Clear(); /* (a MemoryError: the interrupt is what the program sees) */
@@ -1202,7 +1211,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                     now = start;
                 }
                 PyErr_SetRaisedException(err);
-                keep_if_parent(t, start, now, key, depth);
+                keep_if_parent(self, t, start, now, key, depth);
             }
         }
         if (rc < 0)
@@ -1343,7 +1352,7 @@ done:
     return out;
 
 policy_failed: /* the Python policy could not record it (an interrupt in it, say) */
-    keep_if_parent(t, start, end, key, depth);
+    keep_if_parent(self, t, start, end, key, depth);
     goto fail;
 unshaped: /* its shapes could not be read (an interrupt, say): the event is kept without them,
              so that the events recorded inside it keep their parent; then the error is raised */
@@ -1405,7 +1414,7 @@ emit_simple(ModuleCall *p, ThreadState *t, long long start, long long end, long 
                                           start, end, key, depth, meta);
         Py_XDECREF(r);
         if (r == NULL)
-            keep_if_parent(t, start, end, key, depth);
+            keep_if_parent(p, t, start, end, key, depth);
         return r ? 0 : -1;
     }
     int truth = meta == Py_None ? 0 : PyObject_IsTrue(meta);
@@ -1938,7 +1947,7 @@ mc_backward_call(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs)
         rc = emit_simple(self, t, start, end, key, depth, NULL, 1);
     else { /* kept anyway when its groups were: until the open group's start if need be */
         long long last = ((Backward *)bw)->start;
-        keep_if_parent(t, start, end != -1 ? end : (last > start ? last : start), key, depth);
+        keep_if_parent(self, t, start, end != -1 ? end : (last > start ? last : start), key, depth);
     }
     Py_XSETREF(((Backward *)bw)->token, Py_NewRef(Py_None)); /* closed, as close() leaves it */
     Py_DECREF(bw);

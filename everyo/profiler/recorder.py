@@ -285,6 +285,13 @@ class _RecorderBody(GeneralPath, RegionHooks):
         t.keymap, entry = self._keymaps.unlisted(t.root, module, t.scope)
         return entry
 
+    def _keep_anyway(self, t, start: int, end: int, key: int, depth: int) -> None:
+        """Keep an event the policy failed to record (an interrupt landed in it) when an event
+        inside it was kept, without its optional columns, so that those keep their parent (the
+        compiled recorder's call, for buffers of any width)."""
+        if depth < t.keep_below:
+            self._emit(t, (start, end - start, key, depth), self._pad, None, end)
+
     def _failed(self, t, key: int, depth: int, start: int, prev) -> None:
         """Record a call that raised (its caller restored the thread first, as this does)."""
         t.depth, t.scope = depth, prev

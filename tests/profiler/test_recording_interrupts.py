@@ -203,15 +203,22 @@ def test_an_interrupt_anywhere_in_stop_is_finished_by_the_next_stop(registry):
     assert 20 < k < 3000
 
 
+@pytest.mark.parametrize("option", ["record_shapes", "record_ops", "profile_memory"])
+@pytest.mark.parametrize("by_handler", [False, True])
 def test_an_exception_from_the_programs_signal_handler_anywhere_leaves_nesting_right(
-    recorder_impl,
+    recorder_impl, option, by_handler
 ):
-    """Issue 44, case 6: the program's handler raises an Exception (not an interrupt) at every
-    point of a step; the profiler lets it through (never clears it as one of its own errors)
-    and the thread's depth and open regions stay right."""
+    """Issue 44, case 6: an interrupt, or an Exception the program's handler raises, at every
+    point of a step with each optional column on; the profiler lets it through (never clears
+    it as one of its own errors, nor drops it in a weakref callback of its own) and the
+    thread's depth, open regions and nesting stay right (with record_ops the compiled recorder
+    kept an event its policy failed to record as three fields in a wider buffer, and the general
+    path dropped a module event whose ops were kept)."""
     from recording_checks import ProgramError
 
-    points, events, _ = interrupt_everywhere(training_step(), by_handler=True, record_shapes=True)
+    points, events, _ = interrupt_everywhere(
+        training_step(), by_handler=by_handler, **{option: True}
+    )
     assert points > 20
     assert Counter(e.name for e in events)["step"] >= 3
     assert ProgramError.__mro__[1] is Exception
