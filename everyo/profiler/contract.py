@@ -39,6 +39,7 @@ C_CALLBACKS = (
     "_failed",  # a call that raised, in mode 0
     "_emit_call",  # a module event in mode 0 (warmup, schedule, stopped)
     "_emit_region",  # a region or backward group while not `fast`
+    "_keep_anyway",  # an event an interrupt kept from the policy, while not `fast`
     "_flush",  # a thread's buffer is full or old
     "_region_key",  # a (kind, name) seen for the first time
     "_region_too_deep",  # the depth limit's error

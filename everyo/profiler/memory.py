@@ -45,7 +45,7 @@ class MemoryTracker:
         self.peak = 0
         self.allocated = 0
         self._seen: set[int] = set()
-        self._refs: dict = {}  # weak reference of an output array -> (its id, its bytes)
+        self._refs: dict = {}  # id(weak reference) -> (it, the array's id, its bytes)
         self._dead: collections.deque = collections.deque()  # references of arrays freed
         self._lock = threading.Lock()
         self._t: list[int] = []
@@ -75,9 +75,11 @@ class MemoryTracker:
                 continue
             nb = int(arr.nbytes)
             try:
-                self._refs[weakref.ref(arr, self._dead.append)] = (key, nb)
+                ref = weakref.ref(arr, self._dead.append)
             except TypeError:  # not weak-referenceable: count it, never free it
                 pass
+            else:  # (by the reference's id: an array's hash may raise)
+                self._refs[id(ref)] = (ref, key, nb)
             self._seen.add(key)
             new += nb
             if self._pool is not None and _is_cuda(arr):
@@ -97,7 +99,7 @@ class MemoryTracker:
         dead, refs = self._dead, self._refs
         with self._lock:
             while dead:
-                key, nb = refs.pop(dead.popleft(), (None, 0))
+                _, key, nb = refs.pop(id(dead.popleft()), (None, None, 0))
                 self.live -= nb
                 self._seen.discard(key)
 
