@@ -97,10 +97,19 @@ def _module_call() -> str:
 
 
 def _profiler_sampler() -> str:
-    """``"c"`` where the stack sampler's compiled main-thread path is built, else ``"python"``
-    (a timer signal and a Python handler)."""
-    from everyo.profiler.sampler import compiled
+    """How the stack sampler samples the main thread: ``"c"`` where its compiled path is built,
+    else ``"python"`` (a timer signal and a Python handler); ``EVERYO_SAMPLER=signal`` or
+    ``thread`` forces ``"python (signal)"`` or ``"python (thread)"``, and a value it refuses
+    is recorded as it is, with ``(refused)`` (issue 44: the record said ``c`` regardless)."""
+    from everyo.profiler.sampler import PATHS, compiled
 
+    forced = os.environ.get("EVERYO_SAMPLER", "")
+    if forced and forced not in PATHS:
+        return f"{forced[:40]} (refused)"
+    if forced in ("signal", "thread"):
+        return f"python ({forced})"
+    if forced == "c" and compiled() is None:
+        return "c (refused: not built)"
     return "c" if compiled() is not None else "python"
 
 

@@ -8,9 +8,10 @@ code is 1 (130 for KeyboardInterrupt, 143 for SIGTERM; a ``sys.exit(n)`` keeps `
 SIGTERM (what ``timeout``, CI and job schedulers send) ends the script as Ctrl-C does: the
 summary is printed and the trace written. A SIGTERM while the profile ends (the summary, the
 exports) is put off until they are done, then the exit code is 143; a second one ends at once
-(exit 143, the trace not written, no temporary file left). A child process the script forks runs the script's
-code only: when it ends, it exits without the profiler's summary and exports, which are the
-parent's.
+(exit 143, the trace not written, no temporary file left).
+
+A child process the script forks runs the script's code only: when it ends, it exits without
+the profiler's summary and exports, which are the parent's.
 """
 
 from __future__ import annotations
