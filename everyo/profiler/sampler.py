@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import numbers
 import os
 import signal
 import sys
@@ -103,7 +104,10 @@ def check_sample(sample, mode: str = "wall") -> tuple[float | None, str]:
     forced_path()
     if sample is True:
         return DEFAULT_INTERVAL_MS, mode
-    ok = isinstance(sample, (int, float)) and not isinstance(sample, bool)
+    # any real number (NumPy's np.int64(2) and np.float32(1.0) too), never a bool
+    ok = isinstance(sample, numbers.Real) and not isinstance(sample, (bool, np.bool_))
+    if ok:
+        sample = float(sample)
     if not ok or sample != sample or not MIN_INTERVAL_MS <= sample <= 10_000:
         raise EveryOProfilerError(
             f"sample={sample!r}: give the sampling interval in milliseconds, from "

@@ -484,11 +484,25 @@ def test_a_damaged_samples_part_names_the_file(registry, tmp_path):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"sample": -1}, {"sample": "fast"}, {"sample": 0}, {"sample": 1, "sample_mode": "gpu"}],
+    [
+        {"sample": -1},
+        {"sample": "fast"},
+        {"sample": 0},
+        {"sample": 1, "sample_mode": "gpu"},
+        {"sample": np.bool_(True)},
+        {"sample": np.float64("nan")},
+    ],
 )
 def test_bad_sampling_options_say_what_to_do(kwargs):
     with pytest.raises(EveryOProfilerError, match="sample"):
         ep.Profiler(**kwargs)
+
+
+@pytest.mark.parametrize("sample", [np.int64(2), np.float32(1.0), np.int32(5), 2.5])
+def test_a_numpy_number_is_a_sampling_interval(sample):
+    """Issue 44: sample=np.int64(2) and np.float32(1.0) were refused."""
+    assert ep.Profiler(sample=sample).sample_ms == float(sample)
+    assert type(ep.Profiler(sample=sample).sample_ms) is float
 
 
 def test_hot_lines_needs_samples_and_a_known_event(registry):
