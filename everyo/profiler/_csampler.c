@@ -618,6 +618,15 @@ MainSampler_get_stacks(MainSampler *s, void *unused)
 }
 
 static PyObject *
+MainSampler_get_nbytes(MainSampler *s, void *unused)
+{
+    size_t n = (size_t)s->arena_cap * sizeof(uint64_t) + (size_t)s->table_cap * sizeof(Entry) +
+               (size_t)s->walk_cap * sizeof(uint64_t) +
+               (size_t)s->rows_cap * (3 * sizeof(int64_t) + sizeof(int32_t));
+    return PyLong_FromSize_t(n);
+}
+
+static PyObject *
 MainSampler_get_running(MainSampler *s, void *unused)
 {
     return PyBool_FromLong(s->started && !s->stopped);
@@ -681,6 +690,8 @@ static PyGetSetDef MainSampler_getset[] = {
     {"errors", (getter)MainSampler_get_errors, NULL, "samples lost to an error", NULL},
     {"stacks", (getter)MainSampler_get_stacks, NULL, "distinct stacks seen", NULL},
     {"running", (getter)MainSampler_get_running, NULL, "the timer thread runs", NULL},
+    {"nbytes", (getter)MainSampler_get_nbytes, NULL,
+     "bytes held: the stack table, its keys, the walk and the row buffer", NULL},
     {NULL}};
 
 static PyTypeObject MainSamplerType = {

@@ -51,6 +51,9 @@ MODES = ("wall", "cpu")
 _FLUSH_SAMPLES = 512
 _IDLE_S = 0.05  # how often the sampling thread looks for threads when it has none to sample
 MAX_GAP = 2  # a sampling-thread sample stands for at most this many intervals
+# one whole-stack key of the Python look-up: the tuple's header, its slot in the dict (each
+# int of it is 8 bytes in the tuple and, above 256, 32 in an int object: counted as 8 + 32)
+_KEY_BYTES = 56 + 100
 _SIGNAL, _TIMER = "SIGALRM", "ITIMER_REAL"
 PATHS = ("c", "signal", "thread")  # how the starting thread is sampled (EVERYO_SAMPLER forces one)
 _RUNNING: weakref.WeakSet = weakref.WeakSet()  # stopped at exit: no timer outlives the program
@@ -164,6 +167,7 @@ class Sampler:
         self._intern = threading.Lock()  # the handler and the thread both intern stacks
         self._in_handler = False
         self._seen: dict[tuple, int] = {}  # (code id, offset, ...) of a whole stack -> its id
+        self._seen_bytes = 0
         self._stop = threading.Event()
         self._wake = threading.Event()  # a thread was added to the table, or stop
         self._starting = threading.Lock()  # the sampling thread starts once, never after stop
@@ -216,6 +220,7 @@ class Sampler:
             self._lowered = min(self._switch, self.interval_s / 4)
             sys.setswitchinterval(self._lowered)
         _RUNNING.add(self)
+        self.samples.sampler_bytes = self.lookup_bytes
         self._events.on_new_thread = self._thread_added
         others = any(os_id != self._main[1] for os_id, _ in list(self._table))
         if self.main_path == "thread" or others:
@@ -273,6 +278,8 @@ class Sampler:
         if self._switch is not None and sys.getswitchinterval() == self._lowered:
             sys.setswitchinterval(self._switch)  # (unless the program set its own meanwhile)
         self.flush()
+        if self.samples.sampler_bytes == self.lookup_bytes:  # (its tables go with it)
+            self.samples.sampler_bytes = None
         if self._c is not None:  # (once: stop may be called again)
             self.errors += self._c.errors - self._c_errors
             self._c_errors = self._c.errors
@@ -450,7 +457,14 @@ class Sampler:
         sid = self._seen.get(key)
         if sid is None:
             sid = self._seen[key] = self._intern_stack(frame)
+            self._seen_bytes += _KEY_BYTES + 40 * len(key)  # (the tuple, its ints, the slot)
         return sid
+
+    def lookup_bytes(self) -> int:
+        """The bytes of the stack look-up tables (the compiled sampler's and this one's): the
+        memory budget counts them with the run's samples while the sampler runs."""
+        c = self._c
+        return self._seen_bytes + (c.nbytes if c is not None else 0)
 
     def _intern_stack(self, frame) -> int:
         codes = []

@@ -43,6 +43,9 @@ class SampleStore:
         self._parts: list[dict] = []
         self._n = 0
         self._lock = threading.Lock()
+        # the bytes the running sampler holds beside this store (its stack look-up tables),
+        # counted by the memory budget while it runs (issue 44: they were not)
+        self.sampler_bytes = None
 
     # -- interning (the sampler thread only) ----------------------------------------------
     def frame_id(self, key, file: str, line: int, function: str, hold=None) -> int:
@@ -105,9 +108,14 @@ class SampleStore:
 
     @property
     def nbytes(self) -> int:
-        """Rows plus interned frames and stacks (what the memory budget counts)."""
+        """Rows plus interned frames and stacks, and the running sampler's look-up tables
+        (what the memory budget counts)."""
+        extra = self.sampler_bytes
         return (
-            self._n * _ROW_BYTES + len(self.frames) * _FRAME_BYTES + len(self.stacks) * _STACK_BYTES
+            self._n * _ROW_BYTES
+            + len(self.frames) * _FRAME_BYTES
+            + len(self.stacks) * _STACK_BYTES
+            + (extra() if extra is not None else 0)
         )
 
     def frames_of(self, stack: int) -> list[int]:

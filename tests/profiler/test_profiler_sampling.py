@@ -835,3 +835,30 @@ def test_the_signal_fallback_puts_the_signal_back_when_it_is_still_its_own(
         spin(0.02)
     assert signal.getsignal(signal.SIGALRM) == before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_the_memory_budget_counts_the_samplers_stack_tables(registry, main_thread_path):
+    """Issue 44: the sampler's look-up tables (whole stacks keyed by code and offset) were not
+    counted, and deep varied recursion grew the process 1.5-1.9x what the budget counted."""
+    from everyo.profiler import samples as samples_module
+
+    def stored(s):
+        return (
+            len(s) * samples_module._ROW_BYTES
+            + len(s.frames) * samples_module._FRAME_BYTES
+            + len(s.stacks) * samples_module._STACK_BYTES
+        )
+
+    with ep.profile(sample=0.1, registry=registry) as p:
+        end = time.perf_counter() + 10
+        while time.perf_counter() < end and len(p._sampler._seen) + (
+            p._sampler._c.stacks if p._sampler._c is not None else 0
+        ) < 50:
+            for depth in range(1, 200, 9):  # many deep stacks, each seen anew
+                _recurse(depth)
+        p._sampler.flush()
+        s = p.run.samples
+        tables = s.nbytes - stored(s)
+        assert tables >= 50 * 8 * 2 * 20  # (50 stacks of 20+ frames: two words each at least)
+        assert p.run.nbytes > tables  # (the run counts them: the budget reads run.nbytes)
+    assert s.nbytes == stored(s)  # (the tables go with the sampler at stop)
