@@ -49,6 +49,29 @@ begin = _cfloat.flush_begin if SUPPORTED else _keep_mode
 end = _cfloat.flush_end if SUPPORTED else _keep_mode
 
 
+def _start_new_thread(function, args, kwargs=None):
+    """``threading``'s thread start, which a thread started inside a scope goes through: the
+    new thread is born with its creator's mode, flush-to-zero included, and would keep it for
+    life (issue 44: its own NumPy code turned 1e-39 into 0); it first puts back the mode its
+    creator had outside the scope."""
+    outside = _cfloat.outside()
+    if outside is None:
+        return _plain_start(function, args, kwargs or {})
+
+    def unscoped(*a, **k):
+        _cfloat.unscoped(outside)
+        return function(*a, **k)
+
+    return _plain_start(unscoped, args, kwargs or {})
+
+
+if SUPPORTED:
+    import threading
+
+    _plain_start = threading._start_new_thread
+    threading._start_new_thread = _start_new_thread
+
+
 def set_flush_denormal(mode: bool) -> bool:
     """Whether everyo's backward passes and optimizer steps write zero for subnormal results
     on the CPU (on by default; x86 only, inputs read as they are). Returns whether this
