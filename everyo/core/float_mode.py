@@ -80,8 +80,10 @@ def set_flush_denormal(mode: bool) -> bool:
 
     The setting holds for every thread of the process, inside the engine's own backward passes
     and optimizer steps only: a model's forward pass and code of your own run in the mode their
-    thread has. BLAS worker threads keep their own mode, so with several BLAS threads their
-    share of a matrix product still computes subnormals at full cost.
+    thread has. A thread started inside a backward pass or a step (with ``threading``) runs in
+    the mode its creator had outside it. BLAS worker threads keep their own mode, so with
+    several BLAS threads their share of a matrix product still computes subnormals at full
+    cost.
 
     >>> import everyo as eo
     >>> supported = eo.set_flush_denormal(False)  # IEEE gradual underflow everywhere
