@@ -145,3 +145,20 @@ def test_a_raw_file_of_40_000_threads_loads(tmp_path):
     path = tmp_path / "raw.json"
     path.write_text(json.dumps({"format": "everyo.raw", "version": 1, "events": events}))
     assert len(set(load(path).snapshot().tid.tolist())) == 40_000
+
+
+def test_durations_whose_sum_overflows_are_refused_at_load(tmp_path):
+    """Issue 44: three events of 2**62 - 10 ns each loaded, then gave negative total_ms and
+    self_ms, and the compiled and NumPy aggregations disagreed (-4.6e12 vs -9.2e12 ms)."""
+    event = {"name": "a", "duration_ns": 2**62 - 10, "start_ns": 0, "process_id": 1,
+             "thread_id": 1}  # fmt: skip
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps([event, {**event, "name": "b"}, {**event, "name": "c"}]))
+    with pytest.raises(EveryOExportError, match="add up to"):
+        load(path)
+    late = {**event, "start_ns": 2**62 - 5, "duration_ns": 2**61}
+    path.write_text(json.dumps([{**event, "duration_ns": 10}, late]))
+    with pytest.raises(EveryOExportError, match="ends at"):
+        load(path)
+    path.write_text(json.dumps([{**event, "duration_ns": 2**40}, {**event, "name": "b"}][:1]))
+    assert load(path).summary()[0]["total_ms"] > 0  # (large but summable: loads)

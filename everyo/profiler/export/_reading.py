@@ -163,6 +163,29 @@ def checked_header(header) -> dict:
     return header
 
 
+SUM_LIMIT = 2**62
+"""What the events' durations may add up to, and an event's end (146 years of nanoseconds): the
+totals and self times are int64 sums (issue 44: three events of 2^62 - 10 ns each gave negative
+totals, and the compiled and NumPy aggregations disagreed)."""
+
+
+def _check_sums(cols: dict) -> None:
+    dur, start = cols["dur_ns"], cols["start_ns"]
+    total = float(dur.sum(dtype=np.float64))
+    if total > SUM_LIMIT:
+        raise Malformed(
+            f"the events' durations add up to {total:.3g} ns, more than {SUM_LIMIT} (146 years): "
+            "no profile of a program holds that; the file was altered or is not a trace"
+        )
+    end = start.astype(np.float64) + dur
+    if len(end) and float(end.max()) > SUM_LIMIT:
+        i = int(end.argmax())
+        raise Malformed(
+            f"event {i} ends at {end[i]:.3g} ns, after {SUM_LIMIT} (146 years): the file was "
+            "altered or is not a trace"
+        )
+
+
 def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     """A finished :class:`Run` holding ``store``, with the fields a file's header gives.
 
@@ -170,6 +193,8 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     the events and the status ``"completed"``.
     """
     header = checked_header(header)
+    if len(store):
+        _check_sums(store.read(0))
     run = Run(
         store,
         label=header.get("label"),
