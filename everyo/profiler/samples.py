@@ -145,8 +145,8 @@ class SampleStore:
             store.frames = [(str(f), int(ln), str(fn)) for f, ln, fn in data["frames"]]
             store.stacks = [(int(p), int(fr)) for p, fr in data["stacks"]]
             cols = data["columns"]
-            store.append({name: cols[name] for name, _ in COLUMNS})
-        except (KeyError, TypeError, ValueError) as exc:
+            store.append(_checked_columns({name: cols[name] for name, _ in COLUMNS}))
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"the samples are damaged ({exc!r})") from None
         nf, ns = len(store.frames), len(store.stacks)
         if any(not (-1 <= p < i) or not (0 <= fr < nf) for i, (p, fr) in enumerate(store.stacks)):
@@ -157,6 +157,32 @@ class SampleStore:
         store._frame_ids = {i: i for i in range(nf)}  # (a loaded store is not added to)
         store._stack_ids = {s: i for i, s in enumerate(store.stacks)}
         return store
+
+
+_SPAN_LIMIT = 2**50  # ns a sample may stand for, or its time (13 days: a run's length or less)
+
+
+def _checked_columns(cols: dict) -> dict:
+    """A loaded file's sample columns: whole numbers, all of one length, times and spans from
+    0 to ``_SPAN_LIMIT`` (issue 44: unequal lengths loaded and ``hot_lines()`` raised a bare
+    IndexError; a ``wall_ns`` of 1e30 a bare OverflowError; negative or 2**62 spans loaded)."""
+    out = {}
+    for name, dtype in COLUMNS:
+        values = np.asarray(cols[name])
+        if values.ndim != 1 or (len(values) and values.dtype.kind not in "iu"):
+            raise ValueError(f"column {name!r} is not a list of whole numbers")
+        out[name] = values.astype(dtype) if len(values) else np.empty(0, dtype)
+        if len(values) and name in ("t_ns", "wall_ns", "cpu_ns"):
+            lo = -_SPAN_LIMIT if name == "t_ns" else 0  # (a time before the run's origin)
+            if values.min() < lo or values.max() > _SPAN_LIMIT:
+                raise ValueError(
+                    f"column {name!r} holds {int(values.min())} to {int(values.max())}: from "
+                    f"{lo} to {_SPAN_LIMIT} ns is expected"
+                )
+    lengths = {name: len(v) for name, v in out.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"the columns differ in length ({lengths})")
+    return out
 
 
 def _concat(parts: list[dict]) -> dict:

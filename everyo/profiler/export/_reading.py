@@ -160,7 +160,38 @@ def checked_header(header) -> dict:
     if not isinstance(steps, list):
         raise Malformed(f"{where} has a 'step_ns' that is not a list")
     int64_column(steps, "step_ns", lambda i: f"{where} (step mark {i})")
+    _check_numbers(header.get("options"), "options", OPTION_NUMBERS)
+    _check_numbers(header.get("machine"), "machine", MACHINE_NUMBERS)
     return header
+
+
+OPTION_NUMBERS = ("sample_ms", "warmup")
+MACHINE_NUMBERS = (
+    "others_cores",
+    "own_cores",
+    "usable_cores",
+    "blas_threads",
+    "openmp_threads",
+    "involuntary_switches",
+    "window_s",
+    "threads_applied",
+)
+"""The header's numbers that views compute with (issue 44: ``"blas_threads": "many"`` or
+``sample_ms: "x"`` loaded, then ``summarize()`` and ``hot_lines()`` raised bare errors)."""
+
+
+def _check_numbers(part, name: str, fields: tuple) -> None:
+    """Each of ``fields`` of the header's ``name`` object, where present and not null, is a
+    number from 0 to 2**62 (a missing object or field is an older file's)."""
+    if part is None:
+        return
+    if not isinstance(part, dict):
+        raise Malformed(f"the run header's {name!r} is a {type(part).__name__}, not an object")
+    for field in fields:
+        if part.get(field) is not None:
+            value = number(part, field, f"the run header's {name!r}", minimum=0)
+            if value > 2**62:
+                raise Malformed(f"the run header's {name!r} has {field}={shown(value)}: too large")
 
 
 SUM_LIMIT = 2**62
