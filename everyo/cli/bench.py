@@ -116,17 +116,23 @@ def run(args: argparse.Namespace) -> int:
 def workload_failure(spec: str, exc: BaseException) -> str:
     """One line: what the workload raised and where (the innermost frame of the user's code,
     outside everyo: an everyo error names the user's line that called everyo)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if not os.path.abspath(f.filename).startswith(package + os.sep)]
-    where = ""
-    if own or frames:
-        last = (own or frames)[-1]
-        where = f" at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"
+    where = _where(exc)
     return (
         f"the workload {spec} raised {type(exc).__name__}: {exc}{where}; nothing was timed or "
         f"saved (exit code {WORKLOAD_FAILED}): call it once by hand to see the full traceback"
     )
+
+
+def _where(exc: BaseException) -> str:
+    """`` at file.py:12 in fn``: the innermost frame of the user's code that ``exc`` passed."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in frames if not f.filename.startswith("<frozen ")] or frames
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(package + os.sep)]
+    if not (own or frames):
+        return ""
+    last = (own or frames)[-1]
+    return f" at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"
 
 
 def resolve_spec(spec: str) -> Any:
@@ -144,6 +150,12 @@ def resolve_spec(spec: str) -> Any:
             f"cannot import {module_name!r} from SPEC {spec!r} ({exc}); check the module path "
             "and run from the directory it is importable from"
         ) from exc
+    except Exception as exc:  # noqa: BLE001 - the module's own code raised while imported
+        where = _where(exc)
+        raise EveryOBenchmarkError(
+            f"importing {module_name!r} from SPEC {spec!r} raised {type(exc).__name__}: "
+            f"{exc}{where}; nothing was timed (import it by hand to see the full traceback)"
+        ) from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
