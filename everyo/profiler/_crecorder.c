@@ -912,22 +912,21 @@ dims_equal(PyObject *tup, PyObject *arr)
 
 /* whether the error set was raised by the program's signal handler while a read ran Python
    code (everyo.profiler.own_errors decides): then it is the program's, never cleared */
+static PyObject *program_error = NULL; /* own_errors.raised_by_signal_handler (bind_regions) */
+
 static int
 raised_by_handler(void)
 {
-    static PyObject *decide = NULL;
+    PyObject *decide = program_error;
+    if (decide == NULL)
+        return 0;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
     if (tb != NULL && value != NULL)
         PyException_SetTraceback(value, tb);
     int yes = 0;
-    if (decide == NULL) {
-        PyObject *m = PyImport_ImportModule("everyo.profiler.own_errors");
-        decide = m ? PyObject_GetAttrString(m, "raised_by_signal_handler") : NULL;
-        Py_XDECREF(m);
-    }
-    PyObject *r = decide && value ? PyObject_CallOneArg(decide, value) : NULL;
+    PyObject *r = value ? PyObject_CallOneArg(decide, value) : NULL;
     if (r != NULL)
         yes = PyObject_IsTrue(r) == 1;
     Py_XDECREF(r);
@@ -1977,11 +1976,13 @@ mc_backward_groups(ModuleCall *self, PyObject *unused)
 static PyObject *
 bind_regions(PyObject *module, PyObject *args)
 {
-    PyObject *out_of_order, *abandoned;
-    if (!PyArg_ParseTuple(args, "OO:bind_regions", &out_of_order, &abandoned))
+    PyObject *out_of_order, *abandoned, *decide = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O:bind_regions", &out_of_order, &abandoned, &decide))
         return NULL;
     Py_XSETREF(close_out_of_order, Py_NewRef(out_of_order));
     Py_XSETREF(close_abandoned, Py_NewRef(abandoned));
+    if (decide != NULL)
+        Py_XSETREF(program_error, Py_NewRef(decide));
     Py_RETURN_NONE;
 }
 
@@ -2106,8 +2107,9 @@ static EveryoModuleCallAPI module_call_api = {
 
 static PyMethodDef module_methods[] = {
     {"bind_regions", (PyCFunction)bind_regions, METH_VARARGS,
-     "bind_regions(close_out_of_order, close_abandoned): regions' functions for regions closed "
-     "out of order and regions left without their exit."},
+     "bind_regions(close_out_of_order, close_abandoned, raised_by_signal_handler=None): "
+     "regions' functions for regions closed out of order and regions left without their exit, "
+     "and the question whether a shape read's exception is the program's."},
     {NULL}};
 
 /* use NumPy arrays' dims in place only if the leading fields are where NdPrefix says */

@@ -46,7 +46,9 @@ C_CALLBACKS = (
     "_bw_key",  # a backward group's key seen for the first time
 )
 """The recorder's Python methods the primitives call by name: with ``regions.close_out_of_order``
-and ``regions.close_abandoned`` (bound at import), the whole of what C asks of Python."""
+and ``regions.close_abandoned`` (bound at import, with ``own_errors.raised_by_signal_handler``,
+which tells the program's exception from a shape read's own), the whole of what C asks of
+Python."""
 
 MODES = (0, 1, 2)
 MAX_DEPTH_LIMIT = 32767

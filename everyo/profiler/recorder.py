@@ -27,7 +27,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from everyo.profiler import hooks, regions
+from everyo.profiler import hooks, own_errors, regions
 from everyo.profiler.contract import C_CALLBACKS
 from everyo.profiler.general_path import GeneralPath
 from everyo.profiler.gpu import CudaTimer
@@ -314,7 +314,9 @@ if _c is not None:
         _thread_state = _c.ThreadState
         _backward_type = _c.Backward
 
-    _c.bind_regions(regions.close_out_of_order, regions.close_abandoned)
+    _c.bind_regions(
+        regions.close_out_of_order, regions.close_abandoned, own_errors.raised_by_signal_handler
+    )
 
     Recorder = CRecorder
 else:
