@@ -128,3 +128,33 @@ def test_a_child_forked_during_another_threads_first_export_exports(tmp_path, de
     )
     assert "child exit 0" in out.stdout, out.stdout + out.stderr
     assert (tmp_path / "t-child.json").exists()
+
+
+def test_the_cli_profiles_a_forking_script_with_sampling_to_its_end(tmp_path):
+    """The issue's case: `python -m everyo profile --sample forker.py` never ended."""
+    script = tmp_path / "forker.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import multiprocessing, os, sys
+            def square(x):
+                return x * x
+            for _ in range(5):
+                sum(j * j for j in range(20000))
+                pid = os.fork()
+                if pid == 0:
+                    sys.exit(0)
+                os.waitpid(pid, 0)
+            with multiprocessing.get_context("fork").Pool(2) as pool:
+                print("squares", sum(pool.map(square, range(10))))
+            """
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "everyo", "profile", "--sample", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "squares 285" in out.stdout and out.stdout.count("everyo profile ") == 1
