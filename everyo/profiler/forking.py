@@ -3,9 +3,9 @@
 A module is imported under a lock of its own. A process forked while another thread imports a
 module inherits that lock held by a thread it does not have, and the child's own import of the
 module (a run's first export imports the exporters, the environment record, threadpoolctl...)
-waits for it for ever. So before a fork the forking thread waits for the imports other threads
-have under way to finish, as CPython itself takes its global import lock around a fork. (The
-exporters' own hook, ``everyo.profiler.export``, imports them all first.)
+waits for it for ever. So before a fork the forking thread waits (up to ``WAIT_S``) for the
+imports other threads have under way to finish, as CPython itself takes its global import lock
+around a fork. (The exporters' own hook, ``everyo.profiler.export``, imports them all first.)
 
 The module locks are CPython's internals (``importlib._bootstrap._module_locks``); where they
 are not what this expects, a fork goes on without waiting.
@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
-_PASSES = 50  # imports that start more imports: look again until none is under way
+WAIT_S = 10.0  # the longest a fork waits for other threads' imports
 
 
 def busy_imports() -> list[str]:
@@ -36,19 +37,12 @@ def busy_imports() -> list[str]:
 
 
 def finish_imports() -> None:
-    """Wait until no other thread is importing a module (the hook run before each fork)."""
-    from importlib import _bootstrap
-
-    for _ in range(_PASSES):
-        busy = busy_imports()
-        if not busy:
-            return
-        for name in busy:
-            try:
-                with _bootstrap._ModuleLockManager(name):
-                    pass
-            except Exception:  # (_DeadlockError: that thread waits for one of ours)
-                pass
+    """Wait until no other thread is importing a module (the hook run before each fork), for
+    at most ``WAIT_S``: an import that never ends (a module waiting on the network, or on a
+    lock this thread holds) must not keep the fork from happening."""
+    deadline = time.monotonic() + WAIT_S
+    while busy_imports() and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 if hasattr(os, "register_at_fork"):
