@@ -60,13 +60,17 @@ class _Columns:
         self.present: set[str] = set()
 
     def add(self, name: str, values, *, present: bool = True) -> None:
+        """``values`` of a chunk; an int: that many events without the optional column (-1
+        each, made only if some other chunk has it: an absent column costs no memory)."""
         self.parts.setdefault(name, []).append(values)
         if present:
             self.present.add(name)
 
     def columns(self) -> dict:
         return {
-            name: np.concatenate(parts)
+            name: np.concatenate(
+                [np.full(p, -1, np.int64) if isinstance(p, int) else p for p in parts]
+            )
             for name, parts in self.parts.items()
             if name in self.present
         }
@@ -95,7 +99,7 @@ def _optional(cols: _Columns, ev: list, name: str, where, *, first_only: bool = 
         values = [-1 if e.get(name) is None else e[name] for e in ev]
         cols.add(name, int64_column(values, name, where))
     else:
-        cols.add(name, np.full(len(ev), -1, np.int64), present=False)
+        cols.add(name, len(ev), present=False)
 
 
 def _field(ev: list, name: str, default=None) -> list:
