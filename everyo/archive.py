@@ -69,12 +69,35 @@ def describe(obj, metadata: dict | None) -> dict[str, Any]:
     return fields
 
 
+def check_members(zf: zipfile.ZipFile, holds: int, path) -> None:
+    """Refuse a zip whose members declare more bytes than the archive holds, before any is
+    read (issue 44: a 2.1 MB file of deflated zeros declaring 2 GiB made ``load`` allocate
+    them first). ``everyo.save`` stores its members uncompressed, so each member's size is its
+    stored size, and all of them fit in the ``holds`` bytes of the archive."""
+    total = 0
+    for info in zf.infolist():
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+            raise EveryOSerializationError(
+                f"{path}: member {info.filename[:80]!r} declares {info.file_size:,} bytes in "
+                f"{info.compress_size:,} compressed bytes; everyo.save stores its members "
+                "uncompressed, so the file is not one it wrote, or it was altered"
+            )
+        total += info.file_size
+    if total > holds:
+        raise EveryOSerializationError(
+            f"{path}: its members declare {total:,} bytes but the file holds {holds:,}; the "
+            "file is corrupt or altered"
+        )
+
+
 def _array_headers(zf: zipfile.ZipFile) -> dict[str, dict]:
     """Shape and dtype of every array in the archive's ``.npz``, from the headers only."""
     import io
 
     out = {}
-    with zipfile.ZipFile(io.BytesIO(zf.read(_ARRAYS))) as npz:
+    raw = zf.read(_ARRAYS)
+    with zipfile.ZipFile(io.BytesIO(raw)) as npz:
+        check_members(npz, len(raw), _ARRAYS)
         for name in npz.namelist():
             with npz.open(name) as fh:
                 major, _ = np.lib.format.read_magic(fh)
@@ -103,6 +126,7 @@ def inspect_archive(path: str | os.PathLike) -> dict[str, Any]:
         raise EveryOFileNotFoundError(f"no saved file at {path}")
     try:
         with zipfile.ZipFile(path) as zf:
+            check_members(zf, path.stat().st_size, path)
             manifest = json.loads(zf.read(_MANIFEST))
             if not isinstance(manifest, dict):
                 raise ValueError("the manifest is not a JSON object")

@@ -70,7 +70,7 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
         "os": {
             "system": platform.system(),
             "release": platform.release(),
-            "platform": platform.platform(),
+            "platform": _platform(),
         },
         "cpu": _cpu(),
         "memory": {"total_bytes": _total_memory()},
@@ -97,10 +97,19 @@ def _module_call() -> str:
 
 
 def _profiler_sampler() -> str:
-    """``"c"`` where the stack sampler's compiled main-thread path is built, else ``"python"``
-    (a timer signal and a Python handler)."""
-    from everyo.profiler.sampler import compiled
+    """How the stack sampler samples the main thread: ``"c"`` where its compiled path is built,
+    else ``"python"`` (a timer signal and a Python handler); ``EVERYO_SAMPLER=signal`` or
+    ``thread`` forces ``"python (signal)"`` or ``"python (thread)"``, and a value it refuses
+    is recorded as it is, with ``(refused)`` (issue 44: the record said ``c`` regardless)."""
+    from everyo.profiler.sampler import PATHS, compiled
 
+    forced = os.environ.get("EVERYO_SAMPLER", "")
+    if forced and forced not in PATHS:
+        return f"{forced[:40]} (refused)"
+    if forced in ("signal", "thread"):
+        return f"python ({forced})"
+    if forced == "c" and compiled() is None:
+        return "c (refused: not built)"
     return "c" if compiled() is not None else "python"
 
 
@@ -223,7 +232,18 @@ def _cpu_model() -> str | None:
     for key in ("model name", "Hardware", "Model", "cpu model"):
         if fields.get(key):
             return fields[key]
-    return platform.processor() or platform.machine() or None
+    return platform.machine() or None
+
+
+def _platform() -> str:
+    """``platform.platform()`` without ``uname().processor`` on Linux, where it is not part of
+    the string: it runs ``uname -p`` under a lock, and a child forked while another thread
+    holds that lock (a run's first export) would wait for it for ever (issue 44)."""
+    if platform.system() != "Linux":
+        return platform.platform()
+    libc, version = platform.libc_ver()
+    parts = [platform.system(), platform.release(), platform.machine(), "with", libc + version]
+    return "-".join(p for p in parts if p)
 
 
 def _total_memory() -> int | None:

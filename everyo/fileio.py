@@ -158,6 +158,33 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
     return removed
 
 
+def _remove_superseded(target: Path) -> None:
+    """After ``target`` was replaced whole: remove its own temporaries that a writer killed
+    mid-write left, whatever their age (issue 44: a re-export right after the kill kept them
+    for ``STALE_AFTER_S``): their process is gone and this file supersedes them. Never
+    raises."""
+    me = os.getpid()
+    with _in_flight_lock:
+        ours = set(_in_flight)
+    full = f".{target.name}"
+    try:
+        entries = [e for e in os.scandir(target.parent if str(target.parent) else ".")]
+    except OSError:
+        return
+    for entry in entries:
+        match = _TEMP_NAME.fullmatch(entry.name)
+        if match is None or os.path.abspath(entry.path) in ours:
+            continue
+        pid = int(match.group(1))
+        name = entry.name[: -len(match.group(1)) - 14]  # ".<stem>": less ".<pid>-<hex>.tmp"
+        if name != full and not (len(name) > _NAME_MAX // 2 and full.startswith(name)):
+            continue  # (another file's, or a name cut to fit: then a long prefix of it)
+        if pid == me or _alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+
+
 @atexit.register
 def _remove_own_temporaries() -> None:
     """At interpreter exit, the temporary files this process is still writing (a forked child
@@ -222,6 +249,7 @@ def atomic_open(
                     stream.close()
         os.replace(tmp, target)
         _done(tmp)
+        _remove_superseded(target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

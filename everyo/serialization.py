@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from everyo.archive import describe, inspect_archive, resolve_saved, with_suffix
+from everyo.archive import check_members, describe, inspect_archive, resolve_saved, with_suffix
 from everyo.core.backend import is_cupy_array
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOFileNotFoundError, EveryOSerializationError
@@ -189,6 +189,7 @@ def load(path: str | os.PathLike, model=None, *, strict: bool = True):
         raise EveryOFileNotFoundError(f"no saved file at {path}")
     try:
         with zipfile.ZipFile(path) as zf:
+            check_members(zf, path.stat().st_size, path)  # (before reading any member)
             manifest = json.loads(zf.read(_MANIFEST))
             raw = zf.read(_ARRAYS)
     except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
@@ -214,6 +215,7 @@ def load(path: str | os.PathLike, model=None, *, strict: bool = True):
         )
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as inner:
+            check_members(inner, len(raw), path)
             _check_arrays(inner, path)
         with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}

@@ -20,8 +20,10 @@ with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+import weakref
 from typing import Any
 
 from everyo.errors import EveryOConfigError
@@ -74,6 +76,16 @@ def choose_threads(threads: Any, state: MachineState | None = None) -> int | Non
     return free if free < current else None
 
 
+def _restore_abandoned(limits) -> None:
+    """A `with ThreadPolicy(...)` block whose exit never ran: a Ctrl-C can land where no code of
+    ours can catch it, at the very start of ``__exit__`` or of ``restore``; the policy then dies
+    with the exception, and its limits go with it (issue 44: BLAS stayed at 1 thread for the
+    rest of the session). Armed only while a `with` block's limits are set, so no code runs
+    when a policy restored as usual dies."""
+    with contextlib.suppress(Exception):
+        limits.restore_original_limits()
+
+
 class ThreadPolicy:
     """Apply a ``threads=`` policy for the duration of a ``with`` block (or until
     :meth:`restore`); ``applied`` is the limit set, ``None`` when the threads were left alone."""
@@ -82,9 +94,9 @@ class ThreadPolicy:
         self.policy = check_threads(threads)
         self._state = state
         self.applied: int | None = None
-        self._limits = None
+        self._limits = self._net = None
 
-    def apply(self) -> ThreadPolicy:
+    def apply(self, *, _net: bool = False) -> ThreadPolicy:
         if self.policy == AUTO and self._state is None:
             self._state = current_load()  # (kept: describe() says what "auto" saw)
         limit = choose_threads(self.policy, self._state)
@@ -97,19 +109,37 @@ class ThreadPolicy:
                 f"threads={self.policy} needs threadpoolctl to set BLAS threads: "
                 "pip install threadpoolctl"
             )
-        from threadpoolctl import threadpool_limits
-
-        self._limits = threadpool_limits(limits=limit)
+        controller = thread_controller()
+        libraries = list(controller.lib_controllers)
+        originals = [lib.num_threads for lib in libraries]
+        try:
+            self._limits = limits = controller.limit(limits=limit)
+            if _net:  # (see _restore_abandoned)
+                self._net = weakref.finalize(self, _restore_abandoned, limits)
+        except BaseException:  # a Ctrl-C after some pools were limited: put them back first
+            for lib, n in zip(libraries, originals):  # (issue 44: BLAS stayed at 1 thread)
+                lib.set_num_threads(n)
+            self._limits = None
+            raise
         self.applied = limit
         return self
 
     def restore(self) -> None:
-        if self._limits is not None:
-            self._limits.restore_original_limits()
-            self._limits = None
+        limits = self._limits
+        if limits is None:
+            return
+        try:
+            limits.restore_original_limits()
+        except BaseException:  # a Ctrl-C after some pools were put back: the rest too, then
+            limits.restore_original_limits()  # the Ctrl-C (issue 44)
+            raise
+        finally:
+            self._limits, net, self._net = None, self._net, None
+            if net is not None:
+                net.detach()
 
     def __enter__(self) -> ThreadPolicy:
-        return self.apply()
+        return self.apply(_net=True)
 
     def __exit__(self, *exc) -> None:
         self.restore()

@@ -305,3 +305,15 @@ def test_help_lists_every_command_in_plain_text(capsys):
     assert "``" not in out  # the docstring's markup does not reach a terminal
     for command in ("info", "doctor", "bench", "profile", "demo"):
         assert f"    {command} " in out
+
+
+@pytest.mark.parametrize(
+    "forced, said",
+    [("signal", "python (signal)"), ("thread", "python (thread)"), ("bogus", "bogus (refused)")],
+)
+def test_the_record_says_which_sampler_everyo_sampler_forces(monkeypatch, capsys, forced, said):
+    """Issue 44: with EVERYO_SAMPLER=signal or thread, the record and `info` said `c`."""
+    monkeypatch.setenv("EVERYO_SAMPLER", forced)
+    assert environment()["everyo"]["profiler_sampler"] == said
+    assert main(["info"]) == 0
+    assert f"profiler_sampler: {said}" in capsys.readouterr().out

@@ -93,3 +93,67 @@ def test_sigterm_leaves_the_summary_and_the_trace_like_ctrl_c(tmp_path):
     assert "SIGTERM" in stderr
     assert "everyo profile " in stdout and "failed: Terminated" in stdout
     assert _names(trace).count("work") >= 20
+
+
+# The CLI in a process whose trace export gets SIGTERM(s) at the n-th write of the trace.
+TERMINATED_IN_EXPORT = textwrap.dedent(
+    """
+    import contextlib, os, signal, sys
+    import everyo.profiler.export.chrome as chrome
+    from everyo.__main__ import main
+    real, kills, writes = chrome.atomic_open, int(sys.argv[1]), [0]
+
+    class Killing:
+        def __init__(self, stream):
+            self.stream = stream
+        def write(self, text):
+            writes[0] += 1
+            if writes[0] in (3, 4)[:kills]:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return self.stream.write(text)
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+
+    @contextlib.contextmanager
+    def killing(*args, **kwargs):
+        with real(*args, **kwargs) as stream:
+            yield Killing(stream)
+
+    chrome.atomic_open = killing
+    sys.exit(main(sys.argv[2:]))
+    """
+)
+
+WORK = textwrap.dedent(
+    """
+    from everyo.profiler import record_function
+    for i in range(3000):
+        with record_function("work"):
+            pass
+    """
+)
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+def test_sigterm_during_the_export_ends_like_ctrl_c(tmp_path, kills):
+    """Issue 44, case 9: SIGTERM while the CLI writes the trace killed it (exit -15, no trace,
+    a temporary file left). Once: the trace is finished and the exit is 143; twice: the ending
+    stops at once, still 143, and no temporary file is left."""
+    trace, script = tmp_path / "t.json", tmp_path / "work.py"
+    script.write_text(WORK)
+    driver = tmp_path / "driver.py"
+    driver.write_text(TERMINATED_IN_EXPORT)
+    out = subprocess.run(
+        [sys.executable, str(driver), str(kills), "profile", str(script),
+         "--chrome-trace", str(trace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 128 + signal.SIGTERM, out.stderr
+    assert "SIGTERM" in out.stderr and "everyo profile " in out.stdout
+    if kills == 1:
+        assert _names(trace).count("work") == 3000
+    else:
+        assert not trace.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

@@ -38,7 +38,8 @@ def test_the_next_write_removes_what_a_killed_writer_left(tmp_path):
     dead = _dead_pid()
     stale = _leftover(tmp_path, dead, old)
     stale_other_name = _leftover(tmp_path, dead, old, name="report.html")
-    fresh = _leftover(tmp_path, dead, 0)  # maybe a writer on another machine: still changing
+    # maybe a writer on another machine, still changing (of another target: see below)
+    fresh = _leftover(tmp_path, dead, 0, name="report.html")
     alive = _leftover(tmp_path, os.getppid(), old)  # its process still runs
     unrelated = tmp_path / ".cache.tmp"
     unrelated.write_text("not ours")
@@ -66,3 +67,17 @@ def test_interpreter_exit_removes_the_temporary_file_a_thread_was_writing(tmp_pa
     target = tmp_path / "trace.json"
     subprocess.run([sys.executable, "-c", script, str(target)], check=True, timeout=60)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.name == "nt", reason="process ids are checked with os.kill(pid, 0)")
+def test_a_successful_write_removes_its_targets_temporaries_of_any_age(tmp_path):
+    """Issue 44, case 9: an export killed mid-write, then exported again at once: the new file
+    supersedes the killed writer's temporary, young as it is (it waited STALE_AFTER_S)."""
+    dead = _dead_pid()
+    killed = _leftover(tmp_path, dead, 0)
+    other_target = _leftover(tmp_path, dead, 0, name="trace.json.gz")
+    alive = _leftover(tmp_path, os.getppid(), 0)  # a writer still at it
+    write_text(tmp_path / "trace.json", "{}")
+    left = {p.name for p in tmp_path.iterdir()}
+    assert killed.name not in left
+    assert {other_target.name, alive.name, "trace.json"} <= left

@@ -251,6 +251,7 @@ class BenchmarkResult:
                 "save one with BenchmarkResult.to_json() or "
                 "`python -m everyo bench SPEC --save-baseline PATH`"
             )
+        check_fields(data)
         try:
             return cls(
                 times=data["times_s"],
@@ -311,6 +312,58 @@ def process_token() -> str:
     return _token[1]
 
 
+_NUMBERS = {"warmup": False, "repeat": False, "min_time": True, "samples": True, "created": True}
+
+
+def check_fields(data: dict) -> None:
+    """The fields of a saved result that the checks compute with have the types it writes: a
+    string where a number belongs is an :class:`EveryOSerializationError` naming the field at
+    load, not a bare ``TypeError`` in the comparison (issue 44: ``bench --baseline`` exited 1,
+    the "regression" code, with a traceback). Missing fields keep their defaults."""
+
+    def bad(field: str, value, expected: str):
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        return EveryOSerializationError(
+            f"benchmark result is corrupt: {field!r} is {shown}, not {expected}"
+        )
+
+    times = data.get("times_s")
+    if not isinstance(times, list) or not times:
+        raise bad("times_s", times, "a list of seconds")
+    for t in times:
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < float("inf"):
+            raise bad("times_s", t, "a number of seconds")
+    for name, nullable in _NUMBERS.items():
+        value = data.get(name)
+        if value is None and (nullable or name not in data):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise bad(name, value, "a number")
+    for name, kind in (("name", str), ("synchronized", bool), ("workload", dict)):
+        if name in data and data[name] is not None and not isinstance(data[name], kind):
+            raise bad(name, data[name], f"a {kind.__name__}")
+    machine = data.get("machine")
+    if isinstance(machine, dict):
+        for name in _MACHINE_NUMBERS:
+            value = machine.get(name)
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if value is not None and not number:
+                raise bad(f"machine.{name}", value, "a number")
+
+
+_MACHINE_NUMBERS = (
+    "others_cores",
+    "own_cores",
+    "usable_cores",
+    "blas_threads",
+    "openmp_threads",
+    "involuntary_switches",
+    "window_s",
+    "threads_applied",
+)
+
+
 def load(path: str | os.PathLike) -> BenchmarkResult:
     """Read a :class:`BenchmarkResult` from a JSON file (e.g. a stored baseline)."""
     return BenchmarkResult.load(path)
@@ -328,10 +381,18 @@ def read_json(path: str | os.PathLike) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise EveryOExportError(f"could not read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:  # (issue 44: a bare traceback)
+        raise EveryOSerializationError(
+            f"{path} is not UTF-8 text (byte {exc.start}), so not a JSON file everyo wrote"
+        ) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise EveryOSerializationError(f"{path} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise EveryOSerializationError(
+            f"{path}: its JSON nests arrays or objects too deeply to be a file everyo wrote"
+        ) from None
 
 
 def describe(fn: Any, args: tuple = (), kwargs: dict | None = None) -> dict[str, Any]:

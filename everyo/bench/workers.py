@@ -222,6 +222,11 @@ def resolve_spec(spec: str) -> Any:
             f"cannot import {module_name!r} from SPEC {spec!r} ({exc}); check the module path "
             "and run from the directory it is importable from"
         ) from exc
+    except Exception as exc:  # noqa: BLE001 - the module's own code raised while imported
+        raise EveryOBenchmarkError(
+            f"importing {module_name!r} from SPEC {spec!r} raised {failure_summary(exc)}; "
+            "nothing was timed (import it by hand to see the full traceback)"
+        ) from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -239,6 +244,7 @@ def failure_summary(exc: BaseException) -> str:
     """``"ZeroDivisionError: division by zero at work.py:3 in f"``: the innermost frame of the
     user's code, outside everyo (an everyo error names the user's line that called everyo)."""
     frames = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in frames if not f.filename.startswith("<frozen ")] or frames
     own = [f for f in frames if not os.path.abspath(f.filename).startswith(PACKAGE + os.sep)]
     where = ""
     if own or frames:

@@ -6,9 +6,12 @@ argument after ``--`` always goes to the script. The script runs as ``__main__``
 code is 1 (130 for KeyboardInterrupt, 143 for SIGTERM; a ``sys.exit(n)`` keeps ``n``).
 
 SIGTERM (what ``timeout``, CI and job schedulers send) ends the script as Ctrl-C does: the
-summary is printed and the trace written. A child process the script forks runs the script's
-code only: when it ends, it exits without the profiler's summary and exports, which are the
-parent's.
+summary is printed and the trace written. A SIGTERM while the profile ends (the summary, the
+exports) is put off until they are done, then the exit code is 143; a second one ends at once
+(exit 143, the trace not written, no temporary file left).
+
+A child process the script forks runs the script's code only: when it ends, it exits without
+the profiler's summary and exports, which are the parent's.
 """
 
 from __future__ import annotations
@@ -151,33 +154,58 @@ class Terminated(BaseException):
     (a ``BaseException``, so the script's ``except Exception`` does not swallow it)."""
 
 
-@contextlib.contextmanager
-def _sigterm_unwinds():
-    """While the script runs, SIGTERM raises :class:`Terminated` in the main thread instead of
-    killing the process at once (a SIGTERM ignored by whoever started us stays ignored)."""
+class _Sigterm:
+    """SIGTERM, while the script runs, raises :class:`Terminated` in the main thread instead of
+    killing the process at once; while the profile ends (stop, summary, exports) it is put off:
+    the ending finishes, the trace is written, and the exit code is 143 (a second SIGTERM then
+    ends the ending too, its temporary file removed). A SIGTERM ignored or handled by whoever
+    started us is left as it is."""
 
-    def handler(_signum, _frame):
+    def __init__(self):
+        main = threading.current_thread() is threading.main_thread()
+        self.previous = signal.getsignal(signal.SIGTERM) if main else None
+        self.active = self.previous is signal.SIG_DFL
+        self.put_off = False
+
+    def _unwind(self, _signum, _frame):
         raise Terminated()
 
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM) if main else None
-    if previous is not signal.SIG_DFL:
-        yield
-        return
-    signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def _put_off(self, _signum, _frame):
+        if self.put_off:
+            raise Terminated()
+        self.put_off = True
+        print(
+            "everyo profile: SIGTERM: ending once the summary and trace are written "
+            "(send it again to end at once)",
+            file=sys.stderr,
+        )
+
+    @contextlib.contextmanager
+    def unwinding(self):
+        """The script's run: SIGTERM unwinds it; at its end, SIGTERM is put off (one swap of
+        the handler, so no SIGTERM finds the default between them)."""
+        if self.active:
+            signal.signal(signal.SIGTERM, self._unwind)
+        try:
+            yield
+        finally:
+            if self.active:
+                signal.signal(signal.SIGTERM, self._put_off)
+
+    def restore(self) -> None:
+        if self.active:
+            signal.signal(signal.SIGTERM, self.previous)
 
 
-def _run_script(path: str, argv: list[str], profiler) -> tuple[int, BaseException | None]:
+def _run_script(
+    path: str, argv: list[str], profiler, sigterm: _Sigterm
+) -> tuple[int, BaseException | None]:
     """Run ``path`` as ``__main__``; return (exit code, error to mark the run failed with)."""
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [path] + argv
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
-        with _sigterm_unwinds():
+        with sigterm.unwinding():
             profiler.start()
             runpy.run_path(path, run_name="__main__")
         return 0, None
@@ -214,16 +242,30 @@ def _print_hot_lines(profiler) -> None:
 def run(args: argparse.Namespace) -> int:
     from everyo.profiler import Profiler
     from everyo.profiler.options import profiler_kwargs
-    from everyo.thread_policy import ThreadPolicy
 
     _script_after_sample(args)
     script_argv = split_script_args(args)
     _check(args)
     args.label = args.label or os.path.basename(args.script)
     profiler = Profiler(**profiler_kwargs(args))
-    parent = os.getpid()
+    parent, sigterm = os.getpid(), _Sigterm()
+    try:
+        code = _run_and_end(args, script_argv, profiler, sigterm, parent)
+    except Terminated:  # a second SIGTERM while it ended
+        print("everyo profile: terminated by SIGTERM while ending", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        sigterm.restore()
+    if sigterm.put_off:
+        return 128 + signal.SIGTERM
+    return code
+
+
+def _run_and_end(args, script_argv, profiler, sigterm: _Sigterm, parent: int) -> int:
+    from everyo.thread_policy import ThreadPolicy
+
     with ThreadPolicy(args.threads) as policy:
-        code, error = _run_script(args.script, script_argv, profiler)
+        code, error = _run_script(args.script, script_argv, profiler, sigterm)
         if os.getpid() != parent:  # a child the script forked ended: the ending is the parent's
             return code
         if profiler.run is not None:

@@ -63,8 +63,41 @@ float_flush_end(PyObject *self, PyObject *unused)
         write_mode((read_mode() & ~flush_bits) | (replaced & flush_bits));
     Py_RETURN_NONE;
 }
+/* None outside a scope; inside one, whether the mode the outermost scope replaced flushed:
+   what a thread started here must run with (it is born with its creator's mode) */
+static PyObject *
+float_outside(PyObject *self, PyObject *unused)
+{
+    if (depth == 0)
+        Py_RETURN_NONE;
+    return PyBool_FromLong((replaced & flush_bits) != 0);
+}
+
+/* a new thread's first call: its flush bits as they were outside its creator's scope */
+static PyObject *
+float_unscoped(PyObject *self, PyObject *arg)
+{
+    int flush = PyObject_IsTrue(arg);
+    if (flush < 0)
+        return NULL;
+    if (depth == 0)
+        write_mode((read_mode() & ~flush_bits) | (flush ? flush_bits : 0u));
+    Py_RETURN_NONE;
+}
 #else
 #define FLOAT_MODE_SUPPORTED 0
+
+static PyObject *
+float_outside(PyObject *self, PyObject *unused)
+{
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+float_unscoped(PyObject *self, PyObject *arg)
+{
+    Py_RETURN_NONE;
+}
 
 static PyObject *
 float_flush_begin(PyObject *self, PyObject *unused)
@@ -92,6 +125,10 @@ static PyMethodDef methods[] = {
      "flush_begin() -> None: enter a scope; the outermost sets the flush-to-zero bits"},
     {"flush_end", float_flush_end, METH_NOARGS,
      "flush_end() -> None: leave a scope; the outermost puts back the bits it replaced"},
+    {"outside", float_outside, METH_NOARGS,
+     "outside() -> None outside a scope, else whether the mode it replaced flushed"},
+    {"unscoped", float_unscoped, METH_O,
+     "unscoped(flush) -> None: a new thread's mode as outside its creator's scope"},
     {NULL, NULL, 0, NULL},
 };
 

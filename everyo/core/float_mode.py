@@ -49,6 +49,29 @@ begin = _cfloat.flush_begin if SUPPORTED else _keep_mode
 end = _cfloat.flush_end if SUPPORTED else _keep_mode
 
 
+def _start_new_thread(function, args, kwargs=None):
+    """``threading``'s thread start, which a thread started inside a scope goes through: the
+    new thread is born with its creator's mode, flush-to-zero included, and would keep it for
+    life (issue 44: its own NumPy code turned 1e-39 into 0); it first puts back the mode its
+    creator had outside the scope."""
+    outside = _cfloat.outside()
+    if outside is None:
+        return _plain_start(function, args, kwargs or {})
+
+    def unscoped(*a, **k):
+        _cfloat.unscoped(outside)
+        return function(*a, **k)
+
+    return _plain_start(unscoped, args, kwargs or {})
+
+
+if SUPPORTED:
+    import threading
+
+    _plain_start = threading._start_new_thread
+    threading._start_new_thread = _start_new_thread
+
+
 def set_flush_denormal(mode: bool) -> bool:
     """Whether everyo's backward passes and optimizer steps write zero for subnormal results
     on the CPU (on by default; x86 only, inputs read as they are). Returns whether this
@@ -57,8 +80,10 @@ def set_flush_denormal(mode: bool) -> bool:
 
     The setting holds for every thread of the process, inside the engine's own backward passes
     and optimizer steps only: a model's forward pass and code of your own run in the mode their
-    thread has. BLAS worker threads keep their own mode, so with several BLAS threads their
-    share of a matrix product still computes subnormals at full cost.
+    thread has. A thread started inside a backward pass or a step (with ``threading``) runs in
+    the mode its creator had outside it. BLAS worker threads keep their own mode, so with
+    several BLAS threads their share of a matrix product still computes subnormals at full
+    cost.
 
     >>> import everyo as eo
     >>> supported = eo.set_flush_denormal(False)  # IEEE gradual underflow everywhere

@@ -10,7 +10,10 @@
 
 import importlib
 
-from everyo.profiler import hooks  # noqa: F401 - the engine's hook point, always loaded
+from everyo.profiler import (
+    forking,  # noqa: F401 - a fork waits for imports under way
+    hooks,  # noqa: F401 - the engine's hook point, always loaded
+)
 from everyo.profiler.schedule import Schedule, schedule  # eager: the name is also a submodule's
 
 # The rest loads on first use (PEP 562), so that `import everyo` does not pay for the profiler

@@ -910,12 +910,38 @@ dims_equal(PyObject *tup, PyObject *arr)
     return 1;
 }
 
+/* whether the error set was raised by the program's signal handler while a read ran Python
+   code (everyo.profiler.own_errors decides): then it is the program's, never cleared */
+static PyObject *program_error = NULL; /* own_errors.raised_by_signal_handler (bind_regions) */
+
+static int
+raised_by_handler(void)
+{
+    PyObject *decide = program_error;
+    if (decide == NULL)
+        return 0;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL && value != NULL)
+        PyException_SetTraceback(value, tb);
+    int yes = 0;
+    PyObject *r = value ? PyObject_CallOneArg(decide, value) : NULL;
+    if (r != NULL)
+        yes = PyObject_IsTrue(r) == 1;
+    Py_XDECREF(r);
+    PyErr_Clear(); /* (the question's own failure: the read's error stays as it was) */
+    PyErr_Restore(type, value, tb);
+    return yes;
+}
+
 /* an error raised while reading shapes: an Exception is cleared (0: the profiler never turns a
-   call that succeeded into an error); anything else, an interrupt, stays set (-1) */
+   call that succeeded into an error) unless the program's signal handler raised it; anything
+   else, an interrupt, stays set (-1) */
 static int
 not_an_interrupt(void)
 {
-    if (!PyErr_ExceptionMatches(PyExc_Exception))
+    if (!PyErr_ExceptionMatches(PyExc_Exception) || raised_by_handler())
         return -1;
     PyErr_Clear();
     return 0;
@@ -969,12 +995,21 @@ pack3(long long key, Py_ssize_t depth, long long sid)
    anyway when an event inside it was kept (depth < keep_below), so that those keep their parent.
    The error stays set. */
 static void
-keep_if_parent(ThreadState *t, long long start, long long end, long long key, Py_ssize_t depth)
+keep_if_parent(ModuleCall *p, ThreadState *t, long long start, long long end, long long key,
+               Py_ssize_t depth)
 {
     if (depth >= t->keep_below)
         return;
     PyObject *exc = PyErr_GetRaisedException();
-    if (append3(t, start, end, pack3(key, depth, -1)) == 0)
+    if (!p->fast) { /* the buffer may hold more than three fields an event (record_ops, memory):
+                       the Python recorder appends it with its width (issue 44) */
+        PyObject *r = PyObject_CallMethod((PyObject *)p, "_keep_anyway", "OLLLn", (PyObject *)t,
+                                          start, end, key, depth);
+        if (r == NULL)
+            PyErr_Clear(); /* (the interrupt is what the program sees) */
+        Py_XDECREF(r);
+    }
+    else if (append3(t, start, end, pack3(key, depth, -1)) == 0)
         t->keep_below = depth;
     else
         PyErr_Clear(); /* (a MemoryError: the interrupt is what the program sees) */
@@ -1175,7 +1210,7 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                     now = start;
                 }
                 PyErr_SetRaisedException(err);
-                keep_if_parent(t, start, now, key, depth);
+                keep_if_parent(self, t, start, now, key, depth);
             }
         }
         if (rc < 0)
@@ -1316,7 +1351,7 @@ done:
     return out;
 
 policy_failed: /* the Python policy could not record it (an interrupt in it, say) */
-    keep_if_parent(t, start, end, key, depth);
+    keep_if_parent(self, t, start, end, key, depth);
     goto fail;
 unshaped: /* its shapes could not be read (an interrupt, say): the event is kept without them,
              so that the events recorded inside it keep their parent; then the error is raised */
@@ -1378,7 +1413,7 @@ emit_simple(ModuleCall *p, ThreadState *t, long long start, long long end, long 
                                           start, end, key, depth, meta);
         Py_XDECREF(r);
         if (r == NULL)
-            keep_if_parent(t, start, end, key, depth);
+            keep_if_parent(p, t, start, end, key, depth);
         return r ? 0 : -1;
     }
     int truth = meta == Py_None ? 0 : PyObject_IsTrue(meta);
@@ -1911,7 +1946,7 @@ mc_backward_call(ModuleCall *self, PyObject *const *args, Py_ssize_t nargs)
         rc = emit_simple(self, t, start, end, key, depth, NULL, 1);
     else { /* kept anyway when its groups were: until the open group's start if need be */
         long long last = ((Backward *)bw)->start;
-        keep_if_parent(t, start, end != -1 ? end : (last > start ? last : start), key, depth);
+        keep_if_parent(self, t, start, end != -1 ? end : (last > start ? last : start), key, depth);
     }
     Py_XSETREF(((Backward *)bw)->token, Py_NewRef(Py_None)); /* closed, as close() leaves it */
     Py_DECREF(bw);
@@ -1941,11 +1976,13 @@ mc_backward_groups(ModuleCall *self, PyObject *unused)
 static PyObject *
 bind_regions(PyObject *module, PyObject *args)
 {
-    PyObject *out_of_order, *abandoned;
-    if (!PyArg_ParseTuple(args, "OO:bind_regions", &out_of_order, &abandoned))
+    PyObject *out_of_order, *abandoned, *decide = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O:bind_regions", &out_of_order, &abandoned, &decide))
         return NULL;
     Py_XSETREF(close_out_of_order, Py_NewRef(out_of_order));
     Py_XSETREF(close_abandoned, Py_NewRef(abandoned));
+    if (decide != NULL)
+        Py_XSETREF(program_error, Py_NewRef(decide));
     Py_RETURN_NONE;
 }
 
@@ -2070,8 +2107,9 @@ static EveryoModuleCallAPI module_call_api = {
 
 static PyMethodDef module_methods[] = {
     {"bind_regions", (PyCFunction)bind_regions, METH_VARARGS,
-     "bind_regions(close_out_of_order, close_abandoned): regions' functions for regions closed "
-     "out of order and regions left without their exit."},
+     "bind_regions(close_out_of_order, close_abandoned, raised_by_signal_handler=None): "
+     "regions' functions for regions closed out of order and regions left without their exit, "
+     "and the question whether a shape read's exception is the program's."},
     {NULL}};
 
 /* use NumPy arrays' dims in place only if the leading fields are where NdPrefix says */

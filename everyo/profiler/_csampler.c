@@ -112,6 +112,7 @@ typedef struct {
     Entry *table;
     Py_ssize_t table_cap, table_used;
     Py_ssize_t errors, misses;
+    int own_error; /* the error set is this sampler's own (no memory), not a callback's */
 } MainSampler;
 
 static int
@@ -225,6 +226,7 @@ stack_of(MainSampler *s, PyFrameObject *top)
     Py_INCREF(f);
     while (f != NULL) {
         if (grow((void **)&s->walk, &s->walk_cap, n + 2, sizeof(uint64_t)) < 0) {
+            s->own_error = 1;
             Py_DECREF(f);
             return -1;
         }
@@ -246,13 +248,20 @@ stack_of(MainSampler *s, PyFrameObject *top)
     s->misses++;
     PyObject *r = PyObject_CallOneArg(s->intern, (PyObject *)top);
     if (r == NULL)
-        return -1;
+        return -1; /* the program's (its signal handler raised while intern ran) */
     long sid = PyLong_AsLong(r);
     Py_DECREF(r);
     if (sid == -1 && PyErr_Occurred())
         return -1;
-    if (table_add(s, s->walk, n, h, (int)sid) < 0)
+    if (sid < 0) { /* intern could not intern it: this sample is lost, the next one tries */
+        s->own_error = 1;
+        PyErr_SetString(PyExc_RuntimeError, "a stack the sampler could not intern");
         return -1;
+    }
+    if (table_add(s, s->walk, n, h, (int)sid) < 0) {
+        s->own_error = 1;
+        return -1;
+    }
     return (int)sid;
 }
 
@@ -290,18 +299,14 @@ take_sample(MainSampler *s, int64_t queued)
         return -1;
     Py_ssize_t k = s->rows;
     if (k >= s->rows_cap) {
-        Py_ssize_t cap = s->rows_cap;
-        if (grow((void **)&s->t, &cap, k + 1, sizeof(int64_t)) < 0)
+        Py_ssize_t cap = s->rows_cap, c2 = s->rows_cap, c3 = s->rows_cap, c4 = s->rows_cap;
+        if (grow((void **)&s->t, &cap, k + 1, sizeof(int64_t)) < 0 ||
+            grow((void **)&s->wall, &c2, k + 1, sizeof(int64_t)) < 0 ||
+            grow((void **)&s->cpu, &c3, k + 1, sizeof(int64_t)) < 0 ||
+            grow((void **)&s->stack, &c4, k + 1, sizeof(int32_t)) < 0) {
+            s->own_error = 1;
             return -1;
-        cap = s->rows_cap;
-        if (grow((void **)&s->wall, &cap, k + 1, sizeof(int64_t)) < 0)
-            return -1;
-        cap = s->rows_cap;
-        if (grow((void **)&s->cpu, &cap, k + 1, sizeof(int64_t)) < 0)
-            return -1;
-        cap = s->rows_cap;
-        if (grow((void **)&s->stack, &cap, k + 1, sizeof(int32_t)) < 0)
-            return -1;
+        }
         s->rows_cap = cap;
     }
     /* the time this sample stands for: since the thread's previous one (since start for the
@@ -352,16 +357,18 @@ pending_sample(void *arg)
     }
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    s->own_error = 0;
     if (take_sample(s, queued) < 0) {
-        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
-            /* a Ctrl-C (or SystemExit) that arrived while a new stack was interned: the
-               program's, raised where the thread is */
+        if (!s->own_error) {
+            /* raised by Python code the sample ran (intern, the flush, a clock): the Python
+               side clears its own errors there (a lost sample), so this one is the program's
+               (its signal handler ran meanwhile; a Ctrl-C), raised where the thread is */
             Py_XDECREF(type);
             Py_XDECREF(value);
             Py_XDECREF(tb);
             return -1;
         }
-        s->errors++; /* a sample lost (no memory, a failing clock): never the program's error */
+        s->errors++; /* a sample lost (no memory): never the program's error */
         PyErr_Clear();
     }
     PyErr_Restore(type, value, tb);
@@ -611,6 +618,15 @@ MainSampler_get_stacks(MainSampler *s, void *unused)
 }
 
 static PyObject *
+MainSampler_get_nbytes(MainSampler *s, void *unused)
+{
+    size_t n = (size_t)s->arena_cap * sizeof(uint64_t) + (size_t)s->table_cap * sizeof(Entry) +
+               (size_t)s->walk_cap * sizeof(uint64_t) +
+               (size_t)s->rows_cap * (3 * sizeof(int64_t) + sizeof(int32_t));
+    return PyLong_FromSize_t(n);
+}
+
+static PyObject *
 MainSampler_get_running(MainSampler *s, void *unused)
 {
     return PyBool_FromLong(s->started && !s->stopped);
@@ -647,8 +663,13 @@ MainSampler_dealloc(MainSampler *s)
     PyMem_RawFree(s->walk);
     PyMem_RawFree(s->arena);
     PyMem_RawFree(s->table);
-    pthread_cond_destroy(&s->cond);
-    pthread_mutex_destroy(&s->mutex);
+    if (!s->started || s->pid == getpid()) {
+        /* A forked child leaves them be: the parent's timer thread, which the child does not
+           have, may wait on the condition or hold the mutex in the child's copy, and
+           pthread_cond_destroy would wait for that waiter for ever (issue 44). */
+        pthread_cond_destroy(&s->cond);
+        pthread_mutex_destroy(&s->mutex);
+    }
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -669,6 +690,8 @@ static PyGetSetDef MainSampler_getset[] = {
     {"errors", (getter)MainSampler_get_errors, NULL, "samples lost to an error", NULL},
     {"stacks", (getter)MainSampler_get_stacks, NULL, "distinct stacks seen", NULL},
     {"running", (getter)MainSampler_get_running, NULL, "the timer thread runs", NULL},
+    {"nbytes", (getter)MainSampler_get_nbytes, NULL,
+     "bytes held: the stack table, its keys, the walk and the row buffer", NULL},
     {NULL}};
 
 static PyTypeObject MainSamplerType = {

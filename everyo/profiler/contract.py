@@ -39,13 +39,16 @@ C_CALLBACKS = (
     "_failed",  # a call that raised, in mode 0
     "_emit_call",  # a module event in mode 0 (warmup, schedule, stopped)
     "_emit_region",  # a region or backward group while not `fast`
+    "_keep_anyway",  # an event an interrupt kept from the policy, while not `fast`
     "_flush",  # a thread's buffer is full or old
     "_region_key",  # a (kind, name) seen for the first time
     "_region_too_deep",  # the depth limit's error
     "_bw_key",  # a backward group's key seen for the first time
 )
 """The recorder's Python methods the primitives call by name: with ``regions.close_out_of_order``
-and ``regions.close_abandoned`` (bound at import), the whole of what C asks of Python."""
+and ``regions.close_abandoned`` (bound at import, with ``own_errors.raised_by_signal_handler``,
+which tells the program's exception from a shape read's own), the whole of what C asks of
+Python."""
 
 MODES = (0, 1, 2)
 MAX_DEPTH_LIMIT = 32767

@@ -59,16 +59,21 @@ class GeneralPath:
                 self._failed(t, entry[0], depth, start, prev)
             raise
         t.depth, t.scope = depth, prev
-        if t.open and t.open[-1].depth > depth:
-            regions.close_abandoned(self, t, depth + 1)
-        before = t.flushed + len(t.buf) // self._width
-        self._emit(
-            t,
-            (start, end - start, entry[0], depth),
-            self._tail(args, kwargs, out, end, (-1, -1)),  # a module's FLOPs: its ops' sum
-            None,
-            end,
-        )
+        try:
+            if t.open and t.open[-1].depth > depth:
+                regions.close_abandoned(self, t, depth + 1)
+            before = t.flushed + len(t.buf) // self._width
+            self._emit(
+                t,
+                (start, end - start, entry[0], depth),
+                self._tail(args, kwargs, out, end, (-1, -1)),  # a module's FLOPs: its ops' sum
+                None,
+                end,
+            )
+        except BaseException:  # an interrupt before the event was kept (issue 44): kept
+            if depth < t.keep_below:  # without its optional columns when events inside it
+                self._emit(t, (start, end - start, entry[0], depth), self._pad, None, end)
+            raise  # were, so that they keep their parent
         after = t.flushed + len(t.buf) // self._width
         if marks is not None and after > before:
             gpu.end(marks, (t, after - 1))

@@ -1,13 +1,17 @@
 """``profile_memory=True``: bytes allocated per event, live tensor bytes over time, peaks.
 
 Host memory is accounted by tensor bytes, which is cheap: an event's allocation is the bytes of
-the arrays it returned, and each output array gets a ``weakref.finalize`` that subtracts its bytes
-when it is freed, so the live total (and its peak) follows the tensors made under the profiler.
+the arrays it returned, and each output array gets a weak reference whose callback queues it
+when it is freed; its bytes are subtracted before the next output is counted, so the live total
+(and its peak) follows the tensors made under the profiler. (The callback is a deque's ``append``:
+no Python code runs when an array is freed, so no signal handler runs there either, whose
+exception CPython would print and drop, as it does in a ``weakref.finalize``.)
 On CUDA the CuPy memory pool's used bytes are sampled as a second counter (no synchronisation).
 """
 
 from __future__ import annotations
 
+import collections
 import sys
 import threading
 import weakref
@@ -41,6 +45,8 @@ class MemoryTracker:
         self.peak = 0
         self.allocated = 0
         self._seen: set[int] = set()
+        self._refs: dict = {}  # id(weak reference) -> (it, the array's id, its bytes)
+        self._dead: collections.deque = collections.deque()  # references of arrays freed
         self._lock = threading.Lock()
         self._t: list[int] = []
         self._v: list[int] = []
@@ -61,15 +67,19 @@ class MemoryTracker:
     def on_output(self, out, t_ns: int) -> int:
         """Account the arrays in ``out`` (once each); return the bytes newly allocated."""
         new = 0
+        if self._dead:  # (before ids are looked up: a freed array's id may be reused)
+            self._settle()
         for arr in _arrays(out):
             key = id(arr)
             if key in self._seen:  # a module returning its child's output allocates nothing
                 continue
             nb = int(arr.nbytes)
             try:
-                weakref.finalize(arr, self._freed, key, nb)
+                ref = weakref.ref(arr, self._dead.append)
             except TypeError:  # not weak-referenceable: count it, never free it
                 pass
+            else:  # (by the reference's id: an array's hash may raise)
+                self._refs[id(ref)] = (ref, key, nb)
             self._seen.add(key)
             new += nb
             if self._pool is not None and _is_cuda(arr):
@@ -84,10 +94,14 @@ class MemoryTracker:
                 self._v.append(self.live)
         return new
 
-    def _freed(self, key: int, nb: int) -> None:
+    def _settle(self) -> None:
+        """Subtract the bytes of the arrays freed since the last output."""
+        dead, refs = self._dead, self._refs
         with self._lock:
-            self.live -= nb
-            self._seen.discard(key)
+            while dead:
+                _, key, nb = refs.pop(id(dead.popleft()), (None, None, 0))
+                self.live -= nb
+                self._seen.discard(key)
 
     def counters(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Counter tracks: ``{"host tensor bytes": (t_ns, bytes), "cuda pool bytes": ...}``."""

@@ -12,6 +12,7 @@ import threading
 
 from everyo.profiler import regions
 from everyo.profiler.contract import check_call_args, check_options
+from everyo.profiler.own_errors import raised_by_signal_handler
 from everyo.profiler.packing import KEY_BITS, pack
 
 PLAIN, SHAPES = 1, 2  # the modes that append directly (contract.OPTIONS["mode"])
@@ -23,7 +24,9 @@ def _single_shapes(a, out, depth: int):
     ``.shape`` that raised)."""
     try:
         shapes = (getattr(a, "shape", None), getattr(out, "shape", None), depth)
-    except Exception:  # noqa: BLE001 - a user's property failing: no shape, never an error
+    except Exception as exc:  # noqa: BLE001 - a user's property failing: no shape, never an error
+        if raised_by_signal_handler(exc):  # (the program's own: it goes on)
+            raise
         return None
     return shapes if type(shapes[0]) is tuple and type(shapes[1]) is tuple else None
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from everyo.profiler import hooks, regions
+from everyo.profiler import hooks, own_errors, regions
 from everyo.profiler.contract import C_CALLBACKS
 from everyo.profiler.general_path import GeneralPath
 from everyo.profiler.gpu import CudaTimer
@@ -285,6 +285,13 @@ class _RecorderBody(GeneralPath, RegionHooks):
         t.keymap, entry = self._keymaps.unlisted(t.root, module, t.scope)
         return entry
 
+    def _keep_anyway(self, t, start: int, end: int, key: int, depth: int) -> None:
+        """Keep an event the policy failed to record (an interrupt landed in it) when an event
+        inside it was kept, without its optional columns, so that those keep their parent (the
+        compiled recorder's call, for buffers of any width)."""
+        if depth < t.keep_below:
+            self._emit(t, (start, end - start, key, depth), self._pad, None, end)
+
     def _failed(self, t, key: int, depth: int, start: int, prev) -> None:
         """Record a call that raised (its caller restored the thread first, as this does)."""
         t.depth, t.scope = depth, prev
@@ -307,7 +314,9 @@ if _c is not None:
         _thread_state = _c.ThreadState
         _backward_type = _c.Backward
 
-    _c.bind_regions(regions.close_out_of_order, regions.close_abandoned)
+    _c.bind_regions(
+        regions.close_out_of_order, regions.close_abandoned, own_errors.raised_by_signal_handler
+    )
 
     Recorder = CRecorder
 else:

@@ -103,9 +103,46 @@ def is_abandoned(region, caller) -> bool:
     return True
 
 
+def _exempt(region) -> bool:
+    """A region :func:`is_abandoned` never counts as left: no frame, a generator's or
+    coroutine's, or not opened by a ``with`` statement."""
+    if region.frame is None:
+        return True
+    frame, offset = region.frame
+    return bool(frame.f_code.co_flags & _SUSPENDABLE) or not _is_with(frame.f_code, offset)
+
+
+def none_abandoned(t, caller) -> bool:
+    """Whether thread state ``t`` has no abandoned region, for ``caller`` about to open one,
+    at a cost that does not grow with the nesting (issue 44: checking every open region
+    against the whole stack made N nested regions cost N³).
+
+    Each region is opened after this check, so every region open then had its frame on the
+    stack above the new region's: while the innermost region that can be abandoned still has
+    its frame on the stack, so have all the others (a running frame's callers run too). That
+    frame is found by walking up from ``caller``, usually in a step or two (recursion opens a
+    region per level); ``False`` (look at each) when it is not found."""
+    stack = t.open
+    i = len(stack) - 1
+    while i >= 0 and _exempt(stack[i]):
+        i -= 1
+        if len(stack) - i > 64:  # (many exempt regions: look at each instead)
+            return False
+    if i < 0:
+        return True
+    target, f = stack[i].frame[0], caller
+    while f is not None:
+        if f is target:
+            return True
+        f = f.f_back
+    return False
+
+
 def close_abandoned_on(p, t, frame) -> None:
     """Close thread state ``t``'s abandoned regions (see :func:`is_abandoned`), from the
     outermost one; ``frame`` is that thread's current frame (``None``: it has ended)."""
+    if frame is not None and none_abandoned(t, frame):
+        return
     for region in list(t.open):
         if is_abandoned(region, frame):
             close_abandoned(p, t, region.depth)

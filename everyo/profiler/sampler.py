@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import numbers
 import os
 import signal
 import sys
@@ -40,7 +41,8 @@ import weakref
 
 import numpy as np
 
-from everyo.errors import EveryOProfilerError
+from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
+from everyo.profiler.own_errors import OWN_HANDLERS, raised_by_signal_handler
 from everyo.profiler.samples import SampleStore
 
 DEFAULT_INTERVAL_MS = 1.0
@@ -49,6 +51,9 @@ MODES = ("wall", "cpu")
 _FLUSH_SAMPLES = 512
 _IDLE_S = 0.05  # how often the sampling thread looks for threads when it has none to sample
 MAX_GAP = 2  # a sampling-thread sample stands for at most this many intervals
+# one whole-stack key of the Python look-up: the tuple's header, its slot in the dict (each
+# int of it is 8 bytes in the tuple and, above 256, 32 in an int object: counted as 8 + 32)
+_KEY_BYTES = 56 + 100
 _SIGNAL, _TIMER = "SIGALRM", "ITIMER_REAL"
 PATHS = ("c", "signal", "thread")  # how the starting thread is sampled (EVERYO_SAMPLER forces one)
 _RUNNING: weakref.WeakSet = weakref.WeakSet()  # stopped at exit: no timer outlives the program
@@ -102,7 +107,10 @@ def check_sample(sample, mode: str = "wall") -> tuple[float | None, str]:
     forced_path()
     if sample is True:
         return DEFAULT_INTERVAL_MS, mode
-    ok = isinstance(sample, (int, float)) and not isinstance(sample, bool)
+    # any real number (NumPy's np.int64(2) and np.float32(1.0) too), never a bool
+    ok = isinstance(sample, numbers.Real) and not isinstance(sample, (bool, np.bool_))
+    if ok:
+        sample = float(sample)
     if not ok or sample != sample or not MIN_INTERVAL_MS <= sample <= 10_000:
         raise EveryOProfilerError(
             f"sample={sample!r}: give the sampling interval in milliseconds, from "
@@ -151,7 +159,7 @@ class Sampler:
         self._events = store
         self._table = store.threads
         self._known = -1  # len(thread_table) when the target list was last built
-        self._targets: list[tuple[int, int, object]] = []  # (ident, OS id, CPU clock id)
+        self._targets: list[tuple] = []  # (ident, OS id, CPU clock id, the Thread)
         self._main = (threading.get_ident(), threading.get_native_id())
         self._last: dict[int, tuple[int, int]] = {}  # ident -> (time, CPU ns) of last sample
         self._rows: list[tuple] = []  # the sampling thread's samples
@@ -159,6 +167,7 @@ class Sampler:
         self._intern = threading.Lock()  # the handler and the thread both intern stacks
         self._in_handler = False
         self._seen: dict[tuple, int] = {}  # (code id, offset, ...) of a whole stack -> its id
+        self._seen_bytes = 0
         self._stop = threading.Event()
         self._wake = threading.Event()  # a thread was added to the table, or stop
         self._starting = threading.Lock()  # the sampling thread starts once, never after stop
@@ -197,12 +206,11 @@ class Sampler:
                 self._main[1],
                 None if _mono_clock(self._clock) else self._clock,
                 self._intern_main,
-                self.flush,
+                self._flush_main,
                 _FLUSH_SAMPLES,
                 round(MAX_GAP * self.interval_s * 1e9),
             )
             self._c.start()
-            _RUNNING.add(self)
         elif self.main_path == "signal":
             self._saved_handler = signal.signal(getattr(signal, _SIGNAL), self._on_signal)
             self._timer = getattr(signal, _TIMER)
@@ -211,10 +219,30 @@ class Sampler:
             self._switch = sys.getswitchinterval()
             self._lowered = min(self._switch, self.interval_s / 4)
             sys.setswitchinterval(self._lowered)
+        _RUNNING.add(self)
+        self.samples.sampler_bytes = self.lookup_bytes
         self._events.on_new_thread = self._thread_added
         others = any(os_id != self._main[1] for os_id, _ in list(self._table))
         if self.main_path == "thread" or others:
             self._start_thread()
+
+    def _forked(self) -> None:
+        """In a child forked while this sampler ran: the timer thread and the sampling thread
+        are the parent's, and a lock one of them held at the fork would stay held for ever.
+        The child samples nothing (its samples from before the fork stay) and runs on."""
+        self._intern, self._flushing = threading.Lock(), threading.Lock()
+        self._starting = threading.Lock()
+        self.samples._lock = threading.Lock()
+        self._stop.set()
+        self._thread = None
+        if self._c is not None:
+            self._c.stop()  # (in a child: marks it stopped, joins no thread)
+        if self._timer is not None:  # (a child inherits no timer; the handler goes back)
+            try:
+                signal.signal(getattr(signal, _SIGNAL), self._saved_handler or signal.SIG_DFL)
+            except ValueError:  # (not the child's main thread: the handler is never run)
+                pass
+            self._timer = None
 
     def _thread_added(self) -> None:
         """The event store's call when the recorder sees a new thread (on that thread): the
@@ -235,13 +263,11 @@ class Sampler:
 
     def stop(self) -> None:
         """Stop sampling and move the samples taken into the store (idempotent)."""
+        _RUNNING.discard(self)
         if self._c is not None:  # first: no sample may be taken while the store is written
             self._c.stop()
-            _RUNNING.discard(self)
         if self._timer is not None:
-            signal.setitimer(self._timer, 0.0)
-            signal.signal(getattr(signal, _SIGNAL), self._saved_handler or signal.SIG_DFL)
-            self._timer = None
+            self._give_back_signal()
         if self._events.on_new_thread == self._thread_added:
             self._events.on_new_thread = None
         with self._starting:
@@ -252,9 +278,31 @@ class Sampler:
         if self._switch is not None and sys.getswitchinterval() == self._lowered:
             sys.setswitchinterval(self._switch)  # (unless the program set its own meanwhile)
         self.flush()
+        if self.samples.sampler_bytes == self.lookup_bytes:  # (its tables go with it)
+            self.samples.sampler_bytes = None
         if self._c is not None:  # (once: stop may be called again)
             self.errors += self._c.errors - self._c_errors
             self._c_errors = self._c.errors
+
+    def _give_back_signal(self) -> None:
+        """Put the timer signal back as it was, unless the program took it meanwhile: then its
+        handler and timer stay as it set them, and the run says that the starting thread was
+        not sampled from then on (a program's own alarm is never changed by the profiler)."""
+        signum, timer, self._timer = getattr(signal, _SIGNAL), self._timer, None
+        if signal.getsignal(signum) == self._on_signal:
+            signal.setitimer(timer, 0.0)
+            signal.signal(signum, self._saved_handler or signal.SIG_DFL)
+            return
+        import warnings
+
+        warnings.warn(
+            f"everyo profiler: the profiled code installed its own {_SIGNAL} handler while the "
+            f"sampler used {_SIGNAL} (the pure-Python fallback); the profiler left the signal "
+            "and its timer to it, and the starting thread's samples stop where it took it. "
+            "Build the compiled sampler or set EVERYO_SAMPLER=thread to sample without a signal",
+            EveryOProfilerWarning,
+            stacklevel=3,
+        )
 
     def flush(self) -> None:
         """Move the samples taken so far into the store (from the sampling thread, the C
@@ -291,9 +339,25 @@ class Sampler:
             self.on_flush()
 
     def _intern_main(self, frame) -> int:
-        """The C sampler's call for a stack it has not seen (on the main thread)."""
-        with self._intern:
-            return self._intern_stack(frame)
+        """The C sampler's call for a stack it has not seen (on the main thread); -1: it could
+        not be interned (that sample is lost). An exception the program's signal handler raised
+        meanwhile is the program's: it goes on, where the thread is."""
+        try:
+            with self._intern:
+                return self._intern_stack(frame)
+        except Exception as exc:
+            if raised_by_signal_handler(exc):
+                raise
+            return -1
+
+    def _flush_main(self) -> None:
+        """The C sampler's call when its buffer is full (on the main thread)."""
+        try:
+            self.flush()
+        except Exception as exc:
+            if raised_by_signal_handler(exc):
+                raise
+            self.errors += 1
 
     def _on_signal(self, signum, frame) -> None:
         """The timer signal's handler, on the starting thread: sample that thread."""
@@ -307,6 +371,10 @@ class Sampler:
             self._signalled.append((now, self._main[1], sid, *self._spans(self._main[0], now, cpu)))
             if len(self._signalled) >= _FLUSH_SAMPLES and not self._flushing.locked():
                 self.flush()  # (the sampling thread runs only with other threads to sample)
+        except Exception as exc:  # the sampler's own error loses this sample; the program's
+            if raised_by_signal_handler(exc):  # handler's exception goes on (issue 44)
+                raise
+            self.errors += 1
         finally:
             self._in_handler = False
 
@@ -359,8 +427,11 @@ class Sampler:
             cap = int(MAX_GAP * self.interval_s * 1e9)
             gone = False
             with self._intern:
-                for ident, os_id, cpu_clock in self._targets:
-                    frame = frames.get(ident)
+                for ident, os_id, cpu_clock, thread in self._targets:
+                    # (a thread that ended may have passed its ident on to a new one, which is
+                    # not the one the recorder saw: the ident alone would file it under the
+                    # dead thread's id)
+                    frame = frames.get(ident) if thread.is_alive() else None
                     if frame is not None:
                         span = self._spans(ident, now, _cpu_ns(cpu_clock), cap)
                         rows.append((now, os_id, self._stack_of(frame), *span))
@@ -368,7 +439,7 @@ class Sampler:
                         gone = True
             del frames  # frames keep their locals alive: drop them before sleeping
             if gone:  # a thread that ended: sample the others, or sleep until a new one
-                self._targets = [t for t in self._targets if t[0] in sys._current_frames()]
+                self._targets = [t for t in self._targets if t[3].is_alive()]
         if len(self._rows) + len(self._signalled) >= _FLUSH_SAMPLES:
             self.flush()
 
@@ -386,7 +457,14 @@ class Sampler:
         sid = self._seen.get(key)
         if sid is None:
             sid = self._seen[key] = self._intern_stack(frame)
+            self._seen_bytes += _KEY_BYTES + 40 * len(key)  # (the tuple, its ints, the slot)
         return sid
+
+    def lookup_bytes(self) -> int:
+        """The bytes of the stack look-up tables (the compiled sampler's and this one's): the
+        memory budget counts them with the run's samples while the sampler runs."""
+        c = self._c
+        return self._seen_bytes + (c.nbytes if c is not None else 0)
 
     def _intern_stack(self, frame) -> int:
         codes = []
@@ -410,7 +488,7 @@ class Sampler:
         targets = []
         for th in threading.enumerate():
             if th.native_id in wanted and th.ident is not None:
-                targets.append((th.ident, th.native_id, _cpu_clock(th.ident)))
+                targets.append((th.ident, th.native_id, _cpu_clock(th.ident), th))
         self._targets = targets
 
 
@@ -428,6 +506,19 @@ def _cpu_ns(clock_id) -> int:
         return time.clock_gettime_ns(clock_id)
     except OSError:  # the thread ended
         return 0
+
+
+OWN_HANDLERS.add(Sampler._on_signal.__code__)
+
+
+def _after_fork_in_child() -> None:
+    for sampler in list(_RUNNING):
+        sampler._forked()
+    _RUNNING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @atexit.register

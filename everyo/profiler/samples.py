@@ -43,6 +43,9 @@ class SampleStore:
         self._parts: list[dict] = []
         self._n = 0
         self._lock = threading.Lock()
+        # the bytes the running sampler holds beside this store (its stack look-up tables),
+        # counted by the memory budget while it runs (issue 44: they were not)
+        self.sampler_bytes = None
 
     # -- interning (the sampler thread only) ----------------------------------------------
     def frame_id(self, key, file: str, line: int, function: str, hold=None) -> int:
@@ -105,9 +108,14 @@ class SampleStore:
 
     @property
     def nbytes(self) -> int:
-        """Rows plus interned frames and stacks (what the memory budget counts)."""
+        """Rows plus interned frames and stacks, and the running sampler's look-up tables
+        (what the memory budget counts)."""
+        extra = self.sampler_bytes
         return (
-            self._n * _ROW_BYTES + len(self.frames) * _FRAME_BYTES + len(self.stacks) * _STACK_BYTES
+            self._n * _ROW_BYTES
+            + len(self.frames) * _FRAME_BYTES
+            + len(self.stacks) * _STACK_BYTES
+            + (extra() if extra is not None else 0)
         )
 
     def frames_of(self, stack: int) -> list[int]:
@@ -137,8 +145,8 @@ class SampleStore:
             store.frames = [(str(f), int(ln), str(fn)) for f, ln, fn in data["frames"]]
             store.stacks = [(int(p), int(fr)) for p, fr in data["stacks"]]
             cols = data["columns"]
-            store.append({name: cols[name] for name, _ in COLUMNS})
-        except (KeyError, TypeError, ValueError) as exc:
+            store.append(_checked_columns({name: cols[name] for name, _ in COLUMNS}))
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"the samples are damaged ({exc!r})") from None
         nf, ns = len(store.frames), len(store.stacks)
         if any(not (-1 <= p < i) or not (0 <= fr < nf) for i, (p, fr) in enumerate(store.stacks)):
@@ -149,6 +157,32 @@ class SampleStore:
         store._frame_ids = {i: i for i in range(nf)}  # (a loaded store is not added to)
         store._stack_ids = {s: i for i, s in enumerate(store.stacks)}
         return store
+
+
+_SPAN_LIMIT = 2**50  # ns a sample may stand for, or its time (13 days: a run's length or less)
+
+
+def _checked_columns(cols: dict) -> dict:
+    """A loaded file's sample columns: whole numbers, all of one length, times and spans from
+    0 to ``_SPAN_LIMIT`` (issue 44: unequal lengths loaded and ``hot_lines()`` raised a bare
+    IndexError; a ``wall_ns`` of 1e30 a bare OverflowError; negative or 2**62 spans loaded)."""
+    out = {}
+    for name, dtype in COLUMNS:
+        values = np.asarray(cols[name])
+        if values.ndim != 1 or (len(values) and values.dtype.kind not in "iu"):
+            raise ValueError(f"column {name!r} is not a list of whole numbers")
+        out[name] = values.astype(dtype) if len(values) else np.empty(0, dtype)
+        if len(values) and name in ("t_ns", "wall_ns", "cpu_ns"):
+            lo = -_SPAN_LIMIT if name == "t_ns" else 0  # (a time before the run's origin)
+            if values.min() < lo or values.max() > _SPAN_LIMIT:
+                raise ValueError(
+                    f"column {name!r} holds {int(values.min())} to {int(values.max())}: from "
+                    f"{lo} to {_SPAN_LIMIT} ns is expected"
+                )
+    lengths = {name: len(v) for name, v in out.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"the columns differ in length ({lengths})")
+    return out
 
 
 def _concat(parts: list[dict]) -> dict:

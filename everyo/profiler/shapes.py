@@ -1,10 +1,14 @@
 """Shape text of module and op events: ``"[(32, 4), mask=(32, 1)] -> (32, 16)"``.
 
 Reading a shape never raises: an argument whose ``.shape`` raises an ``Exception`` counts as one
-without a shape (the profiler never turns a call that succeeded into an error).
+without a shape (the profiler never turns a call that succeeded into an error). An exception
+the program's signal handler raised meanwhile is the program's, and goes on
+(:mod:`everyo.profiler.own_errors`).
 """
 
 from __future__ import annotations
+
+from everyo.profiler.own_errors import raised_by_signal_handler
 
 
 class _Seq:
@@ -14,7 +18,9 @@ class _Seq:
 def _shape(x):
     try:
         return getattr(x, "shape", None)
-    except Exception:  # noqa: BLE001 - any fault of a user's property: no shape
+    except Exception as exc:  # noqa: BLE001 - any fault of a user's property: no shape
+        if raised_by_signal_handler(exc):
+            raise
         return None
 
 
@@ -27,7 +33,9 @@ def _shape_text(x) -> str | None:
         return None
     try:
         return str(tuple(shape))
-    except Exception:  # noqa: BLE001 - a shape that is not a sequence
+    except Exception as exc:  # noqa: BLE001 - a shape that is not a sequence
+        if raised_by_signal_handler(exc):
+            raise
         return None
 
 
@@ -69,7 +77,9 @@ class ShapeIds:
                 shape_key(out, T),
             )
             sid = self._ids.get(sk)
-        except Exception:  # noqa: BLE001 - an unhashable or failing shape: not cached
+        except Exception as exc:  # noqa: BLE001 - an unhashable or failing shape: not cached
+            if raised_by_signal_handler(exc):
+                raise
             sk = sid = None
         if sid is None:
             sid = self.store.intern_shape(format_shapes(args, kwargs, out))

@@ -363,3 +363,52 @@ def test_bad_processes_or_margin_exit_2_before_timing(option, monkeypatch, capsy
     assert main(["bench", "tests.bench.sample_workloads:fast_fn", *option]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and calls == []
+
+def _good_baseline(tmp_path) -> dict:
+    path = tmp_path / "good.json"
+    assert main(["bench", "tests.bench.sample_workloads:fast_fn", "--save-baseline", str(path),
+                 "--warmup", "0", "--repeat", "3"]) == 0  # fmt: skip
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["not utf-8", "too deep", "string time", "string repeat", "string machine", "empty times"],
+)
+def test_a_bad_baseline_file_is_exit_2_with_one_line(tmp_path, monkeypatch, capsys, damage):
+    """Issue 44: these gave a bare traceback and exit 1, the documented "regression" code."""
+    monkeypatch.chdir(ROOT)
+    data = _good_baseline(tmp_path)
+    capsys.readouterr()
+    bad = tmp_path / "bad.json"
+    if damage == "not utf-8":
+        bad.write_bytes(json.dumps(data).encode().replace(b'"name"', b'"n\xff\xfeme"'))
+    elif damage == "too deep":
+        bad.write_text("[" * 100_000 + "]" * 100_000)
+    else:
+        if damage == "string time":
+            data["times_s"][0] = "fast"
+        elif damage == "string repeat":
+            data["repeat"] = "many"
+        elif damage == "string machine":
+            data["machine"] = {**(data.get("machine") or {"verdict": "quiet", "reason": ""}),
+                               "blas_threads": "many"}  # fmt: skip
+        else:
+            data["times_s"] = []
+        bad.write_text(json.dumps(data))
+    args = ["bench", "tests.bench.sample_workloads:fast_fn", "--baseline", str(bad)]
+    assert main([*args, "--warmup", "0", "--repeat", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err or "benchmark result" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_spec_whose_import_raises_is_exit_2_with_one_line(tmp_path, monkeypatch, capsys):
+    """Issue 44: `bench mod:fn` whose module raises on import gave a traceback and exit 1."""
+    (tmp_path / "raises_on_import.py").write_text("x = 1\nraise RuntimeError('no GPU here')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["bench", "raises_on_import:fn", "--warmup", "0", "--repeat", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "RuntimeError: no GPU here at raises_on_import.py:2" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

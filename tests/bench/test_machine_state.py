@@ -493,3 +493,49 @@ def test_a_comparison_records_each_sides_machine_and_shows_a_load():
     assert calm.candidate_machine.startswith("quiet") and str(calm).endswith(": faster")
     half = compare(_result(0.013, busy, 1), _result(0.010, None, 2))
     assert half.candidate_machine == "" and "candidate's: not recorded" in str(half)
+
+
+class _CtrlC(BaseException):
+    pass
+
+
+def test_a_ctrl_c_anywhere_in_applying_or_restoring_threads_leaves_blas_as_it_was():
+    """Issue 44: a Ctrl-C at 24 of 1,534 points inside applying or restoring `threads=` left
+    BLAS at 1 thread for the rest of the session. An interrupt at each point where a signal's
+    handler can run (a Python function's start, a C call's return: a Python function's own
+    return is none) of a `with ThreadPolicy(1):` block, then the count is what it was."""
+    import sys
+
+    if ms.thread_controller() is None or not ms.thread_controller().lib_controllers:
+        pytest.skip("threadpoolctl sees no BLAS here")
+    controller = ms.thread_controller()
+    before = [lib.num_threads for lib in controller.lib_controllers]
+    if max(before) < 2:
+        for lib in controller.lib_controllers:
+            lib.set_num_threads(2)
+        before = [lib.num_threads for lib in controller.lib_controllers]
+    fired_any = 0
+    for k in range(1, 5000):
+        seen, fired = [0], [False]
+
+        def tracer(frame, event, arg, k=k, seen=seen, fired=fired):
+            if fired[0] or event not in ("call", "c_return"):
+                return
+            seen[0] += 1
+            if seen[0] == k:
+                fired[0] = True
+                raise _CtrlC(f"point {k}")
+
+        sys.setprofile(tracer)
+        try:
+            with ThreadPolicy(1):
+                pass
+        except _CtrlC:
+            fired_any += 1
+        finally:
+            sys.setprofile(None)
+        now = [lib.num_threads for lib in controller.lib_controllers]
+        assert now == before, f"after a Ctrl-C at point {k}"
+        if not fired[0]:
+            break
+    assert fired_any > 10

@@ -344,3 +344,26 @@ def test_a_written_out_binary_cross_entropy_of_a_sure_negative_stays_finite():
     written_out = grads(lambda p, y: -(y * eo.log(p) + (1 - y) * eo.log(1 - p)).mean())
     assert np.isfinite(written_out).all()
     assert np.isfinite(grads(eo.nn.BCELoss())).all()
+
+
+@needs_flush
+def test_a_thread_started_inside_a_scope_computes_subnormals_as_ieee():
+    """Issue 44: a thread started inside ``optimizer.step()`` or a backward function (the
+    scope both open with ``float_mode.begin()``) was born with flush-to-zero and kept it for
+    life: its own NumPy code turned 1e-39 into 0. It now runs in its creator's mode outside
+    the scope."""
+    results = []
+
+    def own_work():  # the thread's own code, after its creator's scope ended
+        results.append(float(np.float32(1e-30) * np.float32(1e-9)))
+
+    float_mode.begin()
+    try:
+        thread = threading.Thread(target=own_work)
+        thread.start()
+        inside = float(np.float32(1e-30) * np.float32(1e-9))
+    finally:
+        float_mode.end()
+    thread.join()
+    assert inside == 0.0  # (the scope's own thread flushes)
+    assert results[0] != 0.0  # (a subnormal float32, as IEEE computes it)

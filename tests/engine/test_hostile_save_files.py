@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tracemalloc
 import zipfile
 
@@ -87,3 +88,44 @@ def test_an_array_header_declaring_a_gibibyte_is_refused_before_allocating_it(tm
 def test_a_file_as_saved_still_loads(tmp_path):
     obj = eo.load(_saved(tmp_path))
     assert obj["epoch"] == 3 and np.array_equal(obj["w"].numpy(), np.arange(4.0))
+
+
+def _deflated_bomb(tmp_path, inner: bool) -> str:
+    """A small save file whose arrays member (or an array inside it) is deflated zeros that
+    declare 64 MiB: what a file that declares gigabytes does, at a size a test can afford."""
+    path = _saved(tmp_path)
+    big = 64 * 2**20
+    if inner:
+        npy = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            npy, {"descr": "<f8", "fortran_order": False, "shape": (big // 8,)}
+        )
+        npz = io.BytesIO()
+        with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("a0.npy", npy.getvalue() + b"\0" * big)
+        return _rewrite(path, arrays=npz.getvalue())
+    with zipfile.ZipFile(path) as zf:
+        manifest = zf.read("manifest.json")
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("manifest.json", manifest)
+        zf.writestr("arrays.npz", b"\0" * big, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+@pytest.mark.parametrize("inner", [False, True])
+def test_a_member_declaring_more_than_the_file_holds_is_refused_before_reading(tmp_path, inner):
+    """Issue 44, case 8: declared sizes are checked against the archive before any member is
+    read (a 2.1 MB file declaring 2 GiB made load allocate them: MemoryError under a limit)."""
+    path = _deflated_bomb(tmp_path, inner)
+    assert os.path.getsize(path) < 2**20
+    tracemalloc.start()
+    try:
+        with pytest.raises(EveryOSerializationError, match="declares"):
+            eo.load(path)
+        if not inner:  # (the manifest's reader refuses it too)
+            with pytest.raises(EveryOSerializationError, match="declares"):
+                eo.inspect_archive(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20

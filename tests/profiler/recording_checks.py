@@ -28,8 +28,9 @@ class InjectAt:
     ``where(frame)`` picks the frames that get interrupts (default: all).
     """
 
-    def __init__(self, k: int, where=None):
+    def __init__(self, k: int, where=None, raiser=None):
         self.k, self.seen, self.fired, self.where = k, 0, False, where
+        self.raiser = raiser  # raises the interrupt instead (a signal handler, say)
 
     def __call__(self, frame, event, arg):
         if self.fired or event not in ("call", "return", "c_return"):
@@ -40,7 +41,26 @@ class InjectAt:
         if self.seen == self.k:
             self.fired = True
             where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            if self.raiser is not None:
+                self.raiser(f"point {self.k} ({event} {where})")
             raise Interrupt(f"point {self.k} ({event} {where})")
+
+
+class ProgramError(Exception):
+    """What the program's own signal handler raises: an Exception, not the profiler's."""
+
+
+def program_handler(signum, frame):
+    """Installed as a signal handler by the tests that raise through it: the exception's
+    traceback holds a handler's frame, as when the interpreter runs one."""
+    raise ProgramError(frame)
+
+
+def raise_from_handler(text: str) -> None:
+    import signal
+
+    handler = signal.getsignal(signal.SIGUSR2)
+    handler(signal.SIGUSR2, text)
 
 
 def in_a_flush(frame) -> bool:
@@ -74,11 +94,27 @@ def check_nesting(events) -> None:
         assert up.start_ns <= e.start_ns and end <= up_end, (e, up)
 
 
-def interrupt_everywhere(step, where=None, *, limit=4000, flush_len=None, **options):
+def interrupt_everywhere(
+    step, where=None, *, limit=4000, flush_len=None, by_handler=False, **options
+):
     """Run ``step`` under a profiler with an interrupt at its 1st, 2nd, ... signal point (in
     the frames ``where`` picks) until one runs through; after each, and one more step (which
     closes a region whose exit the interrupt skipped), the thread's state is clean. Returns the
-    number of points, the events and the number of steps run."""
+    number of points, the events and the number of steps run. ``by_handler``: the program's
+    signal handler raises an Exception (``ProgramError``) at each point instead, which the
+    profiler must let through as it lets an interrupt through."""
+    import signal
+
+    raised = (ProgramError, Interrupt) if by_handler else Interrupt
+    previous = signal.signal(signal.SIGUSR2, program_handler) if by_handler else None
+    try:
+        return _interrupt_everywhere(step, where, limit, flush_len, by_handler, raised, options)
+    finally:
+        if by_handler:
+            signal.signal(signal.SIGUSR2, previous)
+
+
+def _interrupt_everywhere(step, where, limit, flush_len, by_handler, raised, options):
     import sys
 
     p = Profiler(registry=RunRegistry(), label="interrupts", **options)
@@ -89,12 +125,14 @@ def interrupt_everywhere(step, where=None, *, limit=4000, flush_len=None, **opti
         k, clean = 0, 0
         while k < limit:
             k += 1
-            tracer = InjectAt(k, where)
+            tracer = InjectAt(k, where, raise_from_handler if by_handler else None)
             sys.setprofile(tracer)
             try:
                 step()
-            except Interrupt:
+            except raised:
                 pass
+            else:  # the point's exception was cleared on the way out: someone ate it
+                assert not tracer.fired, f"the exception at point {k} was lost"
             finally:
                 sys.setprofile(None)
             step()  # a region left open where no exit could run is closed by now

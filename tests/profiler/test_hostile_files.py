@@ -145,3 +145,61 @@ def test_a_raw_file_of_40_000_threads_loads(tmp_path):
     path = tmp_path / "raw.json"
     path.write_text(json.dumps({"format": "everyo.raw", "version": 1, "events": events}))
     assert len(set(load(path).snapshot().tid.tolist())) == 40_000
+
+
+def test_durations_whose_sum_overflows_are_refused_at_load(tmp_path):
+    """Issue 44: three events of 2**62 - 10 ns each loaded, then gave negative total_ms and
+    self_ms, and the compiled and NumPy aggregations disagreed (-4.6e12 vs -9.2e12 ms)."""
+    event = {"name": "a", "duration_ns": 2**62 - 10, "start_ns": 0, "process_id": 1,
+             "thread_id": 1}  # fmt: skip
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps([event, {**event, "name": "b"}, {**event, "name": "c"}]))
+    with pytest.raises(EveryOExportError, match="add up to"):
+        load(path)
+    late = {**event, "start_ns": 2**62 - 5, "duration_ns": 2**61}
+    path.write_text(json.dumps([{**event, "duration_ns": 10}, late]))
+    with pytest.raises(EveryOExportError, match="ends at"):
+        load(path)
+    path.write_text(json.dumps([{**event, "duration_ns": 2**40}, {**event, "name": "b"}][:1]))
+    assert load(path).summary()[0]["total_ms"] > 0  # (large but summable: loads)
+
+
+def _sampled_raw(tmp_path, edit):
+    from everyo.profiler import profile
+
+    with profile(sample=0.5) as p:
+        with record_function("step"):
+            end = __import__("time").perf_counter() + 0.05
+            while __import__("time").perf_counter() < end:
+                pass
+    path = p.export_json(tmp_path / "sampled.json", format="raw")
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data).replace('"HUGE"', "1e30"))
+    runs.clear()
+    return path
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d["samples"]["columns"]["stack"].pop(),  # unequal lengths
+        lambda d: d["samples"]["columns"]["wall_ns"].__setitem__(0, "HUGE"),  # 1e30
+        lambda d: d["samples"]["columns"]["wall_ns"].__setitem__(0, -5),
+        lambda d: d["samples"]["columns"]["cpu_ns"].__setitem__(0, 2**62),
+        lambda d: d["run"]["machine"].__setitem__("blas_threads", "many"),
+        lambda d: d["run"]["options"].__setitem__("sample_ms", "x"),
+    ],
+    ids=["unequal", "1e30", "negative", "2**62", "blas_threads", "sample_ms"],
+)
+def test_crafted_samples_and_header_numbers_are_refused_at_load(tmp_path, edit):
+    """Issue 44: these loaded, then hot_lines() or summarize() raised bare IndexError,
+    OverflowError or TypeError."""
+    path = _sampled_raw(tmp_path, edit)
+    with pytest.raises(EveryOExportError):
+        load(path)
+
+
+def test_a_sampled_raw_file_as_written_loads(tmp_path):
+    run = load(_sampled_raw(tmp_path, lambda d: None))
+    assert run.samples is not None and len(run.samples) > 0

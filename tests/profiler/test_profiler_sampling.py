@@ -8,6 +8,7 @@ statistics: a share p estimated from n samples has a standard error of sqrt(p(1-
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 
@@ -201,23 +202,30 @@ def test_the_compiled_walk_finds_the_stack_the_python_walk_finds():
     assert c.errors == 0 and c.buffered == 0
 
 
-@pytest.mark.parametrize("raised", [ValueError, KeyboardInterrupt])
-def test_an_error_while_interning_loses_a_sample_but_a_ctrl_c_reaches_the_program(raised):
+@pytest.mark.parametrize("raised", [None, ValueError, KeyboardInterrupt])
+def test_a_stack_not_interned_loses_a_sample_but_an_exception_reaches_the_program(raised):
     """The compiled sampler's pending call runs Python code for a stack it has not seen: an
-    error there costs that sample only, a KeyboardInterrupt is raised where the thread is."""
+    intern that gives -1 (it could not) costs that sample only; an exception out of it (the
+    Python side clears its own, so it is the program's: its signal handler ran meanwhile, or a
+    Ctrl-C) is raised where the thread is (issue 44: it was counted as a lost sample)."""
     from everyo.profiler import sampler
 
     if sampler.compiled() is None:
         pytest.skip("the compiled sampler was not built here")
 
+    raising = [raised]
+
     def intern(frame):
+        if raising[0] is None:
+            return -1
+        raising[0] = None  # (once: a second tick must not raise after the check)
         raise raised("while interning")
 
     c = sampler.compiled().MainSampler(500_000, 1, None, intern, None, 1000)
     c.start()
     try:
-        if raised is KeyboardInterrupt:
-            with pytest.raises(KeyboardInterrupt, match="while interning"):
+        if raised is not None:
+            with pytest.raises(raised, match="while interning"):
                 spin(5.0)  # (interrupted at the first sample)
         else:
             end = time.perf_counter() + 5.0
@@ -226,6 +234,57 @@ def test_an_error_while_interning_loses_a_sample_but_a_ctrl_c_reaches_the_progra
             assert c.errors >= 3 and c.buffered == 0
     finally:
         c.stop()
+
+
+@pytest.mark.parametrize("whose", ["program", "own"])
+def test_the_programs_signal_handler_exception_is_never_a_lost_sample(
+    registry, main_thread_path, monkeypatch, whose
+):
+    """An exception the program's signal handler raises while the sampler runs Python code
+    (interning a new stack) reaches the program; the sampler's own error loses one sample."""
+    import signal
+
+    from recording_checks import ProgramError, program_handler, raise_from_handler
+
+    from everyo.profiler import sampler
+
+    real, calls = sampler.Sampler._intern_stack, []
+
+    def intern(self, frame):
+        calls.append(1)
+        if len(calls) == 3:
+            if whose == "program":
+                raise_from_handler("while interning")
+            raise ValueError("the sampler's own")
+        return real(self, frame)
+
+    monkeypatch.setattr(sampler.Sampler, "_intern_stack", intern)
+    previous = signal.signal(signal.SIGUSR2, program_handler)
+    caught = 0
+    try:
+        with ep.profile(sample=0.2, registry=registry) as p:
+            end = time.perf_counter() + 10.0
+            while len(calls) < 4 and time.perf_counter() < end:
+                try:
+                    for depth in range(1, 40):  # new stacks: each is interned
+                        _recurse(depth)
+                except ProgramError:
+                    caught += 1
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+    assert len(calls) >= 4
+    errors = p._sampler.errors if p._sampler is not None else None
+    if whose == "program":
+        assert caught == 1
+    else:
+        assert caught == 0, errors
+
+
+def _recurse(n: int) -> None:
+    if n:
+        _recurse(n - 1)
+    else:
+        spin(0.002)
 
 
 def test_the_sampling_thread_sleeps_while_no_other_thread_records(
@@ -426,11 +485,25 @@ def test_a_damaged_samples_part_names_the_file(registry, tmp_path):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"sample": -1}, {"sample": "fast"}, {"sample": 0}, {"sample": 1, "sample_mode": "gpu"}],
+    [
+        {"sample": -1},
+        {"sample": "fast"},
+        {"sample": 0},
+        {"sample": 1, "sample_mode": "gpu"},
+        {"sample": np.bool_(True)},
+        {"sample": np.float64("nan")},
+    ],
 )
 def test_bad_sampling_options_say_what_to_do(kwargs):
     with pytest.raises(EveryOProfilerError, match="sample"):
         ep.Profiler(**kwargs)
+
+
+@pytest.mark.parametrize("sample", [np.int64(2), np.float32(1.0), np.int32(5), 2.5])
+def test_a_numpy_number_is_a_sampling_interval(sample):
+    """Issue 44: sample=np.int64(2) and np.float32(1.0) were refused."""
+    assert ep.Profiler(sample=sample).sample_ms == float(sample)
+    assert type(ep.Profiler(sample=sample).sample_ms) is float
 
 
 def test_hot_lines_needs_samples_and_a_known_event(registry):
@@ -690,3 +763,106 @@ def test_a_long_run_draws_a_bounded_share_of_its_samples_into_the_trace(
     every, drawn = opened(10**9), opened(taken // 4)  # every 4th sample of each thread
     assert 0 < drawn < every
     assert ep.load(tmp_path / f"cap{taken // 4}.json").num_events == p.run.num_events
+
+
+def test_a_thread_that_takes_a_dead_threads_ident_is_not_filed_under_it(registry):
+    """Issue 44, case 3: a profiled thread ends and a new thread (that records nothing) gets
+    its ident; the sampling thread must not sample the new one under the dead one's id."""
+    store = None
+    for _ in range(20):  # (the ident is reused when the new thread gets the old one's stack)
+        # (a long interval: no sample falls between the first's end and the second's start)
+        with ep.profile(sample=20, registry=registry) as p:
+
+            def records():
+                with ep.record_function("recorded"):
+                    spin(0.05)
+
+            first = threading.Thread(target=records)
+            first.start()
+            first.join()
+            second = threading.Thread(target=recycled_ident_spins, args=(0.4,))
+            second.start()
+            second.join()
+        if second.ident == first.ident:
+            store = p.run.samples
+            break
+    if store is None:
+        pytest.skip("no thread ident was reused here")
+    rows = store.read()
+    names = {
+        store.frames[f][2].rsplit(".", 1)[-1]
+        for sid, tid in zip(rows["stack"], rows["tid"])
+        if tid == first.native_id
+        for f in store.frames_of(int(sid))
+    }
+    assert "recycled_ident_spins" not in names
+
+
+def recycled_ident_spins(seconds: float) -> None:
+    spin(seconds)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_the_signal_fallback_leaves_the_programs_own_alarm_alone(registry, monkeypatch):
+    """Issue 44, case 4: the profiled code installs its own SIGALRM handler and timer while the
+    fallback samples with SIGALRM; stop() leaves both as the program set them, and says so."""
+    monkeypatch.setenv("EVERYO_SAMPLER", "signal")
+    rang = []
+
+    def alarm(signum, frame):
+        rang.append(signum)
+
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        with pytest.warns(ep.EveryOProfilerWarning, match="installed its own SIGALRM"):
+            with ep.profile(sample=1, registry=registry):
+                spin(0.02)
+                signal.signal(signal.SIGALRM, alarm)
+                signal.setitimer(signal.ITIMER_REAL, 0.3)
+        assert signal.getsignal(signal.SIGALRM) == alarm
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0  # (the program's timer runs on)
+        end = time.perf_counter() + 5
+        while not rang and time.perf_counter() < end:
+            spin(0.01)
+        assert rang == [signal.SIGALRM]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_signal_fallback_puts_the_signal_back_when_it_is_still_its_own(
+    registry, monkeypatch
+):
+    monkeypatch.setenv("EVERYO_SAMPLER", "signal")
+    before = signal.getsignal(signal.SIGALRM)
+    with ep.profile(sample=1, registry=registry):
+        spin(0.02)
+    assert signal.getsignal(signal.SIGALRM) == before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_the_memory_budget_counts_the_samplers_stack_tables(registry, main_thread_path):
+    """Issue 44: the sampler's look-up tables (whole stacks keyed by code and offset) were not
+    counted, and deep varied recursion grew the process 1.5-1.9x what the budget counted."""
+    from everyo.profiler import samples as samples_module
+
+    def stored(s):
+        return (
+            len(s) * samples_module._ROW_BYTES
+            + len(s.frames) * samples_module._FRAME_BYTES
+            + len(s.stacks) * samples_module._STACK_BYTES
+        )
+
+    with ep.profile(sample=0.1, registry=registry) as p:
+        end = time.perf_counter() + 10
+        while time.perf_counter() < end and len(p._sampler._seen) + (
+            p._sampler._c.stacks if p._sampler._c is not None else 0
+        ) < 50:
+            for depth in range(1, 200, 9):  # many deep stacks, each seen anew
+                _recurse(depth)
+        p._sampler.flush()
+        s = p.run.samples
+        tables = s.nbytes - stored(s)
+        assert tables >= 50 * 8 * 2 * 20  # (50 stacks of 20+ frames: two words each at least)
+        assert p.run.nbytes > tables  # (the run counts them: the budget reads run.nbytes)
+    assert s.nbytes == stored(s)  # (the tables go with the sampler at stop)

@@ -291,3 +291,32 @@ def test_events_open_at_stop_are_kept_so_their_children_keep_their_parent(regist
     assert all(e.parent >= 0 for e in events if e.depth > 0)
     check_nesting(events)
     assert p.run.status == "completed"
+
+
+def test_entering_a_region_does_not_look_at_every_open_region(monkeypatch):
+    """Issue 44, case 5: each `record_function` entry checked every open region against the
+    whole stack (N nested regions: N³ steps; 1,600 took 17.7 s). Now a region's entry looks at
+    the innermost open one only while none was abandoned: counted, not timed."""
+    import sys
+
+    from everyo.profiler import Profiler, RunRegistry, record_function, regions
+
+    looked = []
+    real = regions.is_abandoned
+    monkeypatch.setattr(regions, "is_abandoned", lambda r, c: looked.append(1) or real(r, c))
+
+    def nest(n):
+        if n:
+            with record_function("level"):
+                nest(n - 1)
+
+    depth = 3000
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * depth))
+    try:
+        with Profiler(registry=RunRegistry()) as p:
+            nest(depth)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert p.run.num_events == depth
+    assert len(looked) <= depth  # (it was depth² / 2)

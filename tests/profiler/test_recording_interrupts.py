@@ -201,3 +201,62 @@ def test_an_interrupt_anywhere_in_stop_is_finished_by_the_next_stop(registry):
         if not tracer.fired:
             break
     assert 20 < k < 3000
+
+
+@pytest.mark.parametrize("option", ["record_shapes", "record_ops", "profile_memory"])
+@pytest.mark.parametrize("by_handler", [False, True])
+def test_an_exception_from_the_programs_signal_handler_anywhere_leaves_nesting_right(
+    recorder_impl, option, by_handler
+):
+    """Issue 44, case 6: an interrupt, or an Exception the program's handler raises, at every
+    point of a step with each optional column on; the profiler lets it through (never clears
+    it as one of its own errors, nor drops it in a weakref callback of its own) and the
+    thread's depth, open regions and nesting stay right (with record_ops the compiled recorder
+    kept an event its policy failed to record as three fields in a wider buffer, and the general
+    path dropped a module event whose ops were kept)."""
+    from recording_checks import ProgramError
+
+    points, events, _ = interrupt_everywhere(
+        training_step(), by_handler=by_handler, **{option: True}
+    )
+    assert points > 20
+    assert Counter(e.name for e in events)["step"] >= 3
+    assert ProgramError.__mro__[1] is Exception
+
+
+def test_the_programs_signal_handler_exception_in_a_shape_read_reaches_the_program(
+    recorder_impl,
+):
+    """Issue 44, case 2: a ``.shape`` that runs Python code is where the program's signal
+    handler can run; its exception is the program's, not a shape the profiler could not read
+    (a ``.shape`` that fails by itself still counts as no shape)."""
+    from recording_checks import ProgramError, program_handler, raise_from_handler
+
+    import everyo as eo
+
+    class Odd:
+        def __init__(self, by_handler):
+            self.by_handler = by_handler
+
+        @property
+        def shape(self):
+            if self.by_handler:
+                raise_from_handler("in .shape")
+            raise ValueError("a user's property that fails by itself")
+
+    class Passes(eo.Module):
+        def forward(self, x):
+            return x
+
+    model = Passes()
+    previous = signal.signal(signal.SIGUSR2, program_handler)
+    try:
+        with Profiler(registry=RunRegistry(), record_shapes=True) as p:
+            model(Odd(False))  # no shape, no error
+            with pytest.raises(ProgramError):
+                model(Odd(True))
+            model(Odd(False))
+            assert thread_state_is_clean(p._recorder) == []
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+    assert [e.name for e in p.events].count("Passes") == 3

@@ -160,7 +160,61 @@ def checked_header(header) -> dict:
     if not isinstance(steps, list):
         raise Malformed(f"{where} has a 'step_ns' that is not a list")
     int64_column(steps, "step_ns", lambda i: f"{where} (step mark {i})")
+    _check_numbers(header.get("options"), "options", OPTION_NUMBERS)
+    _check_numbers(header.get("machine"), "machine", MACHINE_NUMBERS)
     return header
+
+
+OPTION_NUMBERS = ("sample_ms", "warmup")
+MACHINE_NUMBERS = (
+    "others_cores",
+    "own_cores",
+    "usable_cores",
+    "blas_threads",
+    "openmp_threads",
+    "involuntary_switches",
+    "window_s",
+    "threads_applied",
+)
+"""The header's numbers that views compute with (issue 44: ``"blas_threads": "many"`` or
+``sample_ms: "x"`` loaded, then ``summarize()`` and ``hot_lines()`` raised bare errors)."""
+
+
+def _check_numbers(part, name: str, fields: tuple) -> None:
+    """Each of ``fields`` of the header's ``name`` object, where present and not null, is a
+    number from 0 to 2**62 (a missing object or field is an older file's)."""
+    if part is None:
+        return
+    if not isinstance(part, dict):
+        raise Malformed(f"the run header's {name!r} is a {type(part).__name__}, not an object")
+    for field in fields:
+        if part.get(field) is not None:
+            value = number(part, field, f"the run header's {name!r}", minimum=0)
+            if value > 2**62:
+                raise Malformed(f"the run header's {name!r} has {field}={shown(value)}: too large")
+
+
+SUM_LIMIT = 2**62
+"""What the events' durations may add up to, and an event's end (146 years of nanoseconds): the
+totals and self times are int64 sums (issue 44: three events of 2^62 - 10 ns each gave negative
+totals, and the compiled and NumPy aggregations disagreed)."""
+
+
+def _check_sums(cols: dict) -> None:
+    dur, start = cols["dur_ns"], cols["start_ns"]
+    total = float(dur.sum(dtype=np.float64))
+    if total > SUM_LIMIT:
+        raise Malformed(
+            f"the events' durations add up to {total:.3g} ns, more than {SUM_LIMIT} (146 years): "
+            "no profile of a program holds that; the file was altered or is not a trace"
+        )
+    end = start.astype(np.float64) + dur
+    if len(end) and float(end.max()) > SUM_LIMIT:
+        i = int(end.argmax())
+        raise Malformed(
+            f"event {i} ends at {end[i]:.3g} ns, after {SUM_LIMIT} (146 years): the file was "
+            "altered or is not a trace"
+        )
 
 
 def run_from(header: dict, store: EventStore, counters: dict) -> Run:
@@ -170,6 +224,8 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     the events and the status ``"completed"``.
     """
     header = checked_header(header)
+    if len(store):
+        _check_sums(store.read(0))
     run = Run(
         store,
         label=header.get("label"),

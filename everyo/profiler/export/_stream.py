@@ -17,7 +17,10 @@ import io
 import json
 from pathlib import Path
 
-BLOCK_BYTES = 8 << 20  # about 50,000 events of everyo's exports per chunk
+BLOCK_BYTES = 1 << 20  # about 6,000 events of everyo's exports per chunk
+# (8 MB blocks held 50,000 events as dicts at once: the peak was 1.7x a 163 MB file; 1 MB
+# blocks keep it near the file's size, at the same speed: benchmarks/load_memory.py)
+TAIL_BYTES = 8 << 20  # the end of a file searched for the array's end, before a scan
 
 
 class NotLaidOut(Exception):
@@ -85,7 +88,7 @@ class Layout:
         after the array but one line of header (``otherData``, ``]}``). ``None`` when the last
         block has none (a block scan from the front finds it)."""
         size = f.seek(0, io.SEEK_END)
-        at = max(self.first, size - self.block_bytes)
+        at = max(self.first, size - max(self.block_bytes, TAIL_BYTES))
         f.seek(at)
         block = (b"\n" if at == self.first else b"") + f.read()
         hit = block.rfind(b"\n]")
