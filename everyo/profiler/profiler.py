@@ -78,6 +78,13 @@ class Profiler:
         Returns integer nanoseconds; defaults to ``time.perf_counter_ns``.
     registry : RunRegistry, optional
         Where the run is kept (``everyo.profiler.runs`` by default).
+    torch : bool
+        Record PyTorch's work too (module calls, backward per module, optimizer steps, data
+        batches, ``record_function`` blocks) when ``torch`` is imported as the profile starts;
+        ``False`` leaves torch alone (see :mod:`everyo.profiler.torch`).
+    torch_sync : bool
+        Synchronise CUDA at each torch module's start and end, so that its event holds its GPU
+        work rather than its kernels' launch (slower; host times otherwise).
 
     Examples
     --------
@@ -103,6 +110,8 @@ class Profiler:
         registry=None,
         sample: float | bool | None = None,
         sample_mode: str = "wall",
+        torch: bool = True,
+        torch_sync: bool = False,
     ):
         self.warmup = _check_warmup(warmup)
         self.sample_ms, self.sample_mode = check_sample(sample, sample_mode)
@@ -112,6 +121,9 @@ class Profiler:
         self.record_ops = bool(record_ops)
         self.profile_memory = bool(profile_memory)
         self.schedule = schedule
+        self.torch = bool(torch)
+        self.torch_sync = bool(torch_sync)
+        self._torch = None  # the installed everyo.profiler.torch adapter, while running
         self.label = label
         self.registry = runs if registry is None else registry
         self.run: Run | None = None
@@ -150,12 +162,28 @@ class Profiler:
             else:
                 self._resume()
             self._before = (dict(self.run.counters), self.run.skipped)
+            self._install_torch()
         except BaseException:
+            self._remove_torch()
             hooks.release(self)
             raise
         hooks.set_active(self._recorder)
         self._start_sampler()
         return self
+
+    def _install_torch(self) -> None:
+        """The PyTorch adapter, when torch is imported (never imported here: see its module)."""
+        if not self.torch or "torch" not in sys.modules:
+            return
+        from everyo.profiler import torch as torch_adapter  # (imports torch: only when it is)
+
+        self._torch = torch_adapter.install(self._recorder, sync=self.torch_sync)
+        self.run.options["torch"] = self._torch.notes()
+
+    def _remove_torch(self) -> None:
+        adapter, self._torch = self._torch, None
+        if adapter is not None:
+            adapter.remove()
 
     def _start_sampler(self) -> None:
         if self.sample_ms is None:
@@ -244,6 +272,7 @@ class Profiler:
             "cuda_timing": self._recorder is not None and self._recorder.cuda_timing,
             "sample_ms": self.sample_ms,
             "sample_mode": self.sample_mode,
+            "torch_sync": self.torch_sync,
         }
 
     def stop(self, error: BaseException | str | None = None) -> Run | None:
@@ -258,7 +287,10 @@ class Profiler:
         self._stopped = True
         if hooks.active is self._recorder:
             hooks.set_active(None)
-        hooks.release(self)
+        try:
+            self._remove_torch()  # first: nothing of the profile stays in torch's path
+        finally:
+            hooks.release(self)
         if self._sampler is not None:  # first: its samples are taken while the events are
             self._sampler.stop()
             self._sampler = None
