@@ -10,7 +10,8 @@ def module_events(events) -> list:
 def check_module_tree(events, model, root_name: str | None = None) -> set[str]:
     """Every module event under ``model``'s root event has the class name and path
     ``named_modules()`` gives, and its parent event is its parent module's (or a module of the
-    same path prefix: torch modules may call modules they do not own). Returns the paths seen."""
+    same path prefix: torch modules may call modules they do not own); a module made inside a
+    forward is named under its caller's path. Returns the paths of ``named_modules()`` seen."""
     named = dict(model.named_modules())
     by_row = {e.row: e for e in events}
     root = root_name or type(model).__name__
@@ -23,7 +24,10 @@ def check_module_tree(events, model, root_name: str | None = None) -> set[str]:
             top = by_row[top.parent]
         if top.name != root or top.path != "":
             continue  # another model's (a loss module called outside the model)
-        assert e.path in named, f"{e.path!r} is not among named_modules()"
+        if e.path not in named:  # made inside a forward (a loss): under its caller's path
+            caller = by_row[e.parent].path
+            assert e.path == (f"{caller}.{e.name}" if caller else e.name), e.path
+            continue
         assert e.name == type(named[e.path]).__name__, (e.name, e.path)
         seen.add(e.path)
         if e.path:
