@@ -12,14 +12,16 @@ from __future__ import annotations
 import weakref
 
 LABELS: dict = {}
-"""Module classes whose events are named by a function of the module rather than by the class's
-name (a framework adapter's compiled wrappers: ``compiled Net``); empty unless one is installed."""
+"""Module classes (``"module.QualName"``) whose events are named by a function of the module
+rather than by the class's name (a framework adapter's compiled wrappers: ``compiled Net``),
+named by text so that an adapter need not import a class to name it; empty unless one is
+installed."""
 
 
 def label(module) -> str:
     """The event name of ``module``: its class's name, unless :data:`LABELS` names it."""
     cls = type(module)
-    named = LABELS.get(cls) if LABELS else None
+    named = LABELS.get(f"{cls.__module__}.{cls.__qualname__}") if LABELS else None
     return cls.__name__ if named is None else named(module)
 
 

@@ -124,6 +124,7 @@ class Profiler:
         self.torch = bool(torch)
         self.torch_sync = bool(torch_sync)
         self._torch = None  # the installed everyo.profiler.torch adapter, while running
+        self._torch_watch = None  # stops watching for torch's import (it was not imported)
         self.label = label
         self.registry = runs if registry is None else registry
         self.run: Run | None = None
@@ -172,15 +173,33 @@ class Profiler:
         return self
 
     def _install_torch(self) -> None:
-        """The PyTorch adapter, when torch is imported (never imported here: see its module)."""
-        if not self.torch or "torch" not in sys.modules:
+        """The PyTorch adapter, when torch is imported, or as soon as the profiled code imports
+        it (never imported here: see :mod:`everyo.profiler.torch`)."""
+        if not self.torch:
+            return
+        if "torch" not in sys.modules:
+            from everyo.profiler.imports import when_imported
+
+            self._torch_watch = when_imported("torch", self._torch_imported)
             return
         from everyo.profiler import torch as torch_adapter  # (imports torch: only when it is)
 
         self._torch = torch_adapter.install(self._recorder, sync=self.torch_sync)
         self.run.options["torch"] = self._torch.notes()
 
+    def _torch_imported(self) -> None:
+        """torch has just been imported by the profiled code (the import's own thread)."""
+        self._stop_torch_watch()
+        if not self._stopped and self._torch is None:
+            self._install_torch()
+
+    def _stop_torch_watch(self) -> None:
+        stop, self._torch_watch = self._torch_watch, None
+        if stop is not None:
+            stop()
+
     def _remove_torch(self) -> None:
+        self._stop_torch_watch()
         adapter, self._torch = self._torch, None
         if adapter is not None:
             adapter.remove()

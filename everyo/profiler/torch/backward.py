@@ -17,8 +17,6 @@ modules on any thread.
 
 from __future__ import annotations
 
-import weakref
-
 import torch
 from torch import nn
 
@@ -61,7 +59,8 @@ class BackwardPasses:
     def __init__(self):
         self.current: _Pass | None = None
         self._handles: list = []
-        self._hooked: weakref.WeakSet = weakref.WeakSet()  # parameters with our hook
+        # parameters with our hook, by id (held: their ids stay theirs until remove())
+        self._hooked: dict[int, torch.Tensor] = {}
         self._keys: dict = {}  # module scope token -> store key of its backward group
 
     def install(self, patches, recorder) -> None:
@@ -76,9 +75,9 @@ class BackwardPasses:
         for param in module.parameters(recurse=False):
             if not param.requires_grad:
                 continue
-            if param in self._hooked:
+            if id(param) in self._hooked:
                 return
-            self._hooked.add(param)
+            self._hooked[id(param)] = param
             self._handles.append(param.register_post_accumulate_grad_hook(self._hook(entry[1])))
             return
 
@@ -118,4 +117,4 @@ class BackwardPasses:
         handles, self._handles = self._handles, []
         for h in handles:
             h.remove()
-        self._hooked = weakref.WeakSet()
+        self._hooked = {}

@@ -70,17 +70,13 @@ def _scripted_label(module) -> str:
 
 def label_classes() -> dict:
     """Event names of torch's compiled wrappers (``compiled Net``, ``scripted Net``): each
-    runs its whole model as one opaque call, and its class name alone would not say so."""
-    labels = {}
-    try:
-        from torch._dynamo.eval_frame import OptimizedModule
-
-        labels[OptimizedModule] = _compiled_label
-    except ImportError:  # a torch without dynamo
-        pass
-    labels[torch.jit.RecursiveScriptModule] = _scripted_label
-    labels[torch.jit.ScriptModule] = _scripted_label
-    return labels
+    runs its whole model as one opaque call, and its class name alone would not say so. (By
+    class name: importing dynamo to name its class would cost seconds.)"""
+    return {
+        "torch._dynamo.eval_frame.OptimizedModule": _compiled_label,
+        "torch.jit._script.RecursiveScriptModule": _scripted_label,
+        "torch.jit._script.ScriptModule": _scripted_label,
+    }
 
 
 def install(patches, synchronize=None) -> None:
