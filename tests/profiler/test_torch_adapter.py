@@ -469,3 +469,15 @@ def test_modules_on_another_thread(registry):
     threads = {e.thread_id for e in p.events}
     assert len(threads) == 1 and threads != {threading.get_native_id()}
     assert {g.path for g in backward_groups(p.events)} == parameterised_paths(model)
+
+
+def test_cuda_host_times_become_a_run_note(registry, monkeypatch):
+    from everyo.profiler.analysis import run_notes
+
+    with ep.profile(registry=registry) as p:
+        pass
+    assert not any("host times" in n for n in run_notes(p.run))  # no CUDA here: no note
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    with ep.profile(registry=registry) as p:
+        pass
+    assert any("PyTorch events are host times" in n for n in run_notes(p.run))
