@@ -202,7 +202,10 @@ class Profiler:
         self._stop_torch_watch()
         adapter, self._torch = self._torch, None
         if adapter is not None:
-            adapter.remove()
+            try:
+                self.run.options["torch"] = adapter.notes()  # (CUDA may have started meanwhile)
+            finally:
+                adapter.remove()
 
     def _start_sampler(self) -> None:
         if self.sample_ms is None:

@@ -421,3 +421,63 @@ def test_cuda_backward_on_worker_threads_and_sync(registry):
         _train_cuda.backward()
     assert {g.path for g in backward_groups(p.events)} == parameterised_paths(model)
     assert p.run.options["torch"]["torch_sync"] is True
+
+
+@pytest.mark.parametrize("options", [{"warmup": 3}, {"schedule": ep.schedule(wait=1, active=1)}])
+def test_backward_and_regions_under_warmup_and_schedule(registry, tmp_path, options):
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with ep.profile(registry=registry, **options) as p:
+        for _ in range(3):
+            opt.zero_grad()
+            model(torch.randn(3, 4)).sum().backward()
+            opt.step()
+            p.step()
+    groups = backward_groups(p.events)
+    assert {g.path for g in groups} == parameterised_paths(model)
+    p.export_chrome_trace(tmp_path / "t.json")  # (the suite's conftest checks that it nests)
+
+
+class Interrupting(nn.Module):
+    def forward(self, x):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_inside_a_forward_restores_torch(registry, tmp_path):
+    before = _state()
+    model = nn.Sequential(nn.Linear(4, 4), Interrupting())
+    with pytest.raises(KeyboardInterrupt):
+        with ep.profile(registry=registry) as p:
+            with torch.profiler.record_function("epoch"):
+                model(torch.randn(2, 4))
+    assert _state() == before
+    assert p.run.status == "failed" and p.run.error == "KeyboardInterrupt"
+    by_name = {e.name: e for e in p.events}
+    assert by_name["Interrupting"].parent == by_name["Sequential"].row
+    assert by_name["Sequential"].parent == by_name["epoch"].row
+    p.export_chrome_trace(tmp_path / "t.json")
+
+
+def test_modules_on_another_thread(registry):
+    import threading
+
+    model = Net()
+    with ep.profile(registry=registry) as p:
+        worker = threading.Thread(target=lambda: _train(model, steps=1), name="trainer")
+        worker.start()
+        worker.join()
+    threads = {e.thread_id for e in p.events}
+    assert len(threads) == 1 and threads != {threading.get_native_id()}
+    assert {g.path for g in backward_groups(p.events)} == parameterised_paths(model)
+
+
+def test_cuda_host_times_become_a_run_note(registry, monkeypatch):
+    from everyo.profiler.analysis import run_notes
+
+    with ep.profile(registry=registry) as p:
+        pass
+    assert not any("host times" in n for n in run_notes(p.run))  # no CUDA here: no note
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    with ep.profile(registry=registry) as p:
+        pass
+    assert any("PyTorch events are host times" in n for n in run_notes(p.run))

@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import torch
 
-from everyo.profiler.torch import backward, modules, ops, regions
+from everyo.profiler.torch import backward as _backward
+from everyo.profiler.torch import modules, ops
+from everyo.profiler.torch import regions as _regions
 from everyo.profiler.torch.patches import Patches
 
 __all__ = ["TorchAdapter", "install"]
@@ -61,17 +63,25 @@ class TorchAdapter:
     sync : bool
         Synchronise CUDA before and after each module call (``torch_sync``), when CUDA is
         initialised.
+    backward, regions : bool
+        Also record backward passes (per module) and regions (optimizer, data,
+        ``record_function``); a profile records all of them (``benchmarks/torch_cost.py``
+        measures module calls alone).
     """
 
-    def __init__(self, recorder, *, sync: bool = False):
+    def __init__(
+        self, recorder, *, sync: bool = False, backward: bool = True, regions: bool = True
+    ):
         self.patches = Patches()
-        self.backward = backward.BackwardPasses()
+        self.backward = _backward.BackwardPasses()
         self.sync = bool(sync)
         synchronize = _synchronize if sync and torch.cuda.is_available() else None
         try:
             modules.install(self.patches, synchronize)
-            self.backward.install(self.patches, recorder)
-            regions.install(self.patches)
+            if backward:
+                self.backward.install(self.patches, recorder)
+            if regions:
+                _regions.install(self.patches)
             if recorder.record_ops:
                 ops.install(self.patches)
         except BaseException:

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from everyo.profiler import hooks
+from everyo.profiler.packing import KEY_BITS
 
 _is_compiling = torch.compiler.is_compiling
 
@@ -49,7 +50,14 @@ class _Pass:
                 "backward", f"{token[0]}.backward", token[1]
             )
         start, self.at, self.token = self.at, now, token
-        p._emit_region(self.t, start, now, key, self.depth, None)
+        if p._fast:  # recording everything: one append, as the engine's backward groups
+            t = self.t
+            buf = t.buf
+            buf += (start, now, key | self.depth << KEY_BITS)
+            if len(buf) >= p._flush_len or now > t.flush_at:
+                p._flush(t, now)
+        else:
+            p._emit_region(self.t, start, now, key, self.depth, None)
 
 
 class BackwardPasses:

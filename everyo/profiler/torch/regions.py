@@ -29,21 +29,21 @@ _STEP = "Optimizer.step#"
 _ZERO_GRAD = "Optimizer.zero_grad#"
 _DATA = "enumerate(DataLoader)#"
 
-_names: dict[str, tuple[str, str]] = {}  # record_function name -> (everyo kind, event name)
+_names: dict[str, tuple[str, str]] = {}  # record_function name -> (event name, everyo kind)
 
 
 def region_of(name: str) -> tuple[str, str]:
-    """``(kind, name)`` of the everyo region a ``record_function(name)`` block becomes."""
+    """``(name, kind)`` of the everyo region a ``record_function(name)`` block becomes."""
     hit = _names.get(name)
     if hit is None:
         if name.startswith(_STEP):  # "Optimizer.step#SGD.step"
-            hit = ("optimizer", name[len(_STEP) :])
+            hit = (name[len(_STEP) :], "optimizer")
         elif name.startswith(_ZERO_GRAD):  # a step's bookkeeping: "train", not a step's end
-            hit = ("train", name[len(_ZERO_GRAD) :])
+            hit = (name[len(_ZERO_GRAD) :], "train")
         elif name.startswith(_DATA):
-            hit = ("data", "DataLoader.next")
+            hit = ("DataLoader.next", "data")
         else:
-            hit = ("user", name)
+            hit = (name, "user")
         if len(_names) < 4096:  # (names made per call would grow it without end)
             _names[name] = hit
     return hit
@@ -53,7 +53,7 @@ def _patched(enter, exit_):
     def __enter__(self):
         p = hooks.active
         if p is not None and not _is_compiling():
-            region = p.region(*reversed(region_of(self.name)))
+            region = p.region(*region_of(self.name))
             caller = sys._getframe(1)  # the `with` statement: an interrupt's repair needs it
             region.frame = (caller, caller.f_lasti)
             region.__enter__()
