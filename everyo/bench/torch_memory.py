@@ -12,6 +12,7 @@ growth on the CPU: :mod:`tracemalloc` does not see torch's CPU allocator (see
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
@@ -116,13 +117,12 @@ def probe_torch_memory(call, *, cuda: bool) -> tuple[int, int | None, str]:
     Returns ``(host bytes, GPU bytes or None, source)``: the process's resident-set growth at
     the call's peak (torch's CPU allocator is invisible to :mod:`tracemalloc`), and on CUDA the
     growth of ``torch.cuda.max_memory_allocated`` over the call, its peak statistics reset
-    first. ``source`` is ``"torch.cuda"`` or ``"rss"`` (see :data:`everyo.bench.sweep_point.
-    MEMORY_SOURCES`). The warm-up call keeps torch's one-time set-up (thread pools, oneDNN
-    primitives, cuBLAS handles) out of the figure; the heap is trimmed after it, so memory it
-    freed is not already resident when the measured call asks for it.
+    first. ``source`` is ``"torch.cuda"`` or ``"rss"`` (the keys of
+    :data:`everyo.bench.sweep_point.MEMORY_SOURCES`). The warm-up call keeps torch's one-time
+    set-up (thread pools, oneDNN primitives, cuBLAS handles) out of the figure; the heap is
+    trimmed after it, so memory it freed is not already resident when the measured call asks
+    for it.
     """
-    import gc
-
     torch = torch_module()
     result = call()
     del result
