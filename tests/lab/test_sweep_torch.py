@@ -63,7 +63,11 @@ def test_magic_sweeps_a_torch_model_and_labels_its_memory(shell):
     assert f"peak memory ({LABEL})" in final["text/html"]
     assert f"peak memory: {LABEL}" in final["text/plain"]
     assert "is recommended" in final["text/plain"]
-    assert widget.report["recommendation"]["recommended"] in (1, 16, 256)
+    rec = widget.report["recommendation"]
+    if rec["recommended"] is None:  # every point re-measured and left untrusted (a busy machine)
+        assert all(r.flag for r in rows) and "no point can be trusted" in rec["text"], rec
+    else:
+        assert rec["recommended"] in (1, 16, 256) and rec["text"].startswith("Batch size")
 
 
 def test_magic_memory_limit_ends_a_torch_point_and_train_needs_a_step(shell):
