@@ -229,7 +229,8 @@ def _measure(
         gpu_peak = None if gpu_after is None else max(gpu_after - (gpu_before or 0), 0)
         source = "tracemalloc" if gpu_peak is None else "cupy"
     if memory_limit is not None:
-        used = gpu_peak if gpu_peak is not None and on_gpu(batch) else peak
+        on_device = on_gpu(batch) or source == "torch.cuda"  # (a CPU batch, a model on CUDA)
+        used = gpu_peak if gpu_peak is not None and on_device else peak
         if used > memory_limit:
             raise MemoryLimitExceeded(
                 f"peak {_mib(used)} exceeds memory_limit {_mib(memory_limit)}"
