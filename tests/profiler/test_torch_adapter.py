@@ -481,3 +481,17 @@ def test_cuda_host_times_become_a_run_note(registry, monkeypatch):
     with ep.profile(registry=registry) as p:
         pass
     assert any("PyTorch events are host times" in n for n in run_notes(p.run))
+
+
+def test_torch_sync_synchronises_at_each_module_boundary(registry, monkeypatch):
+    syncs = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: syncs.append(1))
+    model = Net()
+    with ep.profile(registry=registry, torch_sync=True) as p:
+        model(torch.randn(2, 4))
+    assert len(module_events(p.events)) == 6
+    assert len(syncs) == 2 * 6  # before and after each module call
+    assert p.run.options["torch"]["torch_sync"] is True
+    assert "synchronised" in p.run.options["torch"]["times"]
