@@ -495,3 +495,19 @@ def test_torch_sync_synchronises_at_each_module_boundary(registry, monkeypatch):
     assert len(syncs) == 2 * 6  # before and after each module call
     assert p.run.options["torch"]["torch_sync"] is True
     assert "synchronised" in p.run.options["torch"]["times"]
+
+
+def test_compiled_function_with_record_function_and_ops(registry):
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+    def f(x):
+        with torch.profiler.record_function("inside"):
+            return torch.nn.functional.linear(x, torch.ones(3, 3)).relu()
+
+    compiled = torch.compile(f, backend="eager", fullgraph=True)  # a graph break would raise
+    with ep.profile(registry=registry, record_ops=True) as p:
+        out = compiled(torch.randn(2, 3))
+    assert out.shape == (2, 3) and p.run.status == "completed"
+    torch._dynamo.reset()
