@@ -203,9 +203,11 @@ def section(quick: bool) -> Section:
         "jobs; rerun on a quiet machine before reading small differences"
     )
     sec.notes.append(
-        "each round times its steps inside its profile: starting and stopping a profile, once "
-        "per profile, is left out (torch.profiler's stop, which builds its event list, is the "
-        "larger of the two)"
+        "each round times its steps one by one inside its profile and keeps their 10th "
+        "percentile; starting and stopping a profile, once per profile, is left out "
+        "(torch.profiler's stop, which builds its event list, is the larger of the two); the "
+        "'no profile active' column is plain PyTorch after a profile stopped: its distance from "
+        "×1.00 is the noise of this run"
     )
     return sec
 

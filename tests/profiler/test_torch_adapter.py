@@ -481,3 +481,33 @@ def test_cuda_host_times_become_a_run_note(registry, monkeypatch):
     with ep.profile(registry=registry) as p:
         pass
     assert any("PyTorch events are host times" in n for n in run_notes(p.run))
+
+
+def test_torch_sync_synchronises_at_each_module_boundary(registry, monkeypatch):
+    syncs = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: syncs.append(1))
+    model = Net()
+    with ep.profile(registry=registry, torch_sync=True) as p:
+        model(torch.randn(2, 4))
+    assert len(module_events(p.events)) == 6
+    assert len(syncs) == 2 * 6  # before and after each module call
+    assert p.run.options["torch"]["torch_sync"] is True
+    assert "synchronised" in p.run.options["torch"]["times"]
+
+
+def test_compiled_function_with_record_function_and_ops(registry):
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+    def f(x):
+        with torch.profiler.record_function("inside"):
+            return torch.nn.functional.linear(x, torch.ones(3, 3)).relu()
+
+    compiled = torch.compile(f, backend="eager", fullgraph=True)  # a graph break would raise
+    with ep.profile(registry=registry, record_ops=True) as p:
+        out = compiled(torch.randn(2, 3))
+    assert out.shape == (2, 3) and p.run.status == "completed"
+    torch._dynamo.reset()

@@ -33,8 +33,8 @@ _OPS = (
 
 def _op(name: str, fn):
     def op(*args, **kwargs):
-        p = hooks.active
-        if p is None or not p.record_ops or _is_compiling():
+        p = None if _is_compiling() else hooks.active  # (dynamo: see modules.py)
+        if p is None or not p.record_ops:
             return fn(*args, **kwargs)
         return p.op_call(name, fn, args, kwargs)
 

@@ -51,8 +51,9 @@ def region_of(name: str) -> tuple[str, str]:
 
 def _patched(enter, exit_):
     def __enter__(self):
-        p = hooks.active
-        if p is not None and not _is_compiling():
+        # dynamo asked first: it must not read (and guard on) everyo's state while tracing
+        p = None if _is_compiling() else hooks.active
+        if p is not None:
             region = p.region(*region_of(self.name))
             caller = sys._getframe(1)  # the `with` statement: an interrupt's repair needs it
             region.frame = (caller, caller.f_lasti)
@@ -73,8 +74,8 @@ def _patched(enter, exit_):
 
 def _scheduler_step(step):
     def scheduler_step(self, *args, **kwargs):
-        p = hooks.active
-        if p is None or _is_compiling():
+        p = None if _is_compiling() else hooks.active
+        if p is None:
             return step(self, *args, **kwargs)
         with p.region(f"{type(self).__name__}.step", "train"):
             return step(self, *args, **kwargs)
