@@ -11,6 +11,8 @@ Parts (``--only`` takes these names, repeated or comma-separated):
 - ``peers``    profiler cost vs torch.profiler, viztracer, pyinstrument, cProfile, scalene
                (peers.py)
 - ``growth``   summary, export, level of detail at 10^4..10^6 events (growth.py)
+- ``torch``    profiling a PyTorch training step: everyo's torch adapter vs torch.profiler
+               (torch_cost.py)
 
 Each part is also a script printing its own table (``python benchmarks/engine_ops.py``): the same
 code, so there is one way to measure each thing. The file is rewritten from this run: the
@@ -43,6 +45,7 @@ PARTS = {
     "profiler": "profiler_overhead",
     "peers": "peers",
     "growth": "growth",
+    "torch": "torch_cost",
 }
 KEPT = "<!-- suite:kept -->"
 HEAD = """# Benchmark results

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = ("ops", "steps", "conv", "profiler", "peers", "growth")
+PARTS = ("ops", "steps", "conv", "profiler", "peers", "growth", "torch")
 
 
 def _run(*args, timeout=600):
@@ -48,7 +48,7 @@ def test_quick_suite_writes_every_table_and_keeps_the_rest(tmp_path):
         header = next(line for line in body.splitlines() if line.startswith("| "))
         rows = [line for line in body.splitlines() if line.startswith("| ")][2:]
         assert rows and all(r.count("|") == header.count("|") for r in rows), name
-    for name in ("ops", "steps", "profiler", "growth"):
+    for name in ("ops", "steps", "profiler", "growth", "torch"):
         assert re.search(r": (met|\*\*missed\*\*)", blocks[name]), name
     assert "`a + b` building a graph" in blocks["ops"] and "MLP 32×64-64-10, SGD" in blocks["steps"]
     assert "cost when off" in blocks["peers"]

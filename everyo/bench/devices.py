@@ -1,13 +1,16 @@
-"""What the benchmarks need to know about GPUs, without importing CuPy.
+"""What the benchmarks need to know about GPUs, without importing CuPy or torch.
 
 CuPy is only ever looked up in ``sys.modules``: if the workload put data on a GPU, CuPy is
-already imported; if it is not imported, nothing can be running on a GPU through it.
+already imported; if it is not imported, nothing can be running on a GPU through it. torch is
+looked up the same way (:mod:`everyo.bench.torch_memory`).
 """
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+
+from everyo.bench import torch_memory
 
 __all__ = [
     "on_gpu",
@@ -25,8 +28,8 @@ _MAX_ITEMS = 64
 def on_gpu(obj: Any, _depth: int = 0) -> bool:
     """Whether ``obj`` (or an item of a tuple, list or dict it holds) lives on a CUDA device.
 
-    Recognises everyo tensors (``t.device.type == "cuda"``), CuPy arrays, and modules whose
-    parameters are on a GPU. Containers are searched a few levels deep only.
+    Recognises everyo and torch tensors (``t.device.type == "cuda"``), CuPy arrays, and everyo
+    or torch modules whose parameters are on a GPU. Containers are searched a few levels deep only.
 
     Examples
     --------
@@ -57,7 +60,9 @@ def is_module(obj: Any) -> bool:
 
 
 def _module_on_gpu(obj: Any) -> bool:
-    # only everyo modules: calling parameters() on an arbitrary object could do anything
+    # only everyo and torch modules: calling parameters() on an arbitrary object could do anything
+    if torch_memory.is_torch_module(obj):
+        return torch_memory.torch_on_cuda(obj)
     if not is_module(obj):
         return False
     first = next(iter(obj.parameters()), None)
@@ -65,10 +70,12 @@ def _module_on_gpu(obj: Any) -> bool:
 
 
 def cuda_synchronize() -> None:
-    """Wait until the current CUDA device has finished its queued work (no-op without CuPy)."""
+    """Wait until the current CUDA device has finished its queued work, through CuPy and
+    through torch where each is in use (no-op without either)."""
     cupy = sys.modules.get("cupy")
     if cupy is not None:
         cupy.cuda.Device().synchronize()
+    torch_memory.torch_synchronize()
 
 
 def gpu_pool_bytes() -> int | None:
@@ -80,15 +87,18 @@ def gpu_pool_bytes() -> int | None:
 
 
 def free_gpu_pool() -> None:
-    """Give CuPy's cached (unused) blocks back to the driver, so the next point starts clean."""
+    """Give CuPy's and torch's cached (unused) blocks back to the driver, so the next point
+    starts clean."""
     cupy = sys.modules.get("cupy")
     if cupy is not None:
         cupy.get_default_memory_pool().free_all_blocks()
         cupy.get_default_pinned_memory_pool().free_all_blocks()
+    torch_memory.free_torch_cache()
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """MemoryError, or CuPy's ``OutOfMemoryError`` (matched by name: CuPy is not imported)."""
-    if isinstance(exc, MemoryError):
+    """MemoryError, CuPy's or torch's ``OutOfMemoryError`` (matched by name: neither is
+    imported), or torch's CPU allocator failing (a ``RuntimeError``)."""
+    if isinstance(exc, MemoryError) or torch_memory.is_torch_out_of_memory(exc):
         return True
     return any(cls.__name__ == "OutOfMemoryError" for cls in type(exc).__mro__)

@@ -17,6 +17,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
+from everyo.bench import torch_memory
 from everyo.bench.devices import free_gpu_pool, is_module
 from everyo.bench.sweep_check import recheck, remeasure
 from everyo.bench.sweep_point import (
@@ -74,8 +75,9 @@ def sweep_batch_sizes(
     ----------
     model_or_step : callable
         An everyo module (inference mode: called as ``model(batch)`` under ``eo.no_grad()``, in
-        evaluation mode, restored afterwards) or a step function ``step(batch)`` (e.g. forward,
-        backward and optimizer step for ``mode="train"``).
+        evaluation mode, restored afterwards), a ``torch.nn.Module`` (the same, under
+        ``torch.no_grad()``; a dict batch is passed as keyword arguments) or a step function
+        ``step(batch)`` (e.g. forward, backward and optimizer step for ``mode="train"``).
     make_batch : callable
         ``make_batch(batch_size)`` returns the batch passed to the step.
     batch_sizes : "auto" or iterable of int
@@ -91,8 +93,10 @@ def sweep_batch_sizes(
         The largest size ``"auto"`` tries.
     memory_limit : int, optional
         Bytes a point may use at its peak (host memory traced with :mod:`tracemalloc`, or CuPy's
-        pool when the batch is on a GPU); above it the point is ``"oom"``. Lets a CPU run
-        reproduce a memory boundary exactly.
+        pool when the batch is on a GPU; for torch workloads torch's CUDA allocator, or on the
+        CPU the process's resident-set growth, which tracemalloc cannot replace there: each
+        row's ``memory_source`` says which); above it the point is ``"oom"``. Lets a CPU run
+        reproduce a memory boundary (exactly for NumPy, to a page or so for torch).
     executor : concurrent.futures.Executor, optional
         Runs the points, e.g. ``dask.distributed.Client(...).get_executor()``. A list of sizes is
         submitted at once (in parallel, without skipping); ``"auto"`` submits one point at a
@@ -219,9 +223,14 @@ def check_sweep_options(
     sizes = _check(model_or_step, make_batch, batch_sizes, mode, warmup, repeat, max_batch)
     _check_memory_limit(memory_limit)
     check_threads(threads)
-    if mode == "train" and is_module(model_or_step):
+    if mode == "train" and _is_model(model_or_step):
         raise EveryOBenchmarkError(_TRAIN_NEEDS_STEP)
     return sizes
+
+
+def _is_model(obj) -> bool:
+    """An everyo or a torch module (a torch one only if torch is imported already)."""
+    return is_module(obj) or torch_memory.is_torch_module(obj)
 
 
 class _Stopped(Exception):
@@ -439,16 +448,20 @@ def _in_order(run: _PointRunner, sizes: list[int]) -> list[SweepRow]:
 
 def _prepare_step(model_or_step, mode, device=None):
     """The callable each point times, and a function that undoes any change to the model."""
-    if device is not None and is_module(model_or_step):
+    if device is not None and _is_model(model_or_step):
         model_or_step.to(device)
-    if not is_module(model_or_step):
+    if not _is_model(model_or_step):
         return model_or_step, lambda: None
     if mode == "train":
         raise EveryOBenchmarkError(_TRAIN_NEEDS_STEP)
     model = model_or_step
     was_training = bool(getattr(model, "training", False))
     model.eval()
-    return _InferenceStep(model), lambda: model.train(was_training)
+    if torch_memory.is_torch_module(model):
+        step = torch_memory.TorchInferenceStep(model)
+    else:
+        step = _InferenceStep(model)
+    return step, lambda: model.train(was_training)
 
 
 class _InferenceStep:

@@ -162,7 +162,12 @@ def _updated(row: SweepRow, per_round: list[list[float]], state, *, suspect: boo
     if not pooled:
         return row
     fresh = row_from_times(row.batch_size, pooled, machine=state)
-    fresh = replace(fresh, peak_memory=row.peak_memory, gpu_memory=row.gpu_memory)
+    fresh = replace(
+        fresh,
+        peak_memory=row.peak_memory,
+        gpu_memory=row.gpu_memory,
+        memory_source=row.memory_source,
+    )
     first = f"first reading {row.throughput:,.0f} samples/s"
     agree = max(medians) / min(medians) <= ROUND_AGREEMENT
     if agree:

@@ -1,9 +1,14 @@
 """One point of a batch-size sweep: build the batch, measure its peak memory, time it, clean up.
 
-An out-of-memory point (``MemoryError``, CuPy's ``OutOfMemoryError``, or the sweep's
-``memory_limit`` exceeded) ends cleanly: every reference to the batch and to the failed call's
-frames is dropped, garbage is collected and CuPy's cached blocks are freed, so memory returns to
-its level before the point.
+An out-of-memory point (``MemoryError``, CuPy's or torch's ``OutOfMemoryError``, torch's CPU
+allocator failing, or the sweep's ``memory_limit`` exceeded) ends cleanly: every reference to the
+batch and to the failed call's frames is dropped, garbage is collected and CuPy's and torch's
+cached blocks are freed, so memory returns to its level before the point.
+
+Peak memory is measured where the workload allocates (:data:`MEMORY_SOURCES`): host allocations
+traced by :mod:`tracemalloc` for everyo and NumPy, CuPy's pool on a GPU, torch's CUDA allocator,
+and, for torch on the CPU (whose allocator tracemalloc does not see), the process's resident-set
+growth. Each row says which (``memory_source``) and every view labels the figure with it.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from everyo.bench import torch_memory
 from everyo.bench.devices import free_gpu_pool, gpu_pool_bytes, is_out_of_memory, on_gpu
-from everyo.bench.memory import traced_peak
+from everyo.bench.memory import traced_peak, trim_heap
 from everyo.bench.stats import summarize
 from everyo.bench.timing import Timer
 from everyo.machine_state import MachineState, MachineWatch
@@ -26,7 +32,35 @@ __all__ = [
     "measure_point",
     "measure_point_on_worker",
     "MemoryLimitExceeded",
+    "MEMORY_SOURCES",
+    "memory_label",
 ]
+
+MEMORY_SOURCES = {
+    "tracemalloc": "host",
+    "cupy": "GPU",
+    "torch.cuda": "GPU, torch allocator",
+    "rss": "host, resident-set growth",
+}
+"""A row's ``memory_source`` and the label every view gives its peak memory: host allocations
+traced by tracemalloc, CuPy's pool, torch's CUDA allocator (``max_memory_allocated``), or the
+process's resident-set growth (torch on the CPU)."""
+
+
+def memory_label(rows) -> str:
+    """The label of the peak-memory figure of ``rows`` (:class:`SweepRow` objects or their
+    dicts), from their measured points' ``memory_source``: ``"host"``, ``"GPU"``,
+    ``"GPU, torch allocator"`` or ``"host, resident-set growth"``. A row without a source (one
+    saved before sources were recorded) is tracemalloc's, or CuPy's when it has ``gpu_memory``.
+    Different sources in one sweep are all named, in :data:`MEMORY_SOURCES` order."""
+    found = set()
+    for row in rows:
+        get = row.get if isinstance(row, dict) else lambda k, r=row: getattr(r, k, None)
+        if get("status") != "ok":
+            continue
+        gpu = get("gpu_memory") is not None
+        found.add(get("memory_source") or ("cupy" if gpu else "tracemalloc"))
+    return " / ".join(label for key, label in MEMORY_SOURCES.items() if key in found) or "host"
 
 
 class MemoryLimitExceeded(MemoryError):
@@ -42,8 +76,10 @@ class SweepRow:
     samples/s at the median latency, which interference from other processes hardly moves;
     ``p5_ms`` and ``p95_ms`` bound the spread of the timed calls.
     ``peak_memory`` is host bytes (the batch plus the call's peak allocations); ``gpu_memory``
-    the CuPy pool bytes the call needed (``None`` without CuPy). ``worker`` names the worker
-    that measured the point when an executor ran it (``None`` in process).
+    the GPU bytes the call needed (CuPy's pool or torch's CUDA allocator; ``None`` on a CPU);
+    ``memory_source`` says how they were measured (a key of :data:`MEMORY_SOURCES`).
+    ``worker`` names the worker that measured the point when an executor ran it (``None`` in
+    process).
 
     ``verdict`` is the machine's state while the point was timed (``"quiet"``, ``"busy"``,
     ``"contended"``, ``"unknown"``; ``machine`` holds all of it); ``reliable`` is False for a
@@ -71,6 +107,7 @@ class SweepRow:
     reliable: bool = True
     note: str = ""
     machine: dict | None = None
+    memory_source: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -160,6 +197,7 @@ def measure_point(
     finally:
         gc.collect()
         free_gpu_pool()
+        trim_heap()  # (a torch point's freed memory would otherwise hide the next one's growth)
 
 
 def measure_point_on_worker(*args: Any, token: str = "") -> tuple[SweepRow, dict]:
@@ -180,10 +218,19 @@ def _measure(
 ):
     gpu_before = gpu_pool_bytes()  # before the batch, so that the GPU figure includes it
     batch = make_batch(batch_size)
-    peak, gpu_after = _probe_memory(step, batch)
-    gpu_peak = None if gpu_after is None else max(gpu_after - (gpu_before or 0), 0)
+    if torch_memory.holds_torch(batch) or torch_memory.holds_torch(step):
+        cuda = torch_memory.torch_on_cuda(batch) or torch_memory.torch_on_cuda(step)
+        peak, gpu_peak, source = torch_memory.probe_torch_memory(lambda: step(batch), cuda=cuda)
+        peak += _nbytes(batch)
+        if gpu_peak is not None:
+            gpu_peak += _nbytes(batch, gpu=True)
+    else:
+        peak, gpu_after = _probe_memory(step, batch)
+        gpu_peak = None if gpu_after is None else max(gpu_after - (gpu_before or 0), 0)
+        source = "tracemalloc" if gpu_peak is None else "cupy"
     if memory_limit is not None:
-        used = gpu_peak if gpu_peak is not None and on_gpu(batch) else peak
+        on_device = on_gpu(batch) or source == "torch.cuda"  # (a CPU batch, a model on CUDA)
+        used = gpu_peak if gpu_peak is not None and on_device else peak
         if used > memory_limit:
             raise MemoryLimitExceeded(
                 f"peak {_mib(used)} exceeds memory_limit {_mib(memory_limit)}"
@@ -192,7 +239,9 @@ def _measure(
     watch = MachineWatch(threads_policy=policy.policy, threads_applied=policy.applied).start()
     times = timer.run(lambda: step(batch), warmup, repeat, inputs=(step, batch))
     machine = watch.stop()
-    return row_from_times(batch_size, times, peak=peak, gpu=gpu_peak, machine=machine)
+    row = row_from_times(batch_size, times, peak=peak, gpu=gpu_peak, machine=machine)
+    row.memory_source = source
+    return row
 
 
 def row_from_times(
@@ -235,14 +284,19 @@ def _probe_memory(step, batch) -> tuple[int, int | None]:
     return traced_peak(lambda: step(batch)) + _nbytes(batch), gpu_pool_bytes()
 
 
-def _nbytes(obj: Any, depth: int = 0) -> int:
-    """Bytes of the arrays or tensors in a batch (host ones; GPU pool bytes are counted apart)."""
+def _nbytes(obj: Any, depth: int = 0, *, gpu: bool = False) -> int:
+    """Bytes of the arrays or tensors in a batch: the host ones (GPU pool bytes are counted
+    apart), or with ``gpu=True`` the GPU ones (torch's allocator counts only what the call
+    allocates, not the batch allocated before it)."""
     if isinstance(obj, (tuple, list)) and depth < 3:
-        return sum(_nbytes(x, depth + 1) for x in obj)
+        return sum(_nbytes(x, depth + 1, gpu=gpu) for x in obj)
     if isinstance(obj, dict) and depth < 3:
-        return sum(_nbytes(x, depth + 1) for x in obj.values())
-    if on_gpu(obj, 3):
+        return sum(_nbytes(x, depth + 1, gpu=gpu) for x in obj.values())
+    if on_gpu(obj, 3) != gpu:
         return 0
+    torch = torch_memory.torch_module()
+    if torch is not None and isinstance(obj, torch.Tensor):
+        return int(obj.nelement() * obj.element_size())
     data = getattr(obj, "data", obj)  # everyo tensors hold their array in .data
     nbytes = getattr(data, "nbytes", None)
     return int(nbytes) if isinstance(nbytes, int) else 0

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from everyo.bench.result import write_json
-from everyo.bench.sweep_point import SweepRow
+from everyo.bench.sweep_point import SweepRow, memory_label
 from everyo.machine_state import MachineState
 from everyo.spelling import NO_VALUE
 
@@ -62,6 +62,13 @@ class SweepResult:
     def flagged_rows(self) -> list[SweepRow]:
         """Measured points that are not trusted (``row.flag`` says why)."""
         return [r for r in self.rows if r.ok and not r.trusted]
+
+    @property
+    def memory_label(self) -> str:
+        """What the peak-memory figures measure (see :func:`everyo.bench.sweep_point.
+        memory_label`): ``"host"``, ``"GPU"``, ``"GPU, torch allocator"`` or
+        ``"host, resident-set growth"``."""
+        return memory_label(self.rows)
 
     @property
     def machine_state(self) -> MachineState | None:
@@ -168,6 +175,7 @@ class SweepResult:
         state = self.machine_state
         if state is not None:
             lines.append(state.line())
+        lines.append(f"peak memory: {self.memory_label}")
         lines.append(header)
         best, rec, big = self.best, self.recommended, self.largest_fit
         for r in self.rows:

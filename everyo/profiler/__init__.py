@@ -34,7 +34,7 @@ _LAZY = {
     "runs": "run",
     "EventStore": "store",
 }
-_SUBMODULES = {"analysis", "export", "flops", "memory", "gpu"}
+_SUBMODULES = {"analysis", "export", "flops", "memory", "gpu", "torch"}  # torch: imports torch
 
 __all__ = [
     "ProfileEvent",

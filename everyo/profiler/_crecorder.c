@@ -948,7 +948,7 @@ not_an_interrupt(void)
 }
 
 /* the shapes the single-input cache compares, as new references: 1 when the input's and the
-   output's shapes are both tuples; 0 (both NULL) when this call is not cached (no tuple shape,
+   output's shapes are both tuples (or tuple subclasses, such as torch.Size); 0 (both NULL) when this call is not cached (no tuple shape,
    such as a list of tensors, or a `.shape` that raised an Exception, cleared); -1 (an interrupt
    while reading them) */
 static int
@@ -964,7 +964,7 @@ single_shapes(ModuleCall *self, PyObject *a, PyObject *out, PyObject **as, PyObj
         Py_CLEAR(*as);
         return not_an_interrupt();
     }
-    if (PyTuple_CheckExact(*as) && PyTuple_CheckExact(*os))
+    if (PyTuple_Check(*as) && PyTuple_Check(*os)) /* tuple subclasses too: torch.Size */
         return 1;
     Py_CLEAR(*as);
     Py_CLEAR(*os);

@@ -181,7 +181,8 @@ def run_notes(run) -> list[str]:
     """What a reader of the run's numbers should know: skipped warmup events, a failure, a
     machine that was busy or contended while it recorded (a quiet one goes without saying,
     unless a thread limit was set, or the threads outnumbered the usable cores: the figures are
-    then those of that many threads, taking turns in the second case)."""
+    then those of that many threads, taking turns in the second case), and that PyTorch's events
+    on CUDA are host times."""
     notes = []
     state = getattr(run, "machine_state", None)
     limited = state is not None and (
@@ -198,6 +199,9 @@ def run_notes(run) -> list[str]:
         notes.append(f"{run.skipped} first events skipped by warmup={run.options.get('warmup')}")
     if run is not None and run.status == "failed":
         notes.append(f"the profiled code failed ({run.error}); events up to the failure are shown")
+    framework = (getattr(run, "options", None) or {}).get("torch")
+    if isinstance(framework, dict) and framework.get("cuda"):  # (everyo.profiler.torch's notes)
+        notes.append(str(framework.get("times")))
     return notes
 
 

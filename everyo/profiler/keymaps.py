@@ -11,6 +11,19 @@ from __future__ import annotations
 
 import weakref
 
+LABELS: dict = {}
+"""Module classes (``"module.QualName"``) whose events are named by a function of the module
+rather than by the class's name (a framework adapter's compiled wrappers: ``compiled Net``),
+named by text so that an adapter need not import a class to name it; empty unless one is
+installed."""
+
+
+def label(module) -> str:
+    """The event name of ``module``: its class's name, unless :data:`LABELS` names it."""
+    cls = type(module)
+    named = LABELS.get(f"{cls.__module__}.{cls.__qualname__}") if LABELS else None
+    return cls.__name__ if named is None else named(module)
+
 
 def new_entry(key: int, name: str, path: str) -> tuple:
     """A module's entry: (key, scope token, [last shapes]).
@@ -27,6 +40,7 @@ class Keymaps:
 
     def __init__(self, store, on_forget):
         self.store = store
+        self.on_add = None  # called (module, entry) as a module gets its entry (adapters' hooks)
         self.roots: dict[int, dict] = {}  # id(outermost module) -> its keymap, while it lives
         self._watched: dict[int, weakref.ref | None] = {}  # id(module) -> ref that forgets it
         self._pinned: list = []  # keymapped objects without weak references: kept alive
@@ -60,16 +74,18 @@ class Keymaps:
         entry = keymap.get(id(module))
         if entry is None:
             parent_path = scope[1] if scope else ""
-            name = type(module).__name__
+            name = label(module)
             path = f"{parent_path}.{name}" if parent_path else name
             entry = self._add(keymap, module, path)
         return keymap, entry
 
     def _add(self, keymap: dict, module, path: str) -> tuple:
-        name = type(module).__name__
+        name = label(module)
         self._watch(module)
         key = self.store.intern_key("module", name, path)
         entry = keymap[id(module)] = new_entry(key, name, path)
+        if self.on_add is not None:
+            self.on_add(module, entry)
         return entry
 
     def _watch(self, module) -> None:

@@ -79,6 +79,21 @@ OPTIONS = (
         "weigh samples by wall time (wall, waits included) or CPU time (cpu)",
         "MODE",
     ),
+    Option(
+        ("--no-torch",),
+        "torch",
+        "no",
+        True,
+        "leave PyTorch alone (by default its modules, backward passes, optimizer steps and "
+        "data batches are recorded when torch is imported)",
+    ),
+    Option(
+        ("--torch-sync",),
+        "torch_sync",
+        "flag",
+        False,
+        "synchronise CUDA at each torch module's start and end (per-layer GPU time, slower)",
+    ),
     Option(("--label",), "label", "text", None, "name of the run in everyo.profiler.runs", "NAME"),
     Option(("--top",), "top", "positive", None, "show the N largest table rows", "N"),
     Option(
@@ -193,5 +208,5 @@ def flag_used(words: list[str], dest: str) -> str:
 def profiler_kwargs(ns: argparse.Namespace) -> dict:
     """The ``Profiler(...)`` keywords the parsed options set."""
     keys = ("warmup", "record_shapes", "record_ops", "profile_memory", "label", "sample")
-    keys += ("sample_mode",)
+    keys += ("sample_mode", "torch", "torch_sync")
     return {key: getattr(ns, key) for key in keys}

@@ -78,6 +78,13 @@ class Profiler:
         Returns integer nanoseconds; defaults to ``time.perf_counter_ns``.
     registry : RunRegistry, optional
         Where the run is kept (``everyo.profiler.runs`` by default).
+    torch : bool
+        Record PyTorch's work too (module calls, backward per module, optimizer steps, data
+        batches, ``record_function`` blocks) when ``torch`` is imported as the profile starts;
+        ``False`` leaves torch alone (see :mod:`everyo.profiler.torch`).
+    torch_sync : bool
+        Synchronise CUDA at each torch module's start and end, so that its event holds its GPU
+        work rather than its kernels' launch (slower; host times otherwise).
 
     Examples
     --------
@@ -103,6 +110,8 @@ class Profiler:
         registry=None,
         sample: float | bool | None = None,
         sample_mode: str = "wall",
+        torch: bool = True,
+        torch_sync: bool = False,
     ):
         self.warmup = _check_warmup(warmup)
         self.sample_ms, self.sample_mode = check_sample(sample, sample_mode)
@@ -112,6 +121,10 @@ class Profiler:
         self.record_ops = bool(record_ops)
         self.profile_memory = bool(profile_memory)
         self.schedule = schedule
+        self.torch = bool(torch)
+        self.torch_sync = bool(torch_sync)
+        self._torch = None  # the installed everyo.profiler.torch adapter, while running
+        self._torch_watch = None  # stops watching for torch's import (it was not imported)
         self.label = label
         self.registry = runs if registry is None else registry
         self.run: Run | None = None
@@ -150,12 +163,49 @@ class Profiler:
             else:
                 self._resume()
             self._before = (dict(self.run.counters), self.run.skipped)
+            self._install_torch()
         except BaseException:
+            self._remove_torch()
             hooks.release(self)
             raise
         hooks.set_active(self._recorder)
         self._start_sampler()
         return self
+
+    def _install_torch(self) -> None:
+        """The PyTorch adapter, when torch is imported, or as soon as the profiled code imports
+        it (never imported here: see :mod:`everyo.profiler.torch`)."""
+        if not self.torch:
+            return
+        if "torch" not in sys.modules:
+            from everyo.profiler.imports import when_imported
+
+            self._torch_watch = when_imported("torch", self._torch_imported)
+            return
+        from everyo.profiler import torch as torch_adapter  # (imports torch: only when it is)
+
+        self._torch = torch_adapter.install(self._recorder, sync=self.torch_sync)
+        self.run.options["torch"] = self._torch.notes()
+
+    def _torch_imported(self) -> None:
+        """torch has just been imported by the profiled code (the import's own thread)."""
+        self._stop_torch_watch()
+        if not self._stopped and self._torch is None:
+            self._install_torch()
+
+    def _stop_torch_watch(self) -> None:
+        stop, self._torch_watch = self._torch_watch, None
+        if stop is not None:
+            stop()
+
+    def _remove_torch(self) -> None:
+        self._stop_torch_watch()
+        adapter, self._torch = self._torch, None
+        if adapter is not None:
+            try:
+                self.run.options["torch"] = adapter.notes()  # (CUDA may have started meanwhile)
+            finally:
+                adapter.remove()
 
     def _start_sampler(self) -> None:
         if self.sample_ms is None:
@@ -244,6 +294,7 @@ class Profiler:
             "cuda_timing": self._recorder is not None and self._recorder.cuda_timing,
             "sample_ms": self.sample_ms,
             "sample_mode": self.sample_mode,
+            "torch_sync": self.torch_sync,
         }
 
     def stop(self, error: BaseException | str | None = None) -> Run | None:
@@ -258,7 +309,10 @@ class Profiler:
         self._stopped = True
         if hooks.active is self._recorder:
             hooks.set_active(None)
-        hooks.release(self)
+        try:
+            self._remove_torch()  # first: nothing of the profile stays in torch's path
+        finally:
+            hooks.release(self)
         if self._sampler is not None:  # first: its samples are taken while the events are
             self._sampler.stop()
             self._sampler = None

@@ -20,15 +20,15 @@ PLAIN, SHAPES = 1, 2  # the modes that append directly (contract.OPTIONS["mode"]
 
 def _single_shapes(a, out, depth: int):
     """What the single-input shape cache compares: ``(input shape, output shape, depth)`` when
-    both shapes are tuples, else ``None`` (not cached: a list of tensors, no shape, or a
-    ``.shape`` that raised)."""
+    both shapes are tuples (subclasses too: a ``torch.Size``), else ``None`` (not cached: a list
+    of tensors, no shape, or a ``.shape`` that raised)."""
     try:
         shapes = (getattr(a, "shape", None), getattr(out, "shape", None), depth)
     except Exception as exc:  # noqa: BLE001 - a user's property failing: no shape, never an error
         if raised_by_signal_handler(exc):  # (the program's own: it goes on)
             raise
         return None
-    return shapes if type(shapes[0]) is tuple and type(shapes[1]) is tuple else None
+    return shapes if isinstance(shapes[0], tuple) and isinstance(shapes[1], tuple) else None
 
 
 class PyThreadState:

@@ -143,6 +143,11 @@ class _RecorderBody(GeneralPath, RegionHooks):
         """Move the time origin (only meaningful before events are recorded)."""
         self._writer.origin_ns = origin_ns
 
+    def watch_modules(self, on_add) -> None:
+        """Call ``on_add(module, entry)`` as each module gets its path and key (a framework
+        adapter registers its per-module hooks there: once per module, not per call)."""
+        self._keymaps.on_add = on_add
+
     def set_recording(self, recording: bool) -> None:
         """Record events from now on (or stop, keeping the ancestors of kept events).
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from everyo.bench.sweep_point import memory_label
 from everyo.bench.sweep_result import WITHIN, SweepResult
 from everyo.machine_state import MachineState
 from everyo.spelling import NO_VALUE, seconds_text
@@ -26,8 +27,6 @@ __all__ = [
 STATUSES = ("ready", "running", "completed", "stopped", "failed")
 """ready: not started; running; completed: every point measured; stopped: by the Stop button,
 ``stop()`` or an interrupt, finished points kept; failed: the sweep itself raised."""
-
-_MEMORY_KINDS = {True: "GPU", False: "host"}
 
 
 @dataclass
@@ -266,7 +265,6 @@ def build_sweep_report(
     mode = mode or getattr(rows, "mode", "inference")
     points = sweep_points(rows)
     table = [_table_row(r) for r in sorted(_rows_of(rows), key=lambda r: r.batch_size)]
-    on_gpu = any(r.get("gpu_memory") is not None for r in table)
     notes = []
     state = MachineState.from_dict(
         machine if machine is not None else getattr(rows, "machine", None)
@@ -289,7 +287,7 @@ def build_sweep_report(
         marks=failed_marks(rows),
         recommendation=recommendation(rows, within=within, final=status == "completed"),
         rows=table,
-        memory_kind=_MEMORY_KINDS[on_gpu],
+        memory_kind=memory_label(_rows_of(rows)),
         progress=dict(progress) if progress and status == "running" else None,
         error=error,
         within=within,

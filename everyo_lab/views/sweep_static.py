@@ -68,6 +68,7 @@ def render_sweep_text(report: SweepReport | dict) -> str:
     r = _as_dict(report)
     lines = [f"{r['title']} ({r['mode']}, {r['status']}): {_line(r)}"]
     head = f"{'batch':>7} {'status':>8} {'median ms':>10} {'p95 ms':>10} {'samples/s':>12} "
+    lines.append(f"peak memory: {r.get('memory_kind', 'host')}")
     lines.append(head + f"{'peak MiB':>9}  note")
     for row in r["rows"]:
         batch, status, rate, median, _, p95, memory, note = table_cells(row, r["recommendation"])

@@ -274,3 +274,19 @@ def test_help_prints_usage_without_running(shell):
     assert result.success
     assert "--group-by" in cap.stdout and "--refresh HZ" in cap.stdout
     assert len(runs) == 0
+
+
+def test_torch_cell_records_torch_modules(shell):
+    pytest.importorskip("torch")
+    body = (
+        "import torch\n"
+        "net = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())\n"
+        "net(torch.randn(2, 4)).sum().backward()\n"
+    )
+    result, cap = run_magic(shell, "--no-live --label torch-cell", body)
+    assert result.success, cap.stdout
+    names = set(runs["torch-cell"].snapshot().name.tolist())
+    assert {"Sequential", "Linear", "ReLU", "Linear.backward", "backward"} <= names
+    result, cap = run_magic(shell, "--no-live --no-torch --label torch-off", body)
+    assert result.success, cap.stdout
+    assert runs["torch-off"].num_events == 0

@@ -90,9 +90,9 @@ def _printed(cells) -> str:
 # -- the sequence as committed ----------------------------------------------------------------
 
 
-def test_the_sequence_is_eight_numbered_labs_with_solutions():
+def test_the_sequence_is_nine_numbered_labs_with_solutions():
     names = [p.stem for p in LABS]
-    assert [n[:2] for n in names] == [f"{i:02d}" for i in range(1, 9)], names
+    assert [n[:2] for n in names] == [f"{i:02d}" for i in range(1, 10)], names
     assert sorted(p.stem for p in SOLUTIONS.glob("*.ipynb")) == names
 
 

@@ -270,6 +270,17 @@ def test_exact_durations_land_on_the_end_as_a_float_sum():
     assert all(abs(d * 1000 - n) < 0.5 for d, n in zip(durs, dur))  # still the same ns
 
 
+def test_exact_durations_never_end_after_the_end():
+    """Where no double lands on the end (a start of finer ulp than its end: sums round to
+    even), the duration is the one landing just before it, never after (1465.376 + 2266.712
+    µs was written as 2266.7120000000004, ending an ulp into its next sibling)."""
+    from everyo.profiler.export._fixed import exact_durations
+
+    start, end = 1_465_376, 3_732_088
+    dur = float(bytes(exact_durations([start], [end - start])[0]))
+    assert 1465.376 + dur <= 3732.088 and abs(dur * 1000 - (end - start)) < 0.5
+
+
 class TouchingClock(FakeClock):
     """Moves on every other read only, so an event ends at the very ns its next sibling (or its
     parent) starts or ends: the cases where a float sum overshooting by one ulp misnests."""

@@ -54,7 +54,8 @@ def exact_durations(start_ns: np.ndarray, dur_ns: np.ndarray) -> np.ndarray:
     miss the rounded end by one ulp (``21741.558 + 9.22 == 21750.778000000002``). A viewer
     compares exactly, so such an event overlaps the sibling starting at its end and every later
     event nests inside it. Rows whose sum misses get the double that lands on the end, written
-    as its shortest round-trip text (``9.219999999999999``); the others keep three decimals.
+    as its shortest round-trip text (``9.219999999999999``), or where no double lands on it
+    (sums rounding to even), the one landing just before it; the others keep three decimals.
     Ends are monotone in the true end, so children stay within parents and siblings apart.
     """
     s = np.maximum(np.asarray(start_ns, np.int64), 0)
@@ -72,6 +73,13 @@ def exact_durations(start_ns: np.ndarray, dur_ns: np.ndarray) -> np.ndarray:
             break
         fixed = np.where(total < end[bad], np.nextafter(fixed, np.inf), fixed)
         fixed = np.where(total > end[bad], np.nextafter(fixed, -np.inf), fixed)
+    # no double may land on the end (a ``ts`` of finer ulp than the end's: sums round to even);
+    # then the one just below it, so that the event still ends before its sibling starts
+    while True:
+        over = ts[bad] + fixed > end[bad]
+        if not over.any():
+            break
+        fixed = np.where(over, np.nextafter(fixed, -np.inf), fixed)
     texts = padded_table([repr(float(x)) for x in fixed], pad_left=True)
     width = max(field.shape[1], texts.shape[1])
     out = np.full((len(d), width), SPACE, np.uint8)
