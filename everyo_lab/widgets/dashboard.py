@@ -130,6 +130,7 @@ class Dashboard(anywidget.AnyWidget):
     why_all_frames = traitlets.Bool(False).tag(sync=True)  # the why panel shows everyo's frames
     why = traitlets.Dict().tag(sync=True)  # the why panel (views.why.panel)
     why_live = traitlets.Dict().tag(sync=True)  # while live: the first rows' panels (WhyLink)
+    why_outside = traitlets.Dict().tag(sync=True)  # the link to the outside panel (WhyLink)
 
     def __init__(
         self,
@@ -191,6 +192,7 @@ class Dashboard(anywidget.AnyWidget):
             self.why_target = {}
             self.why = {}
             self.why_live = {}
+            self.why_outside = {}
             self.run_id = run.id if run is not None else ""
             self.icicle = {}
         self.refresh()
@@ -228,6 +230,8 @@ class Dashboard(anywidget.AnyWidget):
                 self.icicle = _views().icicle_figure(run, theme=self.theme)
                 self._refresh_comparison()
             self._refresh_why()
+            if final:
+                self.why_outside = self._why.outside_link(run)
             if final and not self.why_target:  # no events: the panel shows the samples
                 target = self._why.auto_target(run)
                 if target:

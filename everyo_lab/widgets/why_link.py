@@ -83,6 +83,28 @@ class WhyLink:
             return {}
         return why.outside_target(why.outside_selection(run))
 
+    def outside_link(self, run) -> dict:
+        """The dashboard's link to the panel of the time outside every event, for a finished
+        run with events whose samples put :data:`~everyo.profiler.sampled_lines.OUTSIDE_MIN_SHARE`
+        or more of its time there: ``{"text", "title", "target"}`` (``target``: the
+        ``why_target`` it selects), else ``{}`` (a run without events opens that panel by
+        itself)."""
+        from everyo.profiler.sampled_lines import outside_events, outside_share
+        from everyo_lab.views import why
+
+        if run is None or not getattr(run, "num_events", 0) or _unsampled(run):
+            return {}
+        hot = outside_events(run, top=1)
+        if hot is None:
+            return {}
+        share = why.share_text(outside_share(run, hot))
+        sel = why.outside_selection(run)
+        return {
+            "text": f"{share} of the sampled time is outside every event: where it went",
+            "title": "open the sampled call tree of the time no recorded event holds",
+            "target": why.outside_target(sel),
+        }
+
     def select(self, run, target: dict, thread_ids: dict, hide) -> dict:
         """The panel of a new selection (``{}`` for none)."""
         from everyo_lab.views import why
@@ -135,7 +157,10 @@ def _exact(run, sel, hide) -> dict:
     except EveryOError as exc:
         return why.error_panel(str(exc))
     expand = None
-    if sel.is_event:
+    if sel.is_outside and not getattr(run, "num_events", 1) and hot.tree is not None:
+        # no events to draw: the flame chart draws the run's sampled call tree instead
+        expand = why.tree_bars(hot.tree, run.wall_ns)
+    elif sel.is_event:
         cols = run.samples.read()
         t = cols["t_ns"]
         mine = np.flatnonzero((cols["tid"] == sel.tid) & (t >= sel.start_ns) & (t < sel.end_ns))

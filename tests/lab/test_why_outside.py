@@ -155,3 +155,82 @@ def test_a_cell_is_named_as_ipython_names_it(shell):
     assert files and cell_place(files[0], 11) == f"Cell In[{count}], line 11"
     assert cell_place(files[0], None) == f"Cell In[{count}]"  # the cell alone: a function's
     assert cell_place("/home/me/train.py", 3) is None
+
+
+# -- the flame chart of the run's call tree; the link to the outside panel -------------------
+def _node(function, total, children=(), line=1):
+    return {
+        "file": "/x/app.py",
+        "line": line,
+        "function": function,
+        "total_ns": total,
+        "self_ns": total - sum(c["total_ns"] for c in children),
+        "share": 0.0,
+        "children": list(children),
+    }
+
+
+def test_tree_bars_lay_the_call_tree_out_by_shares_heaviest_first_under_the_caller():
+    small = _node("small", 10)
+    big = _node("big", 60, [_node("inner", 30)])
+    root = _node("<module>", 100, [small, big])
+    tree = {**_node("the run", 100, [root]), "file": ""}
+    out = why.tree_bars(tree, wall_ns=2_000_000)
+    got = [(b["row"], b["left"], b["width"], b["text"]) for b in out["bars"]]
+    assert got == [
+        (0, 0.0, 1.0, "<module>"),
+        (1, 0.0, 0.6, "big"),  # the heaviest callee first, though listed second
+        (1, 0.6, 0.1, "small"),
+        (2, 0.0, 0.3, "inner"),
+    ]
+    assert out["rows"] == 3 and (out["start_ms"], out["end_ms"]) == (0.0, 2.0)
+    assert out["bars"][1]["title"] == "big · app.py:1 · 0.000060 ms (60.0 %)"
+
+
+def test_tree_bars_leave_out_what_is_too_narrow_or_too_deep():
+    deep = _node("leaf", 100)
+    for k in range(why.FRAME_ROWS + 3):
+        deep = _node(f"f{k}", 100, [deep])
+    tiny = _node("tiny", 1)
+    tree = {**_node("the run", 1001, [deep, tiny]), "file": ""}
+    out = why.tree_bars(tree, wall_ns=1000)
+    assert out["rows"] == why.FRAME_ROWS
+    assert "tiny" not in {b["text"] for b in out["bars"]}  # 0.1 %: below TREE_BAR_MIN
+
+
+def test_the_dashboard_of_a_run_without_events_sends_its_call_tree_to_the_flame_chart():
+    run = _run(samples=[(t, 1) for t in range(10, 310, 10)] + [(t, 2) for t in range(310, 410, 10)])
+    board = Dashboard(run)
+    expand = board.why["expand"]
+    got = [(b["row"], b["left"], b["width"], b["text"]) for b in expand["bars"]]
+    assert got == [(0, 0.0, 1.0, "<module>"), (1, 0.0, 0.75, "fn1"), (1, 0.75, 0.25, "fn2")]
+    assert expand["end_ms"] == run.wall_ns / 1e6
+    assert "drawn in the flame chart" in board.why["expand"]["caption"]
+    # shares as the panel's tree writes them (one producer of figures)
+    assert "75.0 %" in expand["bars"][1]["title"] and board.why["tree"]["share"] == "100.0 %"
+    # the fold button rebuilds the panel: the expansion comes with it
+    board.why_all_frames = True
+    assert board.why["expand"]["bars"][0]["text"] == "<module>"
+    assert board.why_outside == {}  # no link: the panel opened by itself
+
+
+def test_a_run_with_much_time_outside_its_events_links_to_that_panel():
+    inside = [(t, 0) for t in range(110, 400, 10)]  # 29 samples inside the event
+    outside = [(t, 1) for t in range(500, 900, 10)]  # 40 outside
+    board = Dashboard(_run(events=[(100, 300)], samples=inside + outside))
+    link = board.why_outside
+    assert link["target"] == {"type": "outside", "label": "time outside every event"}
+    assert link["text"].startswith("58.0 % of the sampled time is outside every event")
+    assert board.why == {}  # nothing opens by itself: the link does
+    board.why_target = link["target"]
+    assert board.why["state"] == "lines" and "time outside every event" in board.why["title"]
+    assert board.why["expand"] is None  # its events are drawn: no call tree over them
+
+
+def test_no_link_when_little_time_is_outside_the_events_or_there_are_no_samples():
+    inside = [(t, 0) for t in range(110, 400, 10)]
+    board = Dashboard(_run(events=[(100, 300)], samples=inside + [(450, 1)]))
+    assert board.why_outside == {}  # 1 of 30 samples: under OUTSIDE_MIN_SHARE
+    run = _run(events=[(100, 300)])
+    run.samples = None
+    assert Dashboard(run).why_outside == {}
