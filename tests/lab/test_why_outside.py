@@ -234,3 +234,19 @@ def test_no_link_when_little_time_is_outside_the_events_or_there_are_no_samples(
     run = _run(events=[(100, 300)])
     run.samples = None
     assert Dashboard(run).why_outside == {}
+
+
+def test_the_static_html_of_a_run_without_events_draws_its_call_tree_as_a_flame_chart():
+    run = _run(samples=[(t, 1) for t in range(10, 310, 10)] + [(t, 2) for t in range(310, 410, 10)])
+    page = render_html(run)
+    assert 'class="everyo-static-tree-flame"' in page
+    chart = page.split('class="everyo-static-tree-flame"', 1)[1]
+    # the dashboard's bars: fn2 beside fn1, a quarter of the width, under <module>
+    assert 'title="fn2 · app.py:12 · ' in chart and "(25.0 %)" in chart
+    assert "left:75.000%;top:16px;width:25.000%" in chart
+    assert "left:0.000%;top:0px;width:100.000%" in chart  # <module>: the whole run
+    assert "<svg" not in page and "<script" not in page
+    # a run with events: its own flame chart, no call tree drawn as one
+    inside = [(t, 0) for t in range(110, 400, 10)]
+    busy = _run(events=[(100, 300)], samples=inside + [(t, 1) for t in range(500, 900, 10)])
+    assert "everyo-static-tree-flame" not in render_html(busy)
