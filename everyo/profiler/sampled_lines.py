@@ -121,7 +121,9 @@ class Folding:
     """
 
     def __init__(self, frames: list, hide: str | None):
-        self.frames = frames
+        # a copy: while the run records the sampler appends frames, and both masks must be
+        # of one length (they were not: "operands could not be broadcast together")
+        frames = self.frames = list(frames)
         self.hidden = frame_filter(frames, hide)
         # (visible ones only: the script runner's frozen frames are folded, not a library's)
         self.library = library_frames(frames) & ~self.hidden if hide == "everyo" else None
