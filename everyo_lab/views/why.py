@@ -52,6 +52,7 @@ FRAME_ROWS = 12
 FRAME_SAMPLES = 4000  # drawn into an expansion at most: above, every k-th sample
 TREE_BAR_MIN = 0.002
 """Call-tree nodes narrower than this share of the run are left out of its flame chart."""
+LIVE_STATUS = "live: updated while the cell runs"
 SAMPLE_HINT = (
     "This run has no stack samples, so it cannot say which lines made {what} slow. Profile "
     "the cell with %%everyo_profile --sample (in Python: profile(sample=1); on the command "
@@ -248,7 +249,7 @@ def panel(hot, sel: Selection, *, live: bool = False, expand: dict | None = None
         **_head(sel),
         "state": "lines" if hot.lines else "empty",
         "live": bool(live),
-        "status": "live: updated while the cell runs" if live else "",
+        "status": LIVE_STATUS if live else "",
         "summary": summary,
         "hide": hot.hide,
         "toggle": "fold everyo's frames" if hot.hide is None else "show everyo's frames",

@@ -223,6 +223,7 @@ class Dashboard(anywidget.AnyWidget):
                 catch_up = time.thread_time() - t0
                 self._refresh_live(run, stream, batch, state)
                 self._refresh_why()
+                self._auto_why(run)
                 return catch_up
             self._send_all(stream.update(batch, state=state, final=final))
             self._show_report(self._build_report(run))
@@ -232,11 +233,17 @@ class Dashboard(anywidget.AnyWidget):
             self._refresh_why()
             if final:
                 self.why_outside = self._why.outside_link(run)
-            if final and not self.why_target:  # no events: the panel shows the samples
-                target = self._why.auto_target(run)
-                if target:
-                    self.why_target = target  # (_on_why builds the panel)
+            if final:
+                self._auto_why(run)
             return None
+
+    def _auto_why(self, run) -> None:
+        """No events (yet) but samples: the panel opens on the run's sampled call tree, which
+        the flame chart draws (while live too, as the samples come)."""
+        if not self.why_target:
+            target = self._why.auto_target(run)
+            if target:
+                self.why_target = target  # (_on_why builds the panel)
 
     @property
     def shown_report(self) -> dict:

@@ -72,14 +72,19 @@ class WhyLink:
         return {"panels": out, "other": LIVE_OTHER.format(n=LIVE_ROWS)}
 
     def auto_target(self, run) -> dict:
-        """The ``why_target`` the panel opens on by itself: the sampled call tree of a finished
-        run that recorded no events but holds samples (nothing else to select), else ``{}``."""
+        """The ``why_target`` the panel opens on by itself: the sampled call tree of a run that
+        recorded no events but holds samples (nothing else to select; while it records, as
+        soon as it holds samples and no events), else ``{}``."""
         from everyo.profiler.sampled_lines import outside_events
         from everyo_lab.views import why
 
         if run is None or self.sel is not None or getattr(run, "num_events", 1):
             return {}
-        if outside_events(run) is None:
+        if getattr(run, "status", "completed") == "running":
+            samples = getattr(run, "samples", None)
+            if samples is None or not len(samples):
+                return {}
+        elif outside_events(run) is None:
             return {}
         return why.outside_target(why.outside_selection(run))
 
@@ -125,15 +130,23 @@ class WhyLink:
         sel = self.sel
         if sel is None or run is None:
             return {}
-        if _unsampled(run):
+        running = getattr(run, "status", "completed") == "running"
+        if sel.is_outside:  # (events may have come since it was selected: its label says)
+            sel = self.sel = why.outside_selection(run)
+        # the magic's own samples (dropped at the cell's end if it records events) are all a
+        # run without events has: its call tree shows from them while the cell runs
+        if getattr(run, "samples", None) is None or (_unsampled(run) and not sel.is_outside):
             return why.unsampled_panel(sel)
-        if getattr(run, "status", "completed") != "running" or sel.is_outside:
+        if not running:
             self.live = None
             return _exact(run, sel, hide)
         now = self._clock()
         if not force and now - self._at < LIVE_EVERY_S:
             return None
         self._at = now
+        if sel.is_outside:  # the exact panel of the samples so far, at the live table's pace
+            self.live = None
+            return _exact(run, sel, hide, live=True)
         if self.live is None:
             from everyo_lab.views.why_live import LiveWhy
 
@@ -149,7 +162,7 @@ def _unsampled(run) -> bool:
     return getattr(run, "samples", None) is None or bool(run.options.get("sample_auto"))
 
 
-def _exact(run, sel, hide) -> dict:
+def _exact(run, sel, hide, *, live: bool = False) -> dict:
     from everyo_lab.views import why
 
     try:
@@ -167,4 +180,4 @@ def _exact(run, sel, hide) -> dict:
         mine = mine[np.argsort(t[mine], kind="stable")]
         wall = cols["wall_ns"][mine]
         expand = why.frame_bars(run.samples, sel, t[mine], cols["stack"][mine], wall, hide)
-    return why.panel(hot, sel, expand=expand)
+    return why.panel(hot, sel, live=live, expand=expand)

@@ -38,9 +38,10 @@ while time.perf_counter() < end:
 """
 
 
-def _run(events=(), samples=()) -> Run:
+def _run(events=(), samples=(), *, running: bool = False) -> Run:
     """A finished run on a fake clock: ``events`` ``(start, dur)`` on thread 7; ``samples``
-    ``(t_ns, function index)`` of thread 7, 10 ns each, in ``/x/app.py``."""
+    ``(t_ns, function index)`` of thread 7, 10 ns each, in ``/x/app.py``. ``running``: still
+    recording, at 1000 ns."""
     cols = {
         "start_ns": np.array([e[0] for e in events], np.int64),
         "dur_ns": np.array([e[1] for e in events], np.int64),
@@ -49,8 +50,12 @@ def _run(events=(), samples=()) -> Run:
         "depth": np.zeros(len(events), np.int16),
     }
     store = EventStore.from_columns(cols, [("user", "work", "")], threads=[(7, "main")])
-    run = Run(store, label="planted", options={"sample_mode": "wall", "sample_ms": 1.0})
-    run.finish(wall_ns=1000)
+    now = [0]
+    options = {"sample_mode": "wall", "sample_ms": 1.0}
+    run = Run(store, label="planted", options=options, clock=lambda: now[0])
+    now[0] = 1000
+    if not running:
+        run.finish(wall_ns=1000)
     s = SampleStore()
     root = s.stack_id(-1, s.frame_id("m", "/x/app.py", 1, "<module>"))
     stacks = [s.stack_id(root, s.frame_id(i, "/x/app.py", 10 + i, f"fn{i}")) for i in range(3)]
@@ -250,3 +255,25 @@ def test_the_static_html_of_a_run_without_events_draws_its_call_tree_as_a_flame_
     inside = [(t, 0) for t in range(110, 400, 10)]
     busy = _run(events=[(100, 300)], samples=inside + [(t, 1) for t in range(500, 900, 10)])
     assert "everyo-static-tree-flame" not in render_html(busy)
+
+
+def test_while_a_run_without_events_records_the_chart_draws_its_call_tree_so_far():
+    run = _run(samples=[(t, 1) for t in range(10, 310, 10)], running=True)
+    board = Dashboard(run)
+    assert board.why_target == {}  # (the first refresh is not a live one)
+    board.refresh(live=True)
+    assert board.why_target == {"type": "outside", "label": "the run"}
+    assert board.why["live"] and board.why["status"] == why.LIVE_STATUS
+    bars = [(b["row"], b["width"], b["text"]) for b in board.why["expand"]["bars"]]
+    assert bars == [(0, 1.0, "<module>"), (1, 1.0, "fn1")]
+    assert board.why["expand"]["end_ms"] == 0.001  # the run so far
+    # the magic's own samples (sample_auto) are what a cell without events has: shown too
+    auto = _run(samples=[(t, 2) for t in range(10, 110, 10)], running=True)
+    auto.options["sample_auto"] = True
+    board = Dashboard(auto)
+    board.refresh(live=True)
+    assert board.why["expand"]["bars"][1]["text"] == "fn2"
+    # no samples yet: nothing opens
+    board = Dashboard(_run(running=True))
+    board.refresh(live=True)
+    assert board.why_target == {}
