@@ -690,3 +690,19 @@ def test_a_long_run_draws_a_bounded_share_of_its_samples_into_the_trace(
     every, drawn = opened(10**9), opened(taken // 4)  # every 4th sample of each thread
     assert 0 < drawn < every
     assert ep.load(tmp_path / f"cap{taken // 4}.json").num_events == p.run.num_events
+
+
+def test_samples_reach_the_store_at_least_every_half_second_of_sampling():
+    """A live dashboard draws only the samples in the store: at the magic's 10 ms they are
+    moved there every 50 samples, not every 512 (5 s: a short cell showed none while live)."""
+    from everyo.profiler import sampler
+    from everyo.profiler.samples import SampleStore
+    from everyo.profiler.store import EventStore
+
+    def flush_at(ms):
+        s = sampler.Sampler(
+            SampleStore(), ms, "wall", time.perf_counter_ns, lambda: 0, EventStore(())
+        )
+        return s._flush_at
+
+    assert [flush_at(ms) for ms in (10.0, 1.0, 0.5, 0.1)] == [50, 500, 512, 512]
