@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:3ffd0a36eaaf28c0 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:7c9c54b3287ae2c7 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:3ffd0a36eaaf28c0"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:7c9c54b3287ae2c7"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -845,6 +845,7 @@ return target && target.type ? target : null;
 const select = (target) => {
 commit(model, { why_target: target || {} });
 update();
+updateLink();
 };
 const handlers = {
 onClose: () => select(null),
@@ -871,14 +872,16 @@ else el.replaceChildren();
 const link = node(doc, "div", "everyo-why-outside");
 link.hidden = true;
 let linkShown = "";
-const updateLink = () => {
+function updateLink() {
 const outside = model.get("why_outside") || {};
-const text = JSON.stringify(outside);
+const selected = selection();
+const open = Boolean(selected && selected.type === "outside"); // its panel is there already
+const text = JSON.stringify([outside, open]);
 if (text === linkShown) return;
 linkShown = text;
 link.replaceChildren();
-link.hidden = !outside.target;
-if (!outside.target) return;
+link.hidden = !outside.target || open;
+if (link.hidden) return;
 const button = node(doc, "button", "everyo-why-outside-link", outside.text);
 button.title = outside.title || "";
 button.addEventListener("click", () => {
@@ -886,7 +889,7 @@ if (onOutside) onOutside(outside.target);
 else select(outside.target);
 });
 link.appendChild(button);
-};
+}
 const updateAll = () => {
 update();
 updateLink();
@@ -1741,7 +1744,8 @@ const frames = this.frameBars(lanes, map);
 const height = Math.max(1, Math.round(map.rowHeight));
 for (const f of frames) {
 ctx.fillStyle = colors.frame_bar;
-ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0)), height);
+const gap = f.x1 - f.x0 > 3 ? 1 : 0;
+ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0) - gap), height);
 const text = fitText(f.bar.text, Math.floor((f.x1 - f.x0 - 8) / 6.5));
 ctx.fillStyle = colors.text_on_bar || "#111";
 if (text) ctx.fillText(text, f.x0 + 3, map.rowTop(f.row) + height / 2, f.x1 - f.x0 - 6);

@@ -91,24 +91,26 @@ class WhyLink:
     def outside_link(self, run) -> dict:
         """The dashboard's link to the panel of the time outside every event, for a finished
         run with events whose samples put :data:`~everyo.profiler.sampled_lines.OUTSIDE_MIN_SHARE`
-        or more of its time there: ``{"text", "title", "target"}`` (``target``: the
-        ``why_target`` it selects), else ``{}`` (a run without events opens that panel by
-        itself)."""
+        or more of its time there, or to the run's sampled call tree for a run without events
+        (which opens by itself: the link opens it again once closed): ``{"text", "title",
+        "target"}`` (``target``: the ``why_target`` it selects), else ``{}``."""
         from everyo.profiler.sampled_lines import outside_events, outside_share
         from everyo_lab.views import why
 
-        if run is None or not getattr(run, "num_events", 0) or _unsampled(run):
+        if run is None or _unsampled(run):
             return {}
         hot = outside_events(run, top=1)
         if hot is None:
             return {}
-        share = why.share_text(outside_share(run, hot))
         sel = why.outside_selection(run)
-        return {
-            "text": f"{share} of the sampled time is outside every event: where it went",
-            "title": "open the sampled call tree of the time no recorded event holds",
-            "target": why.outside_target(sel),
-        }
+        if not getattr(run, "num_events", 0):
+            text = "where the time went: the run's sampled call tree"
+            title = "open the panel of every sample, and its call tree in the flame chart"
+        else:
+            share = why.share_text(outside_share(run, hot))
+            text = f"{share} of the sampled time is outside every event: where it went"
+            title = "open the sampled call tree of the time no recorded event holds"
+        return {"text": text, "title": title, "target": why.outside_target(sel)}
 
     def select(self, run, target: dict, thread_ids: dict, hide) -> dict:
         """The panel of a new selection (``{}`` for none)."""

@@ -146,8 +146,8 @@ export function livePanel(live, target) {
  * messages wait for the cell), so the panel shows the selection's entry of `why_live`; after
  * that the `why` trait (until it comes, the last panel shown stays).
  * `link`: the button that opens the panel of the time outside every event (the `why_outside`
- * trait: shown when the kernel finds enough of the run's sampled time there), through
- * `onOutside(target)` (default: select it).
+ * trait: shown when the kernel finds enough of the run's sampled time there, or the run has no
+ * events; hidden while that panel is open), through `onOutside(target)` (default: select it).
  */
 export function mountWhy(doc, model, { onFrames = null, onOutside = null } = {}) {
   const el = node(doc, "div", "everyo-why");
@@ -162,6 +162,7 @@ export function mountWhy(doc, model, { onFrames = null, onOutside = null } = {})
   const select = (target) => {
     commit(model, { why_target: target || {} });
     update();
+    updateLink();
   };
   const handlers = {
     onClose: () => select(null),
@@ -188,14 +189,16 @@ export function mountWhy(doc, model, { onFrames = null, onOutside = null } = {})
   const link = node(doc, "div", "everyo-why-outside");
   link.hidden = true;
   let linkShown = "";
-  const updateLink = () => {
+  function updateLink() {
     const outside = model.get("why_outside") || {};
-    const text = JSON.stringify(outside);
+    const selected = selection();
+    const open = Boolean(selected && selected.type === "outside"); // its panel is there already
+    const text = JSON.stringify([outside, open]);
     if (text === linkShown) return;
     linkShown = text;
     link.replaceChildren();
-    link.hidden = !outside.target;
-    if (!outside.target) return;
+    link.hidden = !outside.target || open;
+    if (link.hidden) return;
     const button = node(doc, "button", "everyo-why-outside-link", outside.text);
     button.title = outside.title || "";
     button.addEventListener("click", () => {
@@ -203,7 +206,7 @@ export function mountWhy(doc, model, { onFrames = null, onOutside = null } = {})
       else select(outside.target);
     });
     link.appendChild(button);
-  };
+  }
   const updateAll = () => {
     update();
     updateLink();

@@ -273,6 +273,11 @@ test("the link to the time outside every event shows the kernel's text and selec
   assert.equal(button.textContent, model.state.why_outside.text);
   button.fire("click");
   assert.deepEqual(model.state.why_target, target); // selected: the kernel answers with the panel
+  assert.equal(why.link.hidden, true); // its panel is open: no link to it
+  find(why.el, "everyo-why-close")[0]?.fire("click");
+  model.state.why_target = {}; // closed: the link opens it again
+  why.update();
+  assert.equal(why.link.hidden, false);
   // the dashboard places the panel first (onOutside), then selects
   const placed = mountWhy(doc, fakeModel({ why_outside: model.state.why_outside }), { onOutside: (t) => picked.push(t) });
   find(placed.link, "everyo-why-outside-link")[0].fire("click");

@@ -11,6 +11,7 @@ them. Screenshots go to ``test-artifacts/``.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -217,7 +218,23 @@ def test_a_cell_without_events_opens_the_panel_on_its_sampled_call_tree():
             s.screenshot(s.cell(1).locator(".everyo-why"), "why-panel-no-events")
 
 
-SLOW_PLAIN = PLAIN_PYTHON.replace("--label squares", "--label tree").replace("1.0", "4.0")
+SLOW_PLAIN = """%%everyo_profile --label tree
+import time
+
+def slow_squares(n):
+    s = 0
+    for v in range(n):
+        s += v * v  # planted hot line
+    return s
+
+def slow_cubes(n):
+    return sum(v * v * v for v in range(n))
+
+end = time.perf_counter() + 4.0
+while time.perf_counter() < end:
+    slow_squares(40_000)  # about two thirds of the time
+    slow_cubes(20_000)
+"""
 MIXED = """%%everyo_profile --sample 1 --label mixed
 import time
 from everyo.profiler import record_function
@@ -254,6 +271,7 @@ def test_the_flame_chart_draws_a_run_without_events_as_its_sampled_call_tree():
             assert live["title"] == "where the time went: the run (sampled call tree)", live
             s.wait_prompt(1, 60000)
             final = _wait_panel(s, 1, "!p.status && p.frames.includes('slow_squares')")
+            assert "slow_cubes" in final["frames"], final["frames"]  # beside it, narrower
             # callers above callees: the cell's <module> above slow_squares
             assert final["frames"].index("<module>") < final["frames"].index("slow_squares")
             flame = s.cell(1).locator(".everyo-flame-box")
@@ -268,10 +286,24 @@ def test_the_flame_chart_draws_a_run_without_events_as_its_sampled_call_tree():
             s.page.mouse.move(box["x"] + 0.3 * box["width"], box["y"] + 5)
             tip = s.cell(1).locator(".everyo-tooltip")
             tip.wait_for(state="visible", timeout=10000)
-            assert tip.text_content().startswith("<module> · Cell In["), tip.text_content()
-            assert "(100.0 %)" in tip.text_content()
+            text = tip.text_content()  # "function · place · time (share)", row 0's first bar
+            assert text.startswith(f"{final['frames'][0]} · "), (text, final["frames"])
+            assert re.search(r" ms \(\d+\.\d %\)$", text), text
             s.screenshot(flame, "why-flame-no-events")
-            assert s.cell(1).locator(".everyo-why-outside").is_hidden()  # it opened by itself
+            assert s.cell(1).locator(".everyo-why-outside").is_hidden()  # its panel is open
+            # closed, the bars go; the link opens the panel and draws them again
+            s.cell(1).locator(".everyo-why-close").click()
+            s.page.wait_for_function(
+                "i => { const c = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i];"
+                " return !c.querySelector('.everyo-dashboard').dataset.frames; }",
+                arg=1,
+                timeout=10000,
+            )
+            again = s.cell(1).locator(".everyo-why-outside-link")
+            again.wait_for(state="visible", timeout=10000)
+            assert again.text_content() == "where the time went: the run's sampled call tree"
+            again.click()
+            _wait_panel(s, 1, "p.frames.includes('slow_squares')")
 
             s.run_cell(2)
             s.wait_prompt(2, 60000)
