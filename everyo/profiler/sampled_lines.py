@@ -121,7 +121,9 @@ class Folding:
     """
 
     def __init__(self, frames: list, hide: str | None):
-        self.frames = frames
+        # a copy: while the run records the sampler appends frames, and both masks must be
+        # of one length (they were not: "operands could not be broadcast together")
+        frames = self.frames = list(frames)
         self.hidden = frame_filter(frames, hide)
         # (visible ones only: the script runner's frozen frames are folded, not a library's)
         self.library = library_frames(frames) & ~self.hidden if hide == "everyo" else None
@@ -329,12 +331,18 @@ def outside_events(run, *, hide: str | None = "everyo", top: int | None = 10):
     hot = hot_lines(run, None, hide=hide, top=top, outside=True)
     if not hot.sampled_ns or hot.tree is None:
         return None
-    if hot.scope == "outside":
-        mode = "wall_ns" if hot.mode == "wall" else "cpu_ns"
-        whole = int(samples.read()[mode].sum())
-        if hot.sampled_ns < OUTSIDE_MIN_SHARE * whole:
-            return None
+    if hot.scope == "outside" and outside_share(run, hot) < OUTSIDE_MIN_SHARE:
+        return None
     return hot
+
+
+def outside_share(run, hot) -> float:
+    """The share of ``run``'s sampled time that ``hot`` (:func:`hot_lines` with
+    ``outside=True``) holds: what :func:`outside_events` compares with
+    :data:`OUTSIDE_MIN_SHARE`, and the dashboard's link to that panel says."""
+    mode = "wall_ns" if hot.mode == "wall" else "cpu_ns"
+    whole = int(run.samples.read()[mode].sum())
+    return hot.sampled_ns / whole if whole > 0 else 0.0
 
 
 def summarize_stacks(

@@ -49,6 +49,7 @@ DEFAULT_INTERVAL_MS = 1.0
 MIN_INTERVAL_MS = 0.1
 MODES = ("wall", "cpu")
 _FLUSH_SAMPLES = 512
+_FLUSH_S = 0.5  # and at least this often (a live dashboard reads only the samples flushed)
 _IDLE_S = 0.05  # how often the sampling thread looks for threads when it has none to sample
 MAX_GAP = 2  # a sampling-thread sample stands for at most this many intervals
 # one whole-stack key of the Python look-up: the tuple's header, its slot in the dict (each
@@ -154,6 +155,9 @@ class Sampler:
         self.samples = samples
         self.on_flush = on_flush
         self.interval_s = interval_ms / 1000
+        # samples are moved into the store every this many: the live why panels draw from
+        # them (at 10 ms, 512 samples took 5 s, and a short cell showed none while it ran)
+        self._flush_at = max(1, min(_FLUSH_SAMPLES, round(_FLUSH_S / self.interval_s)))
         self.mode = mode
         self._clock, self._origin = clock, origin
         self._events = store
@@ -207,7 +211,7 @@ class Sampler:
                 None if _mono_clock(self._clock) else self._clock,
                 self._intern_main,
                 self._flush_main,
-                _FLUSH_SAMPLES,
+                self._flush_at,
                 round(MAX_GAP * self.interval_s * 1e9),
             )
             self._c.start()
@@ -369,7 +373,7 @@ class Sampler:
             with self._intern:
                 sid = self._stack_of(frame)
             self._signalled.append((now, self._main[1], sid, *self._spans(self._main[0], now, cpu)))
-            if len(self._signalled) >= _FLUSH_SAMPLES and not self._flushing.locked():
+            if len(self._signalled) >= self._flush_at and not self._flushing.locked():
                 self.flush()  # (the sampling thread runs only with other threads to sample)
         except Exception as exc:  # the sampler's own error loses this sample; the program's
             if raised_by_signal_handler(exc):  # handler's exception goes on (issue 44)
@@ -440,7 +444,7 @@ class Sampler:
             del frames  # frames keep their locals alive: drop them before sleeping
             if gone:  # a thread that ended: sample the others, or sleep until a new one
                 self._targets = [t for t in self._targets if t[3].is_alive()]
-        if len(self._rows) + len(self._signalled) >= _FLUSH_SAMPLES:
+        if len(self._rows) + len(self._signalled) >= self._flush_at:
             self.flush()
 
     def _stack_of(self, frame) -> int:

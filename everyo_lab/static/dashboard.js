@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:79bb7fb80fb85038 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:7c9c54b3287ae2c7 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:79bb7fb80fb85038"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:7c9c54b3287ae2c7"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -114,11 +114,15 @@ return { pointerToData, tooltipLines, showTooltip };
 // ---- src/lanes.js
 const __everyo_src_lanes_js = (() => {
 
-function layoutLanes(depths, threadName = (t) => `thread ${t}`) {
+function layoutLanes(depths, threadName = (t) => `thread ${t}`, top = null) {
 const threads = [...depths.keys()].sort((a, b) => a - b);
 const offset = new Map();
 const bands = [];
 let row = 0;
+if (top && top.rows > 0) {
+bands.push({ thread: null, first: 0, size: top.rows, name: top.name });
+row = top.rows + 1;
+}
 for (const thread of threads) {
 const size = depths.get(thread) + 1;
 offset.set(thread, row);
@@ -830,7 +834,7 @@ if (entry) return entry.panel;
 return { state: "pending", title: target.label || target.name, message: live.other || "" };
 }
 
-function mountWhy(doc, model, { onFrames = null } = {}) {
+function mountWhy(doc, model, { onFrames = null, onOutside = null } = {}) {
 const el = node(doc, "div", "everyo-why");
 el.hidden = true;
 let shown = null;
@@ -841,6 +845,7 @@ return target && target.type ? target : null;
 const select = (target) => {
 commit(model, { why_target: target || {} });
 update();
+updateLink();
 };
 const handlers = {
 onClose: () => select(null),
@@ -849,7 +854,7 @@ onToggle: () => commit(model, { why_all_frames: !model.get("why_all_frames") }),
 const choose = (selected) => {
 if (!selected) return null;
 const live = model.get("why_live");
-if (live && live.panels) return livePanel(live, selected);
+if (live && live.panels && selected.type !== "outside") return livePanel(live, selected);
 const why = model.get("why");
 return why && why.state ? why : shown;
 };
@@ -858,17 +863,49 @@ const selected = selection();
 const why = choose(selected);
 if (why === shown) return;
 shown = why;
-const expand = why && why.expand && selected && selected.type === "bar" ? why.expand : null;
-if (onFrames) onFrames(expand && { ...expand, thread: selected.thread, start: selected.start_ms, end: selected.end_ms });
+if (onFrames) onFrames(framesOf(why, selected));
 const body = renderWhy(doc, why, handlers);
 el.hidden = !body;
 if (body) el.replaceChildren(body);
 else el.replaceChildren();
 };
-update();
-return { el, update, select, traits: ["why", "why_live", "why_target"] };
+const link = node(doc, "div", "everyo-why-outside");
+link.hidden = true;
+let linkShown = "";
+function updateLink() {
+const outside = model.get("why_outside") || {};
+const selected = selection();
+const open = Boolean(selected && selected.type === "outside"); // its panel is there already
+const text = JSON.stringify([outside, open]);
+if (text === linkShown) return;
+linkShown = text;
+link.replaceChildren();
+link.hidden = !outside.target || open;
+if (link.hidden) return;
+const button = node(doc, "button", "everyo-why-outside-link", outside.text);
+button.title = outside.title || "";
+button.addEventListener("click", () => {
+if (onOutside) onOutside(outside.target);
+else select(outside.target);
+});
+link.appendChild(button);
 }
-return { rowTarget, barTarget, selectsRow, treeNode, renderWhy, livePanel, mountWhy };
+const updateAll = () => {
+update();
+updateLink();
+};
+updateAll();
+return { el, link, update: updateAll, select, traits: ["why", "why_live", "why_target", "why_outside"] };
+}
+
+function framesOf(why, selected) {
+const expand = why && why.expand && selected ? why.expand : null;
+if (!expand) return null;
+if (selected.type === "bar") return { ...expand, thread: selected.thread, start: selected.start_ms, end: selected.end_ms };
+if (selected.type === "outside") return { ...expand, thread: null, start: expand.start_ms, end: expand.end_ms };
+return null;
+}
+return { rowTarget, barTarget, selectsRow, treeNode, renderWhy, livePanel, mountWhy, framesOf };
 })();
 
 // ---- src/live_axes.js
@@ -1520,11 +1557,13 @@ if (this.drawn && this.drawn.signature === signature && this.drawn.themes === th
 const src = store.source(x0, x1, (x1 - x0) / plotW);
 if (!this.panning) this.requestDetail(src, x0, x1, plotW);
 const depths = mergedDepths(store, src.set);
-const frames = this.frames && depths.has(this.frames.thread) ? this.frames : null;
-const below = frames ? depths.get(frames.thread) + 1 : 0; // the frames' first row in its band
-if (frames) depths.set(frames.thread, below - 1 + frames.rows);
-const lanes = layoutLanes(depths, (t) => store.threadName(t));
-if (frames) lanes.frames = { ...frames, row0: lanes.offset.get(frames.thread) + below };
+const tree = this.frames && this.frames.thread === null ? this.frames : null;
+const frames = tree || (this.frames && depths.has(this.frames.thread) ? this.frames : null);
+const below = frames && !tree ? depths.get(frames.thread) + 1 : 0; // first row in its band
+if (frames && !tree) depths.set(frames.thread, below - 1 + frames.rows);
+const top = tree ? { rows: tree.rows, name: "sampled" } : null;
+const lanes = layoutLanes(depths, (t) => store.threadName(t), top);
+if (frames) lanes.frames = { ...frames, row0: tree ? 0 : lanes.offset.get(frames.thread) + below };
 const items = [];
 for (const lane of src.set.lanes.values()) {
 const first = lanes.offset.get(lane.thread);
@@ -1556,7 +1595,7 @@ return !this.figured && !this.engaged && (running(report) || !report.run_id);
 paintCanvasAxes(view) {
 const { store } = this.state;
 const report = view.report;
-if (store.empty) {
+if (store.empty && !view.lanes.frames) {
 this.axes.hidden = true;
 this.axesShown = "";
 if (running(report)) this.message.textContent = "recording…";
@@ -1615,13 +1654,13 @@ drawFigure(view) {
 const { store } = this.state;
 const { report } = view;
 const [x0, x1] = view.window;
-if (store.empty && report.status === "running") {
+if (store.empty && report.status === "running" && !view.lanes.frames) {
 if (!this.figured) this.message.textContent = "recording…"; // (--no-live: until the cell ends)
 return true;
 }
 const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
 let message = null;
-if (store.empty) message = (report.events || 0) > 0 ? "loading events…" : "no events";
+if (store.empty && !view.lanes.frames) message = (report.events || 0) > 0 ? "loading events…" : "no events";
 const layout = flameLayout({ x0, x1, lanes: view.lanes, colors: view.colors, width: view.width, message });
 const structure = JSON.stringify([traces, { ...layout, xaxis: { ...layout.xaxis, range: null } }]);
 if (structure !== this.structure) {
@@ -1705,7 +1744,8 @@ const frames = this.frameBars(lanes, map);
 const height = Math.max(1, Math.round(map.rowHeight));
 for (const f of frames) {
 ctx.fillStyle = colors.frame_bar;
-ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0)), height);
+const gap = f.x1 - f.x0 > 3 ? 1 : 0;
+ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0) - gap), height);
 const text = fitText(f.bar.text, Math.floor((f.x1 - f.x0 - 8) / 6.5));
 ctx.fillStyle = colors.text_on_bar || "#111";
 if (text) ctx.fillText(text, f.x0 + 3, map.rowTop(f.row) + height / 2, f.x1 - f.x0 - 6);
@@ -2849,6 +2889,8 @@ const CSS = `
 .everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
 .everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
 .everyo-why summary > * { margin-right: 8px; }
+.everyo-why-outside { margin: 2px 0 4px; }
+.everyo-why-outside-link { padding: 2px 8px; cursor: pointer; }
 `;
 
 const STYLE_ID = "everyo-widget-style";
@@ -3006,14 +3048,17 @@ if (anchor.nextSibling !== why.el) anchor.after(why.el);
 why.select(target);
 };
 const flame = new FlameView(doc, model, state, el);
-const why = mountWhy(doc, model, { onFrames: (frames) => flame.setFrames(frames) });
+const why = mountWhy(doc, model, {
+onFrames: (frames) => flame.setFrames(frames),
+onOutside: (target) => selectAfter(() => flame.el)(target),
+});
 const memory = mountMemory(doc, model, flame);
 const exportBox = renderExportButton(doc, model);
 const table = mountTable(doc, model, { onSelect: selectAfter(() => table.el) });
 flame.onSelect = selectAfter(() => flame.el);
 const icicle = mountIcicle(doc, model);
 const compare = mountCompare(doc, model, state);
-el.append(picker.el, header, notes, steps, flame.el, why.el, memory.el, exportBox, table.el, icicle.el, compare.el);
+el.append(picker.el, header, notes, why.link, steps, flame.el, why.el, memory.el, exportBox, table.el, icicle.el, compare.el);
 const showOwn = () => el.classList.toggle("everyo-compare-only", Boolean(model.get("compare_only")));
 
 const extent = () => wholeWindow((model.get("report") || {}).wall_ms, state.store.whole.x1);

@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | sweep.js | sources sha256:63c43914ce40968e | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | sweep.js | sources sha256:58f7b69ac5d812ae | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:63c43914ce40968e"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["sweep:58f7b69ac5d812ae"] ??= (() => {
 
 // ---- src/export.js
 const __everyo_src_export_js = (() => {
@@ -179,6 +179,8 @@ const CSS = `
 .everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
 .everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
 .everyo-why summary > * { margin-right: 8px; }
+.everyo-why-outside { margin: 2px 0 4px; }
+.everyo-why-outside-link { padding: 2px 8px; cursor: pointer; }
 `;
 
 const STYLE_ID = "everyo-widget-style";

@@ -28,7 +28,15 @@ from everyo_lab.views.colors import MERGED_COLOR, color_for
 from everyo_lab.views.columns import event_label
 from everyo_lab.views.flame import flame_bars
 
-__all__ = ["MAX_BARS", "WIDTH_PX", "css", "flame_html", "nice_step", "time_axis_html"]
+__all__ = [
+    "MAX_BARS",
+    "WIDTH_PX",
+    "css",
+    "flame_html",
+    "nice_step",
+    "time_axis_html",
+    "tree_flame_html",
+]
 
 MAX_BARS = 600
 """Bars drawn at most (merged beyond): about 120 kB of HTML for a run of any size."""
@@ -65,6 +73,35 @@ def flame_html(
         time_axis_html(span, text_color),
         _legend(bars, keys, text_color),
     ]
+    return "".join(out)
+
+
+def tree_flame_html(expand: dict, *, text_color: str = "#555") -> str:
+    """The sampled call tree of a run without events as an HTML fragment ("" for no bars):
+    ``expand`` is its bars as :func:`everyo_lab.views.why.tree_bars` gives them (positions and
+    tooltips written by the kernel, as the dashboard draws them), over the run's time axis."""
+    from everyo_lab.views.colors import THEMES
+
+    bars = expand.get("bars") or []
+    if not bars:
+        return ""
+    fill = THEMES["light"]["frame_bar"]
+    out = [
+        f'<div class="everyo-static-tree-flame" style="position:relative;width:100%;'
+        f'max-width:{WIDTH_PX}px;height:{int(expand["rows"]) * _LANE}px;overflow:hidden">'
+    ]
+    for bar in bars:
+        left, width = 100 * float(bar["left"]), max(100 * float(bar["width"]), 0.05)
+        shown = html.escape(bar["text"]) if width / 100 * WIDTH_PX >= _LABEL_PX else ""
+        out.append(
+            f'<div title="{html.escape(bar["title"])}" style="position:absolute;'
+            f"left:{left:.3f}%;top:{int(bar['row']) * _LANE}px;width:{width:.3f}%;"
+            f"height:{_LANE - 2}px;background-color:{fill};overflow:hidden;white-space:nowrap;"
+            f'font-size:10px;line-height:{_LANE - 2}px;color:#111">{shown}</div>'
+        )
+    out.append("</div>")
+    span_ns = (float(expand["end_ms"]) - float(expand["start_ms"])) * 1e6
+    out.append(time_axis_html(max(span_ns, 1.0), text_color))
     return "".join(out)
 
 

@@ -14,7 +14,7 @@ import html
 
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
-from everyo_lab.views.flame_html import css, flame_html
+from everyo_lab.views.flame_html import css, flame_html, tree_flame_html
 from everyo_lab.views.memory import memory_html, memory_text
 from everyo_lab.views.report import Report, as_report, hot_spot_figures, steps_text
 from everyo_lab.views.why_static import hot_lines_html, top_rows_hot_lines
@@ -88,7 +88,9 @@ def render_html(
     if report.rows:
         parts.append(render_table_html(report, theme=theme))
     if run is not None and not isinstance(run, Report):  # (no rows: the samples may say)
-        parts.append(hot_lines_html(top_rows_hot_lines(run, report), c))
+        found = top_rows_hot_lines(run, report)
+        parts.append(hot_lines_html(found, c))
+        parts.append(_tree_flame(run, found, c))
     parts.append(render_notes_html(report, theme=theme))
     if report.rows and run is not None and not isinstance(run, Report):
         batch = as_batch(run)
@@ -140,6 +142,26 @@ def render_header_html(run=None, *, theme: str = "light", report: Report | None 
     if r.memory:
         out.append(f'<div style="margin-bottom:6px">{html.escape(memory_text(r.memory))}</div>')
     return "".join(out)
+
+
+def _tree_flame(run, found: list, c: dict) -> str:
+    """A run without events: its sampled call tree as a flame chart (the dashboard's, drawn
+    from the same bars), "" for any other run."""
+    from everyo_lab.views.why import tree_bars
+
+    if getattr(run, "num_events", 1) or not found or not found[0][0].is_outside:
+        return ""
+    hot = found[0][1]
+    if hot.tree is None:
+        return ""
+    chart = tree_flame_html(tree_bars(hot.tree, run.wall_ns), text_color=c["muted"])
+    if not chart:
+        return ""
+    return (
+        f'<div style="margin-top:6px"><div style="{css("color", c["muted"])}">sampled call '
+        "tree (each function as wide as its share of the samples, callers above)</div>"
+        f"{chart}</div>"
+    )
 
 
 def _span_ns(batch, memory) -> float:

@@ -30,6 +30,7 @@ __all__ = [
     "Selection",
     "exact_hot_lines",
     "frame_bars",
+    "tree_bars",
     "outside_selection",
     "outside_target",
     "panel",
@@ -49,6 +50,9 @@ FRAME_BARS = 400
 """Bars of an expanded event's sampled frames, at most (the widest)."""
 FRAME_ROWS = 12
 FRAME_SAMPLES = 4000  # drawn into an expansion at most: above, every k-th sample
+TREE_BAR_MIN = 0.002
+"""Call-tree nodes narrower than this share of the run are left out of its flame chart."""
+LIVE_STATUS = "live: updated while the cell runs"
 SAMPLE_HINT = (
     "This run has no stack samples, so it cannot say which lines made {what} slow. Profile "
     "the cell with %%everyo_profile --sample (in Python: profile(sample=1); on the command "
@@ -245,7 +249,7 @@ def panel(hot, sel: Selection, *, live: bool = False, expand: dict | None = None
         **_head(sel),
         "state": "lines" if hot.lines else "empty",
         "live": bool(live),
-        "status": "live: updated while the cell runs" if live else "",
+        "status": LIVE_STATUS if live else "",
         "summary": summary,
         "hide": hot.hide,
         "toggle": "fold everyo's frames" if hot.hide is None else "show everyo's frames",
@@ -476,3 +480,51 @@ def _slices(since, times, sids, cache, common) -> list:
     if last is not None:
         close(0, last)
     return out
+
+
+# -- the sampled call tree of a run without events, as a flame chart ------------------------
+def tree_bars(tree: dict, wall_ns: int) -> dict:
+    """The call tree of a run without events (``hot.tree`` of its panel) as the bars of its
+    flame chart, in the expansion's form (:func:`frame_bars`) over the run's time ``[0,
+    wall_ns]``: as pyinstrument draws it, each function as wide as its share of the samples,
+    under its caller, the heaviest callee first (left), not in time order. Rows start with the
+    root's children (the deepest frame every sample shares); at most :data:`FRAME_ROWS` rows and
+    :data:`FRAME_BARS` bars (the widest kept), none narrower than :data:`TREE_BAR_MIN`.
+    """
+    whole = max(int(tree["total_ns"]), 1)
+    raw = []  # (row, left share, node)
+
+    def walk(node, row: int, left: float) -> None:
+        for child in sorted(node["children"], key=lambda c: -c["total_ns"]):
+            width = child["total_ns"] / whole
+            if width >= TREE_BAR_MIN and row < FRAME_ROWS:
+                raw.append((row, left, child))
+                walk(child, row + 1, left)
+            left += width
+
+    walk(tree, 0, 0.0)
+    raw.sort(key=lambda b: -b[2]["total_ns"])  # the widest first
+    bars = []
+    for row, left, node in raw[:FRAME_BARS]:
+        where = _where(node)
+        took = f"{duration_text(node['total_ns'])} ({share_text(node['total_ns'] / whole)})"
+        bars.append(
+            {
+                "row": row,
+                "left": round(left, 5),
+                "width": round(node["total_ns"] / whole, 5),
+                "text": node["function"],
+                "title": f"{node['function']} · {where} · {took}",
+            }
+        )
+    bars.sort(key=lambda b: (b["row"], b["left"]))
+    return {
+        "caption": (
+            "its sampled call tree is drawn in the flame chart: each function as wide as its "
+            "share of the samples, under its caller (the heaviest first, not in time order)"
+        ),
+        "rows": 1 + max((b["row"] for b in bars), default=-1),
+        "bars": bars,
+        "start_ms": 0.0,
+        "end_ms": round(max(int(wall_ns), 1) / 1e6, 6),
+    }

@@ -130,6 +130,7 @@ class Dashboard(anywidget.AnyWidget):
     why_all_frames = traitlets.Bool(False).tag(sync=True)  # the why panel shows everyo's frames
     why = traitlets.Dict().tag(sync=True)  # the why panel (views.why.panel)
     why_live = traitlets.Dict().tag(sync=True)  # while live: the first rows' panels (WhyLink)
+    why_outside = traitlets.Dict().tag(sync=True)  # the link to the outside panel (WhyLink)
 
     def __init__(
         self,
@@ -191,6 +192,7 @@ class Dashboard(anywidget.AnyWidget):
             self.why_target = {}
             self.why = {}
             self.why_live = {}
+            self.why_outside = {}
             self.run_id = run.id if run is not None else ""
             self.icicle = {}
         self.refresh()
@@ -221,6 +223,7 @@ class Dashboard(anywidget.AnyWidget):
                 catch_up = time.thread_time() - t0
                 self._refresh_live(run, stream, batch, state)
                 self._refresh_why()
+                self._auto_why(run)
                 return catch_up
             self._send_all(stream.update(batch, state=state, final=final))
             self._show_report(self._build_report(run))
@@ -228,11 +231,19 @@ class Dashboard(anywidget.AnyWidget):
                 self.icicle = _views().icicle_figure(run, theme=self.theme)
                 self._refresh_comparison()
             self._refresh_why()
-            if final and not self.why_target:  # no events: the panel shows the samples
-                target = self._why.auto_target(run)
-                if target:
-                    self.why_target = target  # (_on_why builds the panel)
+            if final:
+                self.why_outside = self._why.outside_link(run)
+            if final:
+                self._auto_why(run)
             return None
+
+    def _auto_why(self, run) -> None:
+        """No events (yet) but samples: the panel opens on the run's sampled call tree, which
+        the flame chart draws (while live too, as the samples come)."""
+        if not self.why_target:
+            target = self._why.auto_target(run)
+            if target:
+                self.why_target = target  # (_on_why builds the panel)
 
     @property
     def shown_report(self) -> dict:

@@ -72,16 +72,45 @@ class WhyLink:
         return {"panels": out, "other": LIVE_OTHER.format(n=LIVE_ROWS)}
 
     def auto_target(self, run) -> dict:
-        """The ``why_target`` the panel opens on by itself: the sampled call tree of a finished
-        run that recorded no events but holds samples (nothing else to select), else ``{}``."""
+        """The ``why_target`` the panel opens on by itself: the sampled call tree of a run that
+        recorded no events but holds samples (nothing else to select; while it records, as
+        soon as it holds samples and no events), else ``{}``."""
         from everyo.profiler.sampled_lines import outside_events
         from everyo_lab.views import why
 
         if run is None or self.sel is not None or getattr(run, "num_events", 1):
             return {}
-        if outside_events(run) is None:
+        if getattr(run, "status", "completed") == "running":
+            samples = getattr(run, "samples", None)
+            if samples is None or not len(samples):
+                return {}
+        elif outside_events(run) is None:
             return {}
         return why.outside_target(why.outside_selection(run))
+
+    def outside_link(self, run) -> dict:
+        """The dashboard's link to the panel of the time outside every event, for a finished
+        run with events whose samples put :data:`~everyo.profiler.sampled_lines.OUTSIDE_MIN_SHARE`
+        or more of its time there, or to the run's sampled call tree for a run without events
+        (which opens by itself: the link opens it again once closed): ``{"text", "title",
+        "target"}`` (``target``: the ``why_target`` it selects), else ``{}``."""
+        from everyo.profiler.sampled_lines import outside_events, outside_share
+        from everyo_lab.views import why
+
+        if run is None or _unsampled(run):
+            return {}
+        hot = outside_events(run, top=1)
+        if hot is None:
+            return {}
+        sel = why.outside_selection(run)
+        if not getattr(run, "num_events", 0):
+            text = "where the time went: the run's sampled call tree"
+            title = "open the panel of every sample, and its call tree in the flame chart"
+        else:
+            share = why.share_text(outside_share(run, hot))
+            text = f"{share} of the sampled time is outside every event: where it went"
+            title = "open the sampled call tree of the time no recorded event holds"
+        return {"text": text, "title": title, "target": why.outside_target(sel)}
 
     def select(self, run, target: dict, thread_ids: dict, hide) -> dict:
         """The panel of a new selection (``{}`` for none)."""
@@ -103,15 +132,23 @@ class WhyLink:
         sel = self.sel
         if sel is None or run is None:
             return {}
-        if _unsampled(run):
+        running = getattr(run, "status", "completed") == "running"
+        if sel.is_outside:  # (events may have come since it was selected: its label says)
+            sel = self.sel = why.outside_selection(run)
+        # the magic's own samples (dropped at the cell's end if it records events) are all a
+        # run without events has: its call tree shows from them while the cell runs
+        if getattr(run, "samples", None) is None or (_unsampled(run) and not sel.is_outside):
             return why.unsampled_panel(sel)
-        if getattr(run, "status", "completed") != "running" or sel.is_outside:
+        if not running:
             self.live = None
             return _exact(run, sel, hide)
         now = self._clock()
         if not force and now - self._at < LIVE_EVERY_S:
             return None
         self._at = now
+        if sel.is_outside:  # the exact panel of the samples so far, at the live table's pace
+            self.live = None
+            return _exact(run, sel, hide, live=True)
         if self.live is None:
             from everyo_lab.views.why_live import LiveWhy
 
@@ -127,7 +164,7 @@ def _unsampled(run) -> bool:
     return getattr(run, "samples", None) is None or bool(run.options.get("sample_auto"))
 
 
-def _exact(run, sel, hide) -> dict:
+def _exact(run, sel, hide, *, live: bool = False) -> dict:
     from everyo_lab.views import why
 
     try:
@@ -135,11 +172,14 @@ def _exact(run, sel, hide) -> dict:
     except EveryOError as exc:
         return why.error_panel(str(exc))
     expand = None
-    if sel.is_event:
+    if sel.is_outside and not getattr(run, "num_events", 1) and hot.tree is not None:
+        # no events to draw: the flame chart draws the run's sampled call tree instead
+        expand = why.tree_bars(hot.tree, run.wall_ns)
+    elif sel.is_event:
         cols = run.samples.read()
         t = cols["t_ns"]
         mine = np.flatnonzero((cols["tid"] == sel.tid) & (t >= sel.start_ns) & (t < sel.end_ns))
         mine = mine[np.argsort(t[mine], kind="stable")]
         wall = cols["wall_ns"][mine]
         expand = why.frame_bars(run.samples, sel, t[mine], cols["stack"][mine], wall, hide)
-    return why.panel(hot, sel, expand=expand)
+    return why.panel(hot, sel, live=live, expand=expand)

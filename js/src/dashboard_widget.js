@@ -147,14 +147,17 @@ function render({ model: traits, el }) {
     why.select(target);
   };
   const flame = new FlameView(doc, model, state, el);
-  const why = mountWhy(doc, model, { onFrames: (frames) => flame.setFrames(frames) });
+  const why = mountWhy(doc, model, {
+    onFrames: (frames) => flame.setFrames(frames),
+    onOutside: (target) => selectAfter(() => flame.el)(target),
+  });
   const memory = mountMemory(doc, model, flame);
   const exportBox = renderExportButton(doc, model);
   const table = mountTable(doc, model, { onSelect: selectAfter(() => table.el) });
   flame.onSelect = selectAfter(() => flame.el);
   const icicle = mountIcicle(doc, model);
   const compare = mountCompare(doc, model, state);
-  el.append(picker.el, header, notes, steps, flame.el, why.el, memory.el, exportBox, table.el, icicle.el, compare.el);
+  el.append(picker.el, header, notes, why.link, steps, flame.el, why.el, memory.el, exportBox, table.el, icicle.el, compare.el);
   // everyo_lab.compare(a, b): the comparison alone (a CSS rule hides the run's own sections)
   const showOwn = () => el.classList.toggle("everyo-compare-only", Boolean(model.get("compare_only")));
 

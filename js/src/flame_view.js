@@ -186,11 +186,14 @@ export class FlameView {
     const src = store.source(x0, x1, (x1 - x0) / plotW);
     if (!this.panning) this.requestDetail(src, x0, x1, plotW);
     const depths = mergedDepths(store, src.set);
-    const frames = this.frames && depths.has(this.frames.thread) ? this.frames : null;
-    const below = frames ? depths.get(frames.thread) + 1 : 0; // the frames' first row in its band
-    if (frames) depths.set(frames.thread, below - 1 + frames.rows);
-    const lanes = layoutLanes(depths, (t) => store.threadName(t));
-    if (frames) lanes.frames = { ...frames, row0: lanes.offset.get(frames.thread) + below };
+    // the sampled call tree of a run without events (thread null): a band of its own, on top
+    const tree = this.frames && this.frames.thread === null ? this.frames : null;
+    const frames = tree || (this.frames && depths.has(this.frames.thread) ? this.frames : null);
+    const below = frames && !tree ? depths.get(frames.thread) + 1 : 0; // first row in its band
+    if (frames && !tree) depths.set(frames.thread, below - 1 + frames.rows);
+    const top = tree ? { rows: tree.rows, name: "sampled" } : null;
+    const lanes = layoutLanes(depths, (t) => store.threadName(t), top);
+    if (frames) lanes.frames = { ...frames, row0: tree ? 0 : lanes.offset.get(frames.thread) + below };
     const items = [];
     for (const lane of src.set.lanes.values()) {
       const first = lanes.offset.get(lane.thread);
@@ -232,7 +235,7 @@ export class FlameView {
   paintCanvasAxes(view) {
     const { store } = this.state;
     const report = view.report;
-    if (store.empty) {
+    if (store.empty && !view.lanes.frames) {
       this.axes.hidden = true;
       this.axesShown = "";
       if (running(report)) this.message.textContent = "recording…";
@@ -301,7 +304,7 @@ export class FlameView {
     const { store } = this.state;
     const { report } = view;
     const [x0, x1] = view.window;
-    if (store.empty && report.status === "running") {
+    if (store.empty && report.status === "running" && !view.lanes.frames) {
       // a cell that has recorded nothing yet: no axes to draw (their react would be one of a
       // live cell's costliest tasks, taking CPU from the kernel when its run starts)
       if (!this.figured) this.message.textContent = "recording…"; // (--no-live: until the cell ends)
@@ -309,7 +312,7 @@ export class FlameView {
     }
     const traces = legendTraces(store.keys, this.hidden, this.mixedSeen);
     let message = null;
-    if (store.empty) message = (report.events || 0) > 0 ? "loading events…" : "no events";
+    if (store.empty && !view.lanes.frames) message = (report.events || 0) > 0 ? "loading events…" : "no events";
     const layout = flameLayout({ x0, x1, lanes: view.lanes, colors: view.colors, width: view.width, message });
     const structure = JSON.stringify([traces, { ...layout, xaxis: { ...layout.xaxis, range: null } }]);
     if (structure !== this.structure) {
@@ -370,6 +373,8 @@ export class FlameView {
   /**
    * Expand an event into its sampled frames (the why panel's `expand`, placed by fractions of
    * the event's span `[start, end]`): rows of bars under its thread's band; null collapses it.
+   * With `thread` null (a run without events: its sampled call tree over the run's time, each
+   * function as wide as its share), the rows are a band of their own on top.
    */
   setFrames(frames) {
     this.frames = frames && frames.bars && frames.bars.length ? frames : null;
@@ -407,7 +412,10 @@ export class FlameView {
     const height = Math.max(1, Math.round(map.rowHeight));
     for (const f of frames) {
       ctx.fillStyle = colors.frame_bar;
-      ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0)), height);
+      // a pixel's gap after a bar wider than 3 px: neighbours of one frame (a call tree's two
+      // lines of one function) read as two bars
+      const gap = f.x1 - f.x0 > 3 ? 1 : 0;
+      ctx.fillRect(Math.floor(f.x0), Math.round(map.rowTop(f.row)), Math.max(1, Math.round(f.x1 - f.x0) - gap), height);
       const text = fitText(f.bar.text, Math.floor((f.x1 - f.x0 - 8) / 6.5));
       ctx.fillStyle = colors.text_on_bar || "#111";
       if (text) ctx.fillText(text, f.x0 + 3, map.rowTop(f.row) + height / 2, f.x1 - f.x0 - 6);

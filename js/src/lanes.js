@@ -7,12 +7,18 @@
  *
  * Returns `{offset: Map(thread -> first row), nLanes, bands: [{thread, first, size, name}]}`;
  * the row of (thread, depth) is `offset.get(thread) + depth`.
+ * `top`: `{rows, name}` of a band of no thread above them all (rows 0 to `rows - 1`: the
+ * sampled call tree of a run without events), `thread` null in `bands`.
  */
-export function layoutLanes(depths, threadName = (t) => `thread ${t}`) {
+export function layoutLanes(depths, threadName = (t) => `thread ${t}`, top = null) {
   const threads = [...depths.keys()].sort((a, b) => a - b);
   const offset = new Map();
   const bands = [];
   let row = 0;
+  if (top && top.rows > 0) {
+    bands.push({ thread: null, first: 0, size: top.rows, name: top.name });
+    row = top.rows + 1;
+  }
   for (const thread of threads) {
     const size = depths.get(thread) + 1;
     offset.set(thread, row);

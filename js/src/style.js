@@ -61,6 +61,8 @@ export const CSS = `
 .everyo-why td:last-child, .everyo-why code { font-family: var(--jp-code-font-family, monospace); white-space: pre; }
 .everyo-why-node { margin-left: 1.1em; white-space: nowrap; }
 .everyo-why summary > * { margin-right: 8px; }
+.everyo-why-outside { margin: 2px 0 4px; }
+.everyo-why-outside-link { padding: 2px 8px; cursor: pointer; }
 `;
 
 export const STYLE_ID = "everyo-widget-style";

@@ -145,8 +145,11 @@ export function livePanel(live, target) {
  * While the run records, the kernel answers a selection only when the cell ends (its comm
  * messages wait for the cell), so the panel shows the selection's entry of `why_live`; after
  * that the `why` trait (until it comes, the last panel shown stays).
+ * `link`: the button that opens the panel of the time outside every event (the `why_outside`
+ * trait: shown when the kernel finds enough of the run's sampled time there, or the run has no
+ * events; hidden while that panel is open), through `onOutside(target)` (default: select it).
  */
-export function mountWhy(doc, model, { onFrames = null } = {}) {
+export function mountWhy(doc, model, { onFrames = null, onOutside = null } = {}) {
   const el = node(doc, "div", "everyo-why");
   el.hidden = true;
   let shown = null;
@@ -159,6 +162,7 @@ export function mountWhy(doc, model, { onFrames = null } = {}) {
   const select = (target) => {
     commit(model, { why_target: target || {} });
     update();
+    updateLink();
   };
   const handlers = {
     onClose: () => select(null),
@@ -167,7 +171,7 @@ export function mountWhy(doc, model, { onFrames = null } = {}) {
   const choose = (selected) => {
     if (!selected) return null;
     const live = model.get("why_live");
-    if (live && live.panels) return livePanel(live, selected);
+    if (live && live.panels && selected.type !== "outside") return livePanel(live, selected);
     const why = model.get("why");
     return why && why.state ? why : shown;
   };
@@ -176,13 +180,50 @@ export function mountWhy(doc, model, { onFrames = null } = {}) {
     const why = choose(selected);
     if (why === shown) return;
     shown = why;
-    const expand = why && why.expand && selected && selected.type === "bar" ? why.expand : null;
-    if (onFrames) onFrames(expand && { ...expand, thread: selected.thread, start: selected.start_ms, end: selected.end_ms });
+    if (onFrames) onFrames(framesOf(why, selected));
     const body = renderWhy(doc, why, handlers);
     el.hidden = !body;
     if (body) el.replaceChildren(body);
     else el.replaceChildren();
   };
-  update();
-  return { el, update, select, traits: ["why", "why_live", "why_target"] };
+  const link = node(doc, "div", "everyo-why-outside");
+  link.hidden = true;
+  let linkShown = "";
+  function updateLink() {
+    const outside = model.get("why_outside") || {};
+    const selected = selection();
+    const open = Boolean(selected && selected.type === "outside"); // its panel is there already
+    const text = JSON.stringify([outside, open]);
+    if (text === linkShown) return;
+    linkShown = text;
+    link.replaceChildren();
+    link.hidden = !outside.target || open;
+    if (link.hidden) return;
+    const button = node(doc, "button", "everyo-why-outside-link", outside.text);
+    button.title = outside.title || "";
+    button.addEventListener("click", () => {
+      if (onOutside) onOutside(outside.target);
+      else select(outside.target);
+    });
+    link.appendChild(button);
+  }
+  const updateAll = () => {
+    update();
+    updateLink();
+  };
+  updateAll();
+  return { el, link, update: updateAll, select, traits: ["why", "why_live", "why_target", "why_outside"] };
+}
+
+/**
+ * What the flame chart draws of the panel `why` of the selection `selected`: one event's
+ * sampled frames under its thread in its span, or the sampled call tree of a run without
+ * events (its own band, over the run's time: `thread` null); null when there is none.
+ */
+export function framesOf(why, selected) {
+  const expand = why && why.expand && selected ? why.expand : null;
+  if (!expand) return null;
+  if (selected.type === "bar") return { ...expand, thread: selected.thread, start: selected.start_ms, end: selected.end_ms };
+  if (selected.type === "outside") return { ...expand, thread: null, start: expand.start_ms, end: expand.end_ms };
+  return null;
 }

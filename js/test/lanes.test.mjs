@@ -29,3 +29,13 @@ test("no lanes still gives a one-row axis", () => {
   assert.equal(lanes.nLanes, 1);
   assert.deepEqual(laneAxis(lanes).range, [0.5, -0.5]);
 });
+
+test("a band of no thread on top (a run's sampled call tree): the threads' bands below it", () => {
+  const lanes = layoutLanes(new Map([[0, 1]]), () => "MainThread", { rows: 3, name: "sampled" });
+  assert.deepEqual(lanes.bands.map((b) => [b.thread, b.first, b.size, b.name]), [[null, 0, 3, "sampled"], [0, 4, 2, "MainThread"]]);
+  assert.equal(lanes.offset.get(0), 4);
+  assert.equal(lanes.nLanes, 6);
+  const alone = layoutLanes(new Map(), undefined, { rows: 2, name: "sampled" }); // no events
+  assert.equal(alone.nLanes, 2);
+  assert.deepEqual(laneAxis(alone).range, [1.5, -0.5]);
+});

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mountTable } from "../src/sections.js";
-import { barTarget, mountWhy, renderWhy, rowTarget, selectsRow } from "../src/why_view.js";
+import { barTarget, framesOf, mountWhy, renderWhy, rowTarget, selectsRow } from "../src/why_view.js";
 import { fakeDocument } from "./helpers.mjs";
 
 // a panel as everyo_lab/views/why.py writes it (texts exactly as the kernel sends them)
@@ -218,4 +218,71 @@ test("the selection is the why_target trait: a new view keeps it, the kernel's c
   model.state.why = {};
   again.update();
   assert.equal(again.el.hidden, true);
+});
+
+// the panel of a run without events (everyo_lab/views/why.py tree_bars): its call tree over the run
+const RUN_PANEL = {
+  ...PANEL, title: "where the time went: the run (sampled call tree)", hint: undefined,
+  expand: {
+    caption: "its sampled call tree is drawn in the flame chart", rows: 2, start_ms: 0, end_ms: 400,
+    bars: [
+      { row: 0, left: 0, width: 1, text: "<module>", title: "<module> · app.py:1 · 400 ms (100.0 %)" },
+      { row: 1, left: 0, width: 0.75, text: "fn1", title: "fn1 · app.py:11 · 300 ms (75.0 %)" },
+    ],
+  },
+};
+
+test("a run's sampled call tree goes to the flame chart as a band of no thread, over the run's time", async () => {
+  const { FlameView } = await import("../src/flame_view.js");
+  const doc = fakeDocument();
+  const model = fakeModel({ why: {}, why_target: { type: "outside", label: "the run" } });
+  const given = [];
+  const why = mountWhy(doc, model, { onFrames: (f) => given.push(f) });
+  model.state.why = RUN_PANEL;
+  why.update();
+  const frames = given[given.length - 1];
+  assert.deepEqual([frames.thread, frames.start, frames.end, frames.rows], [null, 0, 400, 2]);
+  const map = { w: 800, x: (t) => t * 2, rowTop: (r) => r * 20, rowHeight: 18 };
+  const drawn = FlameView.prototype.frameBars.call({}, { frames: { ...frames, row0: 0 } }, map);
+  assert.deepEqual(drawn.map((f) => [f.x0, f.x1, f.row, f.bar.text]), [[0, 800, 0, "<module>"], [0, 600, 1, "fn1"]]);
+  // a row selection's panel has no tree to draw; an outside panel without one draws nothing
+  assert.equal(framesOf(RUN_PANEL, rowTarget({ kind: "user", name: "work" }, "name")), null);
+  assert.equal(framesOf({ ...RUN_PANEL, expand: null }, { type: "outside" }), null);
+});
+
+test("the outside panel is the why trait, also while the live rows' panels are there", () => {
+  const doc = fakeDocument();
+  const live = { panels: [{ key: { group_by: "name", kind: "user", name: "work" }, panel: PANEL }], other: "later" };
+  const model = fakeModel({ why: RUN_PANEL, why_live: live, why_target: { type: "outside", label: "the run" } });
+  const why = mountWhy(doc, model);
+  assert.equal(find(why.el, "everyo-why-title")[0].textContent, RUN_PANEL.title);
+});
+
+test("the link to the time outside every event shows the kernel's text and selects that panel", () => {
+  const doc = fakeDocument();
+  const model = fakeModel({ why: {}, why_target: {}, why_outside: {} });
+  const picked = [];
+  const why = mountWhy(doc, model);
+  assert.equal(why.link.hidden, true);
+  assert.ok(why.traits.includes("why_outside"));
+  const target = { type: "outside", label: "time outside every event" };
+  model.state.why_outside = { text: "58.0 % of the sampled time is outside every event: where it went", title: "open it", target };
+  why.update();
+  assert.equal(why.link.hidden, false);
+  const button = find(why.link, "everyo-why-outside-link")[0];
+  assert.equal(button.textContent, model.state.why_outside.text);
+  button.fire("click");
+  assert.deepEqual(model.state.why_target, target); // selected: the kernel answers with the panel
+  assert.equal(why.link.hidden, true); // its panel is open: no link to it
+  find(why.el, "everyo-why-close")[0]?.fire("click");
+  model.state.why_target = {}; // closed: the link opens it again
+  why.update();
+  assert.equal(why.link.hidden, false);
+  // the dashboard places the panel first (onOutside), then selects
+  const placed = mountWhy(doc, fakeModel({ why_outside: model.state.why_outside }), { onOutside: (t) => picked.push(t) });
+  find(placed.link, "everyo-why-outside-link")[0].fire("click");
+  assert.deepEqual(picked, [target]);
+  model.state.why_outside = {}; // another run: no link
+  why.update();
+  assert.equal(why.link.hidden, true);
 });

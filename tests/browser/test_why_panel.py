@@ -4,11 +4,14 @@ A sampled profiled cell runs a region ``work`` whose time is mostly one planted 
 test clicks the table's ``work`` row while the cell runs (the panel says it is live), reads the
 final panel from the DOM (the planted line on top), clicks a bar of the flame chart (one event,
 expanded into its sampled frames in the chart), folds and shows everyo's frames, and checks that
-an unsampled cell's panel says how to get samples. Screenshots go to ``test-artifacts/``.
+an unsampled cell's panel says how to get samples. A cell without events: its flame chart draws
+the sampled call tree (live and final); with events, a link opens the panel of the time outside
+them. Screenshots go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -213,3 +216,106 @@ def test_a_cell_without_events_opens_the_panel_on_its_sampled_call_tree():
             assert top[2].startswith("Cell In["), top  # not the cell's temporary file
             assert panel["nodes"] > 1
             s.screenshot(s.cell(1).locator(".everyo-why"), "why-panel-no-events")
+
+
+SLOW_PLAIN = """%%everyo_profile --label tree
+import time
+
+def slow_squares(n):
+    s = 0
+    for v in range(n):
+        s += v * v  # planted hot line
+    return s
+
+def slow_cubes(n):
+    return sum(v * v * v for v in range(n))
+
+end = time.perf_counter() + 4.0
+while time.perf_counter() < end:
+    slow_squares(40_000)  # about two thirds of the time
+    slow_cubes(20_000)
+"""
+MIXED = """%%everyo_profile --sample 1 --label mixed
+import time
+from everyo.profiler import record_function
+
+def set_up(n):
+    s = 0
+    for v in range(n):
+        s += v * v  # planted: outside every event
+    return s
+
+with record_function("work"):
+    time.sleep(0.3)
+end = time.perf_counter() + 1.0
+while time.perf_counter() < end:
+    set_up(40_000)
+"""
+
+
+def test_the_flame_chart_draws_a_run_without_events_as_its_sampled_call_tree():
+    """A cell without events: its flame chart draws the sampled call tree (while it runs and
+    when it ends), each function as wide as its share; a cell with events and much time
+    outside them shows a link that opens the panel of that time."""
+    with tempfile.TemporaryDirectory(prefix="everyo-why-tree-") as tmp:
+        folder = Path(tmp)
+        write_notebook(folder / "tree.ipynb", ["%load_ext everyo_lab", SLOW_PLAIN, MIXED])
+        with BrowserSession(folder, app="lab") as s:
+            s.open("tree.ipynb")
+            s.run_cell(0)
+            s.wait_prompt(0, 60000)
+            s.run_cell(1)
+            live = _wait_panel(
+                s, 1, "p.status.includes('live') && p.frames.includes('slow_squares')"
+            )
+            assert live["title"] == "where the time went: the run (sampled call tree)", live
+            s.wait_prompt(1, 60000)
+            final = _wait_panel(s, 1, "!p.status && p.frames.includes('slow_squares')")
+            assert "slow_cubes" in final["frames"], final["frames"]  # beside it, narrower
+            # callers above callees: the cell's <module> above slow_squares
+            assert final["frames"].index("<module>") < final["frames"].index("slow_squares")
+            flame = s.cell(1).locator(".everyo-flame-box")
+            flame.scroll_into_view_if_needed()
+            s.page.wait_for_function(
+                "i => { const b = window.__everyoBoard(i); return b && b.axes === 'plotly'; }",
+                arg=1,
+                timeout=30000,
+            )
+            # the bar's tooltip: the kernel's share of it
+            box = s.plot_area(s.cell(1).locator(".everyo-flame"))
+            s.page.mouse.move(box["x"] + 0.3 * box["width"], box["y"] + 5)
+            tip = s.cell(1).locator(".everyo-tooltip")
+            tip.wait_for(state="visible", timeout=10000)
+            text = tip.text_content()  # "function · place · time (share)", row 0's first bar
+            assert text.startswith(f"{final['frames'][0]} · "), (text, final["frames"])
+            assert re.search(r" ms \(\d+\.\d %\)$", text), text
+            s.screenshot(flame, "why-flame-no-events")
+            assert s.cell(1).locator(".everyo-why-outside").is_hidden()  # its panel is open
+            # closed, the bars go; the link opens the panel and draws them again
+            s.cell(1).locator(".everyo-why-close").click()
+            s.page.wait_for_function(
+                "i => { const c = document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i];"
+                " return !c.querySelector('.everyo-dashboard').dataset.frames; }",
+                arg=1,
+                timeout=10000,
+            )
+            again = s.cell(1).locator(".everyo-why-outside-link")
+            again.wait_for(state="visible", timeout=10000)
+            assert again.text_content() == "where the time went: the run's sampled call tree"
+            again.click()
+            _wait_panel(s, 1, "p.frames.includes('slow_squares')")
+
+            s.run_cell(2)
+            s.wait_prompt(2, 60000)
+            link = s.cell(2).locator(".everyo-why-outside-link")
+            link.wait_for(state="visible", timeout=30000)
+            assert "of the sampled time is outside every event" in link.text_content()
+            link.click()
+            outside = _wait_panel(s, 2, "p.rows.length > 0")
+            assert (
+                outside["title"]
+                == "where the time went: time outside every event (sampled call tree)"
+            )
+            assert "set_up" in " ".join(r[2] for r in outside["rows"]), outside["rows"]
+            assert "everyo-flame-box" in outside["after"]  # opened under the flame chart
+            s.screenshot(s.cell(2).locator(".everyo-dashboard"), "why-outside-link")

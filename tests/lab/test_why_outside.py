@@ -38,9 +38,10 @@ while time.perf_counter() < end:
 """
 
 
-def _run(events=(), samples=()) -> Run:
+def _run(events=(), samples=(), *, running: bool = False) -> Run:
     """A finished run on a fake clock: ``events`` ``(start, dur)`` on thread 7; ``samples``
-    ``(t_ns, function index)`` of thread 7, 10 ns each, in ``/x/app.py``."""
+    ``(t_ns, function index)`` of thread 7, 10 ns each, in ``/x/app.py``. ``running``: still
+    recording, at 1000 ns."""
     cols = {
         "start_ns": np.array([e[0] for e in events], np.int64),
         "dur_ns": np.array([e[1] for e in events], np.int64),
@@ -49,8 +50,12 @@ def _run(events=(), samples=()) -> Run:
         "depth": np.zeros(len(events), np.int16),
     }
     store = EventStore.from_columns(cols, [("user", "work", "")], threads=[(7, "main")])
-    run = Run(store, label="planted", options={"sample_mode": "wall", "sample_ms": 1.0})
-    run.finish(wall_ns=1000)
+    now = [0]
+    options = {"sample_mode": "wall", "sample_ms": 1.0}
+    run = Run(store, label="planted", options=options, clock=lambda: now[0])
+    now[0] = 1000
+    if not running:
+        run.finish(wall_ns=1000)
     s = SampleStore()
     root = s.stack_id(-1, s.frame_id("m", "/x/app.py", 1, "<module>"))
     stacks = [s.stack_id(root, s.frame_id(i, "/x/app.py", 10 + i, f"fn{i}")) for i in range(3)]
@@ -155,3 +160,122 @@ def test_a_cell_is_named_as_ipython_names_it(shell):
     assert files and cell_place(files[0], 11) == f"Cell In[{count}], line 11"
     assert cell_place(files[0], None) == f"Cell In[{count}]"  # the cell alone: a function's
     assert cell_place("/home/me/train.py", 3) is None
+
+
+# -- the flame chart of the run's call tree; the link to the outside panel -------------------
+def _node(function, total, children=(), line=1):
+    return {
+        "file": "/x/app.py",
+        "line": line,
+        "function": function,
+        "total_ns": total,
+        "self_ns": total - sum(c["total_ns"] for c in children),
+        "share": 0.0,
+        "children": list(children),
+    }
+
+
+def test_tree_bars_lay_the_call_tree_out_by_shares_heaviest_first_under_the_caller():
+    small = _node("small", 10)
+    big = _node("big", 60, [_node("inner", 30)])
+    root = _node("<module>", 100, [small, big])
+    tree = {**_node("the run", 100, [root]), "file": ""}
+    out = why.tree_bars(tree, wall_ns=2_000_000)
+    got = [(b["row"], b["left"], b["width"], b["text"]) for b in out["bars"]]
+    assert got == [
+        (0, 0.0, 1.0, "<module>"),
+        (1, 0.0, 0.6, "big"),  # the heaviest callee first, though listed second
+        (1, 0.6, 0.1, "small"),
+        (2, 0.0, 0.3, "inner"),
+    ]
+    assert out["rows"] == 3 and (out["start_ms"], out["end_ms"]) == (0.0, 2.0)
+    assert out["bars"][1]["title"] == "big · app.py:1 · 0.000060 ms (60.0 %)"
+
+
+def test_tree_bars_leave_out_what_is_too_narrow_or_too_deep():
+    deep = _node("leaf", 100)
+    for k in range(why.FRAME_ROWS + 3):
+        deep = _node(f"f{k}", 100, [deep])
+    tiny = _node("tiny", 1)
+    tree = {**_node("the run", 1001, [deep, tiny]), "file": ""}
+    out = why.tree_bars(tree, wall_ns=1000)
+    assert out["rows"] == why.FRAME_ROWS
+    assert "tiny" not in {b["text"] for b in out["bars"]}  # 0.1 %: below TREE_BAR_MIN
+
+
+def test_the_dashboard_of_a_run_without_events_sends_its_call_tree_to_the_flame_chart():
+    run = _run(samples=[(t, 1) for t in range(10, 310, 10)] + [(t, 2) for t in range(310, 410, 10)])
+    board = Dashboard(run)
+    expand = board.why["expand"]
+    got = [(b["row"], b["left"], b["width"], b["text"]) for b in expand["bars"]]
+    assert got == [(0, 0.0, 1.0, "<module>"), (1, 0.0, 0.75, "fn1"), (1, 0.75, 0.25, "fn2")]
+    assert expand["end_ms"] == run.wall_ns / 1e6
+    assert "drawn in the flame chart" in board.why["expand"]["caption"]
+    # shares as the panel's tree writes them (one producer of figures)
+    assert "75.0 %" in expand["bars"][1]["title"] and board.why["tree"]["share"] == "100.0 %"
+    # the fold button rebuilds the panel: the expansion comes with it
+    board.why_all_frames = True
+    assert board.why["expand"]["bars"][0]["text"] == "<module>"
+    # the link opens it again once closed (the browser hides it while the panel is open)
+    assert board.why_outside["target"] == board.why_target
+    assert board.why_outside["text"] == "where the time went: the run's sampled call tree"
+
+
+def test_a_run_with_much_time_outside_its_events_links_to_that_panel():
+    inside = [(t, 0) for t in range(110, 400, 10)]  # 29 samples inside the event
+    outside = [(t, 1) for t in range(500, 900, 10)]  # 40 outside
+    board = Dashboard(_run(events=[(100, 300)], samples=inside + outside))
+    link = board.why_outside
+    assert link["target"] == {"type": "outside", "label": "time outside every event"}
+    assert link["text"].startswith("58.0 % of the sampled time is outside every event")
+    assert board.why == {}  # nothing opens by itself: the link does
+    board.why_target = link["target"]
+    assert board.why["state"] == "lines" and "time outside every event" in board.why["title"]
+    assert board.why["expand"] is None  # its events are drawn: no call tree over them
+
+
+def test_no_link_when_little_time_is_outside_the_events_or_there_are_no_samples():
+    inside = [(t, 0) for t in range(110, 400, 10)]
+    board = Dashboard(_run(events=[(100, 300)], samples=inside + [(450, 1)]))
+    assert board.why_outside == {}  # 1 of 30 samples: under OUTSIDE_MIN_SHARE
+    run = _run(events=[(100, 300)])
+    run.samples = None
+    assert Dashboard(run).why_outside == {}
+
+
+def test_the_static_html_of_a_run_without_events_draws_its_call_tree_as_a_flame_chart():
+    run = _run(samples=[(t, 1) for t in range(10, 310, 10)] + [(t, 2) for t in range(310, 410, 10)])
+    page = render_html(run)
+    assert 'class="everyo-static-tree-flame"' in page
+    chart = page.split('class="everyo-static-tree-flame"', 1)[1]
+    # the dashboard's bars: fn2 beside fn1, a quarter of the width, under <module>
+    assert 'title="fn2 · app.py:12 · ' in chart and "(25.0 %)" in chart
+    assert "left:75.000%;top:16px;width:25.000%" in chart
+    assert "left:0.000%;top:0px;width:100.000%" in chart  # <module>: the whole run
+    assert "<svg" not in page and "<script" not in page
+    # a run with events: its own flame chart, no call tree drawn as one
+    inside = [(t, 0) for t in range(110, 400, 10)]
+    busy = _run(events=[(100, 300)], samples=inside + [(t, 1) for t in range(500, 900, 10)])
+    assert "everyo-static-tree-flame" not in render_html(busy)
+
+
+def test_while_a_run_without_events_records_the_chart_draws_its_call_tree_so_far():
+    run = _run(samples=[(t, 1) for t in range(10, 310, 10)], running=True)
+    board = Dashboard(run)
+    assert board.why_target == {}  # (the first refresh is not a live one)
+    board.refresh(live=True)
+    assert board.why_target == {"type": "outside", "label": "the run"}
+    assert board.why["live"] and board.why["status"] == why.LIVE_STATUS
+    bars = [(b["row"], b["width"], b["text"]) for b in board.why["expand"]["bars"]]
+    assert bars == [(0, 1.0, "<module>"), (1, 1.0, "fn1")]
+    assert board.why["expand"]["end_ms"] == 0.001  # the run so far
+    # the magic's own samples (sample_auto) are what a cell without events has: shown too
+    auto = _run(samples=[(t, 2) for t in range(10, 110, 10)], running=True)
+    auto.options["sample_auto"] = True
+    board = Dashboard(auto)
+    board.refresh(live=True)
+    assert board.why["expand"]["bars"][1]["text"] == "fn2"
+    # no samples yet: nothing opens
+    board = Dashboard(_run(running=True))
+    board.refresh(live=True)
+    assert board.why_target == {}

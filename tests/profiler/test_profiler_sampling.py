@@ -866,3 +866,18 @@ def test_the_memory_budget_counts_the_samplers_stack_tables(registry, main_threa
         assert tables >= 50 * 8 * 2 * 20  # (50 stacks of 20+ frames: two words each at least)
         assert p.run.nbytes > tables  # (the run counts them: the budget reads run.nbytes)
     assert s.nbytes == stored(s)  # (the tables go with the sampler at stop)
+
+def test_samples_reach_the_store_at_least_every_half_second_of_sampling():
+    """A live dashboard draws only the samples in the store: at the magic's 10 ms they are
+    moved there every 50 samples, not every 512 (5 s: a short cell showed none while live)."""
+    from everyo.profiler import sampler
+    from everyo.profiler.samples import SampleStore
+    from everyo.profiler.store import EventStore
+
+    def flush_at(ms):
+        s = sampler.Sampler(
+            SampleStore(), ms, "wall", time.perf_counter_ns, lambda: 0, EventStore(())
+        )
+        return s._flush_at
+
+    assert [flush_at(ms) for ms in (10.0, 1.0, 0.5, 0.1)] == [50, 500, 512, 512]
