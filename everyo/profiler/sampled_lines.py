@@ -83,6 +83,10 @@ FRAMEWORKS = ("torch",)
 """Installed frameworks whose frames fold with everyo's (``hide="everyo"``): like everyo's
 engine, their own frames say how a model runs, not which line of the user's asked for it."""
 RUNNERS = ("<frozen runpy>",)  # the script runner (python -m everyo profile): context only
+RUNNER_PACKAGES = ("IPython", "ipykernel")
+"""The notebook's runners: the frames between a cell and the kernel's loop, folded like the
+script runner's (context only: a cell's call tree starts at the cell, not at
+``InteractiveShell.run_code``)."""
 
 
 def frame_filter(frames: list, hide: str | None) -> np.ndarray:
@@ -195,10 +199,11 @@ def _roots(which: str) -> tuple[str, ...]:
     everyo's measuring ``"tools"``, each ending in a separator (found once: they do not move
     while the process runs)."""
     if which == "everyo":
-        dirs = [_package_dir(name) for name in ("everyo", "everyo_lab", *FRAMEWORKS)]
-    elif which == "tools":  # everyo's folders that measure and show, not run models
+        names = ("everyo", "everyo_lab", *FRAMEWORKS, *RUNNER_PACKAGES)
+        dirs = [_package_dir(name) for name in names]
+    elif which == "tools":  # everyo's folders that measure and show, and the runners'
         ours = _package_dir("everyo")
-        dirs = [_package_dir("everyo_lab")]
+        dirs = [_package_dir(name) for name in ("everyo_lab", *RUNNER_PACKAGES)]
         dirs += [os.path.join(ours, sub) for sub in ("cli", "profiler", "bench")] if ours else []
     else:
         import sysconfig
