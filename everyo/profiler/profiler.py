@@ -190,7 +190,9 @@ class Profiler:
     def _torch_imported(self) -> None:
         """torch has just been imported by the profiled code (the import's own thread)."""
         self._stop_torch_watch()
-        if not self._stopped and self._torch is None:
+        # only while this profiler runs: a watch left by one whose stop never came (an
+        # interrupt in start) must not install an adapter that no stop would remove
+        if hooks.active is self._recorder and not self._stopped and self._torch is None:
             self._install_torch()
 
     def _stop_torch_watch(self) -> None:

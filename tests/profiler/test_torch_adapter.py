@@ -511,3 +511,13 @@ def test_compiled_function_with_record_function_and_ops(registry):
         out = compiled(torch.randn(2, 3))
     assert out.shape == (2, 3) and p.run.status == "completed"
     torch._dynamo.reset()
+
+
+def test_a_stale_import_watch_installs_nothing(registry):
+    """A profiler that started before torch was imported and never stopped (an interrupt in its
+    start) leaves a watch for torch's import: when it fires, it must install nothing."""
+    before = _state()
+    prof = ep.Profiler(registry=registry)
+    prof._begin()  # its run and recorder exist, as after an interrupted start; it is not active
+    prof._torch_imported()  # the watch firing as torch is imported
+    assert prof._torch is None and _state() == before
