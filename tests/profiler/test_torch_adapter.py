@@ -521,3 +521,32 @@ def test_a_stale_import_watch_installs_nothing(registry):
     prof._begin()  # its run and recorder exist, as after an interrupted start; it is not active
     prof._torch_imported()  # the watch firing as torch is imported
     assert prof._torch is None and _state() == before
+
+
+def test_an_adapter_an_interrupt_left_is_removed_by_the_next_profile(registry):
+    from everyo.profiler import torch as adapters
+
+    before = _state()
+    prof = ep.Profiler(registry=registry)
+    prof._begin()
+    adapters.install(prof._recorder)  # as if an interrupt lost it between install and stop
+    assert _state() != before
+    with ep.profile(registry=registry) as p:
+        _train(Net(), steps=1)
+    assert _state() == before
+    assert len([e for e in p.events if (e.kind, e.name) == ("backward", "backward")]) == 1
+
+
+def test_restore_after_an_interrupted_restore_puts_everything_back():
+    from everyo.profiler.torch.patches import Patches
+
+    class Owner:
+        a = 1
+
+    patches = Patches()
+    patches.set(Owner, "a", 2)
+    patches.set(Owner, "b", 3)
+    patches._saved.append((Owner, "a", 2))  # an entry whose restore was cut short, then redone
+    patches.restore()
+    assert Owner.a == 1 and "b" not in vars(Owner) and len(patches) == 0
+    patches.restore()  # again: nothing left to do
