@@ -549,3 +549,20 @@ def test_restore_after_an_interrupted_restore_puts_everything_back():
     patches.restore()
     assert Owner.a == 1 and "b" not in vars(Owner) and len(patches) == 0
     patches.restore()  # again: nothing left to do
+
+
+def test_dynamo_first_imported_inside_a_profile_keeps_torchs_module_call():
+    """dynamo reads ``nn.Module.__call__`` once, as it is imported: a first torch.compile inside
+    a profile must not leave it holding ours after the profile."""
+    out = _run("""
+        import sys, torch
+        import everyo.profiler as ep
+        assert "torch._dynamo" not in sys.modules
+        with ep.profile():
+            torch.compile(torch.nn.Linear(2, 2), backend="eager")(torch.randn(1, 2))
+        import torch._dynamo.utils as u, torch._dynamo.variables.nn_module as nm
+        own = torch.nn.Module._wrapped_call_impl
+        print(u.unpatched_nn_module_call is own, nm.unpatched_nn_module_call is own)
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]

@@ -95,10 +95,13 @@ class TorchAdapter:
 
     def remove(self) -> None:
         """Put back every patched attribute and remove every hook (idempotent)."""
+        patched = vars(torch.nn.Module)["__call__"]
         try:
             self.backward.remove()
         finally:
             self.patches.restore()
+        if patched is not vars(torch.nn.Module)["__call__"]:
+            modules.forget(patched)
 
     def notes(self) -> dict:
         """What a run recorded with it says about itself (kept in the run's options)."""
