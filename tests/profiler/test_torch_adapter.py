@@ -1,12 +1,10 @@
 """The PyTorch adapter (everyo.profiler.torch): events, vocabulary, install and restore.
 
 Real torch on the CPU, tiny models. Skipped where torch is not installed; the torch-absent
-behaviour is checked in a subprocess that hides torch.
+behaviour is checked in subprocesses (test_torch_processes.py).
 """
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
@@ -24,8 +22,6 @@ import everyo.profiler as ep  # noqa: E402
 from everyo.profiler import keymaps  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("recorder_impl")
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class Net(nn.Module):
