@@ -190,22 +190,25 @@ class Profiler:
     def _torch_imported(self) -> None:
         """torch has just been imported by the profiled code (the import's own thread)."""
         self._stop_torch_watch()
-        if not self._stopped and self._torch is None:
+        # only while this profiler runs: a watch left by one whose stop never came (an
+        # interrupt in start) must not install an adapter that no stop would remove
+        if hooks.active is self._recorder and not self._stopped and self._torch is None:
             self._install_torch()
 
     def _stop_torch_watch(self) -> None:
-        stop, self._torch_watch = self._torch_watch, None
-        if stop is not None:
-            stop()
+        if self._torch_watch is not None:
+            self._torch_watch()  # (again after an interrupt: it does nothing twice)
+            self._torch_watch = None
 
     def _remove_torch(self) -> None:
+        """Put torch back as it was; again after an interrupt, what is left."""
         self._stop_torch_watch()
-        adapter, self._torch = self._torch, None
-        if adapter is not None:
-            try:
-                self.run.options["torch"] = adapter.notes()  # (CUDA may have started meanwhile)
-            finally:
-                adapter.remove()
+        if self._torch is not None:
+            self.run.options["torch"] = self._torch.notes()  # (CUDA may have started meanwhile)
+        adapters = sys.modules.get("everyo.profiler.torch")
+        if adapters is not None:  # every adapter, even one an interrupt kept from self._torch
+            adapters.remove_all()
+        self._torch = None
 
     def _start_sampler(self) -> None:
         if self.sample_ms is None:

@@ -40,7 +40,7 @@ from everyo.profiler.torch import modules, ops
 from everyo.profiler.torch import regions as _regions
 from everyo.profiler.torch.patches import Patches
 
-__all__ = ["TorchAdapter", "install"]
+__all__ = ["TorchAdapter", "install", "remove_all"]
 
 HOST_TIMES_NOTE = (
     "PyTorch events are host times: on CUDA a module's event holds the launch of its kernels, "
@@ -74,6 +74,7 @@ class TorchAdapter:
     ):
         self.patches = Patches()
         self.backward = _backward.BackwardPasses()
+        _installed.append(self)  # first: remove_all() finds it whatever interrupts what follows
         self.sync = bool(sync)
         synchronize = _synchronize if sync and torch.cuda.is_available() else None
         try:
@@ -94,10 +95,13 @@ class TorchAdapter:
 
     def remove(self) -> None:
         """Put back every patched attribute and remove every hook (idempotent)."""
+        patched = vars(torch.nn.Module)["__call__"]
         try:
             self.backward.remove()
         finally:
             self.patches.restore()
+        if patched is not vars(torch.nn.Module)["__call__"]:
+            modules.forget(patched)
 
     def notes(self) -> dict:
         """What a run recorded with it says about itself (kept in the run's options)."""
@@ -110,6 +114,20 @@ class TorchAdapter:
         }
 
 
+_installed: list[TorchAdapter] = []  # adapters not yet removed, oldest first
+
+
+def remove_all() -> None:
+    """Remove every adapter still installed, newest first: the running profile's at its stop,
+    and any an interrupted profile left (only one profile runs at a time). Safe to call again
+    after an interrupt stopped it."""
+    while _installed:
+        _installed[-1].remove()
+        _installed.pop()
+
+
 def install(recorder, *, sync: bool = False) -> TorchAdapter:
-    """Install the adapter for ``recorder``'s profile; ``remove()`` the result when it stops."""
+    """Install the adapter for ``recorder``'s profile (first removing any an interrupted
+    profile left); :func:`remove_all` when it stops."""
+    remove_all()
     return TorchAdapter(recorder, sync=sync)

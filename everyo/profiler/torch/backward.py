@@ -122,7 +122,7 @@ class BackwardPasses:
     def remove(self) -> None:
         """Remove every hook this profile registered."""
         self.current = None
-        handles, self._handles = self._handles, []
-        for h in handles:
-            h.remove()
+        while self._handles:  # (one at a time: an interrupt leaves the rest for the next call)
+            self._handles[-1].remove()
+            self._handles.pop()
         self._hooked = {}

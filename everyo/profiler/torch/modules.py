@@ -9,6 +9,8 @@ registered: a global module hook moves every call onto torch's slow path (PYTORC
 
 from __future__ import annotations
 
+import sys
+
 import torch
 from torch import nn
 
@@ -79,7 +81,25 @@ def label_classes() -> dict:
     }
 
 
+# modules that keep torch's own `nn.Module.__call__`, read once as they are imported (dynamo,
+# imported lazily by a first torch.compile, which may come while a profile runs)
+_KEEPERS = (
+    ("torch._dynamo.utils", "unpatched_nn_module_call"),
+    ("torch._dynamo.variables.nn_module", "unpatched_nn_module_call"),
+)
+
+
 def install(patches, synchronize=None) -> None:
     """Route every ``nn.Module`` call through the recorder and name the compiled wrappers."""
     patches.set(nn.Module, "__call__", module_call(nn.Module.__call__, synchronize))
     patches.set(keymaps, "LABELS", {**keymaps.LABELS, **label_classes()})
+
+
+def forget(patched) -> None:
+    """After ``nn.Module.__call__`` is torch's again: where a module imported while it was
+    ``patched`` kept that as torch's own, give it torch's (else dynamo would no longer know an
+    unmodified module call, and trace more of it)."""
+    for name, attr in _KEEPERS:
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, attr, None) is patched:
+            setattr(mod, attr, vars(nn.Module)["__call__"])

@@ -22,17 +22,20 @@ class Patches:
 
     def restore(self) -> None:
         """Put every replaced attribute back; an error in one does not keep the others from
-        being restored (the first error is raised once all are back)."""
+        being restored (the first error is raised once all are back). Safe to call again after
+        an interrupt stopped it: it does what is left."""
         first = None
         while self._saved:
-            owner, name, old = self._saved.pop()
-            try:
+            owner, name, old = self._saved[-1]  # forgotten once put back: an interrupt
+            try:  # between the two leaves it to the next restore, which puts it back again
                 if old is _MISSING:
-                    delattr(owner, name)
+                    if name in vars(owner):
+                        delattr(owner, name)
                 else:
                     setattr(owner, name, old)
-            except BaseException as e:  # noqa: BLE001 - restore the rest, then raise
+            except Exception as e:  # noqa: BLE001 - restore the rest, then raise
                 first = first or e
+            self._saved.pop()
         if first is not None:
             raise first
 
