@@ -82,13 +82,31 @@ def _gpu_available() -> bool:
 GPU = _gpu_available()
 
 
+def _torch_gpu_available() -> bool:
+    """A CUDA GPU that torch sees (its tests need no CuPy); torch is imported only when asked."""
+    if os.environ.get("EVERYO_DISABLE_CUDA") == "1":
+        return False
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
 def pytest_collection_modifyitems(config, items):
     if GPU:
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU with CuPy; none is present")
+    torch_gpu = None
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" not in item.keywords:
+            continue
+        if "torch" in item.module.__name__:  # a PyTorch test: torch's CUDA, not CuPy's
+            torch_gpu = _torch_gpu_available() if torch_gpu is None else torch_gpu
+            if torch_gpu:
+                continue
+        item.add_marker(skip)
 
 
 @pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
