@@ -10,8 +10,9 @@ runs the other process, and single calls become 10-300x slower. So measurements 
 - an integer ``n >= 1``: exactly ``n`` threads;
 - ``None`` or ``"keep"``: leave them alone.
 
-The limit is set with threadpoolctl for the measurement only, and what was applied is recorded
-with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied``).
+The limit is set with threadpoolctl for the measurement only, from whichever thread measures
+(held in :mod:`everyo.thread_limits`: OpenBLAS has one limit per process), and what was applied
+is recorded with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied``).
 
 >>> with ThreadPolicy(1) as policy:
 ...     policy.applied
@@ -24,6 +25,7 @@ import math
 import numbers
 from typing import Any
 
+from everyo import thread_limits
 from everyo.errors import EveryOConfigError
 from everyo.machine_state import MachineState, current_load, thread_controller, threads_in_use
 
@@ -82,13 +84,16 @@ class ThreadPolicy:
         self.policy = check_threads(threads)
         self._state = state
         self.applied: int | None = None
-        self._limits = None
+        self._token: int | None = None
 
     def apply(self) -> ThreadPolicy:
         if self.policy == AUTO and self._state is None:
             self._state = current_load()  # (kept: describe() says what "auto" saw)
         limit = choose_threads(self.policy, self._state)
         if limit is None:
+            kept = self._threads_to_keep()
+            if kept is not None:  # held, so that no other policy's restore raises them
+                self._token, _ = thread_limits.hold(kept)
             return self
         if thread_controller() is None:
             if self.policy == AUTO:
@@ -97,16 +102,25 @@ class ThreadPolicy:
                 f"threads={self.policy} needs threadpoolctl to set BLAS threads: "
                 "pip install threadpoolctl"
             )
-        from threadpoolctl import threadpool_limits
-
-        self._limits = threadpool_limits(limits=limit)
-        self.applied = limit
+        self._token, blas = thread_limits.hold(limit)
+        # recorded only when it took: a limit claimed but not in force mislabels every point
+        self.applied = limit if blas in (None, limit) else None
         return self
 
+    def _threads_to_keep(self) -> int | None:
+        """The threads ``"auto"`` leaves as they are on a busy machine (few enough already),
+        or ``None`` when it keeps nothing (a quiet machine, another policy)."""
+        state = self._state
+        if self.policy != AUTO or state is None or state.verdict in ("quiet", "unknown"):
+            return None
+        if thread_controller() is None:
+            return None
+        inuse = threads_in_use()
+        return max(inuse["blas"] or 1, inuse["openmp"] or 1)
+
     def restore(self) -> None:
-        if self._limits is not None:
-            self._limits.restore_original_limits()
-            self._limits = None
+        token, self._token = self._token, None
+        thread_limits.release(token)
 
     def __enter__(self) -> ThreadPolicy:
         return self.apply()
