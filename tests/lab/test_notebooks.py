@@ -14,7 +14,9 @@ import importlib.util
 import json
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -364,3 +366,55 @@ def _check_call(source: str, marker: str) -> str:
         if marker in source[start : end + 1]:
             return source[start : end + 1]
     raise AssertionError(f"no lab.check call with {marker!r}")
+
+
+def _lab_check_cells(lab_name: str) -> list[str]:
+    source = (EXAMPLES / "src" / f"{lab_name}.py").read_text()
+    return [code for kind, code in _builder().parse(source) if kind == "check"]
+
+
+def test_lab_05_says_inconclusive_when_no_trusted_point_fits_the_budget(capsys):
+    """A busy machine can leave no trusted row within the latency budget: the check says the
+    measurement was inconclusive and to rerun, with no traceback (it raised ValueError from
+    max() of nothing), and the solution's choice does not raise either."""
+    from everyo.bench import SweepResult
+    from everyo.bench.sweep_point import row_from_times
+    from everyo_lab.labs import Lab
+
+    rows = [
+        replace(row_from_times(bs, [1e-4 * bs] * 5), verdict="contended") for bs in (16, 64, 256)
+    ]
+    result = SweepResult(rows=rows)
+    source = (EXAMPLES / "src" / "05_batch_size.py").read_text()
+    solution = next(
+        code
+        for kind, code in _builder().parse(source)
+        if kind == "solution" and "in_budget" in code
+    )
+    scope = {"result": result, "budget_ms": 1.5 * result[64].p95_ms}
+    exec(solution, scope)
+    check = next(code for code in _lab_check_cells("05_batch_size") if "budget_ms" in code)
+    lab = Lab("05_batch_size", "goal", "small", "stop")  # stop mode: a miss would raise
+    exec(check, {"lab": lab, **scope})
+    out = capsys.readouterr().out
+    assert "inconclusive: no trusted point" in out and out.rstrip().endswith("rerun")
+    assert "64 (contended)" in out
+    assert lab.not_yet and not lab.passed
+
+
+def test_lab_05s_bytes_per_sample_message_adds_up(capsys):
+    """The passing message lists the activations per sample and their sum correctly, and says
+    which are held at the peak it measured (it summed 32 + 256 + 256 + 10 to 544)."""
+    from everyo_lab.labs import Lab
+
+    check = next(code for code in _lab_check_cells("05_batch_size") if "bytes_per_sample" in code)
+    for values in (544, 554):
+
+        result = {n: SimpleNamespace(peak_memory=1000 + n * values * 4) for n in (256, 1024)}
+        lab = Lab("05_batch_size", "goal", "small", "stop")
+        exec(check, {"lab": lab, "result": result, "bytes_per_sample": values * 4})
+        line = capsys.readouterr().out
+        assert f"{values} float32 values held at the peak" in line
+        parts = [int(n) for n in re.findall(r"(?:input|hidden|ReLU's|output) (\d+)", line)]
+        total = int(re.search(r"(\d+) in all", line).group(1))
+        assert sum(parts) == total == 554, line
