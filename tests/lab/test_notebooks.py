@@ -409,7 +409,6 @@ def test_lab_05s_bytes_per_sample_message_adds_up(capsys):
 
     check = next(code for code in _lab_check_cells("05_batch_size") if "bytes_per_sample" in code)
     for values in (544, 554):
-
         result = {n: SimpleNamespace(peak_memory=1000 + n * values * 4) for n in (256, 1024)}
         lab = Lab("05_batch_size", "goal", "small", "stop")
         exec(check, {"lab": lab, "result": result, "bytes_per_sample": values * 4})
@@ -418,3 +417,35 @@ def test_lab_05s_bytes_per_sample_message_adds_up(capsys):
         parts = [int(n) for n in re.findall(r"(?:input|hidden|ReLU's|output) (\d+)", line)]
         total = int(re.search(r"(\d+) in all", line).group(1))
         assert sum(parts) == total == 554, line
+
+
+@pytest.mark.parametrize("verdict", ["slower", "busy"])
+def test_lab_06s_precision_check_says_slower_and_rerun_when_inconclusive(verdict, capsys):
+    """float16 on a CPU at 0.012x float32's speed: the check says "83.3x slower", as the line
+    printed above it does, not "0.01x speed"; and when the machine made the comparison
+    inconclusive it asks for a rerun (it passed on 'Speedup: 0.012x ... inconclusive')."""
+    from everyo.bench.regression import MACHINE_BUSY, Comparison
+    from everyo_lab.labs import Lab
+
+    source = (EXAMPLES / "src" / "06_training_throughput.py").read_text()
+    words = re.search(r"^ratio = precision_speed\.speedup\n.*?\n\)\n", source, re.S | re.M)
+    note = "the machine was contended: other processes used 1.9 of 2 cores"
+    busy = verdict == "busy"
+    result = Comparison(
+        0.012,
+        0.011,
+        0.013,
+        0.95,
+        "median",
+        0.1,
+        0.1 / 0.012,
+        MACHINE_BUSY if busy else "slower",
+        note if busy else "",
+    )
+    scope = {"precision_speed": result, "acc16": 0.9, "acc32": 0.91, "use_float16": False}
+    exec(words.group(0), scope)
+    check = next(code for code in _lab_check_cells("06_training_throughput") if "float16" in code)
+    exec(check, {"lab": Lab("06_training_throughput", "goal", "small", "stop"), **scope})
+    out = capsys.readouterr().out
+    assert "0.012x float32's speed (83.3x slower)" in out and "0.01x speed" not in out
+    assert ("rerun" in out) == busy, out
