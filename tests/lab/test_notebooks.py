@@ -449,3 +449,52 @@ def test_lab_06s_precision_check_says_slower_and_rerun_when_inconclusive(verdict
     out = capsys.readouterr().out
     assert "0.012x float32's speed (83.3x slower)" in out and "0.01x speed" not in out
     assert ("rerun" in out) == busy, out
+
+
+def test_lab_01s_speed_up_check_quotes_the_figure_printed_above_it(capsys):
+    """The check said 61.9x under 'Speedup: 61.912x' and beside a 147x from two benchmarks run
+    apart: it quotes the interleaved figure as printed, and names it."""
+    from everyo.bench.regression import Comparison
+    from everyo_lab.labs import Lab
+
+    source = (EXAMPLES / "src" / "01_first_profile.py").read_text()
+    cell = _check_call(source, "speedup.speedup >=")
+    result = Comparison(61.912, 58.1, 64.0, 0.95, "median", 16.3e-3, 16.3e-3 / 61.912, "faster")
+    printed = re.search(r"Speedup: ([\d.]+)x", str(result)).group(1)
+    exec(cell, {"lab": Lab("01_first_profile", "goal", "small", "stop"), "speedup": result})
+    out = capsys.readouterr().out
+    assert f"{printed}x faster (interleaved()'s speed-up" in out, out
+    assert 'print("interleaved(): the two models in turns' in source  # named where printed
+    assert "benchmark() medians, measured one after the other" in source
+
+
+def test_lab_04s_overlap_check_quotes_the_batch_times_printed_above_it(capsys):
+    """A result printed 'Average batch time: 15.5948 ms (data loading ...)' without the data
+    in it, while check 6 said 'a batch takes 15.8 ms': the result prints the time per batch
+    with the data wait inside it, and the check quotes those very figures."""
+    import numpy as np
+
+    from everyo.bench.throughput import TrainingThroughput
+    from everyo.machine_state import worst
+    from everyo_lab.labs import Lab
+
+    def result(data_ms, step_ms):
+        steps = np.full(6, step_ms / 1e3)
+        return TrainingThroughput(6, 6 * 256, steps, np.full(6, data_ms / 1e3))
+
+    serial, overlapped = result(15.3, 15.6), result(0.2, 15.6)
+    check = next(c for c in _lab_check_cells("04_data_pipeline") if "overlapped_loader" in c)
+    scope = {
+        "serial": serial,
+        "overlapped": overlapped,
+        "overlap_speedup": overlapped.samples_per_s / serial.samples_per_s,
+        "same_batches": lambda *a, **k: True,
+        "slow_loader": None,
+        "overlapped_loader": None,
+        "worst": worst,
+    }
+    exec(check, {"lab": Lab("04_data_pipeline", "goal", "small", "stop"), **scope})
+    out = capsys.readouterr().out
+    for shown in (serial, overlapped):
+        figure = re.search(r"Average time per batch: ([\d.]+) ms \(waiting", str(shown)).group(1)
+        assert f"{figure} ms" in out, (figure, out)
