@@ -91,7 +91,7 @@ def test_a_policy_restored_in_one_thread_keeps_the_limit_another_thread_measures
 
 
 def test_auto_on_a_busy_machine_holds_the_threads_it_leaves(two_blas_threads, monkeypatch):
-    from tests.bench.test_machine_state import state_over
+    from test_machine_state import state_over
 
     outer = ThreadPolicy(1).apply()
     busy = state_over(1.0, 0.9, threads=1)
