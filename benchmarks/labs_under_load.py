@@ -3,7 +3,7 @@ BLAS burner: no traceback, every check of a solution passes or says "inconclusiv
 and every lesson is the one the quiet machine taught.
 
 Run: ``python benchmarks/labs_under_load.py [--quick] [--labs 01,05] [--loads quiet,blas]
-[--runs N] [--size small|full]``. The full mode runs all eight labs, both notebooks, at full
+[--runs N] [--size small|full] [--json PATH]``. The full mode runs all eight labs, both notebooks, at full
 size, three times under each load (hours on a 2-core machine); ``--quick`` runs the solutions
 of labs 01, 04, 05 and 06 at the small size, once under each load. Prints a markdown table, one
 row per (notebook, load, run), then the lessons that differed from the quiet machine's.
@@ -143,6 +143,7 @@ def main(argv=None) -> int:
     parser.add_argument("--loads", default=",".join(LOADS), help="quiet,cpu,blas")
     parser.add_argument("--runs", type=int, default=None, help="runs per load (default 3)")
     parser.add_argument("--size", choices=("small", "full"), default=None)
+    parser.add_argument("--json", default=None, metavar="PATH", help="also write the rows here")
     args = parser.parse_args(argv)
     labs = [s.strip() for s in args.labs.split(",") if s.strip()] or (
         list(QUICK_LABS) if args.quick else []
@@ -161,6 +162,8 @@ def main(argv=None) -> int:
                     row.update(load=load, run=run)
                     rows.append(row)
                     print(_line(row), file=sys.stderr, flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
     ok = report(rows, size)
     return 0 if ok else 1
 
@@ -176,12 +179,17 @@ def _line(row: dict) -> str:
 def report(rows: list[dict], size: str) -> bool:
     """Print the markdown table and the lessons that changed; True when all held."""
     print(f"size {size}, {len(rows)} notebook runs\n")
-    print("| notebook | load | run | traceback | checks passed | inconclusive: rerun | problems |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| notebook | load | run | traceback | checks passed | inconclusive: rerun | problems "
+        "| lessons |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
+        taught = ", ".join(f"{k} {v}" for k, v in r["lessons"].items()) or "-"
         print(
             f"| {r['notebook']} | {r['load']} | {r['run']} | {r['traceback'] or 'none'} | "
-            f"{r['passed']} | {r['inconclusive']} | {'; '.join(r['problems']) or 'none'} |"
+            f"{r['passed']} | {r['inconclusive']} | {'; '.join(r['problems']) or 'none'} "
+            f"| {taught} |"
         )
     quiet = {}
     for r in rows:
