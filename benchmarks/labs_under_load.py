@@ -11,7 +11,8 @@ row per (notebook, load, run), then the lessons that differed from the quiet mac
 
 A lesson is what a student takes away, read from the figures the lab records
 (``results/<lab>.json``): the bottleneck a lab names (module, stage, phase, culprit), the
-recommended and chosen batch sizes, the float16 decision, the gate's exit codes, whether the
+recommended and chosen batch sizes (unless the lab said the sweep was inconclusive, and to
+rerun), the float16 decision, the gate's exit codes, whether the
 data dominates, and the direction of every speed-up (faster or slower). The burners are other
 processes (:mod:`contention`'s): one pure-Python loop per core, or 512x512 float32 matmuls on
 as many OpenBLAS threads as cores, as another student's kernel would run. The quiet runs need a
@@ -55,6 +56,8 @@ def lessons(results: dict) -> dict:
     for key, value in results.items():
         if (key.endswith("speedup") or key.endswith("_gain")) and isinstance(value, (int, float)):
             out[key] = "faster" if value > 1 else "slower"
+    if results.get("recommendation_conclusive") is False:  # the lab said: rerun
+        out.update({k: "inconclusive" for k in ("recommended", "chosen_batch") if k in out})
     if isinstance(results.get("data_share"), (int, float)):
         out["data_share"] = "data dominates" if results["data_share"] > 0.5 else "model dominates"
     return out
@@ -202,7 +205,7 @@ def report(rows: list[dict], size: str) -> bool:
         if base is None or r["load"] == "quiet":
             continue
         for key, value in r["lessons"].items():
-            if key in base and base[key] != value:
+            if key in base and "inconclusive" not in (base[key], value) and base[key] != value:
                 changed.append(
                     f"{r['notebook']} {r['load']} #{r['run']}: {key} {value!r}, quiet {base[key]!r}"
                 )

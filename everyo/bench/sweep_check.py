@@ -170,7 +170,14 @@ def recheck(
         by_size[bs] = _updated(by_size[bs], per_round, state, suspect=bs in found)
     rows = [by_size[r.batch_size] for r in rows]
     still = _still_off(rows, found)
-    return [_off_trend(r, rows) if r.batch_size in still else r for r in rows]
+    return [
+        _off_trend(r, rows)
+        if r.batch_size in still
+        else replace(r, note=_join(r.note, _faults_text(r, rows)))
+        if r.batch_size in found and not r.reliable
+        else r
+        for r in rows
+    ]
 
 
 def _still_off(rows: list[SweepRow], found: list[int]) -> set[int]:

@@ -84,6 +84,36 @@ class SweepResult:
         return min(good, key=lambda r: r.batch_size)
 
     @property
+    def rivals(self) -> list[SweepRow]:
+        """Untrusted points that measured within 5 % of the best trusted throughput, or above
+        it: had they been trusted, the recommendation might have been one of them."""
+        best = self.best
+        if best is None:
+            return []
+        bar = (1 - self.within) * best.throughput
+        return [r for r in self.flagged_rows if r.throughput is not None and r.throughput >= bar]
+
+    @property
+    def conclusive(self) -> bool:
+        """False when there is no recommendation, or untrusted points might have changed it
+        (:attr:`rivals`): the sweep should be rerun on a quieter machine before its
+        recommendation is taken as the lesson. (``Lab.check(measured=...)`` reads it.)"""
+        return self.recommended is not None and not self.rivals
+
+    @property
+    def machine_note(self) -> str:
+        """Why the recommendation is provisional (``""`` when it is conclusive)."""
+        if self.conclusive:
+            return ""
+        if self.recommended is None:
+            return "no point of the sweep could be trusted"
+        rivals = ", ".join(f"{r.batch_size} ({r.flag})" for r in self.rivals)
+        return (
+            f"the recommendation is provisional: {rivals} measured as fast or faster but could "
+            "not be trusted"
+        )
+
+    @property
     def recommendation(self) -> str:
         """The recommendation in one line, with the points it left out and why."""
         rec, best, big = self.recommended, self.best, self.largest_fit
@@ -103,6 +133,8 @@ class SweepResult:
         )
         if left_out:
             line += f"; not considered: {why}"
+        if self.rivals:
+            line += f". {self.machine_note[0].upper()}{self.machine_note[1:]}: rerun the sweep"
         return line
 
     @property

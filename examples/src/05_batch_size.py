@@ -164,6 +164,7 @@ else:
         f"p95_ms <= {budget_ms:.3f}, take the one with the highest throughput",
         passed=f"batch {best.batch_size}: p95 {best.p95_ms:.3f} ms within {budget_ms:.3f} ms, "
         f"{best.throughput:.0f} samples/s",
+        measured=result,  # untrusted points as fast as the best: the choice is provisional
     )
 
 # %% [markdown]
@@ -209,6 +210,7 @@ with eo.no_grad():
 result.to_json("results/05-inference-sweep.json")
 lab.record(
     recommended=result.recommended.batch_size if result.recommended else None,
+    recommendation_conclusive=result.conclusive,
     untrusted_points=[r.batch_size for r in result.flagged_rows],
     largest_fit=limited.largest_fit.batch_size,
     predicted_largest_fit=predicted,

@@ -278,3 +278,18 @@ def test_a_point_too_short_to_read_alone_takes_the_sweeps_state():
     assert "over the whole sweep" in fixed.note
     no_proc = replace(row, machine={**unknown, "source": "none"})
     assert _with_sweep_state(no_proc, sweep).verdict == "unknown"  # nothing to read there
+
+
+def test_a_recommendation_that_untrusted_points_might_beat_is_provisional():
+    # under a CPU burner: 256 re-measured 1.6x apart between rounds, yet at its median it was
+    # the fastest; the recommendation from the trusted points alone flipped between reruns
+    out = rows()
+    out[-2] = replace(out[-2], reliable=False, throughput=out[-1].throughput * 2)
+    result = SweepResult(rows=out)
+    assert result.recommended.batch_size == 512 and not result.conclusive
+    assert [r.batch_size for r in result.rivals] == [256]
+    assert "provisional: 256 (unreliable)" in result.recommendation
+    assert "rerun" in result.recommendation
+    assert "provisional: 256 (unreliable)" in render_sweep_text(build_sweep_report(out))
+    calm = SweepResult(rows=rows())
+    assert calm.conclusive and calm.machine_note == "" and "provisional" not in calm.recommendation

@@ -498,3 +498,21 @@ def test_lab_04s_overlap_check_quotes_the_batch_times_printed_above_it(capsys):
     for shown in (serial, overlapped):
         figure = re.search(r"Average time per batch: ([\d.]+) ms \(waiting", str(shown)).group(1)
         assert f"{figure} ms" in out, (figure, out)
+
+
+def test_lab_05s_choice_asks_for_a_rerun_when_untrusted_points_might_beat_it(capsys):
+    """A choice among the trusted rows that an unreliable, faster row might have beaten passes
+    with the rerun clause: the recommended batch flipped between reruns under a CPU burner."""
+    from everyo.bench import SweepResult
+    from everyo.bench.sweep_point import row_from_times
+    from everyo_lab.labs import Lab
+
+    rows = [row_from_times(bs, [1e-5 * bs**0.5] * 5) for bs in (16, 64, 256)]
+    rows[-1] = replace(rows[-1], reliable=False)  # the fastest, but its rounds disagreed
+    result = SweepResult(rows=rows)
+    scope = {"result": result, "budget_ms": 1.0, "chosen_batch": 64}
+    check = next(code for code in _lab_check_cells("05_batch_size") if "budget_ms" in code)
+    exec(check, {"lab": Lab("05_batch_size", "goal", "small", "stop"), **scope})
+    out = capsys.readouterr().out
+    assert "passed: batch 64" in out and "provisional: 256 (unreliable)" in out
+    assert "rerun to confirm" in out
