@@ -66,7 +66,9 @@ print(result)
 # off its neighbours is **off-trend**: not noise, but something this machine really does at
 # that size, and its note says what (often page faults: the allocator gives a large buffer back
 # to the system after each call, and the next call touches fresh pages). All three are ringed
-# on the charts, and none is ever recommended: the recommendation line names them. If the recommendation line says it left points out, rerun the cell when the
+# on the charts, and none is ever recommended: the recommendation line names them. When one
+# of them measured as fast as the recommended point or faster, the line calls the
+# recommendation **provisional** (`result.conclusive` is False): rerun the sweep. If the recommendation line says it left points out, rerun the cell when the
 # machine is quieter, or with `--threads 1`. `row.trusted` tells you in code.
 
 # %% [markdown]
