@@ -77,21 +77,21 @@ class SweepResult:
     def recommended(self) -> SweepRow | None:
         """The smallest trusted batch within 5 % of the best throughput (less memory, lower
         latency); ``None`` when no point is trusted (:attr:`recommendation` says why)."""
-        best = self.best
-        if best is None:
-            return None
-        good = [r for r in self.trusted_rows if r.throughput >= (1 - self.within) * best.throughput]
-        return min(good, key=lambda r: r.batch_size)
+        return _recommend(self.trusted_rows, self.within)
 
     @property
     def rivals(self) -> list[SweepRow]:
-        """Untrusted points that measured within 5 % of the best trusted throughput, or above
-        it: had they been trusted, the recommendation might have been one of them."""
-        best = self.best
-        if best is None:
+        """Untrusted points that would have changed the recommendation had they been trusted
+        (their figures taken as measured)."""
+        rec = self.recommended
+        if rec is None:
             return []
-        bar = (1 - self.within) * best.throughput
-        return [r for r in self.flagged_rows if r.throughput is not None and r.throughput >= bar]
+        trusted = self.trusted_rows
+        return [
+            r
+            for r in self.flagged_rows
+            if r.throughput is not None and _recommend([*trusted, r], self.within) is not rec
+        ]
 
     @property
     def conclusive(self) -> bool:
@@ -226,6 +226,15 @@ class SweepResult:
         if self.rows:
             lines.append(self.recommendation)
         return "\n".join(lines)
+
+
+def _recommend(rows: list[SweepRow], within: float) -> SweepRow | None:
+    """The smallest of ``rows`` within ``within`` of their best throughput."""
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: r.throughput)
+    good = [r for r in rows if r.throughput >= (1 - within) * best.throughput]
+    return min(good, key=lambda r: r.batch_size)
 
 
 def write_text(text: str, path: str | os.PathLike) -> Path:
