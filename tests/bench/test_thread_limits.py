@@ -30,13 +30,18 @@ while True:
 
 @pytest.fixture
 def two_blas_threads():
-    """BLAS on two threads at the start (the default on this 2-core machine), or skip."""
-    before = ms.threads_in_use()["blas"]
-    if before is None or before < 2:
-        pytest.skip("needs a BLAS library that threadpoolctl sees, on 2 or more threads")
-    yield before
-    assert thread_limits.held() is None, "a test left a thread limit held"
-    assert ms.threads_in_use()["blas"] == before
+    """BLAS on two threads for the test (the suite runs on one: conftest.py), or skip where
+    the library cannot have two (one core)."""
+    from threadpoolctl import threadpool_limits
+
+    assert thread_limits.held() is None, "an earlier test left a thread limit held"
+    with threadpool_limits(limits=2, user_api="blas"):  # (a with block: no thread keeps control)
+        before = ms.threads_in_use()["blas"]
+        if before is None or before < 2:
+            pytest.skip("needs a BLAS library that threadpoolctl sees, on 2 or more threads")
+        yield before
+        assert thread_limits.held() is None, "a test left a thread limit held"
+        assert ms.threads_in_use()["blas"] == before
 
 
 def in_thread(fn):
@@ -105,9 +110,10 @@ def test_auto_on_a_busy_machine_holds_the_threads_it_leaves(two_blas_threads, mo
 def test_a_sweep_in_a_background_thread_measures_with_the_threads_it_names(two_blas_threads):
     ThreadPolicy(1).apply().restore()  # the main thread set a limit once (a magic's cell)
     clock = iter(i / 1000 for i in range(100000))
+    seen = []  # the BLAS threads in force during each call (a row can only be told them)
     result = in_thread(
         lambda: sweep_batch_sizes(
-            lambda batch: batch,
+            lambda batch: seen.append(ms.threads_in_use()["blas"]),
             lambda n: n,
             [1, 2, 4],
             warmup=0,
@@ -119,6 +125,7 @@ def test_a_sweep_in_a_background_thread_measures_with_the_threads_it_names(two_b
             recheck=False,
         )
     )
+    assert seen and set(seen) == {1}
     for row in result.rows:
         assert row.machine["blas_threads"] == 1, row.machine
     assert result.machine["blas_threads"] == 1
