@@ -95,9 +95,9 @@ class Groups:
         return rows
 
     def _label_columns(self, rows, keys, shape_table) -> None:
-        """``path`` (by name: when the group has one; ``paths`` lists them when it has several),
-        ``module`` and ``path`` (by path: the
-        outermost module's path is "", its row is labelled with its class name), ``shapes``."""
+        """``path`` (by name: when the group has one; ``paths`` lists them, ``"0, 2, 4"``, when
+        it has several), ``module`` and ``path`` (by path: the outermost module's path is "", its
+        row is labelled with its class name), ``shapes``."""
         if self.group_by == "name":
             paths: dict[tuple, set] = {}
             for kind, name, path in self.keys_seen:
@@ -106,7 +106,7 @@ class Groups:
                 found = paths.get((row["kind"], row["name"]), {""})
                 row["path"] = next(iter(found)) if len(found) == 1 else ""
                 if len(found) > 1:  # (the text table lists them; a label names one path only)
-                    row["paths"] = sorted(found, key=_path_order)
+                    row["paths"] = ", ".join(sorted(found, key=_path_order))
         elif self.group_by == "path":
             origin = {(k[0], k[2] or k[1]): (k[1], k[2]) for k in keys}
             for row in rows:

@@ -15,9 +15,9 @@ PATHS_SHOWN = 4
 def _paths(row: dict) -> str:
     """The path cell: the row's path, or the paths of a name that runs at several (``0, 2, 4``,
     ``0, 2, 4, 7 +2``); empty for code that is not a module."""
-    paths = row.get("paths")
-    if not paths:
+    if not row.get("paths"):
         return str(row.get("path") or "")
+    paths = row["paths"].split(", ")
     more = len(paths) - PATHS_SHOWN
     shown = ", ".join(p or "(root)" for p in paths[:PATHS_SHOWN])
     return shown + (f" +{more}" if more > 0 else "")
