@@ -174,14 +174,14 @@ class Lab:
             return
         print(f"\u2713 check {number} passed: {passed or hint}")
 
-    def inconclusive(self, why: str) -> None:
+    def inconclusive(self, why: str, rerun: str = "rerun this cell") -> None:
         """A check this run's measurements cannot judge (the machine left nothing to trust):
-        print that it is inconclusive and to rerun, with no traceback in any check mode; it
-        counts as not met until a rerun judges it."""
+        print that it is inconclusive and what to rerun, with no traceback in any check mode;
+        it counts as not met until a rerun judges it."""
         key = self._key()
         keys = list(self.results)
         number = keys.index(key) + 1 if key in self.results else len(keys) + 1
-        text = f"inconclusive: {why}: rerun"
+        text = f"inconclusive: {why}: {rerun}"
         self.results[key] = (False, text)
         print(f"? check {number} {text}")
 

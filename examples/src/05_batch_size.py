@@ -155,8 +155,8 @@ seen = (
 if not fits:  # the machine left no trusted point within the budget: nothing to judge
     lab.inconclusive(
         f"no trusted point has p95_ms <= {budget_ms:.3f} "
-        f"(not trusted: {', '.join(f'{r.batch_size} ({r.flag})' for r in result.flagged_rows)})"
-        "; rerun the sweep in section 1, when the machine is quieter"
+        f"(not trusted: {', '.join(f'{r.batch_size} ({r.flag})' for r in result.flagged_rows)})",
+        "rerun the sweep in section 1 when the machine is quieter, then this cell",
     )
 else:
     best = max(fits, key=lambda r: r.throughput)
