@@ -10,8 +10,9 @@ runs the other process, and single calls become 10-300x slower. So measurements 
 - an integer ``n >= 1``: exactly ``n`` threads;
 - ``None`` or ``"keep"``: leave them alone.
 
-The limit is set with threadpoolctl for the measurement only, and what was applied is recorded
-with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied``).
+The limit is set with threadpoolctl for the measurement only, from whichever thread measures
+(held in :mod:`everyo.thread_limits`: OpenBLAS has one limit per process), and what was applied
+is recorded with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied``).
 
 >>> with ThreadPolicy(1) as policy:
 ...     policy.applied
@@ -20,12 +21,12 @@ with the result (:class:`~everyo.machine_state.MachineState`'s ``threads_applied
 
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 import weakref
 from typing import Any
 
+from everyo import thread_limits
 from everyo.errors import EveryOConfigError
 from everyo.machine_state import MachineState, current_load, thread_controller, threads_in_use
 
@@ -76,16 +77,6 @@ def choose_threads(threads: Any, state: MachineState | None = None) -> int | Non
     return free if free < current else None
 
 
-def _restore_abandoned(limits) -> None:
-    """A `with ThreadPolicy(...)` block whose exit never ran: a Ctrl-C can land where no code of
-    ours can catch it, at the very start of ``__exit__`` or of ``restore``; the policy then dies
-    with the exception, and its limits go with it (issue 44: BLAS stayed at 1 thread for the
-    rest of the session). Armed only while a `with` block's limits are set, so no code runs
-    when a policy restored as usual dies."""
-    with contextlib.suppress(Exception):
-        limits.restore_original_limits()
-
-
 class ThreadPolicy:
     """Apply a ``threads=`` policy for the duration of a ``with`` block (or until
     :meth:`restore`); ``applied`` is the limit set, ``None`` when the threads were left alone."""
@@ -94,13 +85,18 @@ class ThreadPolicy:
         self.policy = check_threads(threads)
         self._state = state
         self.applied: int | None = None
-        self._limits = self._net = None
+        self._token: int | None = None
+        self._net = None
 
     def apply(self, *, _net: bool = False) -> ThreadPolicy:
         if self.policy == AUTO and self._state is None:
             self._state = current_load()  # (kept: describe() says what "auto" saw)
         limit = choose_threads(self.policy, self._state)
         if limit is None:
+            kept = self._threads_to_keep()
+            if kept is not None:  # held, so that no other policy's restore raises them
+                self._token, _ = thread_limits.hold(kept)
+                self._arm(_net)
             return self
         if thread_controller() is None:
             if self.policy == AUTO:
@@ -109,32 +105,48 @@ class ThreadPolicy:
                 f"threads={self.policy} needs threadpoolctl to set BLAS threads: "
                 "pip install threadpoolctl"
             )
-        controller = thread_controller()
-        libraries = list(controller.lib_controllers)
-        originals = [lib.num_threads for lib in libraries]
-        try:
-            self._limits = limits = controller.limit(limits=limit)
-            if _net:  # (see _restore_abandoned)
-                self._net = weakref.finalize(self, _restore_abandoned, limits)
-        except BaseException:  # a Ctrl-C after some pools were limited: put them back first
-            for lib, n in zip(libraries, originals):  # (issue 44: BLAS stayed at 1 thread)
-                lib.set_num_threads(n)
-            self._limits = None
-            raise
-        self.applied = limit
+        self._token, blas = thread_limits.hold(limit)
+        self._arm(_net)
+        # recorded only when it took: a limit claimed but not in force mislabels every point
+        self.applied = limit if blas in (None, limit) else None
         return self
 
-    def restore(self) -> None:
-        limits = self._limits
-        if limits is None:
+    def _arm(self, net: bool) -> None:
+        """For a `with` block: release the hold when the policy dies with its exit never run. A
+        Ctrl-C can land where no code of ours catches it, at the very start of ``__exit__`` or
+        of ``restore``; the policy then dies with the exception, and its hold goes with it
+        (issue 44: BLAS stayed at 1 thread for the rest of the session)."""
+        if not net:
             return
         try:
-            limits.restore_original_limits()
-        except BaseException:  # a Ctrl-C after some pools were put back: the rest too, then
-            limits.restore_original_limits()  # the Ctrl-C (issue 44)
+            self._net = weakref.finalize(self, thread_limits.release, self._token)
+        except BaseException:  # (a Ctrl-C before the net was up: let go of the hold first)
+            token, self._token = self._token, None
+            thread_limits.release(token)
+            raise
+
+    def _threads_to_keep(self) -> int | None:
+        """The threads ``"auto"`` leaves as they are on a busy machine (few enough already),
+        or ``None`` when it keeps nothing (a quiet machine, another policy)."""
+        state = self._state
+        if self.policy != AUTO or state is None or state.verdict in ("quiet", "unknown"):
+            return None
+        if thread_controller() is None:
+            return None
+        inuse = threads_in_use()
+        return max(inuse["blas"] or 1, inuse["openmp"] or 1)
+
+    def restore(self) -> None:
+        token = self._token
+        if token is None:
+            return
+        try:
+            thread_limits.release(token)
+        except BaseException:  # a Ctrl-C inside: finish putting the threads back, then it
+            thread_limits.release(token)  # (release forgets a hold only once it is undone)
             raise
         finally:
-            self._limits, net, self._net = None, self._net, None
+            self._token, net, self._net = None, self._net, None
             if net is not None:
                 net.detach()
 

@@ -174,6 +174,17 @@ class Lab:
             return
         print(f"\u2713 check {number} passed: {passed or hint}")
 
+    def inconclusive(self, why: str, rerun: str = "rerun this cell") -> None:
+        """A check this run's measurements cannot judge (the machine left nothing to trust):
+        print that it is inconclusive and what to rerun, with no traceback in any check mode;
+        it counts as not met until a rerun judges it."""
+        key = self._key()
+        keys = list(self.results)
+        number = keys.index(key) + 1 if key in self.results else len(keys) + 1
+        text = f"inconclusive: {why}: {rerun}"
+        self.results[key] = (False, text)
+        print(f"? check {number} {text}")
+
     def record(self, folder: str | os.PathLike = "results", **figures: Any) -> Path:
         """Write ``folder/<lab>.json``: the figures given, the checks passed, the size, the
         time the lab took and the environment record; returns the path."""

@@ -7,6 +7,12 @@ took the cores. Suspects and their neighbours are timed again, interleaved (one 
 for each size in turn, several rounds), so that a busy moment slows them alike. A point whose
 rounds agree takes the re-measured figures (its note keeps the first reading); a point whose
 rounds still disagree is marked unreliable, and a sweep never recommends it.
+
+A point whose rounds agree but which still lies off its neighbours is a repeatable effect of the
+machine at that size, not noise: it keeps its re-measured figures, is marked ``off_trend`` with
+what it found (most often page faults: the allocator gave a large buffer back to the system
+after each call, so every call touches fresh pages), and is left out of the recommendation,
+which names it. A recommendation then never turns on such a point without saying so.
 """
 
 from __future__ import annotations
@@ -22,13 +28,27 @@ from everyo.bench.sweep_point import SweepRow, row_from_times
 from everyo.bench.timing import Timer
 from everyo.machine_state import MachineWatch
 
-__all__ = ["suspects", "recheck", "BREAK", "ROUND_AGREEMENT", "MAX_REMEASURED", "ROUNDS"]
+__all__ = [
+    "suspects",
+    "recheck",
+    "BREAK",
+    "CLIFF",
+    "ROUND_AGREEMENT",
+    "MAX_REMEASURED",
+    "ROUNDS",
+]
 
 BREAK = math.log(1.5)
 """Departure (log of a ratio) from the neighbours' line that counts as a break, on top of twice
 the spread the point's own timings show."""
 UNSTABLE_SPREAD = math.log(3.0)
 """A point whose own p95/p5 exceeds 3x is a suspect whatever its neighbours say."""
+CLIFF = 3.0
+"""Two adjacent points whose throughputs differ by more than this factor (beyond the gain their
+batch sizes allow) make a suspect however noisy the points are: a cliff is never unflagged."""
+FAULTS_PER_SAMPLE = 0.05
+"""Page faults per sample (a fresh 4-KiB page per 80 KiB of each sample's data) above which a
+point's faults explain part of its time, when its neighbours take clearly fewer."""
 ROUND_AGREEMENT = 1.5
 """Re-measured rounds of one size agree when their medians are within this factor."""
 MAX_REMEASURED = 8
@@ -72,7 +92,20 @@ def suspects(rows: list[SweepRow]) -> list[int]:
         spread = math.sqrt(sum(_spread(r) ** 2 for r in (row, ok[j], ok[k])) / 3)
         if abs(_log_time(row) - predicted) > BREAK + 2 * spread:
             out.append(row.batch_size)
-    return sorted(set(out))
+    return sorted(set(out + _cliffs(ok)))
+
+
+def _cliffs(ok: list[SweepRow]) -> list[int]:
+    """The points at a cliff between adjacent sizes: the one after a throughput drop of more
+    than :data:`CLIFF`, or the one before a gain of more than :data:`CLIFF` times the size
+    ratio (a larger batch gains at most its size ratio)."""
+    out = []
+    for a, b in zip(ok, ok[1:]):
+        if a.throughput / b.throughput > CLIFF:
+            out.append(b.batch_size)
+        elif b.throughput / a.throughput > CLIFF * b.batch_size / a.batch_size:
+            out.append(a.batch_size)
+    return out
 
 
 def remeasure(
@@ -136,13 +169,61 @@ def recheck(
     for bs, per_round in times.items():
         by_size[bs] = _updated(by_size[bs], per_round, state, suspect=bs in found)
     rows = [by_size[r.batch_size] for r in rows]
-    still = set(suspects(rows))
+    still = _still_off(rows, found)
     return [
-        replace(r, note=_join(r.note, "still off its neighbours after re-measuring (rounds agree)"))
-        if r.batch_size in still and r.reliable and r.batch_size in found
+        _off_trend(r, rows)
+        if r.batch_size in still
+        else replace(r, note=_join(r.note, _faults_text(r, rows)))
+        if r.batch_size in found and not r.reliable
         else r
         for r in rows
     ]
+
+
+def _still_off(rows: list[SweepRow], found: list[int]) -> set[int]:
+    """The re-measured suspects that still break from the others, one at a time: the point
+    whose removal leaves the fewest suspects first (a point off the trend makes its neighbour
+    look off too; only the point itself is marked)."""
+    rest = [r for r in rows if r.reliable]
+    off: set[int] = set()
+    while len(off) < MAX_REMEASURED:
+        candidates = [bs for bs in suspects(rest) if bs in found]
+        if not candidates:
+            break
+        worst = min(
+            candidates,
+            key=lambda bs: (len(suspects([r for r in rest if r.batch_size != bs])), -bs),
+        )
+        off.add(worst)
+        rest = [r for r in rest if r.batch_size != worst]
+    return off
+
+
+def _off_trend(row: SweepRow, rows: list[SweepRow]) -> SweepRow:
+    """A suspect whose re-measured rounds agree and which still lies off its neighbours: a
+    repeatable effect, marked and explained (page faults, when they tell it apart)."""
+    note = (
+        "off its neighbours' trend, also when re-measured (rounds agree): a repeatable effect "
+        "of this machine at this size, not noise, so not recommended from"
+    )
+    return replace(row, off_trend=True, note=_join(row.note, note, _faults_text(row, rows)))
+
+
+def _faults_text(row: SweepRow, rows: list[SweepRow]) -> str:
+    """Why, when page faults tell the point apart from its measured neighbours."""
+    ok = [r for r in rows if r.ok and r.faults_per_call is not None]
+    if row.faults_per_call is None or row not in ok:
+        return ""
+    per_sample = row.faults_per_call / row.batch_size
+    i = ok.index(row)
+    others = [r.faults_per_call / r.batch_size for r in ok[max(i - 1, 0) : i + 2] if r is not row]
+    if per_sample < FAULTS_PER_SAMPLE or not others or max(others) > per_sample / 2:
+        return ""
+    return (
+        f"each call took {row.faults_per_call:,.0f} page faults ({per_sample:.2f} per sample, "
+        f"{max(others):.2f} beside it): the allocator gave its memory back to the system after "
+        "each call, so the next one touched fresh pages"
+    )
 
 
 def _with_neighbours(found: list[int], sizes: list[int]) -> list[int]:
@@ -167,6 +248,7 @@ def _updated(row: SweepRow, per_round: list[list[float]], state, *, suspect: boo
         peak_memory=row.peak_memory,
         gpu_memory=row.gpu_memory,
         memory_source=row.memory_source,
+        faults_per_call=row.faults_per_call,
     )
     first = f"first reading {row.throughput:,.0f} samples/s"
     agree = max(medians) / min(medians) <= ROUND_AGREEMENT

@@ -84,8 +84,11 @@ class SweepRow:
     ``verdict`` is the machine's state while the point was timed (``"quiet"``, ``"busy"``,
     ``"contended"``, ``"unknown"``; ``machine`` holds all of it); ``reliable`` is False for a
     point that broke from its neighbours and stayed inconsistent when re-measured, and
-    ``note`` says why, or what a re-measurement found. :attr:`trusted` combines both: a sweep
-    recommends only from trusted points.
+    ``note`` says why, or what a re-measurement found. ``off_trend`` is True for a point that
+    stayed off its neighbours' trend when re-measured with rounds that agree: a repeatable
+    effect of this machine at this size (``faults_per_call``, the page faults of each timed
+    call, often says which), shown and explained rather than recommended from.
+    :attr:`trusted` combines them: a sweep recommends only from trusted points.
     """
 
     batch_size: int
@@ -108,6 +111,8 @@ class SweepRow:
     note: str = ""
     machine: dict | None = None
     memory_source: str | None = None
+    faults_per_call: float | None = None
+    off_trend: bool = False
 
     @property
     def ok(self) -> bool:
@@ -116,16 +121,19 @@ class SweepRow:
     @property
     def trusted(self) -> bool:
         """Measured, consistent with its neighbours, and not on a contended machine."""
-        return self.ok and self.reliable and self.verdict != "contended"
+        return self.ok and self.reliable and not self.off_trend and self.verdict != "contended"
 
     @property
     def flag(self) -> str | None:
-        """``"unreliable"``, ``"contended"`` or ``None``: why a measured point is not trusted."""
+        """``"unreliable"``, ``"contended"``, ``"off-trend"`` or ``None``: why a measured
+        point is not trusted."""
         if not self.ok:
             return None
         if not self.reliable:
             return "unreliable"
-        return "contended" if self.verdict == "contended" else None
+        if self.verdict == "contended":
+            return "contended"
+        return "off-trend" if self.off_trend else None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -237,11 +245,27 @@ def _measure(
             )
     timer = Timer(clock=clock, synchronize=synchronize)
     watch = MachineWatch(threads_policy=policy.policy, threads_applied=policy.applied).start()
-    times = timer.run(lambda: step(batch), warmup, repeat, inputs=(step, batch))
+    timer.run(lambda: step(batch), warmup, 0, inputs=(step, batch))
+    faults = page_faults()
+    times = timer.run(lambda: step(batch), 0, repeat)
+    faults = None if faults is None else (page_faults() - faults) / len(times)
     machine = watch.stop()
     row = row_from_times(batch_size, times, peak=peak, gpu=gpu_peak, machine=machine)
     row.memory_source = source
+    row.faults_per_call = faults
     return row
+
+
+def page_faults() -> int | None:
+    """The page faults this thread has taken so far (minor ones: a fresh page touched the
+    first time), ``None`` where the platform does not count them."""
+    try:
+        import resource
+
+        who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+        return resource.getrusage(who).ru_minflt
+    except (ImportError, OSError):
+        return None
 
 
 def row_from_times(

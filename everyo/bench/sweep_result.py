@@ -84,11 +84,41 @@ class SweepResult:
     def recommended(self) -> SweepRow | None:
         """The smallest trusted batch within 5 % of the best throughput (less memory, lower
         latency); ``None`` when no point is trusted (:attr:`recommendation` says why)."""
-        best = self.best
-        if best is None:
-            return None
-        good = [r for r in self.trusted_rows if r.throughput >= (1 - self.within) * best.throughput]
-        return min(good, key=lambda r: r.batch_size)
+        return _recommend(self.trusted_rows, self.within)
+
+    @property
+    def rivals(self) -> list[SweepRow]:
+        """Untrusted points that would have changed the recommendation had they been trusted
+        (their figures taken as measured)."""
+        rec = self.recommended
+        if rec is None:
+            return []
+        trusted = self.trusted_rows
+        return [
+            r
+            for r in self.flagged_rows
+            if r.throughput is not None and _recommend([*trusted, r], self.within) is not rec
+        ]
+
+    @property
+    def conclusive(self) -> bool:
+        """False when there is no recommendation, or untrusted points might have changed it
+        (:attr:`rivals`): the sweep should be rerun on a quieter machine before its
+        recommendation is taken as the lesson. (``Lab.check(measured=...)`` reads it.)"""
+        return self.recommended is not None and not self.rivals
+
+    @property
+    def machine_note(self) -> str:
+        """Why the recommendation is provisional (``""`` when it is conclusive)."""
+        if self.conclusive:
+            return ""
+        if self.recommended is None:
+            return "no point of the sweep could be trusted"
+        rivals = ", ".join(f"{r.batch_size} ({r.flag})" for r in self.rivals)
+        return (
+            f"the recommendation is provisional: {rivals} measured as fast or faster but could "
+            "not be trusted"
+        )
 
     @property
     def recommendation(self) -> str:
@@ -110,6 +140,8 @@ class SweepResult:
         )
         if left_out:
             line += f"; not considered: {why}"
+        if self.rivals:
+            line += f". {self.machine_note[0].upper()}{self.machine_note[1:]}: rerun the sweep"
         return line
 
     @property
@@ -202,6 +234,15 @@ class SweepResult:
         if self.rows:
             lines.append(self.recommendation)
         return "\n".join(lines)
+
+
+def _recommend(rows: list[SweepRow], within: float) -> SweepRow | None:
+    """The smallest of ``rows`` within ``within`` of their best throughput."""
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: r.throughput)
+    good = [r for r in rows if r.throughput >= (1 - within) * best.throughput]
+    return min(good, key=lambda r: r.batch_size)
 
 
 def write_text(text: str, path: str | os.PathLike) -> Path:

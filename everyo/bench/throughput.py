@@ -103,8 +103,9 @@ class TrainingThroughput:
                 f"Training throughput over {self.steps} steps ({self.samples} samples)",
                 f"Samples per second: {self.samples_per_s:.2f} samples/s",
                 f"Time per epoch: {fmt(self.epoch_s, '.3f', 's')}",
-                f"Average batch time: {self.mean_batch_ms:.4f} ms "
-                f"(data loading {self.mean_data_ms:.4f} ms)",
+                f"Average time per batch: {self.mean_data_ms + self.mean_batch_ms:.4f} ms "
+                f"(waiting for data {self.mean_data_ms:.4f} ms + training step "
+                f"{self.mean_batch_ms:.4f} ms)",
                 f"Validation time: {fmt(self.validation_s, '.3f', 's')}",
                 f"Peak memory: {fmt(None if peak is None else peak / 2**20, '.2f', 'MiB')}",
                 *([state.line()] if (state := self.machine_state) is not None else []),

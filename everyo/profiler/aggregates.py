@@ -95,8 +95,9 @@ class Groups:
         return rows
 
     def _label_columns(self, rows, keys, shape_table) -> None:
-        """``path`` (by name: when the group has one), ``module`` and ``path`` (by path: the
-        outermost module's path is "", its row is labelled with its class name), ``shapes``."""
+        """``path`` (by name: when the group has one; ``paths`` lists them, ``"0, 2, 4"``, when
+        it has several), ``module`` and ``path`` (by path: the outermost module's path is "", its
+        row is labelled with its class name), ``shapes``."""
         if self.group_by == "name":
             paths: dict[tuple, set] = {}
             for kind, name, path in self.keys_seen:
@@ -104,6 +105,8 @@ class Groups:
             for row in rows:
                 found = paths.get((row["kind"], row["name"]), {""})
                 row["path"] = next(iter(found)) if len(found) == 1 else ""
+                if len(found) > 1:  # (the text table lists them; a label names one path only)
+                    row["paths"] = ", ".join(sorted(found, key=_path_order))
         elif self.group_by == "path":
             origin = {(k[0], k[2] or k[1]): (k[1], k[2]) for k in keys}
             for row in rows:
@@ -282,3 +285,8 @@ class Aggregates:
                 k = divmod(packed, _LANE)
                 self._pending[k] = self._pending.get(k, 0) + ns
         return child
+
+
+def _path_order(path: str) -> tuple:
+    """``"2"`` before ``"10"``, and ``"features.3"`` by its parts."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in path.split("."))

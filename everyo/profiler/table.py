@@ -7,8 +7,21 @@ from everyo.profiler.schema import COLUMN_ORDER, TEXT_COLUMNS
 from everyo.spelling import NO_VALUE
 
 _PREFERRED = tuple(k for k in COLUMN_ORDER if k != "label")  # rows here have no label
-_HIDDEN = {"module", "host_only", "bytes"}
+_HIDDEN = {"module", "host_only", "bytes", "paths"}
 _UNREAD = object()
+PATHS_SHOWN = 4
+"""A name grouping's path cell lists at most this many of a row's paths."""
+
+
+def _paths(row: dict) -> str:
+    """The path cell: the row's path, or the paths of a name that runs at several (``0, 2, 4``,
+    ``0, 2, 4, 7 +2``); empty for code that is not a module."""
+    if not row.get("paths"):
+        return str(row.get("path") or "")
+    paths = row["paths"].split(", ")
+    more = len(paths) - PATHS_SHOWN
+    shown = ", ".join(p or "(root)" for p in paths[:PATHS_SHOWN])
+    return shown + (f" +{more}" if more > 0 else "")
 
 
 def _fmt(value, column: str) -> str:
@@ -108,7 +121,9 @@ class SummaryTable(list):
             lines = ["(no events recorded)"] + [f"note: {n}" for n in self.notes]
             return "\n".join(lines + self._sampled_lines())
         cols = self.columns()
-        cells = [[_fmt(row.get(c), c) for c in cols] for row in self]
+        cells = [
+            [_fmt(row.get(c), c) if c != "path" else _paths(row) for c in cols] for row in self
+        ]
         if any(row.get("host_only") for row in self):
             for row, line in zip(self, cells):
                 if row.get("host_only"):

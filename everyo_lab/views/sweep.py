@@ -22,9 +22,9 @@ def sweep_figure(result, *, theme: str = "light") -> dict:
 
     Throughput (samples/s, left axis) and median latency (ms, right axis: the latency every
     view shows, with its statistic named; see docs/glossary.md) per batch size on a
-    log2 x axis; the recommended size is starred, points that cannot be trusted (unreliable, or
-    measured on a contended machine) are ringed with the reason on hover, and points that ran
-    out of memory or failed are marked on the x axis with their status.
+    log2 x axis; the recommended size is starred, points that cannot be trusted (unreliable,
+    off-trend, or measured on a contended machine) are ringed with the reason on hover, and
+    points that ran out of memory or failed are marked on the x axis with their status.
     """
     from everyo_lab.views.sweep_report import sweep_points  # (lazily: it imports everyo.bench)
 
@@ -227,8 +227,8 @@ def _band_edge(x, y, fill):
 
 
 def _flagged(pts, at):
-    """Rings around the points that are not trusted (unreliable, or measured on a contended
-    machine); hover says why."""
+    """Rings around the points that are not trusted (unreliable, off-trend, or measured on a
+    contended machine); hover says why."""
     return {
         "type": "scatter",
         "mode": "markers+text",

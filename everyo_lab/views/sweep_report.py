@@ -173,6 +173,9 @@ def recommendation(rows, *, within: float = WITHIN, final: bool = True) -> dict:
     out["text"] = f"Batch size {rec.batch_size} is recommended: {why}{fits}."
     if flagged:
         out["text"] += f" Not considered: {left_out}."
+    if result.rivals:
+        note = result.machine_note
+        out["text"] += f" {note[0].upper()}{note[1:]}: rerun the sweep when the machine is quieter."
     return out
 
 

@@ -86,18 +86,29 @@ with eo.no_grad():
         timings.append((time.perf_counter() - start) * 1000)
 
 mean_ms = statistics.mean(timings)
+print(
+    f"By hand: {measured_iterations} calls after {warmup_iterations} warm-up calls (not timed), "
+    "profiler off"
+)
 print(f"Mean latency: {mean_ms:.3f} ms, median {statistics.median(timings):.3f} ms")
 print(f"Minimum {min(timings):.3f} ms, maximum {max(timings):.3f} ms")
-print(f"Approx. throughput: {batch_size / (mean_ms / 1000):.0f} samples/s")
+print(f"Approx. throughput: {batch_size / (mean_ms / 1000):.0f} samples/s (from the mean)")
 
 # %% [markdown]
 # `everyo.bench.benchmark` does the same in one call, and keeps the raw times, the statistics
 # and a record of the environment (versions, CPU, BLAS threads) with the result. Keep the
 # workload (model, input, batch size) fixed from here on.
+#
+# **One model, several latencies.** Each figure in this lab says how it was measured, and they
+# differ for that reason: the hand-timed mean above and `benchmark`'s median below (warm-up
+# excluded, profiler off) are two runs of the same procedure, minutes apart on a machine whose
+# load changes (the `Machine:` line says how busy it was); the profile in section 2 times each
+# call with the profiler on and reads per module; section 6 times the two versions in turns.
 
 # %%
 with eo.no_grad():
     baseline = benchmark(model, x, warmup=2, repeat=10, samples=batch_size, name="baseline")
+print("benchmark(): 10 calls after 2 warm-up calls (not timed), profiler off")
 print(baseline)
 
 # %% [markdown]
@@ -109,7 +120,8 @@ print(baseline)
 # - the **icicle**: the call tree, each box as wide as its share of the time;
 # - the **table**: one row per module class with calls, total (inclusive) and *self* time.
 #
-# The run is kept in `everyo.profiler.runs` under its label.
+# The run is kept in `everyo.profiler.runs` under its label. Its times are with the profiler
+# on, over 5 calls and no warm-up: a third procedure, so a third latency, read per module.
 
 # %%
 %%everyo_profile --label baseline --top 8
@@ -231,18 +243,24 @@ with eo.no_grad():
     optimised = benchmark(
         fast_model, x, warmup=2, repeat=10, samples=batch_size, name="vectorised"
     )
-    print(f"median {baseline.median * 1e3:.3f} ms -> {optimised.median * 1e3:.3f} ms")
+    print(
+        f"benchmark() medians, measured one after the other (section 1's, then this one): "
+        f"{baseline.median * 1e3:.3f} ms -> {optimised.median * 1e3:.3f} ms "
+        f"({baseline.median / optimised.median:.1f}x)"
+    )
     speedup = interleaved(model, fast_model, x, warmup=2, repeat=10)
     reference = model(x).numpy()
     candidate = fast_model(x).numpy()
+print("interleaved(): the two models in turns, 10 calls each after 2 warm-up calls, profiler off")
 print(speedup)
 
 # %% [check]
 lab.check(
     speedup.speedup >= 3 and speedup.verdict == "faster",
-    f"the speed-up is {speedup.speedup:.1f}x ({speedup.verdict}); vectorise "
+    f"the speed-up is {speedup.speedup:.3f}x ({speedup.verdict}); vectorise "
     "RowScaleVectorised.forward (no Python loop over rows) to reach at least 3x",
-    passed=f"{speedup.speedup:.1f}x faster",
+    passed=f"{speedup.speedup:.3f}x faster (interleaved()'s speed-up: the 'Speedup:' line "
+    "above)",
     measured=speedup,
 )
 # np.allclose applies the rule of the guide's np.testing.assert_allclose, as a True/False
@@ -260,7 +278,10 @@ lab.check(
 # diff table, biggest change first, with a verdict per row ("faster" or "slower";
 # "negligible change" for a change beyond noise too small to matter, as the unchanged `ReLU`'s;
 # "within noise", from the per-call durations). `everyo_lab.compare("baseline", "vectorised")`
-# shows the same view on its own; `analysis.diff` gives the numbers as a table.
+# shows the same view on its own; `analysis.diff` gives the numbers as a table. Its speed-up is
+# that of the two profiled cells (profiler on, 5 calls each, minutes apart): a third speed-up
+# for the same change, by a third procedure. The one to quote is `interleaved()`'s, since its
+# two sides met the same machine.
 
 # %%
 %%everyo_profile --label vectorised --compare baseline --top 8

@@ -62,8 +62,13 @@ print(result)
 # runs. So the sweep limits BLAS threads to the cores other processes leave free
 # (`--threads auto`, the default), re-measures any point that breaks from its neighbours
 # (interleaved with them), and marks a point that stays inconsistent **unreliable** and one
-# measured on a contended machine **contended**: both are ringed on the charts, and neither is
-# ever recommended. If the recommendation line says it left points out, rerun the cell when the
+# measured on a contended machine **contended**. A point that re-measures the same but stays
+# off its neighbours is **off-trend**: not noise, but something this machine really does at
+# that size, and its note says what (often page faults: the allocator gives a large buffer back
+# to the system after each call, and the next call touches fresh pages). All three are ringed
+# on the charts, and none is ever recommended: the recommendation line names them. When one
+# of them measured as fast as the recommended point or faster, the line calls the
+# recommendation **provisional** (`result.conclusive` is False): rerun the sweep. If the recommendation line says it left points out, rerun the cell when the
 # machine is quieter, or with `--threads 1`. `row.trusted` tells you in code.
 
 # %% [markdown]
@@ -84,12 +89,16 @@ bytes_per_sample = (result[1024].peak_memory - result[256].peak_memory) / (1024 
 
 # %% [check]
 slope = (result[1024].peak_memory - result[256].peak_memory) / (1024 - 256)
+values = round(slope / 4)
+at_peak = {544: "the input and both hidden ones, alive together; the output comes once the "
+           "first hidden one is freed", 554: "all of them at once"}
 lab.check(
     abs(bytes_per_sample - slope) <= 0.02 * slope,
     f"bytes_per_sample={bytes_per_sample:.0f}; divide the growth of peak_memory from 256 to "
     "1024 by the growth of the batch",
-    passed=f"{slope:.0f} bytes per sample, {slope / 4:.0f} float32 values held at the peak "
-    "(per sample the input has 32, each of the two hidden activations 256, the output 10)",
+    passed=f"{slope:.0f} bytes per sample, {values} float32 values held at the peak (per "
+    "sample the activations are the input 32, the hidden 256, the ReLU's 256 and the output "
+    f"10, 554 in all; at the peak: {at_peak.get(values, 'some of them')})",
 )
 
 # %% [markdown]
@@ -134,23 +143,31 @@ chosen_batch = max(row.batch_size for row in result.rows)  # TODO: best throughp
 
 # %% [solution]
 in_budget = [r for r in result.rows if r.trusted and r.p95_ms <= budget_ms]
-chosen_batch = max(in_budget, key=lambda r: r.throughput).batch_size
+chosen_batch = max(in_budget, key=lambda r: r.throughput).batch_size if in_budget else None
 
 # %% [check]
 fits = [r for r in result.rows if r.trusted and r.p95_ms <= budget_ms]
-best = max(fits, key=lambda r: r.throughput)
 measured = {r.batch_size: r for r in result.rows}
 seen = (
     f"p95 {measured[chosen_batch].p95_ms:.3f} ms, {measured[chosen_batch].throughput:.0f} "
     "samples/s" if chosen_batch in measured else "not a batch size of the sweep"
 )
-lab.check(
-    chosen_batch == best.batch_size,
-    f"batch {chosen_batch} ({seen}) is not the best choice: among the trusted rows with "
-    f"p95_ms <= {budget_ms:.3f}, take the one with the highest throughput",
-    passed=f"batch {best.batch_size}: p95 {best.p95_ms:.3f} ms within {budget_ms:.3f} ms, "
-    f"{best.throughput:.0f} samples/s",
-)
+if not fits:  # the machine left no trusted point within the budget: nothing to judge
+    lab.inconclusive(
+        f"no trusted point has p95_ms <= {budget_ms:.3f} "
+        f"(not trusted: {', '.join(f'{r.batch_size} ({r.flag})' for r in result.flagged_rows)})",
+        "rerun the sweep in section 1 when the machine is quieter, then this cell",
+    )
+else:
+    best = max(fits, key=lambda r: r.throughput)
+    lab.check(
+        chosen_batch == best.batch_size,
+        f"batch {chosen_batch} ({seen}) is not the best choice: among the trusted rows with "
+        f"p95_ms <= {budget_ms:.3f}, take the one with the highest throughput",
+        passed=f"batch {best.batch_size}: p95 {best.p95_ms:.3f} ms within {budget_ms:.3f} ms, "
+        f"{best.throughput:.0f} samples/s",
+        measured=result,  # untrusted points as fast as the best: the choice is provisional
+    )
 
 # %% [markdown]
 # ## 4. The widget in the background, and the profile at the chosen size
@@ -161,8 +178,10 @@ lab.check(
 # Export the points with its buttons, or `to_csv()` / `to_json()`.
 
 # %%
+# (batch 64 when exercise 2 chose nothing the sweep measured)
+center = chosen_batch if chosen_batch in {r.batch_size for r in result.rows} else 64
 widget = everyo_lab.SweepWidget(
-    model, make_batch, batch_sizes=[chosen_batch // 2 or 1, chosen_batch, chosen_batch * 2],
+    model, make_batch, batch_sizes=[center // 2 or 1, center, center * 2],
     warmup=1, repeat=repeat, label="around-the-choice",
 )
 widget.show()
@@ -178,7 +197,7 @@ print(around)
 # not.
 
 # %%
-xb = make_batch(chosen_batch)
+xb = make_batch(center)
 
 # %%
 %%everyo_profile --label chosen-batch --top 6
@@ -193,6 +212,7 @@ with eo.no_grad():
 result.to_json("results/05-inference-sweep.json")
 lab.record(
     recommended=result.recommended.batch_size if result.recommended else None,
+    recommendation_conclusive=result.conclusive,
     untrusted_points=[r.batch_size for r in result.flagged_rows],
     largest_fit=limited.largest_fit.batch_size,
     predicted_largest_fit=predicted,

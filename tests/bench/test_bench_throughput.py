@@ -64,7 +64,8 @@ def test_trainer_figures_from_a_fake_clock():
     for line in (
         "Samples per second:",
         "Time per epoch:",
-        "Average batch time:",
+        "Average time per batch: 12.0000 ms (waiting for data 2.0000 ms + training step "
+        "10.0000 ms)",
         "Validation time:",
         "Peak memory:",
     ):

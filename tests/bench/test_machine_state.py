@@ -279,8 +279,10 @@ def test_auto_never_calls_a_busy_machine_quiet_when_it_leaves_the_threads(monkey
     assert policy.applied is None
     text = policy.describe()
     assert "quiet" not in text and "1 thread, no more than the cores" in text
+    policy.restore()  # ("auto" holds the threads it leaves: released here)
     quiet = ThreadPolicy("auto", state=state_over(1.0, 0.0, threads=1)).apply()
     assert quiet.describe().endswith("(the machine is quiet)")
+    quiet.restore()
     assert ThreadPolicy(None).describe() == "threads left as configured (1 BLAS thread)"
 
 

@@ -107,6 +107,30 @@ def test_a_suspect_whose_rounds_disagree_is_unreliable_and_never_recommended():
     assert "! unreliable" in str(result)
 
 
+def test_a_cliff_is_a_suspect_even_where_the_points_after_it_stay_low():
+    # throughput drops 4x from 128 to 256 and stays low at 512: 256 lies on the line through
+    # its neighbours, yet it is a cliff (docs/labs.md: no unflagged cliff above 3x)
+    assert 256 in suspects(rows({256: 4.0, 512: 8.0}))
+
+
+def test_a_departure_that_re_measures_the_same_is_shown_as_a_finding_not_recommended():
+    slow = {512: 3.0}
+    first = rows(slow)
+    for i, r in enumerate(first):  # 512 faults in fresh pages on every call; the rest do not
+        first[i] = replace(r, faults_per_call=480.0 if r.batch_size == 512 else 0.0)
+    measure, _ = fake_measure({512: [3.0, 3.0, 3.0]})  # the rounds agree: it is repeatable
+    out = recheck(first, measure)
+    point = next(r for r in out if r.batch_size == 512)
+    assert point.off_trend and point.flag == "off-trend" and not point.trusted
+    assert "repeatable" in point.note and "480 page faults" in point.note
+    result = SweepResult(rows=out)
+    assert result.recommended.batch_size != 512
+    assert "not considered: 512 (off-trend)" in result.recommendation  # never silently
+    assert "! off-trend" in str(result)
+    text = render_sweep_text(build_sweep_report(out))
+    assert "page faults" in text
+
+
 def test_re_measurement_is_bounded():
     measure, calls = fake_measure({})
     wild = {bs: (20.0 if i % 2 else 1.0) for i, bs in enumerate(SIZES)}
@@ -254,3 +278,18 @@ def test_a_point_too_short_to_read_alone_takes_the_sweeps_state():
     assert "over the whole sweep" in fixed.note
     no_proc = replace(row, machine={**unknown, "source": "none"})
     assert _with_sweep_state(no_proc, sweep).verdict == "unknown"  # nothing to read there
+
+
+def test_a_recommendation_that_untrusted_points_might_beat_is_provisional():
+    # under a CPU burner: 256 re-measured 1.6x apart between rounds, yet at its median it was
+    # the fastest; the recommendation from the trusted points alone flipped between reruns
+    out = rows()
+    out[-2] = replace(out[-2], reliable=False, throughput=out[-1].throughput * 2)
+    result = SweepResult(rows=out)
+    assert result.recommended.batch_size == 512 and not result.conclusive
+    assert [r.batch_size for r in result.rivals] == [256]
+    assert "provisional: 256 (unreliable)" in result.recommendation
+    assert "rerun" in result.recommendation
+    assert "provisional: 256 (unreliable)" in render_sweep_text(build_sweep_report(out))
+    calm = SweepResult(rows=rows())
+    assert calm.conclusive and calm.machine_note == "" and "provisional" not in calm.recommendation

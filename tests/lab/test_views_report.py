@@ -6,7 +6,14 @@ import json
 import re
 
 import pytest
-from views_runs import empty_run, model_run, regions_run, synthetic_run, train_run
+from views_runs import (
+    empty_run,
+    model_run,
+    one_slow_call_run,
+    regions_run,
+    synthetic_run,
+    train_run,
+)
 
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import analysis, schema
@@ -23,7 +30,7 @@ from everyo_lab.views import (
 )
 from everyo_lab.views.columns import event_label
 from everyo_lab.views.live_state import LiveState
-from everyo_lab.views.report import NO_EVENTS_NOTE, steps_text
+from everyo_lab.views.report import NO_EVENTS_NOTE, hot_spot_text, steps_text
 
 
 @pytest.fixture(scope="module")
@@ -292,3 +299,19 @@ def test_a_batch_reports_without_a_header(run):
     report = build_report(run.snapshot())
     assert report.run_id == "" and report.rows
     assert not render_text(report).startswith("everyo profile")
+
+
+def test_a_hot_spot_made_by_one_call_says_so_and_does_not_lead_the_header():
+    """ReLU's 1.48 ms of self time is one call of 1.271 ms among calls of 0.011 ms: the header
+    names Linear first (the module whose calls take the time), and ReLU's spot says what made
+    it, in every output."""
+    run = one_slow_call_run()
+    report = build_report(run)
+    rows = {r["name"]: r for r in report.rows}
+    assert rows["ReLU"]["self_ms"] > rows["Linear"]["self_ms"]  # by self time alone: ReLU
+    assert report.hot_spots[0]["name"] == "Linear" and report.hot_spots[0]["one_call"] is None
+    relu = next(h for h in report.hot_spots if h["name"] == "ReLU")
+    said = "one call took 1.271 ms, the other 19 0.011 ms each"
+    assert said in hot_spot_text(relu)
+    assert said in render_text(run) and said in render_html(run)
+    assert said in " ".join(report.texts["hot_spots"])

@@ -63,7 +63,7 @@ def test_header_info(run):
     assert len(hot) == 3 and [h["self_ms"] for h in hot] == sorted(
         (h["self_ms"] for h in hot), reverse=True
     )
-    assert set(hot[0]) == {"name", "path", "kind", "label", "self_ms", "share"}
+    assert set(hot[0]) == {"name", "path", "kind", "label", "self_ms", "share", "one_call"}
     assert hot[0]["share"] == pytest.approx(hot[0]["self_ms"] / info["wall_ms"])
 
 

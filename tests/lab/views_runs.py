@@ -115,3 +115,40 @@ def regions_run(*, label="regions", iterations=3, fail=None):
         if exc is not fail:
             raise
     return prof.run
+
+
+def one_slow_call_run(passes: int = 20) -> Run:
+    """Passes of Sequential > Linear (30 µs), ReLU (11 µs), Linear (30 µs), where one ReLU call
+    took 1.271 ms (a preemption, a page fault): ReLU has the most self time, all of it that
+    one call's."""
+    n = passes
+    relu = np.full(n, 11_000, np.int64)
+    relu[n // 2] = 1_271_000
+    durs = np.stack([np.full(n, 30_000), relu, np.full(n, 30_000)], axis=1)
+    seq_dur = durs.sum(axis=1) + 200
+    gaps = np.concatenate([[0], np.cumsum(seq_dur)[:-1]]) + np.arange(n) * 1000
+    starts, all_durs = [], []
+    for i in range(n):
+        t = gaps[i]
+        starts += [t, t + 100, t + 100 + durs[i, 0], t + 100 + durs[i, 0] + durs[i, 1]]
+        all_durs += [seq_dur[i], *durs[i]]
+    seq = np.arange(4 * n, dtype=np.int32)
+    columns = {
+        "start_ns": np.array(starts, np.int64),
+        "dur_ns": np.array(all_durs, np.int64),
+        "key": np.tile(np.array([0, 1, 2, 3], np.int32), n),
+        "seq": seq,
+        "parent_seq": np.where(seq % 4 == 0, -1, seq - seq % 4).astype(np.int32),
+        "thread": np.zeros(4 * n, np.int16),
+        "depth": np.tile(np.array([0, 1, 1, 1], np.int16), n),
+    }
+    keys = [
+        ("module", "Sequential", ""),
+        ("module", "Linear", "0"),
+        ("module", "ReLU", "1"),
+        ("module", "Linear", "2"),
+    ]
+    store = EventStore.from_columns(columns, keys, threads=[(1, "MainThread")])
+    run = Run(store, label="one slow call", clock=lambda: 0, environment={})
+    run.finish(wall_ns=int(starts[-1] + all_durs[-1]))
+    return run

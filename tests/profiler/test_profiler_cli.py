@@ -154,3 +154,32 @@ def test_demo_steps_beyond_one_epoch_are_all_taken(tmp_path, capsys):
     run = run_demo(10).run  # 8 batches per epoch: 10 steps need a second epoch
     names = run.snapshot().name.tolist()
     assert names.count("Adam.step") == 20  # 10 per model
+
+
+def test_demo_warms_each_model_up_outside_the_record_and_applies_the_thread_policy(monkeypatch):
+    """The first Linear call (7.8 ms of one-time costs) made mlp.inference read slower than
+    five training steps: each model runs once before the record, and the record holds every
+    call after it; BLAS threads follow threads='auto' as the other commands' do."""
+    import everyo as eo
+    from everyo.cli.demo import run_demo
+
+    calls = []
+    forward = eo.Linear.forward
+    monkeypatch.setattr(eo.Linear, "forward", lambda self, x: calls.append(1) or forward(self, x))
+    run = run_demo(2).run
+    recorded = run.snapshot().name.tolist().count("Linear")
+    assert recorded == 12  # (3 Linear in the MLP, 1 in the CNN) x (1 inference + 2 steps)
+    assert len(calls) > recorded  # the warm-up calls ran, outside the record
+    assert run.machine_state.threads_policy == "auto"
+
+
+def test_a_summary_by_name_lists_the_paths_of_a_class_used_at_several(capsys):
+    """The path column was empty for every class used at more than one path (a lone 6 on
+    Flatten in the demo): it lists them."""
+    from everyo.cli.demo import run_demo
+
+    table = str(run_demo(1).summary())
+    linear = next(line for line in table.splitlines() if line.startswith("Linear "))
+    assert linear.rstrip().endswith("0, 2, 4, 7")
+    flatten = next(line for line in table.splitlines() if line.startswith("Flatten "))
+    assert flatten.rstrip().endswith(" 6")
