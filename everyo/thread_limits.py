@@ -15,38 +15,38 @@ thread set it, and with the threads as they were once the last hold is released.
 
 from __future__ import annotations
 
-import itertools
 import threading
 
 __all__ = ["hold", "release", "held"]
 
 _lock = threading.Lock()
-_holds: dict[int, int] = {}  # token -> the limit it holds
-_tokens = itertools.count(1)
+_holds: dict[object, int] = {}  # the holder's token -> the limit it holds
 _originals: list | None = None  # (library controller, its threads) from before the first hold
 
 
-def hold(limit: int) -> tuple[int, int | None]:
-    """Hold BLAS/OpenMP threads at ``limit`` or fewer until :func:`release`; returns a token
-    and the BLAS threads in force afterwards (``None`` when no BLAS library is known).
+def hold(token: object, limit: int) -> int | None:
+    """Hold BLAS/OpenMP threads at ``limit`` or fewer until ``release(token)``; returns the BLAS
+    threads in force afterwards (``None`` when no BLAS library is known).
 
-    An interrupt anywhere inside (a Ctrl-C) leaves the threads as they were before the call."""
+    The holder makes the token (any new object) and keeps it before calling, so that an
+    interrupt anywhere (a Ctrl-C, even as this returns) leaves it something to release; one
+    inside leaves the threads as they were before the call."""
     global _originals
+    limit = int(limit)
     with _lock:
         if not _holds and _originals is None:
             _originals = _current()
-        token = next(_tokens)
-        _holds[token] = int(limit)
+        _holds[token] = limit
         try:
             _set(min(_holds.values()))
-            return token, _blas_threads()
+            return _blas_threads()
         except BaseException:
             del _holds[token]
             _settle()
             raise
 
 
-def release(token: int | None) -> None:
+def release(token: object) -> None:
     """End a hold: the smallest limit still held is set, or, when none is, the threads as they
     were before the first hold. Releasing twice, or ``None``, does nothing. The hold is
     forgotten only once the threads are set, so a release that an interrupt cut short can be
@@ -54,7 +54,8 @@ def release(token: int | None) -> None:
     with _lock:
         if token is None or token not in _holds:
             return
-        limit = _holds.pop(token)
+        limit = _holds[token]  # (no call between here and the try: nothing to interrupt)
+        del _holds[token]
         try:
             _settle()
         except BaseException:

@@ -85,7 +85,7 @@ class ThreadPolicy:
         self.policy = check_threads(threads)
         self._state = state
         self.applied: int | None = None
-        self._token: int | None = None
+        self._token: object | None = None
         self._net = None
 
     def apply(self, *, _net: bool = False) -> ThreadPolicy:
@@ -95,8 +95,7 @@ class ThreadPolicy:
         if limit is None:
             kept = self._threads_to_keep()
             if kept is not None:  # held, so that no other policy's restore raises them
-                self._token, _ = thread_limits.hold(kept)
-                self._arm(_net)
+                self._hold(kept, _net)
             return self
         if thread_controller() is None:
             if self.policy == AUTO:
@@ -105,25 +104,28 @@ class ThreadPolicy:
                 f"threads={self.policy} needs threadpoolctl to set BLAS threads: "
                 "pip install threadpoolctl"
             )
-        self._token, blas = thread_limits.hold(limit)
-        self._arm(_net)
+        blas = self._hold(limit, _net)
         # recorded only when it took: a limit claimed but not in force mislabels every point
         self.applied = limit if blas in (None, limit) else None
         return self
 
-    def _arm(self, net: bool) -> None:
-        """For a `with` block: release the hold when the policy dies with its exit never run. A
-        Ctrl-C can land where no code of ours catches it, at the very start of ``__exit__`` or
-        of ``restore``; the policy then dies with the exception, and its hold goes with it
-        (issue 44: BLAS stayed at 1 thread for the rest of the session)."""
-        if not net:
-            return
+    def _hold(self, limit: int, net: bool) -> int | None:
+        """Hold ``limit`` (the BLAS threads in force after it); with ``net``, for a `with`
+        block, also release the hold when the policy dies with its exit never run: a Ctrl-C can
+        land where no code of ours catches it, at the very start of ``__exit__`` or of
+        ``restore``, and the policy then dies with the exception (issue 44: BLAS stayed at 1
+        thread for the rest of the session). The token is ours before the hold is taken, so an
+        interrupt anywhere in between leaves it to release."""
+        self._token = token = object()
         try:
-            self._net = weakref.finalize(self, thread_limits.release, self._token)
-        except BaseException:  # (a Ctrl-C before the net was up: let go of the hold first)
-            token, self._token = self._token, None
+            blas = thread_limits.hold(token, limit)
+            if net:
+                self._net = weakref.finalize(self, thread_limits.release, token)
+        except BaseException:
+            self._token = None
             thread_limits.release(token)
             raise
+        return blas
 
     def _threads_to_keep(self) -> int | None:
         """The threads ``"auto"`` leaves as they are on a busy machine (few enough already),
