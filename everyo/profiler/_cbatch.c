@@ -343,6 +343,253 @@ add_at(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* scan_lines(block, keys, ints, last): the fields of a block of whole lines, each one flat JSON
+   object laid out as everyo writes them (see everyo/profiler/export/_fast.py, the caller, which
+   checks every value this does not and falls back to the json module for any block this
+   refuses). A line is "{" "key":value ("," "key":value)* "}", spaces allowed only after a
+   colon and before the comma that ends the line; every line ends with "," but the block's last
+   when `last`. Each key must be one of `keys` (a tuple of bytes), once per line. Values of keys
+   whose byte of `ints` is 1 must be integers of at most 18 digits; others are captured as their
+   raw text (strings, objects, arrays, other tokens, validated by the caller's json.loads).
+   Returns None when the block is laid out otherwise, else a list, per key, of (values, present):
+   values an int64 buffer (bytes) for integer keys, a list of bytes or None for the others;
+   present a bytes of one 0/1 per line. */
+#define SCAN_MAX_KEYS 32
+
+static Py_ssize_t
+scan_raw_value(const char *s, Py_ssize_t i, Py_ssize_t end)
+{
+    /* the end (exclusive) of the raw value starting at s[i], or -1 */
+    char c = s[i];
+    if (c == '"') {
+        for (i++; i < end; i++) {
+            unsigned char d = (unsigned char)s[i];
+            if (d == '"')
+                return i + 1;
+            if (d < 0x20)
+                return -1;
+            if (d == '\\')
+                i++;
+        }
+        return -1;
+    }
+    if (c == '{' || c == '[') {
+        int depth = 0, in_str = 0;
+        for (; i < end; i++) {
+            unsigned char d = (unsigned char)s[i];
+            if (d < 0x20)
+                return -1;
+            if (in_str) {
+                if (d == '\\')
+                    i++;
+                else if (d == '"')
+                    in_str = 0;
+            } else if (d == '"') {
+                in_str = 1;
+            } else if (d == '{' || d == '[') {
+                depth++;
+            } else if (d == '}' || d == ']') {
+                if (--depth == 0)
+                    return i + 1;
+            }
+        }
+        return -1;
+    }
+    Py_ssize_t j = i;
+    while (j < end && s[j] != ',' && s[j] != '}' && s[j] != ' ' && (unsigned char)s[j] >= 0x20)
+        j++;
+    return j > i ? j : -1;
+}
+
+static PyObject *
+scan_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyBytes_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        !PyBytes_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "scan_lines(block: bytes, keys: tuple, ints: bytes, last)");
+        return NULL;
+    }
+    const char *s = PyBytes_AS_STRING(args[0]);
+    Py_ssize_t size = PyBytes_GET_SIZE(args[0]);
+    Py_ssize_t nk = PyTuple_GET_SIZE(args[1]);
+    int last = PyObject_IsTrue(args[3]);
+    if (nk > SCAN_MAX_KEYS || PyBytes_GET_SIZE(args[2]) != nk || last < 0) {
+        if (last >= 0)
+            PyErr_SetString(PyExc_ValueError, "scan_lines: up to 32 keys, one byte of ints each");
+        return NULL;
+    }
+    const char *kname[SCAN_MAX_KEYS];
+    Py_ssize_t klen[SCAN_MAX_KEYS];
+    const char *isint = PyBytes_AS_STRING(args[2]);
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        PyObject *key = PyTuple_GET_ITEM(args[1], k);
+        if (!PyBytes_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "scan_lines: keys are bytes");
+            return NULL;
+        }
+        kname[k] = PyBytes_AS_STRING(key);
+        klen[k] = PyBytes_GET_SIZE(key);
+    }
+    Py_ssize_t lines = 0;
+    for (Py_ssize_t i = 0; i < size; i++)
+        lines += s[i] == '\n';
+    if (size && s[size - 1] != '\n')
+        lines++;
+    PyObject *result = PyList_New(nk);
+    PyObject *vals[SCAN_MAX_KEYS] = {0}, *pres[SCAN_MAX_KEYS] = {0};
+    PyObject *prev[SCAN_MAX_KEYS] = {0};
+    const char *prev_at[SCAN_MAX_KEYS];
+    Py_ssize_t prev_len[SCAN_MAX_KEYS];
+    int ok = result != NULL;
+    for (Py_ssize_t k = 0; ok && k < nk; k++) {
+        pres[k] = PyBytes_FromStringAndSize(NULL, lines);
+        vals[k] = isint[k] ? PyBytes_FromStringAndSize(NULL, lines * 8) : PyList_New(lines);
+        ok = pres[k] && vals[k];
+        if (ok) {
+            memset(PyBytes_AS_STRING(pres[k]), 0, lines);
+            if (isint[k])
+                memset(PyBytes_AS_STRING(vals[k]), 0, lines * 8);
+            else
+                for (Py_ssize_t r = 0; r < lines; r++) {
+                    Py_INCREF(Py_None);
+                    PyList_SET_ITEM(vals[k], r, Py_None);
+                }
+        }
+    }
+    int fits = ok;
+    Py_ssize_t i = 0;
+    for (Py_ssize_t row = 0; fits && row < lines; row++) {
+        uint32_t seen = 0;
+        if (i >= size || s[i] != '{') {
+            fits = 0;
+            break;
+        }
+        i++;
+        for (;;) {
+            /* "key": */
+            if (i >= size || s[i] != '"') {
+                fits = 0;
+                break;
+            }
+            Py_ssize_t k0 = ++i;
+            while (i < size && s[i] != '"' && s[i] != '\\' && s[i] != '\n')
+                i++;
+            if (i >= size || s[i] != '"') {
+                fits = 0;
+                break;
+            }
+            Py_ssize_t kl = i - k0;
+            Py_ssize_t k = 0;
+            while (k < nk && !(klen[k] == kl && memcmp(kname[k], s + k0, kl) == 0))
+                k++;
+            i++;
+            if (k == nk || (seen & (1u << k)) || i >= size || s[i] != ':') {
+                fits = 0;
+                break;
+            }
+            seen |= 1u << k;
+            i++;
+            while (i < size && s[i] == ' ')
+                i++;
+            if (i >= size) {
+                fits = 0;
+                break;
+            }
+            if (isint[k]) {
+                int neg = s[i] == '-';
+                Py_ssize_t d0 = i + neg, j = d0;
+                int64_t v = 0;
+                while (j < size && s[j] >= '0' && s[j] <= '9' && j - d0 < 19)
+                    v = v * 10 + (s[j++] - '0');
+                Py_ssize_t nd = j - d0;
+                if (nd == 0 || nd > 18 || (nd > 1 && s[d0] == '0') || j >= size ||
+                    (s[j] != ',' && s[j] != '}' && s[j] != ' ')) {
+                    fits = 0;
+                    break;
+                }
+                ((int64_t *)PyBytes_AS_STRING(vals[k]))[row] = neg ? -v : v;
+                i = j;
+            } else {
+                Py_ssize_t j = scan_raw_value(s, i, size);
+                if (j < 0) {
+                    fits = 0;
+                    break;
+                }
+                PyObject *obj;
+                if (prev[k] && prev_len[k] == j - i && memcmp(prev_at[k], s + i, j - i) == 0) {
+                    obj = prev[k];
+                    Py_INCREF(obj);
+                } else {
+                    obj = PyBytes_FromStringAndSize(s + i, j - i);
+                    if (!obj) {
+                        ok = fits = 0;
+                        break;
+                    }
+                    prev[k] = obj;
+                    prev_at[k] = s + i;
+                    prev_len[k] = j - i;
+                }
+                PyObject *old = PyList_GET_ITEM(vals[k], row);
+                PyList_SET_ITEM(vals[k], row, obj);
+                Py_DECREF(old);
+                i = j;
+            }
+            PyBytes_AS_STRING(pres[k])[row] = 1;
+            while (i < size && s[i] == ' ')
+                i++;
+            if (i < size && s[i] == ',') {
+                i++;
+                continue;
+            }
+            if (i < size && s[i] == '}') {
+                i++;
+                break;
+            }
+            fits = 0;
+            break;
+        }
+        if (!fits)
+            break;
+        while (i < size && s[i] == ' ')
+            i++;
+        int comma = i < size && s[i] == ',';
+        i += comma;
+        int final = row == lines - 1;
+        if (!comma && !(last && final)) {
+            fits = 0;
+            break;
+        }
+        if (i < size && s[i] == '\n')
+            i++;
+        else if (!(final && i == size)) {
+            fits = 0;
+            break;
+        }
+    }
+    if (fits && i != size)
+        fits = 0;
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        if (ok && fits) {
+            PyObject *pair = PyTuple_Pack(2, vals[k], pres[k]);
+            if (!pair)
+                ok = 0;
+            else
+                PyList_SET_ITEM(result, k, pair);
+        }
+        Py_XDECREF(vals[k]);
+        Py_XDECREF(pres[k]);
+    }
+    if (!ok) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    if (!fits) {
+        Py_DECREF(result);
+        Py_RETURN_NONE;
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"postorder_parents", (PyCFunction)(void (*)(void))postorder_parents, METH_FASTCALL,
      "postorder_parents(thread, depth, first_row, out): each row's parent row (see run.py)."},
@@ -352,6 +599,8 @@ static PyMethodDef methods[] = {
      "table_add(slot, dur, own, calls, total, self_ns, min_ns, max_ns) (see aggregates.py)."},
     {"add_at", (PyCFunction)(void (*)(void))add_at, METH_FASTCALL,
      "add_at(out, index, values): out[index] += values where index >= 0."},
+    {"scan_lines", (PyCFunction)(void (*)(void))scan_lines, METH_FASTCALL,
+     "scan_lines(block, keys, ints, last): the fields of everyo's one-object lines, or None."},
     {NULL}};
 
 static struct PyModuleDef moduledef = {

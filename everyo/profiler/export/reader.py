@@ -23,6 +23,7 @@ import numpy as np
 
 from everyo.errors import EveryOExportError
 from everyo.profiler.batch import input_shapes
+from everyo.profiler.export import _fast
 from everyo.profiler.export._reading import (
     Builder,
     Malformed,
@@ -30,7 +31,7 @@ from everyo.profiler.export._reading import (
     nesting,
     run_from,
 )
-from everyo.profiler.export._stream import Layout, NotLaidOut, open_text
+from everyo.profiler.export._stream import Layout, NotLaidOut, Part, open_text
 from everyo.profiler.export.chrome_reader import from_chrome
 from everyo.profiler.run import Run
 
@@ -107,12 +108,40 @@ def _field(ev: list, name: str, default=None) -> list:
     return list(map(dict.get, ev, itertools.repeat(name, len(ev)), itertools.repeat(default)))
 
 
+def _add_fast(cols: _Columns, meta: dict, b: Builder, c, n: int, tid: str) -> None:
+    """A block read by ``_fast`` (its values already checked as the lines below check them)."""
+    cols.add("key", _interned(c.keys, lambda raw: b.key(*c.key_of[raw]), np.int32))
+    cols.add("thread", _interned(c.ints[tid].tolist(), b.thread_index, np.int32))
+    cols.add("shape", _interned(c.shapes, b.shape, np.int32), present=c.shapes_present)
+    for name, values in c.optional.items():
+        if values is None:
+            cols.add(name, c.n, present=False)
+        else:
+            cols.add(name, values)
+    for i, m in c.meta.items():
+        meta[n + i] = m
+
+
+def _events_of(item) -> list:
+    return item.events() if isinstance(item, Part) else item
+
+
 def _from_raw(data: dict, chunks) -> Run:
     # each field of a chunk is read by one `map` of dict.get (no Python code per event: issue
-    # 44, loading ran at 55k-145k events/s)
+    # 44, loading ran at 55k-145k events/s); blocks in everyo's own line layout without the
+    # json module at all (``_fast``)
     b = Builder(data.get("threads", []))
     cols, meta, n = _Columns(), {}, 0
-    for ev in chunks:
+    for item in chunks:
+        c = _fast.raw_chunk(item)
+        if c is not None:
+            cols.add("start_ns", c.ints["start_ns"])
+            cols.add("dur_ns", c.ints["dur_ns"])
+            cols.add("depth", c.ints["depth"].astype(np.int16))
+            _add_fast(cols, meta, b, c, n, "tid")
+            n += c.n
+            continue
+        ev = _events_of(item)
         if not isinstance(ev, list) or (ev and set(map(type, ev)) != {dict}):
             raise Malformed("'events' is not a list of event objects")
         if not ev:
@@ -173,8 +202,18 @@ def _from_events(chunks, label: str) -> Run:
     cols, meta, n = _Columns(), {}, 0
     ours, process_id = None, None
     derived: dict[str, list] = {}  # shape text -> the input_shapes it gives (a few distinct)
-    for ev in chunks:
-        ev = _checked_events(ev, n)
+    for item in chunks:
+        c = _fast.events_chunk(item) if ours is not False else None
+        if c is not None:  # everyo's own line layout, read without the json module
+            if ours is None:
+                ours, process_id = True, int(c.ints["process_id"][0])
+            cols.add("start_ns", c.ints["start_ns"])
+            cols.add("dur_ns", c.ints["duration_ns"])
+            cols.add("depth", c.ints["depth"].astype(np.int16))
+            _add_fast(cols, meta, b, c, n, "thread_id")
+            n += c.n
+            continue
+        ev = _checked_events(_events_of(item), n)
         if ours is None and ev:
             ours = "row" in ev[0]  # everyo's own: times already count from the run start
             process_id = ev[0].get("process_id")
@@ -223,15 +262,17 @@ def _parse(data, label: str, chunks=None) -> Run:
     if isinstance(data, dict) and data.get("format") == "everyo.raw":
         return _from_raw(data, [data.get("events", [])] if chunks is None else chunks)
     if isinstance(data, dict) and "traceEvents" in data:
-        return from_chrome(data, chunks)
+        return from_chrome(data, None if chunks is None else map(_events_of, chunks))
     if isinstance(data, list):
-        if chunks is not None:
+        if chunks is not None:  # the first block tells the events format from Chrome's
             chunks = iter(chunks)
-            data = next(chunks, [])
-            chunks = itertools.chain([data], chunks)
+            first = next(chunks, [])
+            data = _events_of(first)
+            chunks = itertools.chain([first], chunks)
         first = data[0] if data else {}
         if isinstance(first, dict) and "ph" in first:  # the JSON-array form of Chrome traces
-            return from_chrome({"traceEvents": data if chunks is None else []}, chunks)
+            events = None if chunks is None else map(_events_of, chunks)
+            return from_chrome({"traceEvents": data if chunks is None else []}, events)
         return _from_events([data] if chunks is None else chunks, label)
     raise Malformed(
         "neither an events array, an everyo raw export nor a Chrome trace (a JSON "
@@ -250,7 +291,7 @@ def _read(p: Path) -> Run:
     layout = _layout(p)
     if layout is not None:
         try:
-            return _parse(layout.skeleton, p.name, layout.chunks())
+            return _parse(layout.skeleton, p.name, layout.parts())
         except NotLaidOut:
             pass
     return _parse(_read_json(p), p.name)

@@ -1,0 +1,200 @@
+"""Reading everyo's own line layout without the json module (issue 44, case 10: loading a
+700,000-event export ran at 55k-145k events/s; ``json.loads`` of the lines alone, building a
+dict per event, capped it near 150k/s).
+
+The compiled ``scan_lines`` (``_cbatch.c``) splits a block of lines, each one flat JSON object
+with the keys a format writes, into columns: integer fields straight into int64, the others
+(names, shapes, metadata) as the raw text of each value, of which only the distinct ones are
+decoded (by ``json.loads``). Anything else, a block it refuses (another layout, whitespace,
+floats, nulls, an unknown or repeated key, a number out of range, a name that is no string) is
+``None`` here, and the reader parses that block with the json module as before: that path
+raises every error a file deserves, so what is refused, and how, is unchanged. Without the
+extension (``EVERYO_PURE_PYTHON=1``) every block takes that path.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from everyo.profiler.export._reading import LIMITS
+from everyo.profiler.loops import LOOPS
+
+SCAN = getattr(LOOPS, "scan_lines", None)
+
+EVENTS_INTS = ("duration_ns", "start_ns", "process_id", "thread_id", "depth", "parent", "row")
+EVENTS_RAW = ("name", "metadata", "kind", "path")
+EVENTS_OPTIONAL = ("flops", "mem_bytes", "device_ns")
+RAW_INTS = ("row", "start_ns", "dur_ns", "depth", "parent", "tid")
+RAW_RAW = ("name", "kind", "path")
+RAW_OPTIONAL = ("flops", "bytes", "mem_bytes", "device_ns")
+
+
+class _Refused(Exception):
+    """The block is not exactly in the layout: the json module reads it."""
+
+
+def _scan(part, ints: tuple, raws: tuple) -> dict | None:
+    """``{field: (values, present)}`` of a block, or ``None``: values an int64 array for
+    ``ints``, a list of raw texts (``None`` where absent) for ``raws``; present a bool array."""
+    if SCAN is None or not hasattr(part, "text"):
+        return None
+    keys = ints + raws
+    got = SCAN(part.text, tuple(k.encode() for k in keys), bytes([1] * len(ints) + [0] * len(raws)),
+               part.last)  # fmt: skip
+    if got is None:
+        return None
+    out = {}
+    for name, (values, present) in zip(keys, got):
+        if name in ints:
+            values = np.frombuffer(values, np.int64)
+        out[name] = (values, np.frombuffer(present, np.bool_))
+    return out
+
+
+def _decoded(raws, kinds) -> dict:
+    """Each distinct raw text of ``raws`` (``None`` skipped) decoded; :class:`_Refused` when one
+    is no valid JSON or not of one of ``kinds``."""
+    memo = dict.fromkeys(raws)
+    memo.pop(None, None)
+    for raw in memo:
+        try:
+            value = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):
+            raise _Refused() from None
+        if not isinstance(value, kinds):
+            raise _Refused()
+        memo[raw] = value
+    return memo
+
+
+def _in_range(values: np.ndarray, field: str) -> np.ndarray:
+    lo, hi = LIMITS[field]
+    if len(values) and (values.min() < lo or values.max() > hi):
+        raise _Refused()
+    return values
+
+
+def _required(cols: dict, names) -> None:
+    for name in names:
+        if not cols[name][1].all():
+            raise _Refused()
+
+
+def _key_texts(cols: dict) -> tuple[list, list]:
+    """The (kind, name, path) of each event as raw texts, and the decoded ones by raw text."""
+    raws = [cols[name][0] for name in ("kind", "name", "path")]
+    texts = {}
+    for column in raws:
+        texts.update(_decoded(column, str))
+    keys = list(zip(*raws))
+    memo = dict.fromkeys(keys)
+    for key in memo:
+        memo[key] = tuple(map(texts.__getitem__, key))
+    return keys, memo
+
+
+class Chunk:
+    """The columns of one block, decoded and checked as the json path would."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.ints: dict[str, np.ndarray] = {}
+        self.optional: dict[str, np.ndarray | None] = {}
+        self.keys: list = []  # each event's (kind, name, path) raw texts
+        self.key_of: dict = {}  # raw texts -> (kind, name, path)
+        self.shapes: list = []  # each event's shape text or None
+        self.shapes_present = False
+        self.meta: dict[int, object] = {}  # offset in the block -> metadata kept
+
+
+def events_chunk(part) -> Chunk | None:
+    """A block of the events format (``export_json``'s default) as everyo writes it, or None."""
+    cols = _scan(part, EVENTS_INTS + EVENTS_OPTIONAL, EVENTS_RAW + ("shapes",))
+    if cols is None:
+        return None
+    try:
+        _required(cols, EVENTS_INTS + EVENTS_RAW)
+        c = Chunk(len(cols["row"][0]))
+        for name, field in (("start_ns", "start_ns"), ("duration_ns", "duration_ns")):
+            c.ints[name] = _in_range(cols[name][0], field)
+        c.ints["thread_id"] = cols["thread_id"][0]
+        c.ints["process_id"] = cols["process_id"][0]
+        c.ints["depth"] = _in_range(cols["depth"][0], "depth")
+        for name in EVENTS_OPTIONAL:
+            values, present = cols[name]
+            c.optional[name] = (
+                _in_range(np.where(present, values, -1), name) if present.any() else None
+            )
+        c.keys, c.key_of = _key_texts(cols)
+        shape_raws, shape_present = cols["shapes"]
+        shape_text = _decoded(shape_raws, str)
+        c.shapes = [None if r is None else shape_text[r] or None for r in shape_raws]
+        c.shapes_present = bool(shape_present.any())
+        c.meta = _events_metadata(cols["metadata"][0], shape_raws, shape_text)
+    except _Refused:
+        return None
+    return c
+
+
+def _events_metadata(meta_raws: list, shape_raws: list, shape_text: dict) -> dict:
+    """The metadata each event keeps: its object less ``input_shapes`` where that is what its
+    shapes give (as ``reader._from_events``); the decision made once per distinct pair."""
+    from everyo.profiler.batch import input_shapes
+
+    parsed = _decoded(meta_raws, dict)
+    kept = {}
+    decided: dict = {}
+    for i, pair in enumerate(zip(meta_raws, shape_raws)):
+        keep = decided.get(pair)
+        if keep is None:
+            m = parsed[pair[0]]
+            if m and pair[1] is not None:
+                derived = input_shapes(shape_text[pair[1]] or "") or []
+                if m.get("input_shapes") == derived:
+                    m = {k: v for k, v in m.items() if k != "input_shapes"}
+            keep = decided[pair] = bool(m)
+        if keep:  # a fresh object for each event, as the json path gives
+            m = json.loads(pair[0].decode("utf-8"))
+            if pair[1] is not None:
+                derived = input_shapes(shape_text[pair[1]] or "") or []
+                if m.get("input_shapes") == derived:
+                    m = {k: v for k, v in m.items() if k != "input_shapes"}
+            kept[i] = dict(m)
+    return kept
+
+
+def raw_chunk(part) -> Chunk | None:
+    """A block of everyo's raw format as everyo writes it, or None."""
+    cols = _scan(part, RAW_INTS + RAW_OPTIONAL, RAW_RAW + ("shapes", "metadata"))
+    if cols is None:
+        return None
+    try:
+        _required(cols, RAW_INTS + RAW_RAW)
+        c = Chunk(len(cols["row"][0]))
+        c.ints["start_ns"] = _in_range(cols["start_ns"][0], "start_ns")
+        c.ints["dur_ns"] = _in_range(cols["dur_ns"][0], "dur_ns")
+        c.ints["tid"] = cols["tid"][0]
+        c.ints["depth"] = _in_range(cols["depth"][0], "depth")
+        for name in RAW_OPTIONAL:  # the first event tells whether the block has the column
+            values, present = cols[name]
+            c.optional[name] = (
+                _in_range(np.where(present, values, -1), name) if present[:1].any() else None
+            )
+        c.keys, c.key_of = _key_texts(cols)
+        shape_raws, shape_present = cols["shapes"]
+        shape_text = _decoded(shape_raws, (str, type(None)))
+        c.shapes = [None if r is None else shape_text[r] for r in shape_raws]
+        c.shapes_present = bool(shape_present[:1].any())
+        meta_raws, meta_present = cols["metadata"]
+        for i in np.flatnonzero(meta_present).tolist():
+            try:
+                m = json.loads(meta_raws[i].decode("utf-8"))
+            except (ValueError, RecursionError):
+                raise _Refused() from None
+            if m:
+                c.meta[i] = m
+    except _Refused:
+        return None
+    return c

@@ -1,0 +1,240 @@
+"""``load`` reads everyo's own line layout without the json module (issue 44, case 10): the run
+is exactly the one the json path gives, on varied runs and whichever block an event falls in,
+and a file that deviates from the layout is read by the json path, loaded or refused as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from everyo.errors import EveryOExportError
+from everyo.profiler import load
+from everyo.profiler.export import _fast, _stream
+from everyo.profiler.export.chrome import export_chrome_trace
+from everyo.profiler.export.events import export_json
+from everyo.profiler.run import Run
+from everyo.profiler.store import EventStore
+
+pytestmark = pytest.mark.skipif(_fast.SCAN is None, reason="the compiled extension is not built")
+
+
+def _varied_run(n: int = 400) -> Run:
+    """Threads, shapes (some missing), FLOPs (some unknown), metadata, unicode and quoted names."""
+    store = EventStore(optional=["shape", "flops"])
+    names = ["Linear", "Kraft ü", 'a "quoted" \\ name', "日本語", "tab\there", "x" * 70]
+    keys = [
+        store.intern_key(kind, name, f"0.{i}")
+        for i, name in enumerate(names)
+        for kind in ("module", "user")
+    ]
+    shapes = [store.intern_shape(s) for s in ("[(32, 64)] -> (32, 64)", "[(1,)] -> ()", "")]
+    for tid, name in ((11, "MainThread"), (2**40 + 3, "worker ü")):
+        store.add_thread(tid, name)
+    rng = np.random.default_rng(0)
+    m = n // 2
+    start = np.arange(m, dtype=np.int64) * 1000
+    cols = {
+        "start_ns": np.empty(2 * m, np.int64),
+        "dur_ns": np.empty(2 * m, np.int64),
+        "depth": np.empty(2 * m, np.int16),
+        "key": np.array(keys, np.int32)[rng.integers(0, len(keys), 2 * m)],
+        "thread": rng.integers(0, 2, 2 * m).astype(np.int16),
+        "shape": np.array(shapes + [-1], np.int32)[rng.integers(0, 4, 2 * m)],
+        "flops": np.where(rng.random(2 * m) < 0.3, -1, rng.integers(0, 10**12, 2 * m)),
+    }
+    cols["start_ns"][0::2], cols["dur_ns"][0::2], cols["depth"][0::2] = start + 100, 500, 1
+    cols["start_ns"][1::2], cols["dur_ns"][1::2], cols["depth"][1::2] = start, 900, 0
+    metadata = {i: {"step": i, "note": 'ü " x', "input_shapes": [[1]]} for i in range(0, 2 * m, 7)}
+    store.append(cols, metadata)
+    run = Run(store, label="fast ü")
+    run.finish(wall_ns=m * 1000)
+    return run
+
+
+def _write(run, path, fmt):
+    if fmt == "chrome":
+        return export_chrome_trace(run, path)
+    return export_json(run, path, format=fmt)
+
+
+def _state(run):
+    cols = run.store.read(0)
+    return (
+        {name: values.tolist() for name, values in sorted(cols.items())},
+        run.store.metadata,
+        list(run.store.keys),
+        list(run.store.shapes),
+        run.store.threads,
+        (run.label, run.wall_ns, run.process_id, run.status),
+    )
+
+
+def _json_path(monkeypatch):
+    """Load with the compiled scan switched off: every block through the json module."""
+    m = pytest.MonkeyPatch()
+    m.setattr(_fast, "SCAN", None)
+    return m
+
+
+def _outcome(path):
+    try:
+        return _state(load(path))
+    except EveryOExportError as exc:
+        return ("refused", str(exc))
+
+
+def _both(path, monkeypatch):
+    fast = _outcome(path)
+    m = _json_path(monkeypatch)
+    try:
+        slow = _outcome(path)
+    finally:
+        m.undo()
+    return fast, slow
+
+
+@pytest.fixture
+def used(monkeypatch):
+    """How many blocks each fast reader took (and did not hand to the json path)."""
+    count = {"events": 0, "raw": 0}
+    for fmt, name in (("events", "events_chunk"), ("raw", "raw_chunk")):
+        real = getattr(_fast, name)
+
+        def spy(part, real=real, fmt=fmt):
+            got = real(part)
+            count[fmt] += got is not None
+            return got
+
+        monkeypatch.setattr(_fast, name, spy)
+    return count
+
+
+@pytest.mark.parametrize("fmt", ["events", "raw"])
+@pytest.mark.parametrize("block", [None, 700])
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_the_fast_path_gives_the_run_the_json_path_gives(
+    tmp_path, monkeypatch, used, fmt, block, suffix
+):
+    if block:
+        monkeypatch.setattr(_stream, "BLOCK_BYTES", block)
+    path = _write(_varied_run(), tmp_path / f"t{suffix}", fmt)
+    fast, slow = _both(path, monkeypatch)
+    assert fast[0] != "refused"
+    assert fast == slow
+    assert used[fmt] >= (1 if block is None else 20)
+
+
+@pytest.mark.parametrize("fmt", ["events", "raw"])
+def test_a_sampled_run_loads_the_same(tmp_path, monkeypatch, used, fmt):
+    from everyo.profiler import profile, record_function, runs
+
+    with profile(sample=0.5) as p:
+        with record_function("step ü"):
+            end = __import__("time").perf_counter() + 0.03
+            while __import__("time").perf_counter() < end:
+                pass
+    path = p.export_json(tmp_path / "s.json", format=fmt)
+    runs.clear()
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow and fast[0] != "refused"
+    assert used[fmt] == 1
+
+
+# Lines edited in place, the file otherwise as everyo wrote it: each is either read by the json
+# path (the fast one refuses the block) or by the fast one, and the outcome is the json path's.
+EDITS = [  # (pattern, replacement) for re.sub on one line, first match
+    (r'"start_ns":', '"start_ns": '),  # whitespace the layout has not
+    (r'"start_ns":', '"start_ns":-'),  # a negative start (allowed)
+    (r'"start_ns":\d+', '"start_ns":4611686018427387905'),  # 2**62 + 1
+    (r'"depth":\d+', '"depth":40000'),  # past int16
+    (r'"depth":\d+', '"depth":-1'),
+    (r'"depth":(\d+)', r'"depth":\1.0'),  # a float where everyo writes ints
+    (r'"depth":\d+', '"depth":null'),
+    (r'"depth":(\d+)', r'"depth":"\1"'),
+    (r'"depth":(\d+)', r'"depth":0\1'),  # a leading zero: no JSON
+    (r'"(dur_ns|duration_ns)":\d+', r'"\1":-5'),
+    (r'"(dur_ns|duration_ns)":\d+', r'"\1":99999999999999999999'),  # past int64
+    (r'"(dur_ns|duration_ns)":\d+', r'"\1":999999999999999999'),  # the sum past 2**62
+    (r'"(dur_ns|duration_ns)":\d+', r'"\1":0x10'),
+    (r'"(dur_ns|duration_ns)":\d+,', ""),  # a required field missing
+    (r'"depth":\d+,', ""),
+    (r'"(dur_ns|duration_ns)"', r'"\1":1,"\1"'),  # a repeated key
+    (r'"(dur_ns|duration_ns)"', r'"zzz":1,"\1"'),  # an unknown key
+    (r'"name":"', '"name":"\\\\ud800'),  # a lone surrogate escape (JSON allows it)
+    (r'"name":"', '"name":"\\\\q'),  # a bad escape
+    (r'"name":"[^"]*"', '"name":1'),
+    (r'"name":"[^"]*"', '"name":["a"]'),
+    (r'"kind":"[^"]*"', '"kind":7'),
+    (r'"path":"[^"]*"', '"path":{}'),
+    (r'"shapes":"[^"]*"', '"shapes":null'),
+    (r'"shapes":"[^"]*"', '"shapes":5'),
+    (r'"shapes":"', '"shapes":"\udcff'),  # a byte that is no UTF-8 (written back as 0xff)
+    (r'"metadata":(\{[^\n]*?\})(,"kind"|\}$)', r'"metadata":[\1]\2'),
+    (r'"metadata":(\{[^\n]*?\})(,"kind"|\}$)', r'"metadata":null\2'),
+    (r'"metadata":\{', '"metadata":{"a":[1,{"b":"}"}],'),
+    (r'"metadata":\{', '"metadata":[{'),
+    (r"\},$", "}"),  # a missing comma between lines
+    (r"\},$", "},,"),
+    (r"\},$", "}\r,"),
+    (r"\},$", "},\n"),  # an empty line
+    (r'^\{"', '{ "'),
+    (r'"flops":-?\d+', '"flops":-2'),
+    (r'"flops":-?\d+', '"flops":null'),
+    (r'"(tid|thread_id)":\d+', r'"\1":"main"'),
+    (r'"(tid|thread_id)":\d+', r'"\1":-7'),
+]
+
+
+@pytest.mark.parametrize("fmt", ["events", "raw"])
+@pytest.mark.parametrize("old, new", EDITS, ids=range(len(EDITS)))
+@pytest.mark.parametrize("line", [1, 150, -2])
+def test_a_line_off_the_layout_loads_or_is_refused_as_the_json_path_does(
+    tmp_path, monkeypatch, fmt, old, new, line
+):
+    monkeypatch.setattr(_stream, "BLOCK_BYTES", 2000)
+    path = _write(_varied_run(300), tmp_path / "t.json", fmt)
+    lines = path.read_bytes().decode("utf-8", "surrogateescape").split("\n")
+    start = next(
+        i for i, t in enumerate(lines) if t.startswith('{"name"') or t.startswith('{"row"')
+    )
+    target = start + line if line >= 0 else len(lines) + line - 1
+    edited = re.sub(old, new, lines[target], count=1)
+    if edited == lines[target]:
+        pytest.skip("this format's line has no such text")
+    lines[target] = edited
+    path.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape"))
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+def test_the_last_line_may_end_with_a_comma_as_the_json_path_allows(tmp_path, monkeypatch):
+    path = _write(_varied_run(50), tmp_path / "t.json", "events")
+    text = path.read_text()
+    path.write_text(text.replace("}\n]", "},\n]"))
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow and fast[0] != "refused"
+
+
+def test_scan_lines_refuses_what_is_not_one_flat_object_a_line():
+    scan = _fast.SCAN
+    keys, ints = (b"a", b"b"), bytes([1, 0])
+    assert scan(b'{"a":1,"b":"x"},\n{"a":-2,"b":[1,{"c":"]"}]}\n', keys, ints, True) is not None
+    for bad in (
+        b'{"a":1,"b":"x"}\n{"a":2,"b":"y"}\n',  # no comma
+        b'{"a":01,"b":"x"}\n',
+        b'{"a":1,"b":"x\ny"}\n',
+        b'{"a":1,"a":2}\n',
+        b'{"a":1,"c":2}\n',
+        b'{"a":1234567890123456789}\n',  # 19 digits: past what is read as int64 here
+        b'{"a":1}junk\n',
+        b'{"a":1,"b":{"c":1}\n',
+        b"[1]\n",
+    ):
+        assert scan(bad, keys, ints, True) is None, bad
+    got = scan(b'{"a":5},\n{"b":"q"}\n', keys, ints, True)
+    (a, a_present), (b, b_present) = got
+    assert np.frombuffer(a, np.int64).tolist() == [5, 0] and list(a_present) == [1, 0]
+    assert b == [None, b'"q"'] and list(b_present) == [0, 1]
