@@ -73,9 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads",
         metavar="N",
-        default="auto",
-        help="BLAS/OpenMP threads while timing: auto (default: the cores other processes leave "
-        "free), N, or keep; a limit is set in each worker's environment before NumPy loads",
+        default="1",
+        help="BLAS/OpenMP threads in each worker: 1 (default: worker processes with one BLAS "
+        "thread each agree far better than with several; see docs/benchmarking.md), N, auto "
+        "(the cores other processes leave free) or keep; set in each worker's environment "
+        "before NumPy loads",
     )
 
 
