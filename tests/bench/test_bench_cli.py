@@ -376,6 +376,7 @@ def test_bad_processes_or_margin_exit_2_before_timing(option, monkeypatch, capsy
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and calls == []
 
+
 def _good_baseline(tmp_path) -> dict:
     path = tmp_path / "good.json"
     assert main(["bench", "tests.bench.sample_workloads:fast_fn", "--save-baseline", str(path),
