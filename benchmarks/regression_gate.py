@@ -253,7 +253,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 trials each: a smoke run")
     parser.add_argument("--only", default=",".join(SCENARIOS), help="scenarios, comma-separated")
     parser.add_argument("--verbose", action="store_true", help="print every trial")
-    parser.add_argument("--threads", help="the gate's --threads (default: its own, auto)")
+    parser.add_argument("--threads", help="the gate's --threads (default: its own, 1)")
     parser.add_argument("--processes", type=int, help="the gate's --processes (default: its own)")
     args = parser.parse_args(argv)
     GATE_OPTIONS[:] = [
