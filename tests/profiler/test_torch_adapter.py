@@ -44,6 +44,7 @@ def _state():
     return (
         vars(nn.Module)["__call__"],
         torch.autograd.backward,
+        torch.autograd.grad,
         vars(rf)["__enter__"],
         vars(rf)["__exit__"],
         vars(LRScheduler)["step"],
@@ -97,6 +98,34 @@ def test_backward_event_per_parameterised_module(registry):
     ]
     passes = [e for e in p.events if (e.kind, e.name) == ("backward", "backward")]
     assert len(passes) == 1
+
+
+def test_autograd_grad_is_a_backward_pass(registry):
+    """``torch.autograd.grad`` (a gradient penalty) is a backward pass of its own, under the
+    module that called it; it fills no ``.grad``, so it has no module groups."""
+    model = Net()
+
+    class Penalised(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = model
+
+        def forward(self, x):
+            x.requires_grad_(True)
+            out = self.net(x).sum()
+            (g,) = torch.autograd.grad(out, x, create_graph=True)
+            return out + g.pow(2).sum()
+
+    with ep.profile(registry=registry) as p:
+        Penalised()(torch.randn(3, 4)).backward()
+    passes = [e for e in p.events if (e.kind, e.name) == ("backward", "backward")]
+    assert len(passes) == 2
+    by_row = {e.row: e for e in p.events}
+    inner = min(passes, key=lambda e: e.start_ns)
+    assert by_row[inner.parent].name == "Penalised"  # the grad pass, inside the forward
+    assert not [e for e in p.events if e.parent == inner.row]
+    groups = {g.path for g in backward_groups(p.events)}
+    assert groups == {"net.encoder.0", "net.encoder.2", "net.head"}  # put back
 
 
 def test_optimizer_steps_zero_grad_and_schedulers(registry):

@@ -1,7 +1,8 @@
 """Backward events: each backward pass, and within it one event per module owning parameters.
 
-``torch.autograd.backward`` (which ``Tensor.backward`` calls) runs as the recorder's
-``backward_call`` while a profile runs: one ``backward`` event per pass, as the engine's. Inside
+``torch.autograd.backward`` (which ``Tensor.backward`` calls) and ``torch.autograd.grad`` run
+as the recorder's ``backward_call`` while a profile runs: one ``backward`` event per pass, as the
+engine's (a ``grad`` pass has no module groups: it accumulates into no ``.grad``). Inside
 it, a module's group (``Linear.backward``, its path) runs from the previous module's boundary to
 the moment its first parameter's gradient is accumulated, which a hook registered once per
 parameterised module (``register_post_accumulate_grad_hook``, when the recorder first gives the
@@ -73,6 +74,9 @@ class BackwardPasses:
 
     def install(self, patches, recorder) -> None:
         patches.set(torch.autograd, "backward", self._wrap(torch.autograd.backward))
+        # torch.autograd.grad (gradient penalties, meta-learning, physics losses): a pass too,
+        # without per-module groups (it accumulates into no parameter's .grad)
+        patches.set(torch.autograd, "grad", self._wrap(torch.autograd.grad))
         recorder.watch_modules(self.watch)
 
     def watch(self, module, entry) -> None:
