@@ -237,6 +237,9 @@ class Sampler:
         self._intern, self._flushing = threading.Lock(), threading.Lock()
         self._starting = threading.Lock()
         self.samples._lock = threading.Lock()
+        # (so are the locks inside its Events: the sampling thread takes _stop's in each wait,
+        # every interval, and a child forked then hung in _stop.set() for ever, seen in CI)
+        self._stop, self._wake = threading.Event(), threading.Event()
         self._stop.set()
         self._thread = None
         if self._c is not None:

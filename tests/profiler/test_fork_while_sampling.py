@@ -66,6 +66,51 @@ def test_a_child_forked_while_sampling_runs_on(path):
         assert "children [0, 0, 0, 0, 0, 0] 2470" in out.stdout, out.stdout + out.stderr
 
 
+HELD_AT_FORK = textwrap.dedent(
+    """
+    import os, sys, threading, time
+    from everyo.profiler import Profiler
+    with Profiler(sample=1) as p:
+        sampler = p._sampler
+        held, release = threading.Event(), threading.Event()
+        def hold(lock):  # the sampling thread holds these for a moment in every wait
+            with lock:
+                held.set()
+                release.wait()
+        threading.Thread(target=hold, args=(sampler.%s._cond,), daemon=True).start()
+        held.wait()
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)  # ends the profile in the child: stops the sampler there
+        release.set()
+        deadline = time.monotonic() + 20
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                print("child hung")
+                break
+            time.sleep(0.01)
+        else:
+            print("child ended")
+    """
+)
+
+
+@pytest.mark.parametrize("event", ["_stop", "_wake"])
+def test_a_child_forked_while_the_sampling_thread_waits_ends(event):
+    # CI saw a child hang: forked while the sampling thread was inside _stop.wait(), the
+    # child inherited the Event's lock held, and stopping the sampler there waited for ever
+    env = dict(os.environ, EVERYO_SAMPLER="thread")
+    out = subprocess.run(
+        [sys.executable, "-c", HELD_AT_FORK % event],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert "child ended" in out.stdout, out.stdout + out.stderr
+
+
 LOADER = textwrap.dedent(
     """
     import torch
