@@ -378,8 +378,10 @@ def summarize_stacks(
     # script runner, the notebook's machinery): the same for every sample, so left out
     root_at = max(_common_depth(stacks), 0)
     if from_module:  # the script's or the cell's top level is where its reader starts
-        near = range(root_at, max(root_at - MODULE_REACH, -1), -1)
-        root_at = next((i for i in near if samples.frames[stacks[0][i]][2] == "<module>"), root_at)
+        # (every frame of a sample spent inside everyo is folded: its stack can be empty)
+        first = max(stacks, key=len)[: root_at + 1]
+        near = range(min(root_at, len(first) - 1), max(root_at - MODULE_REACH, -1), -1)
+        root_at = next((i for i in near if samples.frames[first[i]][2] == "<module>"), root_at)
     stacks = [s[root_at:] for s in stacks]
     tree = _tree(samples.frames, stacks, weight, total, label)
     return tree, _lines(samples.frames, stacks, weight, total)[:top]

@@ -27,6 +27,7 @@ from everyo.profiler.sampled_lines import (
     add_file_namer,
     outside_events,
     place,
+    summarize_stacks,
 )
 from everyo.profiler.sampled_lines_text import plural, uneven_text
 from everyo.profiler.samples import SampleStore
@@ -204,6 +205,27 @@ def test_library_frames_under_folded_frames_keep_the_innermost_folded_one():
     assert folding.visible([4, 5, 6]) == [6]  # the command line is no operation: not kept
     assert Folding(frames, None).visible([4, 0, 1, 2, 3]) == [4, 0, 1, 2, 3]
     assert Folding(frames, "libraries").visible([4, 0, 1, 2, 3]) == [0]
+
+
+def test_a_sample_spent_wholly_inside_everyo_does_not_break_the_tree():
+    # CI: `everyo profile --sample 1 script.py` raised IndexError when the first distinct
+    # stack was one whose every frame folds away (a sample taken in everyo's own CLI code)
+    import everyo
+
+    ours = os.path.dirname(everyo.__file__)
+    samples = SampleStore()
+    cli = samples.frame_id(1, os.path.join(ours, "cli", "profile.py"), 180, "_run_script")
+    top = samples.frame_id(2, "/home/me/plain.py", 7, "<module>")
+    hot = samples.frame_id(3, "/home/me/plain.py", 4, "slow_squares")
+    only_ours = samples.stack_id(-1, cli)
+    user = samples.stack_id(samples.stack_id(-1, top), hot)
+    for ids in ([only_ours, user], [user, only_ours], [only_ours]):
+        tree, lines = summarize_stacks(
+            samples, np.array(ids), np.array([1, 9][: len(ids)]), from_module=True
+        )
+        assert tree is not None
+        if user in ids:
+            assert any(line["function"] == "slow_squares" for line in lines)
 
 
 def test_a_framework_installed_in_site_packages_folds_like_everyo(monkeypatch):
