@@ -35,7 +35,8 @@ def test_saved_notebook_keeps_the_final_static_sweep(tmp_path):
         nbformat.v4.new_code_cell(SETUP),
         nbformat.v4.new_code_cell(SWEEP),
         nbformat.v4.new_code_cell(
-            "import everyo_lab\nprint(everyo_lab.sweeps['saved'].result.recommended.batch_size)"
+            "import everyo_lab\nrec = everyo_lab.sweeps['saved'].result.recommended\n"
+            "print(rec.batch_size if rec else 'none')"
         ),
     ]
     nb.metadata["kernelspec"] = {
@@ -58,16 +59,21 @@ def test_saved_notebook_keeps_the_final_static_sweep(tmp_path):
     assert 'class="everyo-sweep-static"' in html and "<script" not in html.lower()
     assert html.count('class="everyo-sweep-chart"') == 3 and "<table" in html
     assert "completed" in html and "6 points measured" in html  # the final sweep, not the first
-    assert "is recommended" in html and "OOM" in html  # 4096 runs out of the memory limit
+    assert "OOM" in html  # 4096 runs out of the memory limit
     assert text.splitlines()[0].startswith("Batch-size sweep · saved (inference, completed)")
+    # (a busy machine can leave no point trusted: then the page says so, as the result does)
     recommended = saved.cells[3].outputs[0]["text"].strip()
-    assert f"Batch size {recommended} is recommended" in html
+    if recommended == "none":
+        line = "No batch size is recommended: no point can be trusted"
+    else:
+        line = f"Batch size {recommended} is recommended"
+    assert line in html
 
     # nbconvert's HTML (what a reader without Jupyter gets) holds the same static rendering
     from nbconvert import HTMLExporter
 
     page, _ = HTMLExporter().from_notebook_node(saved)
-    assert page.count('class="everyo-sweep-static"') == 1 and "is recommended" in page
+    assert page.count('class="everyo-sweep-static"') == 1 and line in page
 
     state = saved.metadata["widgets"][STATE]["state"]
     sweep_models = [m for m in state.values() if "charts" in m.get("state", {})]
