@@ -74,7 +74,7 @@ PyErr_SetRaisedException(PyObject *exc)
 #define MODE_SHAPES 2
 
 static PyObject *str_new_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
-    *str_shape, *str_keys, *str_emit_call, *str_forward, *str_module_call;
+    *str_shape, *str_keys, *str_emit_call, *str_forward, *str_module_call, *str_dtype;
 static PyTypeObject *ndarray_t; /* numpy.ndarray where its layout was checked, else NULL */
 
 /* The leading fields of NumPy's PyArrayObject_fields (numpy/ndarraytypes.h), part of NumPy's
@@ -84,6 +84,9 @@ typedef struct {
     char *data;
     int nd;
     Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr; /* the dtype object (`arr.dtype` is it) */
 } NdPrefix;
 static PyObject *perf_counter_ns; /* time.perf_counter_ns: read as clock_gettime below */
 
@@ -878,6 +881,20 @@ tensor_shape(PyObject *x)
     return shape;
 }
 
+/* `x.data.dtype` of a Tensor, or `x.dtype` (None when it has none) */
+static PyObject *
+dtype_of(PyObject *x, int tensor)
+{
+    if (!tensor)
+        return getattr_default(x, str_dtype, Py_None);
+    PyObject *data = PyObject_GetAttr(x, str_data);
+    if (data == NULL)
+        return NULL;
+    PyObject *dtype = PyObject_GetAttr(data, str_dtype);
+    Py_DECREF(data);
+    return dtype;
+}
+
 /* a Tensor's array (borrowed) when it is a NumPy array whose dims can be read in place */
 static inline PyObject *
 tensor_ndarray(ModuleCall *self, PyObject *x)
@@ -947,16 +964,17 @@ not_an_interrupt(void)
     return 0;
 }
 
-/* the shapes the single-input cache compares, as new references: 1 when the input's and the
-   output's shapes are both tuples (or tuple subclasses, such as torch.Size); 0 (both NULL) when this call is not cached (no tuple shape,
-   such as a list of tensors, or a `.shape` that raised an Exception, cleared); -1 (an interrupt
-   while reading them) */
+/* the shapes and dtypes the single-input cache compares, as new references: 1 when the input's
+   and the output's shapes are both tuples (or tuple subclasses, such as torch.Size); 0 (all
+   NULL) when this call is not cached (no tuple shape, such as a list of tensors, or a `.shape`
+   or `.dtype` that raised an Exception, cleared); -1 (an interrupt while reading them) */
 static int
-single_shapes(ModuleCall *self, PyObject *a, PyObject *out, PyObject **as, PyObject **os)
+single_shapes(ModuleCall *self, PyObject *a, PyObject *out, PyObject **as, PyObject **os,
+              PyObject **ad, PyObject **od)
 {
     PyObject *T = self->tensor;
     int tensors = T != NULL && (PyObject *)Py_TYPE(a) == T && (PyObject *)Py_TYPE(out) == T;
-    *os = NULL;
+    *os = *ad = *od = NULL;
     *as = tensors ? tensor_shape(a) : getattr_default(a, str_shape, Py_None);
     if (*as != NULL)
         *os = tensors ? tensor_shape(out) : getattr_default(out, str_shape, Py_None);
@@ -964,8 +982,16 @@ single_shapes(ModuleCall *self, PyObject *a, PyObject *out, PyObject **as, PyObj
         Py_CLEAR(*as);
         return not_an_interrupt();
     }
-    if (PyTuple_Check(*as) && PyTuple_Check(*os)) /* tuple subclasses too: torch.Size */
-        return 1;
+    if (PyTuple_Check(*as) && PyTuple_Check(*os)) { /* tuple subclasses too: torch.Size */
+        *ad = dtype_of(a, tensors);
+        *od = *ad ? dtype_of(out, tensors) : NULL;
+        if (*od != NULL)
+            return 1;
+        Py_CLEAR(*ad);
+        Py_CLEAR(*as);
+        Py_CLEAR(*os);
+        return not_an_interrupt();
+    }
     Py_CLEAR(*as);
     Py_CLEAR(*os);
     return 0;
@@ -1225,13 +1251,14 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
     int mode = self->mode;
     long long packed = 0;
     if (mode == MODE_SHAPES) {
-        PyObject *slot = PyTuple_GET_ITEM(entry, 2); /* [((a, o, depth), packed)] */
+        /* [((a, o, depth, a dtype, o dtype), packed)] */
+        PyObject *slot = PyTuple_GET_ITEM(entry, 2);
         PyObject *lastcur = NULL;
         if (one && PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
             PyObject *item = PyList_GET_ITEM(slot, 0);
             if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2) {
                 lastcur = PyTuple_GET_ITEM(item, 0);
-                if (!PyTuple_Check(lastcur) || PyTuple_GET_SIZE(lastcur) != 3)
+                if (!PyTuple_Check(lastcur) || PyTuple_GET_SIZE(lastcur) != 5)
                     lastcur = NULL;
                 else
                     last = Py_NewRef(item);
@@ -1247,7 +1274,9 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                 same = 0;
             else if (on != NULL)
                 same = dims_equal(PyTuple_GET_ITEM(lastcur, 0), an) &&
-                       dims_equal(PyTuple_GET_ITEM(lastcur, 1), on);
+                       dims_equal(PyTuple_GET_ITEM(lastcur, 1), on) &&
+                       ((NdPrefix *)an)->descr == PyTuple_GET_ITEM(lastcur, 3) &&
+                       ((NdPrefix *)on)->descr == PyTuple_GET_ITEM(lastcur, 4);
         }
         if (same == 1) {
             packed = cached_packed(PyTuple_GET_ITEM(last, 1));
@@ -1255,14 +1284,18 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                 goto unshaped;
         }
         else if (one) {
-            PyObject *ashape, *oshape;
-            int ok = single_shapes(self, a, out, &ashape, &oshape);
+            PyObject *ashape, *oshape, *adtype, *odtype;
+            int ok = single_shapes(self, a, out, &ashape, &oshape, &adtype, &odtype);
             if (ok < 0)
                 goto unshaped;
             if (ok == 1 && same == -2 && lastcur != NULL) { /* objects with a Python-level shape */
                 same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 0), ashape, Py_EQ);
                 if (same == 1)
                     same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 1), oshape, Py_EQ);
+                if (same == 1) /* (dtypes: torch's and NumPy's builtin ones are singletons) */
+                    same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 3), adtype, Py_EQ);
+                if (same == 1)
+                    same = PyObject_RichCompareBool(PyTuple_GET_ITEM(lastcur, 4), odtype, Py_EQ);
                 if (same == 1) {
                     packed = cached_packed(PyTuple_GET_ITEM(last, 1));
                     if (packed == -1 && PyErr_Occurred())
@@ -1285,13 +1318,16 @@ mc_record(ModuleCall *self, PyObject *module, PyObject *forward, PyObject *args,
                 else
                     packed = pack3(key, depth, sidv);
                 if (ok == 1 && PyList_Check(slot) && PyList_GET_SIZE(slot) == 1) {
-                    PyObject *pair = Py_BuildValue("((OOn)L)", ashape, oshape, depth, packed);
+                    PyObject *pair = Py_BuildValue("((OOnOO)L)", ashape, oshape, depth, adtype,
+                                                   odtype, packed);
                     if (pair == NULL || PyList_SetItem(slot, 0, pair) < 0) /* steals pair */
                         ok = -1;
                 }
             }
             Py_XDECREF(ashape);
             Py_XDECREF(oshape);
+            Py_XDECREF(adtype);
+            Py_XDECREF(odtype);
             if (ok < 0)
                 goto unshaped;
         }
@@ -2121,8 +2157,11 @@ check_ndarray_layout(void)
     PyObject *arr = t ? PyObject_CallMethod(np, "empty", "((iii))", 2, 3, 5) : NULL;
     if (arr != NULL && PyType_Check(t) && Py_IS_TYPE(arr, (PyTypeObject *)t)) {
         NdPrefix *a = (NdPrefix *)arr;
-        if (a->nd == 3 && a->dimensions[0] == 2 && a->dimensions[1] == 3 && a->dimensions[2] == 5)
+        PyObject *dtype = PyObject_GetAttrString(arr, "dtype");
+        if (a->nd == 3 && a->dimensions[0] == 2 && a->dimensions[1] == 3 &&
+            a->dimensions[2] == 5 && dtype != NULL && a->descr == dtype)
             ndarray_t = (PyTypeObject *)Py_NewRef(t);
+        Py_XDECREF(dtype);
     }
     Py_XDECREF(arr);
     Py_XDECREF(t);
@@ -2152,6 +2191,7 @@ PyInit__crecorder(void)
     INTERN(str_unlisted, "_unlisted");
     INTERN(str_shape_id, "_shape_id");
     INTERN(str_data, "data");
+    INTERN(str_dtype, "dtype");
     INTERN(str_shape, "shape");
     INTERN(str_keys, "keys");
     INTERN(str_emit_call, "_emit_call");

@@ -69,7 +69,8 @@ _FIELDS = tuple(f.name for f in fields(ProfileEvent))
 def input_shapes(text: str) -> list[list[int]] | None:
     """The positional inputs' shapes of a shape text, as the reference's ``input_shapes``.
 
-    ``"[(32, 4), mask=(32, 1)] -> (32, 16)"`` gives ``[[32, 4]]``: keyword inputs and inputs
+    ``"[(32, 4), mask=(32, 1)] -> (32, 16)"`` gives ``[[32, 4]]`` (``"[(32,) int64]"``
+    ``[[32]]``: a dtype after a shape is not part of it): keyword inputs and inputs
     that are tuples or lists of arrays (no ``.shape`` of their own) are left out, as the
     reference leaves them out. ``None`` for an empty text (no shapes recorded).
     """
@@ -88,6 +89,7 @@ def input_shapes(text: str) -> list[list[int]] | None:
             item = inputs[start:i].strip()
             start = i + 1
             if item.startswith("(") and item.count("(") == 1:  # a plain shape, not nested
+                item = item[: item.rindex(")") + 1]  # (less a dtype after it: "(3,) int64")
                 shapes.append([int(d) for d in item[1:-1].split(",") if d.strip()])
     return shapes
 

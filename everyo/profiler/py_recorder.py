@@ -19,16 +19,19 @@ PLAIN, SHAPES = 1, 2  # the modes that append directly (contract.OPTIONS["mode"]
 
 
 def _single_shapes(a, out, depth: int):
-    """What the single-input shape cache compares: ``(input shape, output shape, depth)`` when
-    both shapes are tuples (subclasses too: a ``torch.Size``), else ``None`` (not cached: a list
-    of tensors, no shape, or a ``.shape`` that raised)."""
+    """What the single-input shape cache compares: ``(input shape, output shape, depth, input
+    dtype, output dtype)`` when both shapes are tuples (subclasses too: a ``torch.Size``), else
+    ``None`` (not cached: a list of tensors, no shape, or a ``.shape`` or ``.dtype`` that
+    raised)."""
     try:
         shapes = (getattr(a, "shape", None), getattr(out, "shape", None), depth)
+        if not (isinstance(shapes[0], tuple) and isinstance(shapes[1], tuple)):
+            return None
+        return (*shapes, getattr(a, "dtype", None), getattr(out, "dtype", None))
     except Exception as exc:  # noqa: BLE001 - a user's property failing: no shape, never an error
         if raised_by_signal_handler(exc):  # (the program's own: it goes on)
             raise
         return None
-    return shapes if isinstance(shapes[0], tuple) and isinstance(shapes[1], tuple) else None
 
 
 class PyThreadState:
@@ -154,7 +157,8 @@ class PyModuleCall:
                 if not one:
                     cur = None
                 elif type(a) is T and type(out) is T:  # a Tensor's shape is a property
-                    cur = (a.data.shape, out.data.shape, depth)
+                    ad, od = a.data, out.data
+                    cur = (ad.shape, od.shape, depth, ad.dtype, od.dtype)
                 else:
                     cur = _single_shapes(a, out, depth)
                 last = entry[2][0]

@@ -1,5 +1,8 @@
 """Shape text of module and op events: ``"[(32, 4), mask=(32, 1)] -> (32, 16)"``.
 
+An array whose dtype is not float32 (the default of torch and everyo) has its dtype after its
+shape: ``"[(32, 4) float16] -> (32, 16) float16"``, ``"[(32,) int64]"``.
+
 Reading a shape never raises: an argument whose ``.shape`` raises an ``Exception`` counts as one
 without a shape (the profiler never turns a call that succeeded into an error). An exception
 the program's signal handler raised meanwhile is the program's, and goes on
@@ -24,6 +27,31 @@ def _shape(x):
         return None
 
 
+def _dtype(x):
+    try:
+        return getattr(x, "dtype", None)
+    except Exception as exc:  # noqa: BLE001 - any fault of a user's property: no dtype
+        if raised_by_signal_handler(exc):
+            raise
+        return None
+
+
+def dtype_suffix(dtype) -> str:
+    """``" float16"`` for a dtype other than float32 (``torch.float16`` and NumPy's alike), ``""``
+    for float32, none, or a dtype without a plain name (a structured NumPy dtype)."""
+    if dtype is None:
+        return ""
+    try:
+        name = str(dtype).rpartition(".")[2]  # "torch.bfloat16" -> "bfloat16"
+    except Exception as exc:  # noqa: BLE001 - a user's dtype object failing: none shown
+        if raised_by_signal_handler(exc):
+            raise
+        return ""
+    if name == "float32" or not name.isidentifier() or len(name) > 24:
+        return ""
+    return f" {name}"
+
+
 def _shape_text(x) -> str | None:
     shape = _shape(x)
     if shape is None:
@@ -32,22 +60,27 @@ def _shape_text(x) -> str | None:
             return f"({', '.join(inner)})" if inner else None
         return None
     try:
-        return str(tuple(shape))
+        text = str(tuple(shape))
     except Exception as exc:  # noqa: BLE001 - a shape that is not a sequence
         if raised_by_signal_handler(exc):
             raise
         return None
+    return text + dtype_suffix(_dtype(x))
 
 
 def shape_key(x, tensor=None):
-    """A hashable key with the same text for equal keys: ``x``'s shape, or for a list or tuple
-    without one, its items' keys (``tensor``: a class whose ``.data.shape`` is read directly)."""
+    """A hashable key with the same text for equal keys: ``x``'s shape and dtype, or for a list
+    or tuple without a shape, its items' keys (``tensor``: a class whose ``.data`` is read
+    directly)."""
     if type(x) is tensor:
-        return x.data.shape
+        data = x.data
+        return data.shape, data.dtype
     shape = _shape(x)
-    if shape is None and isinstance(x, (tuple, list)):
-        return (_Seq, *[shape_key(i, tensor) for i in x])
-    return shape
+    if shape is None:
+        if isinstance(x, (tuple, list)):
+            return (_Seq, *[shape_key(i, tensor) for i in x])
+        return None
+    return shape, _dtype(x)
 
 
 def format_shapes(args, kwargs, out) -> str:
@@ -72,7 +105,12 @@ class ShapeIds:
         T = self.tensor
         try:
             sk = (
-                tuple([a.data.shape if type(a) is T else shape_key(a, T) for a in args]),
+                tuple(
+                    [
+                        (a.data.shape, a.data.dtype) if type(a) is T else shape_key(a, T)
+                        for a in args
+                    ]
+                ),
                 tuple([(k, shape_key(v, T)) for k, v in kwargs.items()]) if kwargs else None,
                 shape_key(out, T),
             )

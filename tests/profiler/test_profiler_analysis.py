@@ -64,10 +64,10 @@ def test_group_by_path_and_shape(run20):
     assert names["0"]["total_ms"] == pytest.approx(sum(10 + i for i in range(20)) / 1e6)
     shaped = run20.summary(group_by="shape")
     assert {(r["name"], r["shapes"]) for r in shaped} == {
-        ("Sequential", "[(32, 4)] -> (32, 2)"),
-        ("Linear", "[(32, 4)] -> (32, 16)"),
-        ("Linear", "[(32, 16)] -> (32, 2)"),
-        ("ReLU", "[(32, 16)] -> (32, 16)"),
+        ("Sequential", "[(32, 4) float64] -> (32, 2) float64"),  # (NumPy's default dtype)
+        ("Linear", "[(32, 4) float64] -> (32, 16) float64"),
+        ("Linear", "[(32, 16) float64] -> (32, 2) float64"),
+        ("ReLU", "[(32, 16) float64] -> (32, 16) float64"),
     }
 
 

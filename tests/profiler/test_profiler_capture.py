@@ -42,11 +42,12 @@ def test_shapes_of_inputs_keyword_inputs_and_output(clock, registry):
     model = mlp(clock)
     with profile(clock=clock, registry=registry) as p:
         model(np.zeros((32, 4)))
-        model.children[0](np.zeros((8, 4)), mask=np.zeros((8, 1)))
+        model.children[0](np.zeros((8, 4), np.float32), mask=np.zeros((8, 1), bool))
     shapes = [e.shapes for e in p.events]
-    assert "[(32, 4)] -> (32, 16)" in shapes
-    assert "[(32, 16)] -> (32, 2)" in shapes
-    assert "[(8, 4), mask=(8, 1)] -> (8, 16)" in shapes
+    assert "[(32, 4) float64] -> (32, 16) float64" in shapes  # (NumPy's default dtype)
+    assert "[(32, 16) float64] -> (32, 2) float64" in shapes
+    # float32, the engine's and torch's default, goes unsaid; any other dtype follows its shape
+    assert "[(8, 4), mask=(8, 1) bool] -> (8, 16) float64" in shapes
 
 
 def test_record_shapes_off_has_no_shape_column(clock, registry):
@@ -289,7 +290,7 @@ def test_op_events_with_flops_and_module_totals(clock, registry):
         assert hooks.active.record_ops
         Mat()(a)
     op = next(e for e in p.events if e.kind == "op")
-    assert op.flops == 2 * 8 * 4 * 16 and op.shapes == "[(8, 4), (4, 16)] -> (8, 16)"
+    assert op.flops == 2 * 8 * 4 * 16 and op.shapes == "[(8, 4) float64, (4, 16) float64] -> (8, 16) float64"
     rows = {r["name"]: r for r in p.summary()}
     assert rows["Mat"]["flops"] == 2 * 8 * 4 * 16
     assert rows["Mat"]["bytes"] == a.nbytes + b.nbytes + 8 * 16 * 8
@@ -355,9 +356,9 @@ def test_shapes_follow_changing_batch_sizes(clock, registry):
         for rows in (32, 8, 32, 8, 8):
             model(np.zeros((rows, 4)))
     lin0 = [e.shapes for e in p.events if e.path == "0"]
-    assert lin0 == [f"[({r}, 4)] -> ({r}, 16)" for r in (32, 8, 32, 8, 8)]
+    assert lin0 == [f"[({r}, 4) float64] -> ({r}, 16) float64" for r in (32, 8, 32, 8, 8)]
     seq = [e.shapes for e in p.events if e.path == ""]
-    assert seq == [f"[({r}, 4)] -> ({r}, 2)" for r in (32, 8, 32, 8, 8)]
+    assert seq == [f"[({r}, 4) float64] -> ({r}, 2) float64" for r in (32, 8, 32, 8, 8)]
 
 
 def test_numpy_counts_are_whole_numbers_for_warmup_and_schedules(registry):

@@ -49,7 +49,7 @@ def test_chrome_trace_is_valid(prof, tmp_path):
     assert any(e["args"]["name"] == "MainThread" for e in meta if e["name"] == "thread_name")
     lin = next(e for e in xs if e["name"] == "Linear")
     assert lin["cat"] == "module" and lin["args"]["path"] == "0"
-    assert lin["args"]["shapes"] == "[(4, 4)] -> (4, 16)"
+    assert lin["args"]["shapes"] == "[(4, 4) float64] -> (4, 16) float64"
     step = next(e for e in xs if e["name"] == "step")
     assert step["args"]["metadata"] == {"index": 0, "tag": "a%b"}
     counters = [e for e in trace["traceEvents"] if e["ph"] == "C"]
