@@ -290,7 +290,8 @@ def test_op_events_with_flops_and_module_totals(clock, registry):
         assert hooks.active.record_ops
         Mat()(a)
     op = next(e for e in p.events if e.kind == "op")
-    assert op.flops == 2 * 8 * 4 * 16 and op.shapes == "[(8, 4) float64, (4, 16) float64] -> (8, 16) float64"
+    assert op.flops == 2 * 8 * 4 * 16
+    assert op.shapes == "[(8, 4) float64, (4, 16) float64] -> (8, 16) float64"
     rows = {r["name"]: r for r in p.summary()}
     assert rows["Mat"]["flops"] == 2 * 8 * 4 * 16
     assert rows["Mat"]["bytes"] == a.nbytes + b.nbytes + 8 * 16 * 8

@@ -830,9 +830,7 @@ def test_the_signal_fallback_leaves_the_programs_own_alarm_alone(registry, monke
         signal.signal(signal.SIGALRM, previous)
 
 
-def test_the_signal_fallback_puts_the_signal_back_when_it_is_still_its_own(
-    registry, monkeypatch
-):
+def test_the_signal_fallback_puts_the_signal_back_when_it_is_still_its_own(registry, monkeypatch):
     monkeypatch.setenv("EVERYO_SAMPLER", "signal")
     before = signal.getsignal(signal.SIGALRM)
     with ep.profile(sample=1, registry=registry):
@@ -855,9 +853,11 @@ def test_the_memory_budget_counts_the_samplers_stack_tables(registry, main_threa
 
     with ep.profile(sample=0.1, registry=registry) as p:
         end = time.perf_counter() + 10
-        while time.perf_counter() < end and len(p._sampler._seen) + (
-            p._sampler._c.stacks if p._sampler._c is not None else 0
-        ) < 50:
+        while (
+            time.perf_counter() < end
+            and len(p._sampler._seen) + (p._sampler._c.stacks if p._sampler._c is not None else 0)
+            < 50
+        ):
             for depth in range(1, 200, 9):  # many deep stacks, each seen anew
                 _recurse(depth)
         p._sampler.flush()
@@ -866,6 +866,7 @@ def test_the_memory_budget_counts_the_samplers_stack_tables(registry, main_threa
         assert tables >= 50 * 8 * 2 * 20  # (50 stacks of 20+ frames: two words each at least)
         assert p.run.nbytes > tables  # (the run counts them: the budget reads run.nbytes)
     assert s.nbytes == stored(s)  # (the tables go with the sampler at stop)
+
 
 def test_samples_reach_the_store_at_least_every_half_second_of_sampling():
     """A live dashboard draws only the samples in the store: at the magic's 10 ms they are
