@@ -13,9 +13,7 @@ import threading
 from everyo.profiler import regions
 from everyo.profiler.contract import check_call_args, check_options
 from everyo.profiler.own_errors import raised_by_signal_handler
-from everyo.profiler.packing import KEY_BITS, pack
-
-PLAIN, SHAPES = 1, 2  # the modes that append directly (contract.OPTIONS["mode"])
+from everyo.profiler.packing import KEY_BITS, SHAPES, pack
 
 
 def _single_shapes(a, out, depth: int):

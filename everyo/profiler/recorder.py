@@ -33,8 +33,8 @@ from everyo.profiler.contract import C_CALLBACKS
 from everyo.profiler.general_path import GeneralPath
 from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.keymaps import Keymaps
-from everyo.profiler.packing import BUFFER_FIELDS, KEY_BITS, pack
-from everyo.profiler.py_recorder import PLAIN, SHAPES, PyModuleCall
+from everyo.profiler.packing import BUFFER_FIELDS, KEY_BITS, PLAIN, SHAPES, pack
+from everyo.profiler.py_recorder import PyModuleCall
 from everyo.profiler.regions import RegionHooks
 from everyo.profiler.shapes import ShapeIds
 from everyo.profiler.store_writer import StoreWriter
