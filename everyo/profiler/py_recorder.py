@@ -163,14 +163,17 @@ class PyModuleCall:
                     if cur is not None:
                         entry[2][0] = (cur, packed)
             except BaseException:  # (an interrupt while reading shapes): kept without them, so
-                t.buf += (start, end, entry[0] | depth << KEY_BITS)  # the events inside it
-                raise  # keep their parent (the compiled path's `unshaped`)
+                # the events inside it keep their parent (the compiled path's `unshaped`);
+                # pack() inline: no call before the append, where a second interrupt could land
+                t.buf += (start, end, entry[0] | depth << KEY_BITS)
+                raise
             buf = t.buf
             buf += (start, end, packed)
             if len(buf) >= self._flush_len or end > t.flush_at:
                 self._flush(t, end)
         elif mode:
             buf = t.buf
+            # pack() inline: a call per event is measured here (benchmarks/profiler_overhead.py)
             buf += (start, end, entry[0] | depth << KEY_BITS)
             if len(buf) >= self._flush_len or end > t.flush_at:
                 self._flush(t, end)
@@ -179,6 +182,7 @@ class PyModuleCall:
                 self._emit_call(t, args, kwargs, out, start, end, entry[0], depth)
             except BaseException:  # (an interrupt in the policy): kept if events inside it were
                 if depth < t.keep_below:  # (this path's buffer holds three fields an event)
+                    # pack() inline: no call before the append, where a second interrupt could land
                     t.buf += (start, end, entry[0] | depth << KEY_BITS)
                     t.keep_below = depth
                 raise

@@ -33,7 +33,7 @@ from everyo.profiler.contract import C_CALLBACKS
 from everyo.profiler.general_path import GeneralPath
 from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.keymaps import Keymaps
-from everyo.profiler.packing import BUFFER_FIELDS, KEY_BITS, PLAIN, SHAPES, pack
+from everyo.profiler.packing import BUFFER_FIELDS, PLAIN, SHAPES, pack
 from everyo.profiler.py_recorder import PyModuleCall
 from everyo.profiler.regions import RegionHooks
 from everyo.profiler.shapes import ShapeIds
@@ -246,7 +246,7 @@ class _RecorderBody(GeneralPath, RegionHooks):
         if self._fast:  # recording everything, nothing beyond the three buffered fields
             buf = t.buf
             index = t.flushed + len(buf) // 3
-            buf += (start, end, key | depth << KEY_BITS)
+            buf += (start, end, pack(key, depth))
             if meta:
                 t.meta.append((index, meta))
             if len(buf) >= self._flush_len or end > t.flush_at:
