@@ -8,8 +8,8 @@ with the keys a format writes, into columns: integer fields straight into int64,
 decoded (by ``json.loads``). Anything else, a block it refuses (another layout, whitespace,
 floats, nulls, an unknown or repeated key, a number out of range, a name that is no string) is
 ``None`` here, and the reader parses that block with the json module as before: that path
-raises every error a file deserves, so what is refused, and how, is unchanged. Without the
-extension (``EVERYO_PURE_PYTHON=1``) every block takes that path.
+raises every error a file deserves, so what is refused, and how, is unchanged. Where the
+extension is not in use (:mod:`everyo._compiled`) every block takes that path.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import json
 
 import numpy as np
 
+from everyo import _compiled
 from everyo.profiler.export._reading import LIMITS
-from everyo.profiler.loops import LOOPS
 
-SCAN = getattr(LOOPS, "scan_lines", None)
+SCAN = getattr(_compiled.load("everyo.profiler._cbatch"), "scan_lines", None)
 
 EVENTS_INTS = ("duration_ns", "start_ns", "process_id", "thread_id", "depth", "parent", "row")
 EVENTS_RAW = ("name", "metadata", "kind", "path")
