@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:7c9c54b3287ae2c7 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:1e5d8d40299202a6 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:7c9c54b3287ae2c7"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:1e5d8d40299202a6"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -78,6 +78,15 @@ return { t, y, row: Math.round(y), inRow: Math.abs(y - Math.round(y)) <= 0.5 };
 
 function tooltipLines(bar) {
 const [s, e] = [toNs(bar.start), toNs(bar.end)];
+if (bar.group) {
+const calls = `${countText(bar.count)} ${bar.count === 1 ? "call" : "calls"}`;
+return [
+`${bar.info ? bar.info.label : "?"} ×${countText(bar.count)}`,
+`${calls} · total ${durationText(e - s)}`,
+bar.info ? bar.info.kind : "",
+"merged by call path: zoom in to see each call",
+].filter(Boolean);
+}
 if (bar.count > 1) {
 return [
 `merged: ${countText(bar.count)} events · ${durationText(e - s)}`,
@@ -265,6 +274,8 @@ this.reach = new Float64Array(capacity); // running maximum of `end`: binary-sea
 this.key = new Int32Array(capacity);
 this.count = new Uint32Array(capacity);
 this.dom = new Int32Array(capacity); // a merged kernel bar's main key (else its key)
+this.path = new Int32Array(capacity); // the event's call path (EventStore.resolvePaths; -1: not yet)
+this.unresolved = 0; // events from here on may have no path yet
 this.sorted = true;
 }
 
@@ -272,7 +283,7 @@ push(start, end, key, count, dom = key) {
 const i = this.n;
 if (i === this.start.length) {
 const cap = Math.max(16, i * 2);
-for (const name of ["start", "end", "reach", "key", "count", "dom"]) this[name] = grow(this[name], cap);
+for (const name of ["start", "end", "reach", "key", "count", "dom", "path"]) this[name] = grow(this[name], cap);
 }
 if (i > 0 && start < this.start[i - 1]) this.sorted = false;
 this.start[i] = start;
@@ -281,6 +292,7 @@ this.reach[i] = i > 0 && this.reach[i - 1] > end ? this.reach[i - 1] : end;
 this.key[i] = key;
 this.count[i] = count;
 this.dom[i] = dom;
+this.path[i] = -1;
 this.n = i + 1;
 }
 
@@ -289,7 +301,7 @@ if (this.sorted) return;
 const n = this.n;
 const order = Array.from({ length: n }, (_, i) => i);
 order.sort((a, b) => this.start[a] - this.start[b] || this.end[a] - this.end[b]);
-for (const name of ["start", "end", "key", "count", "dom"]) {
+for (const name of ["start", "end", "key", "count", "dom", "path"]) {
 const old = this[name].slice(0, n);
 for (let i = 0; i < n; i++) this[name][i] = old[order[i]];
 }
@@ -297,6 +309,7 @@ for (let i = 0; i < n; i++) {
 this.reach[i] = i > 0 && this.reach[i - 1] > this.end[i] ? this.reach[i - 1] : this.end[i];
 }
 this.sorted = true;
+this.unresolved = 0;
 }
 
 range(x0, x1) {
@@ -396,6 +409,9 @@ this.wholePx = 0; // 0: raw events; else the pixel (ms) the whole-run bars were 
 this.detail = null; // {window: [x0, x1], pxMs, set: LaneSet}: a kernel answer for a zoom
 this.stepEnds = new Float64Array(0);
 this.complete = false;
+this.pathParent = []; // call path id -> its parent's id (-1: a root)
+this.pathIds = new Map(); // "parent:key" -> call path id
+this.pathsAt = -1; // the version resolvePaths last saw
 this.version += 1;
 }
 
@@ -472,6 +488,43 @@ set = d.set;
 pxMs = d.pxMs;
 }
 return { set, pxMs, coarse: pxMs > pixel * COARSE_SLACK, stale: set !== this.whole && d.stale };
+}
+
+resolvePaths() {
+if (this.pathsAt === this.version) return this.pathParent;
+this.pathsAt = this.version;
+const lanes = [...this.whole.lanes.values()].sort((a, b) => a.depth - b.depth);
+for (const lane of lanes) lane.ensureSorted();
+for (const lane of lanes) {
+const up = lane.depth > 0 ? this.whole.lane(lane.thread, lane.depth - 1) : null;
+let first = lane.n;
+for (let i = lane.unresolved; i < lane.n; i++) {
+if (lane.path[i] >= 0) continue;
+let parent = -1;
+if (lane.depth > 0) {
+const j = up ? upperBound(up.start, up.n, lane.start[i]) - 1 : -1;
+parent = j >= 0 && up.end[j] >= lane.end[i] ? up.path[j] : -1;
+if (parent < 0) {
+if (first === lane.n) first = i;
+continue;
+}
+}
+lane.path[i] = this.pathId(parent, lane.key[i]);
+}
+lane.unresolved = first;
+}
+return this.pathParent;
+}
+
+pathId(parent, key) {
+const name = `${parent}:${key}`;
+let id = this.pathIds.get(name);
+if (id === undefined) {
+id = this.pathParent.length;
+this.pathParent.push(parent);
+this.pathIds.set(name, id);
+}
+return id;
 }
 
 selfNs(thread, depth, s, e) {
@@ -1041,6 +1094,8 @@ const { lowerBound, upperBound } = __everyo_src_store_js;
 const { MIXED } = __everyo_src_wire_js;
 
 const MAX_BARS = 20000;
+const READABLE_PX = 60; // a call narrower than this has no room for its name
+const CELL_PX = 240; // a readable merge's cell: room for a few labelled bars
 const MAX_BARS_LIVE = 4000;
 const PASSES = 4; // merges tried before the guaranteed fit (views/lod.py: _MAX_PASSES)
 
@@ -1049,10 +1104,15 @@ if (lane.ensureSorted) lane.ensureSorted();
 return [lowerBound(lane.reach, lane.n, x0), upperBound(lane.start, lane.n, x1)];
 }
 
-function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes = null) {
+function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes = null, readable = null) {
 const span = x1 > x0 ? x1 - x0 : 1e-9;
 const screenPx = span / Math.max(1, widthPx);
-const ranges = items.map((item) => windowRange(item.lane, x0, x1));
+let ranges = items.map((item) => windowRange(item.lane, x0, x1));
+if (readable) {
+const edges = cellEdges(x0, x1, screenPx, readable.stepEnds);
+items = readableLanes(items, ranges, edges, READABLE_PX * screenPx, readable.pathParent);
+ranges = items.map((item) => [0, item.lane.n]);
+}
 let pixel = screenPx;
 let count = scan(items, ranges, pixel, codes, null, x0);
 for (let pass = 1; pass < PASSES && count > maxBars; pass++) {
@@ -1076,6 +1136,7 @@ key: new Int32Array(n),
 count: new Uint32Array(n),
 dom: new Int32Array(n),
 lane: new Int32Array(n),
+group: new Uint8Array(n), // 1: the bar is one call path's calls of a readable merge
 x0,
 x1,
 pixel,
@@ -1120,6 +1181,7 @@ out.key[total] = k;
 out.count[total] = c;
 out.dom[total] = k === MIXED ? dominant(start, end, held, codes, lo, i) : k;
 out.lane[total] = li;
+out.group[total] = i - lo === 1 && lane.group ? lane.group[lo] : 0;
 }
 total += 1;
 }
@@ -1127,6 +1189,141 @@ if (out && total > first) out.rows.set(row, [first, total]);
 }
 if (out) out.n = total;
 return total;
+}
+
+function cellEdges(x0, x1, screenPx, stepEnds = null) {
+const cell = CELL_PX * screenPx;
+const edges = [-Infinity];
+const n = stepEnds ? stepEnds.length : 0;
+if (n >= 2) {
+const mean = (stepEnds[n - 1] - stepEnds[0]) / (n - 1);
+let k = 1;
+while (k * mean < cell && k < n) k *= 2;
+const lo = lowerBound(stepEnds, n, x0);
+const hi = upperBound(stepEnds, n, x1);
+for (let j = Math.max(k - 1, Math.floor(lo / k) * k - 1); j < n; j += k) {
+edges.push(stepEnds[j]);
+if (j >= hi) break;
+}
+} else {
+for (let m = Math.floor(x0 / cell); m <= Math.ceil(x1 / cell); m++) edges.push(m * cell);
+}
+edges.push(Infinity);
+return Float64Array.from(edges);
+}
+
+class BuiltLane {
+constructor(capacity) {
+this.n = 0;
+this.start = new Float64Array(capacity);
+this.end = new Float64Array(capacity);
+this.reach = new Float64Array(capacity);
+this.key = new Int32Array(capacity);
+this.count = new Uint32Array(capacity);
+this.dom = new Int32Array(capacity);
+this.group = new Uint8Array(capacity);
+}
+
+push(start, end, key, count, dom, group) {
+const i = this.n;
+const shift = i > 0 && start < this.end[i - 1] ? this.end[i - 1] - start : 0;
+this.start[i] = start + shift;
+this.end[i] = end + shift;
+this.reach[i] = end + shift;
+this.key[i] = key;
+this.count[i] = count;
+this.dom[i] = dom;
+this.group[i] = group;
+this.n = i + 1;
+}
+}
+
+function readableLanes(items, ranges, edges, minMs, pathParent) {
+const order = items.map((_, i) => i).sort((a, b) => items[a].row - items[b].row);
+const done = new Map(); // row -> {lane, lo, groupOf}: a lane merged, for the row below
+const out = new Array(items.length);
+for (const li of order) {
+const { lane, row } = items[li];
+const [lo, hi] = ranges[li];
+const merged = mergeLane(lane, lo, hi, edges, minMs, pathParent, done.get(row - 1));
+done.set(row, { lane, lo, groupOf: merged.groupOf });
+out[li] = { ...items[li], lane: merged.lane };
+}
+return out;
+}
+
+function mergeLane(lane, lo, hi, edges, minMs, pathParent, above) {
+const { start, end, key, count, path } = lane;
+const built = new BuiltLane(Math.max(1, hi - lo));
+const groupOf = new Array(hi - lo).fill(null); // each event's group, when merged
+let c = 0; // the cell of the event at i: edges[c] <= start < edges[c + 1]
+let p = above ? above.lo : 0; // the row above's event that may contain the one at i
+const cellOf = (t) => {
+while (edges[c + 1] <= t) c += 1;
+return c;
+};
+const inCell = (i) => {
+const k = cellOf(start[i]);
+return path[i] >= 0 && end[i] - start[i] < minMs && end[i] <= edges[k + 1];
+};
+const dom = lane.dom || key;
+let i = lo;
+while (i < hi) {
+if (!inCell(i)) {
+built.push(start[i], end[i], key[i], count[i], dom[i], 0);
+i += 1;
+continue;
+}
+const cell = c;
+let j = i + 1;
+while (j < hi && start[j] < edges[cell + 1] && inCell(j)) j += 1;
+if (j - i < 2) {
+built.push(start[i], end[i], key[i], count[i], dom[i], 0);
+i = j;
+continue;
+}
+const groups = [];
+const byId = new Map();
+let segment = 0; // roots after a merged parent's children start a new set of groups
+let lastChild = false;
+for (let k = i; k < j; k++) {
+let parent = null;
+if (above && pathParent[path[k]] >= 0) {
+const al = above.lane;
+while (p + 1 < al.n && al.start[p + 1] <= start[k]) p += 1;
+if (p >= above.lo && p - above.lo < above.groupOf.length && al.start[p] <= start[k] && al.end[p] >= end[k]) {
+parent = above.groupOf[p - above.lo];
+}
+}
+if (!parent && lastChild) segment += 1;
+lastChild = parent !== null;
+const id = parent ? `c${parent.id}:${path[k]}` : `r${segment}:${path[k]}`;
+let g = byId.get(id);
+if (!g) {
+g = { id: `${i}.${groups.length}`, parent, first: start[k], total: 0, count: 0, key: key[k], x: 0, cursor: 0 };
+byId.set(id, g);
+groups.push(g);
+}
+g.total += end[k] - start[k];
+g.count += count[k];
+groupOf[k - lo] = g;
+}
+let reach = built.n ? built.end[built.n - 1] : -Infinity;
+for (const g of groups) {
+if (g.parent) {
+g.x = g.parent.cursor;
+g.parent.cursor += g.total;
+} else {
+g.x = Math.max(g.first, reach);
+reach = g.x + g.total;
+}
+g.cursor = g.x;
+}
+const placed = groups.slice().sort((a, b) => a.x - b.x);
+for (const g of placed) built.push(g.x, g.x + g.total, g.key, g.count, g.key, 1);
+i = j;
+}
+return { lane: built, groupOf };
 }
 
 const TIME = new Map(); // dominant()'s tables, kept between calls (one per bar drawn)
@@ -1179,12 +1376,13 @@ bestDist = dist;
 }
 return best;
 }
-return { MAX_BARS, MAX_BARS_LIVE, windowRange, levelOfDetail, dominant, findBar };
+return { MAX_BARS, READABLE_PX, CELL_PX, MAX_BARS_LIVE, windowRange, levelOfDetail, cellEdges, readableLanes, dominant, findBar };
 })();
 
 // ---- src/paint.js
 const __everyo_src_paint_js = (() => {
 const { barGroups, stepsInWindow } = __everyo_src_figure_js;
+const { countText } = __everyo_src_format_js;
 
 const LABEL_MIN_PX = 60;
 const MAX_LABELS = 300;
@@ -1227,8 +1425,16 @@ const px = barPixels(bars, i, map);
 if (px && px[1] - px[0] >= minPx) wide.push({ i, x: px[0], width: px[1] - px[0] });
 }
 if (wide.length > max) wide.sort((a, b) => b.width - a.width).length = max;
-for (const label of wide) label.text = fitText(keys[bars.key[label.i]].name, Math.floor((label.width - 8) / 6.5));
+for (const label of wide) {
+label.text = barText(keys[bars.key[label.i]].name, bars.count[label.i], Math.floor((label.width - 8) / 6.5));
+}
 return wide;
+}
+
+function barText(name, count, chars) {
+if (count <= 1) return fitText(name, chars);
+const times = ` ×${countText(count)}`;
+return chars >= times.length + 2 ? fitText(name, chars - times.length) + times : fitText(name, chars);
 }
 
 function prepareCanvas(canvas, w, h, dpr = 1) {
@@ -1299,7 +1505,7 @@ if (j % every === 0) ctx.fillText(`#${k}`, map.x(stepEnds[k]) - 2, 1);
 });
 ctx.restore();
 }
-return { LABEL_MIN_PX, MAX_LABELS, pixelMap, barPixels, fitText, labelPlan, prepareCanvas, paintFlame, STEP_SPACING_PX, paintSteps };
+return { LABEL_MIN_PX, MAX_LABELS, pixelMap, barPixels, fitText, labelPlan, barText, prepareCanvas, paintFlame, STEP_SPACING_PX, paintSteps };
 })();
 
 // ---- src/theme.js
@@ -1569,7 +1775,8 @@ for (const lane of src.set.lanes.values()) {
 const first = lanes.offset.get(lane.thread);
 if (first !== undefined) items.push({ lane, row: first + lane.depth });
 }
-const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
+const readable = store.raw && src.set === store.whole ? { stepEnds: store.stepEnds, pathParent: store.resolvePaths() } : null;
+const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes, readable);
 for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
 this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
 }
@@ -1879,8 +2086,9 @@ const { bars } = drawn;
 const count = bars.count[i];
 const start = bars.start[i];
 const end = bars.end[i];
-const selfNs = drawn.raw && count === 1 ? this.state.store.selfNs(lane.thread, lane.depth, start, end) : null;
-const lines = tooltipLines({ start, end, count, info, dominant, selfNs });
+const group = bars.group[i] === 1;
+const selfNs = drawn.raw && count === 1 && !group ? this.state.store.selfNs(lane.thread, lane.depth, start, end) : null;
+const lines = tooltipLines({ start, end, count, info, dominant, selfNs, group });
 const outer = this.el.getBoundingClientRect();
 showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
 }

@@ -199,7 +199,9 @@ export class FlameView {
       const first = lanes.offset.get(lane.thread);
       if (first !== undefined) items.push({ lane, row: first + lane.depth });
     }
-    const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
+    // raw events of the whole run: merged by call path where too narrow to read
+    const readable = store.raw && src.set === store.whole ? { stepEnds: store.stepEnds, pathParent: store.resolvePaths() } : null;
+    const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes, readable);
     // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
     for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
       this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
@@ -560,8 +562,9 @@ export class FlameView {
     const count = bars.count[i];
     const start = bars.start[i];
     const end = bars.end[i];
-    const selfNs = drawn.raw && count === 1 ? this.state.store.selfNs(lane.thread, lane.depth, start, end) : null;
-    const lines = tooltipLines({ start, end, count, info, dominant, selfNs });
+    const group = bars.group[i] === 1;
+    const selfNs = drawn.raw && count === 1 && !group ? this.state.store.selfNs(lane.thread, lane.depth, start, end) : null;
+    const lines = tooltipLines({ start, end, count, info, dominant, selfNs, group });
     const outer = this.el.getBoundingClientRect();
     showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
   }

@@ -1,6 +1,7 @@
 // Painting the flame chart's bars, labels and step markers on a canvas placed exactly under
 // plotly's plot area: 20,000 bars are 20,000 fillRect calls, a few milliseconds.
 import { barGroups, stepsInWindow } from "./figure.js";
+import { countText } from "./format.js";
 
 export const LABEL_MIN_PX = 60;
 export const MAX_LABELS = 300;
@@ -56,8 +57,20 @@ export function labelPlan(bars, keys, map, hidden = new Set(), minPx = LABEL_MIN
     if (px && px[1] - px[0] >= minPx) wide.push({ i, x: px[0], width: px[1] - px[0] });
   }
   if (wide.length > max) wide.sort((a, b) => b.width - a.width).length = max;
-  for (const label of wide) label.text = fitText(keys[bars.key[label.i]].name, Math.floor((label.width - 8) / 6.5));
+  for (const label of wide) {
+    label.text = barText(keys[bars.key[label.i]].name, bars.count[label.i], Math.floor((label.width - 8) / 6.5));
+  }
   return wide;
+}
+
+/**
+ * A bar's label in at most `chars` characters: its name, and for a bar of several calls their
+ * count (`Linear ×412`), kept whole while the name is cut.
+ */
+export function barText(name, count, chars) {
+  if (count <= 1) return fitText(name, chars);
+  const times = ` ×${countText(count)}`;
+  return chars >= times.length + 2 ? fitText(name, chars - times.length) + times : fitText(name, chars);
 }
 
 /** Size the canvas to `w` x `h` CSS pixels at the device pixel ratio; returns its 2D context. */

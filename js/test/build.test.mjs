@@ -37,9 +37,10 @@ test("the bundle leaves out whole-line comments and indentation, never text insi
   const built = bundle("dashboard", "src/dashboard_widget.js");
   // 73 KB for one run's dashboard, 88 KB with the comparison and memory views (issue 11), 92 KB
   // with the live in-place updates, 99 KB with the live canvas axes, 93 KB without indentation,
-  // 107 KB with the why panel and an event's sampled frames in the chart (issue 34); each
-  // widget's saved state holds it: keep it under 108 KB
-  assert.ok(built.length < 108000, `${built.length} bytes`);
+  // 107 KB with the why panel and an event's sampled frames in the chart (issue 34),
+  // 112 KB with the readable merge of a zoomed-out chart (issue 43); each widget's saved state
+  // holds it: keep it under 114 KB
+  assert.ok(built.length < 114000, `${built.length} bytes`);
   assert.doesNotMatch(built, /^\s*\/\*\*/m);
 });
 
