@@ -1,6 +1,6 @@
-// everyo-lab 0.1.0 | dashboard.js | sources sha256:1e5d8d40299202a6 | built by js/build.mjs from js/src: do not edit
+// everyo-lab 0.1.0 | dashboard.js | sources sha256:bdf451e67c8863a2 | built by js/build.mjs from js/src: do not edit
 
-const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:1e5d8d40299202a6"] ??= (() => {
+const __everyo_impl = ((globalThis.__everyoModules ??= {})["dashboard:bdf451e67c8863a2"] ??= (() => {
 
 // ---- src/schema.js
 const __everyo_src_schema_js = (() => {
@@ -410,7 +410,7 @@ this.detail = null; // {window: [x0, x1], pxMs, set: LaneSet}: a kernel answer f
 this.stepEnds = new Float64Array(0);
 this.complete = false;
 this.pathParent = []; // call path id -> its parent's id (-1: a root)
-this.pathIds = new Map(); // "parent:key" -> call path id
+this.pathIds = new Map(); // (parent, key) as one number -> call path id
 this.pathsAt = -1; // the version resolvePaths last saw
 this.version += 1;
 }
@@ -517,7 +517,7 @@ return this.pathParent;
 }
 
 pathId(parent, key) {
-const name = `${parent}:${key}`;
+const name = (parent + 1) * 2 ** 32 + key; // exact in a double while paths < 2 ** 20
 let id = this.pathIds.get(name);
 if (id === undefined) {
 id = this.pathParent.length;
@@ -1095,7 +1095,7 @@ const { MIXED } = __everyo_src_wire_js;
 
 const MAX_BARS = 20000;
 const READABLE_PX = 60; // a call narrower than this has no room for its name
-const CELL_PX = 240; // a readable merge's cell: room for a few labelled bars
+const CELL_PX = 320; // a readable merge's cell: room for a few labelled bars
 const MAX_BARS_LIVE = 4000;
 const PASSES = 4; // merges tried before the guaranteed fit (views/lod.py: _MAX_PASSES)
 
@@ -1242,17 +1242,18 @@ function readableLanes(items, ranges, edges, minMs, pathParent) {
 const order = items.map((_, i) => i).sort((a, b) => items[a].row - items[b].row);
 const done = new Map(); // row -> {lane, lo, groupOf}: a lane merged, for the row below
 const out = new Array(items.length);
+const ids = { next: 0, paths: pathParent.length + 1 }; // groups numbered across lanes
 for (const li of order) {
 const { lane, row } = items[li];
 const [lo, hi] = ranges[li];
-const merged = mergeLane(lane, lo, hi, edges, minMs, pathParent, done.get(row - 1));
+const merged = mergeLane(lane, lo, hi, edges, minMs, pathParent, done.get(row - 1), ids);
 done.set(row, { lane, lo, groupOf: merged.groupOf });
 out[li] = { ...items[li], lane: merged.lane };
 }
 return out;
 }
 
-function mergeLane(lane, lo, hi, edges, minMs, pathParent, above) {
+function mergeLane(lane, lo, hi, edges, minMs, pathParent, above, ids) {
 const { start, end, key, count, path } = lane;
 const built = new BuiltLane(Math.max(1, hi - lo));
 const groupOf = new Array(hi - lo).fill(null); // each event's group, when merged
@@ -1297,10 +1298,10 @@ parent = above.groupOf[p - above.lo];
 }
 if (!parent && lastChild) segment += 1;
 lastChild = parent !== null;
-const id = parent ? `c${parent.id}:${path[k]}` : `r${segment}:${path[k]}`;
+const id = parent ? parent.id * ids.paths + path[k] : -(segment * ids.paths + path[k]) - 1;
 let g = byId.get(id);
 if (!g) {
-g = { id: `${i}.${groups.length}`, parent, first: start[k], total: 0, count: 0, key: key[k], x: 0, cursor: 0 };
+g = { id: ids.next++, parent, first: start[k], total: 0, count: 0, key: key[k], x: 0, cursor: 0 };
 byId.set(id, g);
 groups.push(g);
 }
@@ -1450,7 +1451,7 @@ ctx.clearRect(0, 0, w, h);
 return ctx;
 }
 
-function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, stepEnds = [], font = "sans-serif" }) {
+function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, stepEnds = [], font = "sans-serif", labels = null }) {
 let painted = 0;
 const top = map.rowTop;
 const height = Math.max(1, Math.round(map.rowHeight));
@@ -1471,6 +1472,7 @@ ctx.font = `11px ${font}`;
 ctx.textBaseline = "middle";
 ctx.fillStyle = colors.text_on_bar || "#111";
 for (const label of labelPlan(bars, keys, map, hidden)) {
+if (labels) labels.push(label.text);
 ctx.fillText(label.text, label.x + 3, top(bars.row[label.i]) + height / 2, label.width - 6);
 }
 paintSteps(ctx, stepEnds, bars.x0, bars.x1, map, colors.muted || "#888", font);
@@ -1946,7 +1948,12 @@ const ctx = prepareCanvas(this.canvas, size.w, size.h, (view && view.devicePixel
 const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
 if (!this.font) this.font = (view && view.getComputedStyle(this.root).fontFamily) || "sans-serif";
 const { keys, stepEnds } = this.state.store;
-const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+const labels = [];
+const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font, labels });
+this.root.dataset.labels = labels.join("|");
+let groups = 0;
+for (let i = 0; i < bars.n; i++) groups += bars.group[i];
+this.root.dataset.groups = String(groups); // bars standing for one call path's calls
 const frames = this.frameBars(lanes, map);
 const height = Math.max(1, Math.round(map.rowHeight));
 for (const f of frames) {

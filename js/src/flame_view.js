@@ -409,7 +409,12 @@ export class FlameView {
     const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
     if (!this.font) this.font = (view && view.getComputedStyle(this.root).fontFamily) || "sans-serif";
     const { keys, stepEnds } = this.state.store;
-    const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+    const labels = [];
+    const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font, labels });
+    this.root.dataset.labels = labels.join("|");
+    let groups = 0;
+    for (let i = 0; i < bars.n; i++) groups += bars.group[i];
+    this.root.dataset.groups = String(groups); // bars standing for one call path's calls
     const frames = this.frameBars(lanes, map);
     const height = Math.max(1, Math.round(map.rowHeight));
     for (const f of frames) {

@@ -24,7 +24,7 @@ import { MIXED } from "./wire.js";
 
 export const MAX_BARS = 20000;
 export const READABLE_PX = 60; // a call narrower than this has no room for its name
-export const CELL_PX = 240; // a readable merge's cell: room for a few labelled bars
+export const CELL_PX = 320; // a readable merge's cell: room for a few labelled bars
 export const MAX_BARS_LIVE = 4000;
 const PASSES = 4; // merges tried before the guaranteed fit (views/lod.py: _MAX_PASSES)
 
@@ -209,10 +209,11 @@ export function readableLanes(items, ranges, edges, minMs, pathParent) {
   const order = items.map((_, i) => i).sort((a, b) => items[a].row - items[b].row);
   const done = new Map(); // row -> {lane, lo, groupOf}: a lane merged, for the row below
   const out = new Array(items.length);
+  const ids = { next: 0, paths: pathParent.length + 1 }; // groups numbered across lanes
   for (const li of order) {
     const { lane, row } = items[li];
     const [lo, hi] = ranges[li];
-    const merged = mergeLane(lane, lo, hi, edges, minMs, pathParent, done.get(row - 1));
+    const merged = mergeLane(lane, lo, hi, edges, minMs, pathParent, done.get(row - 1), ids);
     done.set(row, { lane, lo, groupOf: merged.groupOf });
     out[li] = { ...items[li], lane: merged.lane };
   }
@@ -220,7 +221,7 @@ export function readableLanes(items, ranges, edges, minMs, pathParent) {
 }
 
 /** One lane's readable merge (see readableLanes); `above`: the row above, when merged. */
-function mergeLane(lane, lo, hi, edges, minMs, pathParent, above) {
+function mergeLane(lane, lo, hi, edges, minMs, pathParent, above, ids) {
   const { start, end, key, count, path } = lane;
   const built = new BuiltLane(Math.max(1, hi - lo));
   const groupOf = new Array(hi - lo).fill(null); // each event's group, when merged
@@ -266,10 +267,11 @@ function mergeLane(lane, lo, hi, edges, minMs, pathParent, above) {
       }
       if (!parent && lastChild) segment += 1;
       lastChild = parent !== null;
-      const id = parent ? `c${parent.id}:${path[k]}` : `r${segment}:${path[k]}`;
+      // a number per (parent group, path) or (segment, path): no string per call
+      const id = parent ? parent.id * ids.paths + path[k] : -(segment * ids.paths + path[k]) - 1;
       let g = byId.get(id);
       if (!g) {
-        g = { id: `${i}.${groups.length}`, parent, first: start[k], total: 0, count: 0, key: key[k], x: 0, cursor: 0 };
+        g = { id: ids.next++, parent, first: start[k], total: 0, count: 0, key: key[k], x: 0, cursor: 0 };
         byId.set(id, g);
         groups.push(g);
       }

@@ -90,9 +90,10 @@ export function prepareCanvas(canvas, w, h, dpr = 1) {
 
 /**
  * Paint bars (grouped by fill colour), labels and step markers. `hidden`: colour keys not to
- * paint; `colors`: the theme's (`text_on_bar`, `muted`). Returns how many bars were painted.
+ * paint; `colors`: the theme's (`text_on_bar`, `muted`); `labels`: an array that gets the
+ * label texts painted. Returns how many bars were painted.
  */
-export function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, stepEnds = [], font = "sans-serif" }) {
+export function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, stepEnds = [], font = "sans-serif", labels = null }) {
   let painted = 0;
   const top = map.rowTop;
   const height = Math.max(1, Math.round(map.rowHeight));
@@ -115,6 +116,7 @@ export function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = 
   ctx.textBaseline = "middle";
   ctx.fillStyle = colors.text_on_bar || "#111";
   for (const label of labelPlan(bars, keys, map, hidden)) {
+    if (labels) labels.push(label.text);
     ctx.fillText(label.text, label.x + 3, top(bars.row[label.i]) + height / 2, label.width - 6);
   }
   paintSteps(ctx, stepEnds, bars.x0, bars.x1, map, colors.muted || "#888", font);

@@ -175,7 +175,7 @@ export class EventStore {
     this.stepEnds = new Float64Array(0);
     this.complete = false;
     this.pathParent = []; // call path id -> its parent's id (-1: a root)
-    this.pathIds = new Map(); // "parent:key" -> call path id
+    this.pathIds = new Map(); // (parent, key) as one number -> call path id
     this.pathsAt = -1; // the version resolvePaths last saw
     this.version += 1;
   }
@@ -295,7 +295,7 @@ export class EventStore {
   }
 
   pathId(parent, key) {
-    const name = `${parent}:${key}`;
+    const name = (parent + 1) * 2 ** 32 + key; // exact in a double while paths < 2 ** 20
     let id = this.pathIds.get(name);
     if (id === undefined) {
       id = this.pathParent.length;

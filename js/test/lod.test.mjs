@@ -156,8 +156,8 @@ const rowBars = (b, row) => bars(b).filter((r) => r[4] === row);
 
 test("zoomed out, a call path's calls in a cell of steps are one bar as wide as their total time", () => {
   const { items, stepEnds } = training(1000);
-  // 1,000 steps over 500 px: 2 steps a pixel; a cell is 512 steps (CELL_PX, 480 ms, at least)
-  const b = levelOfDetail(items, 0, 1000, 500, MAX_BARS, null, { stepEnds, pathParent: PATH_PARENT });
+  // 1,000 steps over 750 px: 4 steps in 3 pixels; a cell is 512 steps (CELL_PX, 427 ms, at least)
+  const b = levelOfDetail(items, 0, 1000, 750, MAX_BARS, null, { stepEnds, pathParent: PATH_PARENT });
   const top = rowBars(b, 0);
   assert.deepEqual(top.map((r) => [r[2], r[3]]), [[512, 1], [488, 1]]);
   assert.ok(top.every((r, k) => Math.abs(r[1] - r[0] - 0.8 * r[2]) < 1e-6 && r[0] === (k === 0 ? 0.1 : stepEnds[512 * k - 1] + 0.1)));
@@ -186,7 +186,7 @@ test("without steps the cells are slices of CELL_PX pixels; a lone narrow call i
   pairs.push([500, 500.5, 2]); // alone in its cell
   const l = pathed(pairs, pairs.map(() => 1));
   const top = pathed([[-1, 501, 1]], [0]);
-  // 1,000 ms over 1,000 px: a cell is 240 ms; a call half a pixel wide
+  // 1,000 ms over 1,000 px: a cell is 320 ms; a call half a pixel wide
   const b = levelOfDetail([{ lane: top, row: 0 }, { lane: l, row: 1 }], 0, 1000, 1000, MAX_BARS, null, { stepEnds: null, pathParent: PATH_PARENT });
   const got = rowBars(b, 1);
   assert.deepEqual(got.map((r) => r[2]), [100, 1]);
