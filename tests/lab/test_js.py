@@ -30,12 +30,13 @@ def test_package_version_matches_everyo():
     assert not package.get("dependencies"), "the lab front end must have no runtime npm deps"
 
 
-@pytest.mark.parametrize("name, limit", [("dashboard.js", 108_000), ("sweep.js", 30_000)])
+@pytest.mark.parametrize("name, limit", [("dashboard.js", 114_000), ("sweep.js", 30_000)])
 def test_widget_bundles_are_committed_and_small(name, limit):
     text = (ROOT / "everyo_lab" / "static" / name).read_text()
     assert text.startswith(f"// everyo-lab {__version__} | {name} | sources sha256:")
     # plotly.js comes from the kernel once per page; our own front end stays far smaller (the
-    # dashboard: 107 KB with the why panel, js/test/build.test.mjs keeps the same budget)
+    # dashboard: 107 KB with the why panel, 112 KB with the readable merge of a zoomed-out
+    # chart; js/test/build.test.mjs keeps the same budget)
     assert len(text.encode()) < limit
 
 
