@@ -5,6 +5,7 @@ and a file that deviates from the layout is read by the json path, loaded or ref
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -234,7 +235,41 @@ def test_scan_lines_refuses_what_is_not_one_flat_object_a_line():
         b"[1]\n",
     ):
         assert scan(bad, keys, ints, True) is None, bad
-    got = scan(b'{"a":5},\n{"b":"q"}\n', keys, ints, True)
+    got, starts, fits = scan(b'{"a":5},\n{"b":"q"}\n', keys, ints, True)
     (a, a_present), (b, b_present) = got
+    assert np.frombuffer(starts, np.int64).tolist() == [0, 9, 19] and fits == b"\x01\x01"
     assert np.frombuffer(a, np.int64).tolist() == [5, 0] and list(a_present) == [1, 0]
     assert b == [None, b'"q"'] and list(b_present) == [0, 1]
+
+
+def test_scan_lines_reads_numbers_as_the_json_module_does():
+    texts = ["0", "-0", "7", "-12", "123456789012345", "0.5", "-0.0", "1.000", "29761369010.464",
+             "429054.3430175781", "9.219999999999999", "1e3", "-2.5E-3", "1E+2", "1e999",
+             "-1e999", "1e-400", "0.1", "123.456", "4611686018427387.904", "5e-324"]  # fmt: skip
+    rng = np.random.default_rng(1)
+    texts += [repr(float(x)) for x in rng.random(200) * 10.0 ** rng.integers(-8, 16, 200)]
+    texts += [f"{x // 1000}.{x % 1000:03d}" for x in rng.integers(0, 10**15, 200).tolist()]
+    block = "".join(f'{{"a":{t}}},\n' for t in texts).encode()
+    (values, present), = _fast.SCAN(block, (b"a",), bytes([_fast.FLOAT]), True)[0]  # fmt: skip
+    got = np.frombuffer(values, np.float64)
+    want = np.array([float(json.loads(t)) for t in texts])
+    assert got.tobytes() == want.tobytes()  # bit for bit, the sign of zero included
+    for bad in ("12345678901234567890", "01", "1.", ".5", "1e", "+1", "nan", "0x10", "1.5.2"):
+        assert _fast.SCAN(b'{"a":%s}\n' % bad.encode(), (b"a",), b"\x02", True) is None, bad
+
+
+def test_scan_lines_reads_nulls_members_and_leaves_other_lines_to_the_caller():
+    keys = (b"a", b"o", b"o.x", b"o.s")
+    kinds = bytes([_fast.INT | _fast.NULL, _fast.OBJECT, _fast.FLOAT | _fast.NULL, _fast.RAW])
+    block = b'{"a":null,"o":{"x":1.5,"s":"q"}},\n{"o":{}},\n{"x":1},\n{"a":  3,"o":{"x":null}}\n'
+    assert _fast.SCAN(block, keys, kinds, True) is None  # {"x":1}: a member at the top level
+    cols, starts, fits = _fast.SCAN(block, keys, kinds, True, True)
+    assert list(fits) == [1, 1, 0, 1]
+    assert np.frombuffer(starts, np.int64).tolist() == [0, 34, 44, 53, len(block)]
+    (a, a_present), (_, o_present), (x, x_present), (s, s_present) = cols
+    assert list(a_present) == [2, 0, 0, 1] and np.frombuffer(a, np.int64)[3] == 3
+    assert list(o_present) == [1, 1, 0, 1]
+    assert list(x_present) == [1, 0, 0, 2] and np.frombuffer(x, np.float64)[0] == 1.5
+    assert s == [b'"q"', None, None, None]
+    with pytest.raises(ValueError):
+        _fast.SCAN(block, (b"o.x",), bytes([_fast.INT]), True)  # a member of no object key

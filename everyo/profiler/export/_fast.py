@@ -35,22 +35,35 @@ class _Refused(Exception):
     """The block is not exactly in the layout: the json module reads it."""
 
 
-def _scan(part, ints: tuple, raws: tuple) -> dict | None:
-    """``{field: (values, present)}`` of a block, or ``None``: values an int64 array for
-    ``ints``, a list of raw texts (``None`` where absent) for ``raws``; present a bool array."""
+RAW, INT, FLOAT, NULL, OBJECT = 0, 1, 2, 4, 8  # how scan_lines reads a key's value
+
+
+def _scan(part, fields: dict, lenient: bool = False):
+    """``({field: (values, present)}, starts, fits)`` of a block, or ``None``: values an int64
+    or float64 array for numbers (``fields[name]`` ``INT`` or ``FLOAT``), a list of raw texts
+    (``None`` where absent) for ``RAW``, ``None`` for an ``OBJECT``; present a bool array (uint8,
+    2 for null, where ``NULL`` allows it); starts the offset of each line in ``part.text`` and
+    of its end; fits which lines are in the layout (all of them unless ``lenient``)."""
     if SCAN is None or not hasattr(part, "text"):
         return None
-    keys = ints + raws
-    got = SCAN(part.text, tuple(k.encode() for k in keys), bytes([1] * len(ints) + [0] * len(raws)),
-               part.last)  # fmt: skip
+    keys = tuple(fields)
+    got = SCAN(part.text, tuple(k.encode() for k in keys), bytes(fields.values()), part.last,
+               lenient)  # fmt: skip
     if got is None:
         return None
+    columns, starts, fits = got
     out = {}
-    for name, (values, present) in zip(keys, got):
-        if name in ints:
-            values = np.frombuffer(values, np.int64)
-        out[name] = (values, np.frombuffer(present, np.bool_))
-    return out
+    for name, (values, present) in zip(keys, columns):
+        kind = fields[name] & ~NULL
+        if kind in (INT, FLOAT):
+            values = np.frombuffer(values, np.int64 if kind == INT else np.float64)
+        present = np.frombuffer(present, np.uint8)
+        out[name] = (values, present if fields[name] & NULL else present.view(np.bool_))
+    return out, np.frombuffer(starts, np.int64), np.frombuffer(fits, np.bool_)
+
+
+def _fields(ints: tuple, raws: tuple) -> dict:
+    return {**dict.fromkeys(ints, INT), **dict.fromkeys(raws, RAW)}
 
 
 def _decoded(raws, kinds) -> dict:
@@ -111,9 +124,10 @@ class Chunk:
 
 def events_chunk(part) -> Chunk | None:
     """A block of the events format (``export_json``'s default) as everyo writes it, or None."""
-    cols = _scan(part, EVENTS_INTS + EVENTS_OPTIONAL, EVENTS_RAW + ("shapes",))
-    if cols is None:
+    got = _scan(part, _fields(EVENTS_INTS + EVENTS_OPTIONAL, EVENTS_RAW + ("shapes",)))
+    if got is None:
         return None
+    cols = got[0]
     try:
         _required(cols, EVENTS_INTS + EVENTS_RAW)
         c = Chunk(len(cols["row"][0]))
@@ -167,9 +181,10 @@ def _events_metadata(meta_raws: list, shape_raws: list, shape_text: dict) -> dic
 
 def raw_chunk(part) -> Chunk | None:
     """A block of everyo's raw format as everyo writes it, or None."""
-    cols = _scan(part, RAW_INTS + RAW_OPTIONAL, RAW_RAW + ("shapes", "metadata"))
-    if cols is None:
+    got = _scan(part, _fields(RAW_INTS + RAW_OPTIONAL, RAW_RAW + ("shapes", "metadata")))
+    if got is None:
         return None
+    cols = got[0]
     try:
         _required(cols, RAW_INTS + RAW_RAW)
         c = Chunk(len(cols["row"][0]))
