@@ -108,6 +108,17 @@ class Builder:
         )
 
 
+def interned(raws: list, intern, dtype) -> np.ndarray:
+    """``intern(raw)`` of each raw value, one call per distinct value."""
+    try:
+        memo = dict.fromkeys(raws)
+    except TypeError:  # a list or dict among the values: one call each
+        return np.array([intern(raw) for raw in raws], dtype)
+    for raw in memo:
+        memo[raw] = intern(raw)
+    return np.array(list(map(memo.__getitem__, raws)), dtype)
+
+
 def nesting(tid: np.ndarray, start: np.ndarray, end: np.ndarray):
     """Depth and parent row of each interval, from containment on its thread."""
     n = len(start)

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from everyo.profiler.export import _fast
 from everyo.profiler.export._reading import (
     Builder,
     Malformed,
     int64_column,
+    interned,
     nesting,
     number,
     run_from,
 )
+from everyo.profiler.export._stream import events_of
 
 # args keys everyo writes itself (the rest of an everyo event's args is its "metadata")
 _NUMERIC = (
@@ -57,9 +60,8 @@ class _Threads:
                 elif e.get("name") == "thread_name":
                     self.thread_names[where] = str(name)
 
-    def idents_of(self, evs: list[dict]) -> list[int]:
-        """The thread id of each event: one lookup per distinct raw ``(pid, tid)``."""
-        raws = [(e.get("pid"), e.get("tid")) for e in evs]
+    def idents_of(self, raws: list[tuple]) -> list[int]:
+        """The thread id of each event from its raw ``(pid, tid)``: one lookup per distinct."""
         try:
             memo = {raw: None for raw in raws}
         except TypeError:  # a list or dict as pid/tid: the slow way
@@ -222,10 +224,43 @@ class _Trace:
         evs = [events[i] for i in idx]
         timed = np.concatenate([x_ts, i_ts]), np.concatenate([x_dur, 0 * i_ts])
         self._regions(evs, [base + i for i in idx], *timed)
+        self._keep(events, range(base, base + len(events)), phases)
+
+    def _keep(self, events: list, at, phases: dict) -> None:
+        """Keep the events that need the whole trace; ``at``: each one's index in the file."""
         paired = sorted(phases.get("B", []) + phases.get("E", []))  # in file order: a stack
-        self.paired.extend((base + i, events[i]) for i in paired)
-        self.counter_events.extend((base + i, events[i]) for i in phases.get("C", []))
+        self.paired.extend((at[i], events[i]) for i in paired)
+        self.counter_events.extend((at[i], events[i]) for i in phases.get("C", []))
         self.names.extend(events[i] for i in phases.get("M", []))
+
+    def add_fast(self, c: _fast.ChromeChunk, base: int) -> None:
+        """A block read by ``_fast.chrome_chunk``: what :meth:`add` and :meth:`_regions` do
+        with its events, in the same order (interning order is the run's key and shape ids)."""
+        if len(c.ts):
+            self.last_end = max(self.last_end, float((c.ts + c.dur).max()))
+        self.index.append(base + c.rows)
+        self.start.append(c.ts)
+        self.dur.append(c.dur)
+        self.idents.append(np.array(self.threads.idents_of(c.pairs), np.int64))
+        self.keys.append(interned(c.keys, lambda raw: self.b.key(*c.key_of[raw]), np.int32))
+        if c.shapes_present:
+            self.present.add("shape")
+        self.shape.append(interned(c.shapes, self.b.shape, np.int32))
+        for name, src, scale in _NUMERIC:
+            values, present = c.numbers[src]
+            if present.any():
+                self.present.add(name)
+                known = present == 1
+                if scale != 1:  # round(µs * 1000) as the json path: half to even
+                    values = np.round(values * scale)
+                values = np.where(known, values, -1).astype(np.int64)
+            else:
+                values = np.full(len(c.ts), -1, np.int64)
+            self.numeric[name].append(values)
+        self.meta.update((self.rows + i, m) for i, m in c.meta.items())
+        self.rows += len(c.ts)
+        events = [e for _, e in c.others]
+        self._keep(events, [base + i for i, _ in c.others], _by_phase(events, base))
 
     def _regions(self, evs: list[dict], idx: list[int], start_us, dur_us) -> None:
         """Fold in timed regions: their events, file indices, starts and durations (µs)."""
@@ -233,7 +268,8 @@ class _Trace:
         self.index.append(np.array(idx, np.int64))
         self.start.append(start_us)
         self.dur.append(dur_us)
-        self.idents.append(np.array(self.threads.idents_of(evs), np.int64))
+        raws = [(e.get("pid"), e.get("tid")) for e in evs]
+        self.idents.append(np.array(self.threads.idents_of(raws), np.int64))
         self.keys.append(_keys(evs, args if self.ours else None, self.b))
         if self.ours:
             self._everyo_columns(args)
@@ -306,14 +342,21 @@ class _Trace:
 
 def from_chrome(data: dict, chunks=None):
     """A :class:`Run` from a parsed Chrome trace (``{"traceEvents": [...]}``); ``chunks`` are
-    its events in chunks when the document was read with ``traceEvents`` left empty."""
+    its events in chunks (lists, or ``_stream.Part`` blocks of lines) when the document was
+    read with ``traceEvents`` left empty."""
     events = data.get("traceEvents")
     if not isinstance(events, list):
         raise Malformed(f"'traceEvents' is a {type(events).__name__}, not a list of events")
     header = (data.get("otherData") or {}).get("everyo_run")
     trace = _Trace(ours=isinstance(header, dict))
     base = 0
-    for chunk in [events] if chunks is None else chunks:
+    for item in [events] if chunks is None else chunks:
+        c = _fast.chrome_chunk(item) if trace.ours else None
+        if c is not None:  # everyo's own line layout, its X events without the json module
+            trace.add_fast(c, base)
+            base += c.lines
+            continue
+        chunk = events_of(item)
         trace.add(chunk, base)
         base += len(chunk)
     return trace.run(header)
