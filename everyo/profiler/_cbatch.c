@@ -7,7 +7,8 @@
  * with NumPy, that is over a hundred array calls per refresh, each of which gives the GIL back
  * and takes it again: on a machine whose other core is busy (the browser drawing the
  * dashboard), every one of those hand-overs can keep the profiled code waiting. These loops do
- * the same work in one call each, without the GIL.
+ * the same work in one call each, without the GIL. load() reads everyo's own exports with
+ * scan_lines and nests the events of a Chrome trace with nest.
  *
  * The NumPy code beside each caller is the specification and the fallback where this extension
  * was not built (everyo.profiler.run.postorder_parents, everyo_lab.views.live_flame._mark,
@@ -338,6 +339,68 @@ add_at(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     release_all(a, 3);
     if (bad) {
         PyErr_Format(PyExc_ValueError, "add_at: an index past the end (%zd items)", size);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* nest(thread, start, end, order, depth, parent): the depth and parent row of each interval
+   from containment on its thread, visiting rows in `order` (thread, then start, longest first:
+   see everyo/profiler/export/_reading.py, nesting, the specification) with a stack of the
+   intervals still open; depth and parent are writable int64, parent -1 for none. */
+static PyObject *
+nest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "nest(thread, start, end, order, depth, parent)");
+        return NULL;
+    }
+    Arr a[6];
+    memset(a, 0, sizeof a);
+    const char *what[6] = {"thread", "start", "end", "order", "depth", "parent"};
+    for (int k = 0; k < 6; k++) {
+        if (get_arr(args[k], &a[k], k >= 4, what[k]) < 0) {
+            release_all(a, 6);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = a[0].n;
+    if (same_length(a, 6, n, "nest") < 0) {
+        release_all(a, 6);
+        return NULL;
+    }
+    int64_t *stack = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (stack == NULL) {
+        release_all(a, 6);
+        return PyErr_NoMemory();
+    }
+    int64_t *depth = OUT(a[4]), *parent = OUT(a[5]);
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t top = 0;
+    int64_t thread = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        int64_t i = at(&a[3], r);
+        if (i < 0 || i >= n) {
+            bad = 1;
+            break;
+        }
+        int64_t t = at(&a[0], i), s = at(&a[1], i), e = at(&a[2], i);
+        if (r == 0 || t != thread) {
+            top = 0;
+            thread = t;
+        }
+        while (top && !(at(&a[1], stack[top - 1]) <= s && e <= at(&a[2], stack[top - 1])))
+            top--;
+        depth[i] = top;
+        parent[i] = top ? stack[top - 1] : -1;
+        stack[top++] = i;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(stack);
+    release_all(a, 6);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "nest: order holds a row out of range");
         return NULL;
     }
     Py_RETURN_NONE;
@@ -804,6 +867,8 @@ static PyMethodDef methods[] = {
      "table_add(slot, dur, own, calls, total, self_ns, min_ns, max_ns) (see aggregates.py)."},
     {"add_at", (PyCFunction)(void (*)(void))add_at, METH_FASTCALL,
      "add_at(out, index, values): out[index] += values where index >= 0."},
+    {"nest", (PyCFunction)(void (*)(void))nest, METH_FASTCALL,
+     "nest(thread, start, end, order, depth, parent): nesting by containment (see _reading.py)."},
     {"scan_lines", (PyCFunction)(void (*)(void))scan_lines, METH_FASTCALL,
      "scan_lines(block, keys, kinds, last, lenient=False): the fields of everyo's one-object "
      "lines, or None."},

@@ -416,6 +416,20 @@ def test_scan_lines_reads_nulls_members_and_leaves_other_lines_to_the_caller():
         _fast.SCAN(block, (b"o.x",), bytes([_fast.INT]), True)  # a member of no object key
 
 
+def test_compiled_nesting_is_its_python_loop(monkeypatch):
+    from everyo.profiler.export import _reading
+
+    rng = np.random.default_rng(2)
+    tid = rng.integers(0, 3, 3000)
+    start = rng.integers(0, 400, 3000)
+    end = start + rng.integers(0, 60, 3000)  # ties of start, end and both, on each thread
+    compiled = _reading.nesting(tid, start, end)
+    monkeypatch.setattr(_reading, "LOOPS", None)
+    python = _reading.nesting(tid, start, end)
+    for a, b in zip(compiled, python):
+        assert a.dtype == b.dtype and a.tolist() == b.tolist()
+
+
 def test_without_the_extension_a_chrome_trace_loads_the_same(tmp_path):
     path = _write(_varied_run(rich=True), tmp_path / "t.json", "chrome")
     code = (

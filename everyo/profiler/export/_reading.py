@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from everyo.profiler.loops import LOOPS
 from everyo.profiler.run import Run
 from everyo.profiler.store import EventStore
 
@@ -120,9 +121,23 @@ def interned(raws: list, intern, dtype) -> np.ndarray:
 
 
 def nesting(tid: np.ndarray, start: np.ndarray, end: np.ndarray):
-    """Depth and parent row of each interval, from containment on its thread."""
+    """Depth and parent row of each interval, from containment on its thread (the compiled
+    loop where it was built; this loop is its specification)."""
     n = len(start)
-    order = np.lexsort((-np.arange(n), -(end - start), start, tid))
+    longest_first = end - start
+    np.negative(longest_first, out=longest_first)
+    last_first = -np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    order = np.lexsort((last_first, longest_first, start, tid))
+    del longest_first, last_first
+    if LOOPS is not None and n:
+        depth, parent = np.empty(n, np.int64), np.empty(n, np.int64)
+        try:
+            LOOPS.nest(*map(np.ascontiguousarray, (tid, start, end)), order, depth, parent)
+        except TypeError:  # not integer columns: the loop below
+            pass
+        else:
+            if depth.max() < 2**15 and n < 2**31:  # deeper: the loop below says what it says
+                return depth.astype(np.int16), parent.astype(np.int32)
     depth = np.zeros(n, np.int16)
     parent = np.full(n, -1, np.int32)
     stack: list[int] = []
