@@ -430,6 +430,21 @@ def test_compiled_nesting_is_its_python_loop(monkeypatch):
         assert a.dtype == b.dtype and a.tolist() == b.tolist()
 
 
+def test_rows_already_in_post_order_are_not_sorted_and_others_are():
+    from everyo.profiler.store import _post_ordered
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(0, 12))
+        start = rng.integers(0, 4, n)
+        end = start + rng.integers(0, 3, n)
+        depth = rng.integers(0, 3, n).astype(np.int16)
+        order = np.lexsort((start, -depth.astype(np.int64), end))
+        assert _post_ordered(start, end, depth) == (order == np.arange(n)).all()
+        s, e, d = start[order], end[order], depth[order]
+        assert _post_ordered(s, e, d)
+
+
 def test_without_the_extension_a_chrome_trace_loads_the_same(tmp_path):
     path = _write(_varied_run(rich=True), tmp_path / "t.json", "chrome")
     code = (

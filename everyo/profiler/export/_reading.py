@@ -59,8 +59,8 @@ def int64_column(values: list, field: str, where) -> np.ndarray:
     speed; the first value that is no number, not finite or out of range is :class:`Malformed`
     (``where(i)`` names its event). Floats are rounded to whole numbers."""
     lo, hi = LIMITS[field]
-    try:
-        arr = np.array(values) if len(values) else np.zeros(0, np.int64)
+    try:  # (an array as it is: a copy of a million events is 8 MB more at the peak)
+        arr = np.asarray(values) if len(values) else np.zeros(0, np.int64)
     except (ValueError, TypeError, OverflowError):  # lists among the numbers: named below
         arr = np.zeros((0, 0))
     if arr.dtype.kind in "iu" and arr.ndim == 1:
@@ -250,8 +250,9 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     the events and the status ``"completed"``.
     """
     header = checked_header(header)
+    times = ("start_ns", "dur_ns")
     if len(store):
-        _check_sums(store.read(0))
+        _check_sums(store.read(0, columns=times))
     run = Run(
         store,
         label=header.get("label"),
@@ -262,7 +263,7 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     )
     wall = header.get("wall_ns")
     if wall is None and len(store):
-        cols = store.read(0)
+        cols = store.read(0, columns=times)
         wall = int((cols["start_ns"] + cols["dur_ns"]).max() - min(0, cols["start_ns"].min()))
     run.finish(wall_ns=int(wall or 0))
     run.status = header.get("status", "completed")  # as recorded (a file may hold a failed run)
