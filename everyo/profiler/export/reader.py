@@ -314,6 +314,6 @@ def read_run(path) -> Run:
             return _read(p)
     except Malformed as exc:
         raise EveryOExportError(f"cannot read {path}: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
         raise EveryOExportError(f"cannot read {path}: the file is damaged ({what})") from exc
