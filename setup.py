@@ -31,7 +31,7 @@ setup(
         Extension(
             "everyo.profiler._crecorder",
             sources=["everyo/profiler/_crecorder.c"],
-            depends=["everyo/profiler/module_call_api.h"],
+            depends=["everyo/profiler/module_call_api.h", "everyo/profiler/_packing.h"],
             optional=True,
         ),
         Extension(

@@ -79,6 +79,8 @@ def build(ablation: str, dest: Path, node: str | None = None) -> Path:
     with tempfile.TemporaryDirectory(prefix="everyo-ablation-") as tmp:
         js = Path(tmp) / "js"
         shutil.copytree(ROOT / "js", js, ignore=shutil.ignore_patterns("node_modules", "test"))
+        if (ROOT / "js" / "node_modules").is_dir():  # esbuild, where `npm ci` installed it
+            (js / "node_modules").symlink_to(ROOT / "js" / "node_modules")
         (Path(tmp) / "everyo_lab" / "static").mkdir(parents=True)
         widget = js / WIDGET
         widget.write_text(patch(widget.read_text(), ABLATIONS[ablation]))

@@ -192,8 +192,9 @@ def catch_up_cost(new: int = 100_000) -> float:
 
 def catch_up_table(new: int = 100_000, rounds: int = 7) -> None:
     """The catch-up refresh with each path, the paths taking turns (drift hits both alike)."""
-    from everyo.profiler.loops import LOOPS
+    from everyo import _compiled
 
+    LOOPS = _compiled.load("everyo.profiler._cbatch")
     paths = {"NumPy": numpy_loops}
     if LOOPS is not None:
         paths = {"compiled loops": contextlib.nullcontext, **paths}

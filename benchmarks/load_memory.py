@@ -3,13 +3,16 @@ of reading a file a block of events at a time (``load``) beside reading it whole
 and the same readers, what ``load`` did before issue 36), each in a fresh process.
 
     python benchmarks/load_memory.py [--events 1000000] [--formats events raw chrome]
+                                     [--before TREE] [--repeat N]
 
 Issue 44's targets, for ``--events 700000``: ``load`` at 250,000 events per CPU second or more,
 with a peak resident memory no larger than the file; each line says whether it met them.
 
-Prints one line per format and reader, then the ratios streamed / whole. Threads pinned to one
-(threadpoolctl); the machine's load average is printed with the results: on a shared machine
-compare the CPU times, not the wall times.
+Prints one line per format and reader, then the ratios streamed / whole. ``--before TREE``
+adds ``load`` with another tree's code (a checkout with its extensions built) on the same files,
+the readers taking turns ``--repeat`` times (medians shown): a before/after comparison in one
+run. Threads pinned to one (threadpoolctl); the machine's load average is printed with the
+results: on a shared machine compare the CPU times, not the wall times.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 READ = """
-import resource, sys, time
+import sys, time
 from pathlib import Path
 from threadpoolctl import threadpool_limits
 threadpool_limits(1)
@@ -34,7 +37,9 @@ if sys.argv[2] == "streamed":
 else:
     run = reader._parse(reader._read_json(path), path.name)
 cpu = time.process_time() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM, this process's own high-water mark: ru_maxrss keeps the parent's peak across fork and
+# exec (the parent holds the 700,000-event run: every figure read at least its ~170 MB)
+peak = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM"))
 print(run.num_events, cpu, peak)
 """
 
@@ -80,38 +85,69 @@ def export(run, folder: Path, fmt: str) -> Path:
     return export_json(run, path, format=fmt)
 
 
-def measure(path: Path, how: str) -> tuple[int, float, int]:
+HERE = Path(__file__).resolve().parents[1]
+
+
+def measure(path: Path, how: str, tree: Path = HERE) -> tuple[int, float, int]:
+    """``(events, CPU s, peak RSS bytes)`` of one read in a fresh process, with ``tree``'s code
+    (its folder the current one, so that ``-c`` imports it first)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run(
-        [sys.executable, "-c", READ, str(path), how], capture_output=True, text=True, check=True
+        [sys.executable, "-c", READ, str(path), how],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tree,
+        env=env,
     )
     n, cpu, peak = out.stdout.split()
     return int(n), float(cpu), int(peak)
+
+
+def median_of(runs: list) -> tuple[int, float, int]:
+    runs = sorted(runs, key=lambda r: r[1])
+    n, cpu, _ = runs[len(runs) // 2]
+    peaks = sorted(r[2] for r in runs)
+    return n, cpu, peaks[len(peaks) // 2]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--formats", nargs="+", default=["events", "raw", "chrome"])
+    parser.add_argument("--before", type=Path, help="a tree whose load() to time beside this one")
+    parser.add_argument("--repeat", type=int, default=1, help="reads of each kind (medians)")
     args = parser.parse_args()
     run = make_run(args.events)
     print(f"load average before: {os.getloadavg()[0]:.2f}")
+    readers = {"whole": ("whole", HERE), "streamed": ("streamed", HERE)}
+    if args.before:
+        readers["before"] = ("streamed", args.before.resolve())
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in args.formats:
             path = export(run, Path(tmp), fmt)
             size = path.stat().st_size
-            got = {how: measure(path, how) for how in ("whole", "streamed")}
+            runs: dict[str, list] = {name: [] for name in readers}
+            for _ in range(args.repeat):  # the readers take turns: the machine's load is shared
+                for name, (how, tree) in readers.items():
+                    runs[name].append(measure(path, how, tree))
+            got = {name: median_of(r) for name, r in runs.items()}
             for how, (n, cpu, peak) in got.items():
                 rate = n / cpu if cpu else float("inf")
                 print(
                     f"{fmt:7s} {how:9s} {n:,} events, file {size / 1e6:.0f} MB: "
                     f"CPU {cpu:.2f} s ({rate / 1e3:.0f}k events/s: target >= 250k "
                     f"{'met' if rate >= 250e3 else 'missed'}), peak RSS {peak / 1e6:.0f} MB "
-                    f"({peak / size:.1f}x the file: target <= 1x "
+                    f"({peak / size:.2f}x the file: target <= 1x "
                     f"{'met' if peak <= size else 'missed'})"
                 )
             (_, cpu_w, peak_w), (_, cpu_s, peak_s) = got["whole"], got["streamed"]
             print(f"{fmt:7s} streamed / whole: CPU {cpu_s / cpu_w:.2f}x, peak RSS "
                   f"{peak_s / peak_w:.2f}x")  # fmt: skip
+            if "before" in got:
+                _, cpu_b, peak_b = got["before"]
+                print(f"{fmt:7s} streamed / before: CPU {cpu_s / cpu_b:.2f}x, peak RSS "
+                      f"{peak_s / peak_b:.2f}x")  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

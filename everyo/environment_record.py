@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from everyo import _compiled
 from everyo._version import __version__
 from everyo.git_record import git_record
 
@@ -82,9 +83,7 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
 
 def _profiler_recorder() -> str:
     """``"c"`` where the profiler's compiled module-call path is in use, else ``"python"``."""
-    from everyo.profiler.recorder import IMPLEMENTATION
-
-    return IMPLEMENTATION
+    return "c" if _compiled.load("everyo.profiler._crecorder") is not None else "python"
 
 
 def _module_call() -> str:
@@ -101,16 +100,17 @@ def _profiler_sampler() -> str:
     else ``"python"`` (a timer signal and a Python handler); ``EVERYO_SAMPLER=signal`` or
     ``thread`` forces ``"python (signal)"`` or ``"python (thread)"``, and a value it refuses
     is recorded as it is, with ``(refused)`` (issue 44: the record said ``c`` regardless)."""
-    from everyo.profiler.sampler import PATHS, compiled
+    from everyo.profiler.sampler import PATHS
 
+    built = _compiled.load("everyo.profiler._csampler") is not None
     forced = os.environ.get("EVERYO_SAMPLER", "")
     if forced and forced not in PATHS:
         return f"{forced[:40]} (refused)"
     if forced in ("signal", "thread"):
         return f"python ({forced})"
-    if forced == "c" and compiled() is None:
+    if forced == "c" and not built:
         return "c (refused: not built)"
-    return "c" if compiled() is not None else "python"
+    return "c" if built else "python"
 
 
 def _machine_reader() -> str:
@@ -119,8 +119,8 @@ def _machine_reader() -> str:
     Python)."""
     from everyo import machine_state
 
-    compiled = machine_state._cread is not None and machine_state._all_cpus_usable()
-    return "c" if compiled else "python"
+    built = _compiled.load("everyo._cmachine") is not None
+    return "c" if built and machine_state._all_cpus_usable() else "python"
 
 
 def _flush_denormal() -> bool:

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import bisect
 import os
-import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from everyo import _compiled
 
 try:
     import resource
@@ -128,12 +129,8 @@ def _read() -> Reading:
     return Reading(t, busy, own if busy is not None else None, involuntary, source)
 
 
-try:  # the same reading in C (setup.py builds it where a compiler is found): half the cost
-    from everyo._cmachine import read as _cread
-except ImportError:
-    _cread = None
-if not sys.platform.startswith("linux") or os.environ.get("EVERYO_PURE_PYTHON"):
-    _cread = None  # (its clock is time.monotonic's only on Linux)
+_cmachine = _compiled.load("everyo._cmachine")  # the same reading in C: half the cost
+_cread = _cmachine.read if _cmachine is not None else None
 _monotonic = time.monotonic
 
 

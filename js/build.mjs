@@ -1,11 +1,10 @@
-// Build the widget bundles: one ES module per widget in ../everyo_lab/static/.
+// Build the widget bundles: one ES module per widget in ../everyo_lab/static/, by esbuild
+// (pinned in package.json and package-lock.json: run `npm ci` here once).
 //
-// A deliberately small, deterministic bundler (no npm dependencies, so CI needs no install):
-// each relative import is inlined once as a module-scoped closure, and the whole is evaluated
-// once per page and build (kept in globalThis.__everyoModules), its default export re-exported
-// for anywidget; whole-line comments are left out of the bundle. The first line carries a hash
-// of the sources, and `node build.mjs --check` exits 1 when the committed build differs from a
-// fresh one.
+// esbuild bundles each widget's module graph into one function; the bundle evaluates it once
+// per page and build (kept in globalThis.__everyoModules) and re-exports its default export
+// for anywidget. The first line carries a hash of the sources, and `node build.mjs --check`
+// exits 1 when the committed build differs from a fresh one.
 //
 //   node build.mjs           write ../everyo_lab/static/*.js
 //   node build.mjs --check   verify they are up to date
@@ -21,141 +20,73 @@ const ENTRIES = {
   dashboard: "src/dashboard_widget.js",
   sweep: "src/sweep_widget.js",
 };
+const IMPL = "__everyo_impl";
+const BUNDLE = "__everyo_bundle";
+const NO_ESBUILD = 'esbuild is not installed: run "npm ci" in js/ first';
 
-const IMPORT_RE = /^import\s+(.+?)\s+from\s+["']([^"']+)["'];?[ \t]*$/gm;
-const EXPORT_DECL_RE = /^export\s+((?:async\s+)?function\*?|const|let|var|class)\s+([A-Za-z_$][\w$]*)/gm;
+let esbuild = null;
+try {
+  esbuild = await import("esbuild");
+} catch (err) {
+  if (err?.code !== "ERR_MODULE_NOT_FOUND") throw err;
+}
+
+/** Whether esbuild is installed (the tests that build skip without it). */
+export const HAVE_ESBUILD = esbuild !== null;
 
 function readSource(path) {
   return readFileSync(path, "utf8").replace(/\r\n/g, "\n");
 }
 
-/** Parse `import {a, b as c} from "./x.js"` clauses of one module. */
-function parseImports(source, file) {
-  const imports = [];
-  for (const match of source.matchAll(IMPORT_RE)) {
-    const [statement, clause, spec] = match;
-    if (!spec.startsWith(".")) {
-      throw new Error(`${file}: "${spec}" is not a relative import; the lab front end has no npm dependencies`);
-    }
-    const target = resolve(dirname(file), spec);
-    const named = clause.match(/^\{([^}]*)\}$/);
-    const star = clause.match(/^\*\s+as\s+([A-Za-z_$][\w$]*)$/);
-    if (named) {
-      const bindings = named[1].split(",").map((s) => s.trim()).filter(Boolean).map((s) => {
-        const [imported, local] = s.split(/\s+as\s+/);
-        return local ? `${imported}: ${local}` : imported;
-      });
-      imports.push({ statement, target, binding: `{ ${bindings.join(", ")} }` });
-    } else if (star) {
-      imports.push({ statement, target, binding: star[1] });
-    } else {
-      throw new Error(`${file}: unsupported import form "${statement}" (use named imports)`);
-    }
-  }
-  return imports;
-}
-
-/** Modules reachable from `entry`, dependencies before dependants (deterministic DFS). */
-function collect(entry) {
-  const order = [];
-  const seen = new Set();
-  const visit = (file, stack) => {
-    if (stack.includes(file)) throw new Error(`import cycle: ${[...stack, file].join(" -> ")}`);
-    if (seen.has(file)) return;
-    const source = readSource(file);
-    const imports = parseImports(source, file);
-    for (const imp of imports) visit(imp.target, [...stack, file]);
-    seen.add(file);
-    order.push({ file, source, imports });
-  };
-  visit(entry, []);
-  return order;
-}
-
-/**
- * The source without its whole-line comments (`// ...` lines and `/* ... *\/` blocks that
- * start a line), which are about a fifth of the bundle, and without leading indentation (a
- * twelfth); the sources keep both. Lines inside a template literal (an odd number of backticks
- * opened it) are never touched.
- */
-export function stripComments(source) {
-  const out = [];
-  let inTemplate = false;
-  let inBlock = false;
-  for (const line of source.split("\n")) {
-    const text = line.trim();
-    if (inBlock) {
-      inBlock = !text.endsWith("*/");
-      continue;
-    }
-    if (!inTemplate && text.startsWith("//")) continue;
-    if (!inTemplate && text.startsWith("/*")) {
-      inBlock = !text.endsWith("*/");
-      continue;
-    }
-    out.push(inTemplate ? line : line.trimStart());
-    const ticks = (line.replace(/\\./g, "").match(/`/g) || []).length;
-    if (ticks % 2 === 1) inTemplate = !inTemplate;
-  }
-  return out.join("\n");
-}
-
-function moduleVar(file) {
-  return `__everyo_${relative(HERE, file).replace(/[^A-Za-z0-9]/g, "_")}`;
-}
-
-function replaceImports(mod) {
-  let body = stripComments(mod.source);
-  for (const imp of mod.imports) {
-    body = body.replace(imp.statement, `const ${imp.binding} = ${moduleVar(imp.target)};`);
-  }
-  return body;
-}
-
-function wrapDependency(mod) {
-  const names = [...mod.source.matchAll(EXPORT_DECL_RE)].map((m) => m[2]);
-  if (/^export\s+(default|\{)/m.test(mod.source)) {
-    throw new Error(`${mod.file}: dependencies may only export declarations (export function/const ...)`);
-  }
-  const body = replaceImports(mod).replace(/^export\s+/gm, "").trimEnd();
-  const rel = relative(HERE, mod.file);
-  return `// ---- ${rel}\nconst ${moduleVar(mod.file)} = (() => {\n${body}\nreturn { ${names.join(", ")} };\n})();\n`;
+/** esbuild's bundle of `entryRel` (one IIFE assigning BUNDLE) and the files it read. */
+function esbuildBundle(entryRel) {
+  if (esbuild === null) throw new Error(NO_ESBUILD);
+  const result = esbuild.buildSync({
+    absWorkingDir: HERE,
+    entryPoints: [entryRel],
+    bundle: true,
+    format: "iife",
+    globalName: BUNDLE,
+    platform: "browser",
+    charset: "utf8",
+    legalComments: "none",
+    // names and syntax as written; without the whitespace, the dashboard keeps within the
+    // 108 KB that each saved widget state holds (tests/lab/test_js.py)
+    minifyWhitespace: true,
+    metafile: true,
+    write: false,
+    logLevel: "silent",
+  });
+  const inputs = Object.keys(result.metafile.inputs).sort();
+  return { code: result.outputFiles[0].text, inputs };
 }
 
 /** The bundle text of one widget. */
 export function bundle(name, entryRel) {
   const version = JSON.parse(readSource(join(HERE, "package.json"))).version;
-  const modules = collect(resolve(HERE, entryRel));
+  const { code, inputs } = esbuildBundle(entryRel);
   const hash = createHash("sha256");
-  for (const mod of modules) hash.update(`${relative(HERE, mod.file)}\n${mod.source}\n`);
+  for (const file of inputs) hash.update(`${file}\n${readSource(join(HERE, file))}\n`);
   const digest = hash.digest("hex").slice(0, 16);
-  const entry = modules[modules.length - 1];
-  const parts = [
-    `// everyo-lab ${version} | ${name}.js | sources sha256:${digest} | built by js/build.mjs from js/src: do not edit\n`,
+  return [
+    `// everyo-lab ${version} | ${name}.js | sources sha256:${digest} | built by js/build.mjs (esbuild ${esbuild.version}) from js/src: do not edit\n`,
     // One implementation per page and build: anywidget imports the ESM afresh for every
     // widget (a new blob URL each time), so without this every dashboard would run its own
     // cold, never-optimised copy of the code, and hold its own module state.
-    `const ${IMPL} = ((globalThis.__everyoModules ??= {})[${JSON.stringify(`${name}:${digest}`)}] ??= (() => {\n`,
-    ...modules.slice(0, -1).map(wrapDependency),
-    `// ---- ${relative(HERE, entry.file)} (entry)\n${entryBody(entry)}\n})());\n`,
-    `export default ${IMPL};\n`,
-  ];
-  return parts.join("\n");
-}
-
-const IMPL = "__everyo_impl";
-
-/** The entry module's code, its `export default X;` turned into `return X;` (the only export). */
-function entryBody(entry) {
-  const body = replaceImports(entry).trimEnd();
-  const exports = body.match(/^export\s.*$/gm) || [];
-  if (exports.length !== 1 || !/^export default [^;]+;$/.test(exports[0]) || !body.endsWith(exports[0])) {
-    throw new Error(`${entry.file}: an entry module ends with its one export, "export default ...;"`);
-  }
-  return `${body.slice(0, -exports[0].length)}return ${exports[0].slice("export default ".length)}`;
+    `const ${IMPL} = ((globalThis.__everyoModules ??= {})[${JSON.stringify(`${name}:${digest}`)}] ??= (() => {`,
+    code.trimEnd(),
+    `return ${BUNDLE}.default;`,
+    "})());",
+    `export default ${IMPL};`,
+    "",
+  ].join("\n");
 }
 
 function main(argv) {
+  if (esbuild === null) {
+    console.error(NO_ESBUILD);
+    return 2;
+  }
   const check = argv.includes("--check");
   let stale = 0;
   if (!check) mkdirSync(OUT_DIR, { recursive: true });

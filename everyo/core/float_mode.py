@@ -17,29 +17,17 @@ thread's, set by ``everyo/core/_cfloat.c``, which keeps the mode a scope replace
 
 from __future__ import annotations
 
-import os
-
+from everyo import _compiled
 from everyo.errors import EveryOConfigError
 
 __all__ = ["set_flush_denormal", "flushing"]
-
-
-def _compiled():
-    """``everyo.core._cfloat`` where it is built and this CPU's mode can be set, else None."""
-    if os.environ.get("EVERYO_PURE_PYTHON"):
-        return None
-    try:
-        from everyo.core import _cfloat
-    except ImportError:
-        return None
-    return _cfloat if _cfloat.supported() else None
 
 
 def _keep_mode() -> None:
     return None
 
 
-_cfloat = _compiled()
+_cfloat = _compiled.load("everyo.core._cfloat")  # (where built and this CPU's mode can be set)
 SUPPORTED = _cfloat is not None
 """Whether the flush-to-zero mode can be set here (the compiled extension is built and the CPU
 is x86: AArch64's flush mode would read subnormal inputs as zero too)."""

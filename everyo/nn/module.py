@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from everyo import _compiled
 from everyo.core.autograd import zero_grads
 from everyo.core.device import device as _resolve
 from everyo.core.tensor import Tensor, as_tensor
@@ -67,11 +68,8 @@ def _compiled_call():
     """The compiled ``Module.__call__`` bound to what it reads, ``hooks.active`` (in the hooks'
     namespace) and the recorder's module-call contract (:func:`hooks.module_call_api`), with
     the name of the path it takes; ``(None, "python")`` without it."""
-    if os.environ.get("EVERYO_PURE_PYTHON"):
-        return None, "python"
-    try:
-        from everyo.nn import _cmodule
-    except ImportError:
+    _cmodule = _compiled.load("everyo.nn._cmodule")
+    if _cmodule is None:
         return None, "python"
     direct = _cmodule.bind(vars(_hooks), _hooks.module_call_api())
     return _cmodule.ModuleBase, "c" if direct else "c, module_call by name"
@@ -79,7 +77,7 @@ def _compiled_call():
 
 ModuleBase, IMPLEMENTATION = _compiled_call()
 """``ModuleBase`` is the compiled ``Module.__call__`` (a base class), or ``None`` where
-``everyo/nn/_cmodule.c`` was not built or ``EVERYO_PURE_PYTHON=1``: then ``Module`` uses
+``everyo/nn/_cmodule.c`` is not in use (:mod:`everyo._compiled` says why): then ``Module`` uses
 ``_PyModuleCall``, which does the same. ``IMPLEMENTATION`` says which path a module call takes:
 ``"c"`` (a compiled recorder is entered directly), ``"c, module_call by name"`` (the compiled
 recorder is missing or its contract is of another version: every profiler gets ``module_call``

@@ -7,7 +7,8 @@
  * with NumPy, that is over a hundred array calls per refresh, each of which gives the GIL back
  * and takes it again: on a machine whose other core is busy (the browser drawing the
  * dashboard), every one of those hand-overs can keep the profiled code waiting. These loops do
- * the same work in one call each, without the GIL.
+ * the same work in one call each, without the GIL. load() reads everyo's own exports with
+ * scan_lines and nests the events of a Chrome trace with nest.
  *
  * The NumPy code beside each caller is the specification and the fallback where this extension
  * was not built (everyo.profiler.run.postorder_parents, everyo_lab.views.live_flame._mark,
@@ -343,18 +344,107 @@ add_at(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-/* scan_lines(block, keys, ints, last): the fields of a block of whole lines, each one flat JSON
-   object laid out as everyo writes them (see everyo/profiler/export/_fast.py, the caller, which
-   checks every value this does not and falls back to the json module for any block this
-   refuses). A line is "{" "key":value ("," "key":value)* "}", spaces allowed only after a
-   colon and before the comma that ends the line; every line ends with "," but the block's last
-   when `last`. Each key must be one of `keys` (a tuple of bytes), once per line. Values of keys
-   whose byte of `ints` is 1 must be integers of at most 18 digits; others are captured as their
-   raw text (strings, objects, arrays, other tokens, validated by the caller's json.loads).
-   Returns None when the block is laid out otherwise, else a list, per key, of (values, present):
-   values an int64 buffer (bytes) for integer keys, a list of bytes or None for the others;
-   present a bytes of one 0/1 per line. */
+/* nest(thread, start, end, order, depth, parent): the depth and parent row of each interval
+   from containment on its thread, visiting rows in `order` (thread, then start, longest first:
+   see everyo/profiler/export/_reading.py, nesting, the specification) with a stack of the
+   intervals still open; depth and parent are writable int64, parent -1 for none. */
+static PyObject *
+nest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "nest(thread, start, end, order, depth, parent)");
+        return NULL;
+    }
+    Arr a[6];
+    memset(a, 0, sizeof a);
+    const char *what[6] = {"thread", "start", "end", "order", "depth", "parent"};
+    for (int k = 0; k < 6; k++) {
+        if (get_arr(args[k], &a[k], k >= 4, what[k]) < 0) {
+            release_all(a, 6);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = a[0].n;
+    if (same_length(a, 6, n, "nest") < 0) {
+        release_all(a, 6);
+        return NULL;
+    }
+    int64_t *stack = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (stack == NULL) {
+        release_all(a, 6);
+        return PyErr_NoMemory();
+    }
+    int64_t *depth = OUT(a[4]), *parent = OUT(a[5]);
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t top = 0;
+    int64_t thread = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        int64_t i = at(&a[3], r);
+        if (i < 0 || i >= n) {
+            bad = 1;
+            break;
+        }
+        int64_t t = at(&a[0], i), s = at(&a[1], i), e = at(&a[2], i);
+        if (r == 0 || t != thread) {
+            top = 0;
+            thread = t;
+        }
+        while (top && !(at(&a[1], stack[top - 1]) <= s && e <= at(&a[2], stack[top - 1])))
+            top--;
+        depth[i] = top;
+        parent[i] = top ? stack[top - 1] : -1;
+        stack[top++] = i;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(stack);
+    release_all(a, 6);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "nest: order holds a row out of range");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* scan_lines(block, keys, kinds, last, lenient=False): the fields of a block of whole lines,
+   each one JSON object laid out as everyo writes them (see everyo/profiler/export/_fast.py, the
+   caller, which checks every value this does not and falls back to the json module for any
+   block or line this refuses). A line is "{" "key":value ("," "key":value)* "}", spaces allowed
+   only after a colon and after a value; every line ends with "," but the block's last when
+   `last`. Each key must be one of `keys` (a tuple of bytes), once per line; its byte of `kinds`
+   says how its value is read:
+     SCAN_RAW     the value's raw text (strings, objects, arrays, other tokens: the caller
+                  decodes them with json.loads);
+     SCAN_INT     an integer of at most 18 digits, as int64;
+     SCAN_FLOAT   a JSON number, as the float64 the json module gives (float() of its text, or
+                  of an integer of at most 15 digits);
+     | SCAN_NULL  null is allowed too (its present byte is 2);
+     SCAN_OBJECT  an object whose members are the keys named "<key>.<member>" (one level).
+   Returns None when a line is laid out otherwise, else (columns, starts, fits): per key a
+   (values, present) pair, values an int64 or float64 buffer (bytes) for numbers, a list of bytes
+   or None for the others, present a bytes of one 0/1/2 per line; starts the int64 offsets of
+   each line and of the block's end; fits one 0/1 per line. With `lenient`, a line laid out
+   otherwise is a line with no fields and a 0 in fits, and the caller reads it from `starts`. */
 #define SCAN_MAX_KEYS 32
+#define SCAN_RAW 0
+#define SCAN_INT 1
+#define SCAN_FLOAT 2
+#define SCAN_NULL 4
+#define SCAN_OBJECT 8
+
+typedef struct {
+    const char *s;
+    Py_ssize_t size;
+    Py_ssize_t nk;
+    const char *name[SCAN_MAX_KEYS]; /* a member's name past "<object key>." */
+    Py_ssize_t len[SCAN_MAX_KEYS];
+    int kind[SCAN_MAX_KEYS];
+    int parent[SCAN_MAX_KEYS]; /* the object key of a member, -1 at the top level */
+    PyObject *vals[SCAN_MAX_KEYS], *pres[SCAN_MAX_KEYS];
+    PyObject *prev[SCAN_MAX_KEYS]; /* the last raw text of each key, reused while it repeats */
+    const char *prev_at[SCAN_MAX_KEYS];
+    Py_ssize_t prev_len[SCAN_MAX_KEYS];
+} Scan;
 
 static Py_ssize_t
 scan_raw_value(const char *s, Py_ssize_t i, Py_ssize_t end)
@@ -401,192 +491,370 @@ scan_raw_value(const char *s, Py_ssize_t i, Py_ssize_t end)
     return j > i ? j : -1;
 }
 
+static int
+value_ends(const char *s, Py_ssize_t j, Py_ssize_t size)
+{
+    return j < size && (s[j] == ',' || s[j] == '}' || s[j] == ' ');
+}
+
+static const double POW10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                               1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/* the JSON number at s[i] as the json module reads it: 1 and *out, *end; 0 when it is none or
+   an integer the json module would keep past what a double holds exactly */
+static int
+scan_float(const char *s, Py_ssize_t i, Py_ssize_t size, double *out, Py_ssize_t *end)
+{
+    Py_ssize_t j = i + (i < size && s[i] == '-');
+    Py_ssize_t d0 = j;
+    int64_t m = 0;
+    int digits = 0, frac = 0, exp = 0;
+    for (; j < size && s[j] >= '0' && s[j] <= '9'; j++, digits++)
+        if (digits < 18)
+            m = m * 10 + (s[j] - '0');
+    if (j == d0 || (j - d0 > 1 && s[d0] == '0'))
+        return 0;
+    if (j < size && s[j] == '.') {
+        Py_ssize_t f0 = ++j;
+        for (; j < size && s[j] >= '0' && s[j] <= '9'; j++, digits++)
+            if (digits < 18)
+                m = m * 10 + (s[j] - '0');
+        frac = (int)(j - f0);
+        if (frac == 0)
+            return 0;
+    }
+    if (j < size && (s[j] == 'e' || s[j] == 'E')) {
+        exp = 1;
+        j += j + 1 < size && (s[j + 1] == '+' || s[j + 1] == '-');
+        Py_ssize_t e0 = ++j;
+        while (j < size && s[j] >= '0' && s[j] <= '9')
+            j++;
+        if (j == e0)
+            return 0;
+    }
+    if (!value_ends(s, j, size))
+        return 0;
+    int neg = s[i] == '-';
+    if (!exp && digits <= 15) {
+        /* m and 10**frac are exact doubles, so one division rounds as float() does; "-0" is
+           the json module's int 0 */
+        double v = frac ? (double)m / POW10[frac] : (double)m;
+        *out = neg && (frac || m) ? -v : v;
+    } else if (!frac && !exp) {
+        return 0; /* an integer of over 15 digits: the json module keeps it exact */
+    } else {
+        char buf[64];
+        if (j - i >= (Py_ssize_t)sizeof buf)
+            return 0;
+        memcpy(buf, s + i, j - i);
+        buf[j - i] = '\0';
+        char *stop;
+        double v = PyOS_string_to_double(buf, &stop, NULL); /* overflow: +-inf, as float() */
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (stop != buf + (j - i))
+            return 0;
+        *out = v;
+    }
+    *end = j;
+    return 1;
+}
+
+static int scan_object(Scan *sc, Py_ssize_t *at, Py_ssize_t row, int parent, uint32_t *seen);
+
+/* the value of key k at *at: 1 read, 0 laid out otherwise, -1 a Python error */
+static int
+scan_value(Scan *sc, int k, Py_ssize_t *at, Py_ssize_t row, uint32_t *seen)
+{
+    const char *s = sc->s;
+    Py_ssize_t size = sc->size, i = *at;
+    int kind = sc->kind[k];
+    char *present = PyBytes_AS_STRING(sc->pres[k]) + row;
+    if ((kind & SCAN_NULL) && size - i >= 4 && memcmp(s + i, "null", 4) == 0 &&
+        value_ends(s, i + 4, size)) {
+        *present = 2;
+        *at = i + 4;
+        return 1;
+    }
+    kind &= ~SCAN_NULL;
+    if (kind == SCAN_INT) {
+        int neg = s[i] == '-';
+        Py_ssize_t d0 = i + neg, j = d0;
+        int64_t v = 0;
+        while (j < size && s[j] >= '0' && s[j] <= '9' && j - d0 < 19)
+            v = v * 10 + (s[j++] - '0');
+        Py_ssize_t nd = j - d0;
+        if (nd == 0 || nd > 18 || (nd > 1 && s[d0] == '0') || !value_ends(s, j, size))
+            return 0;
+        ((int64_t *)PyBytes_AS_STRING(sc->vals[k]))[row] = neg ? -v : v;
+        i = j;
+    } else if (kind == SCAN_FLOAT) {
+        if (!scan_float(s, i, size, (double *)PyBytes_AS_STRING(sc->vals[k]) + row, &i))
+            return 0;
+    } else if (kind == SCAN_OBJECT) {
+        int got = scan_object(sc, &i, row, k, seen);
+        if (got <= 0)
+            return got;
+    } else {
+        Py_ssize_t j = scan_raw_value(s, i, size);
+        if (j < 0)
+            return 0;
+        PyObject *obj;
+        if (sc->prev[k] && sc->prev_len[k] == j - i && memcmp(sc->prev_at[k], s + i, j - i) == 0) {
+            obj = sc->prev[k];
+            Py_INCREF(obj);
+        } else {
+            obj = PyBytes_FromStringAndSize(s + i, j - i);
+            if (!obj)
+                return -1;
+            sc->prev[k] = obj;
+            sc->prev_at[k] = s + i;
+            sc->prev_len[k] = j - i;
+        }
+        PyObject *old = PyList_GET_ITEM(sc->vals[k], row);
+        PyList_SET_ITEM(sc->vals[k], row, obj);
+        Py_DECREF(old);
+        i = j;
+    }
+    *present = 1;
+    *at = i;
+    return 1;
+}
+
+static int
+find_key(Scan *sc, int parent, const char *key, Py_ssize_t len)
+{
+    for (int k = 0; k < sc->nk; k++)
+        if (sc->parent[k] == parent && sc->len[k] == len && memcmp(sc->name[k], key, len) == 0)
+            return k;
+    return -1;
+}
+
+/* the object at *at, the line itself (parent -1) or a member object: 1, 0 or -1 as above */
+static int
+scan_object(Scan *sc, Py_ssize_t *at, Py_ssize_t row, int parent, uint32_t *seen)
+{
+    const char *s = sc->s;
+    Py_ssize_t size = sc->size, i = *at;
+    if (i >= size || s[i] != '{')
+        return 0;
+    i++;
+    if (parent >= 0 && i < size && s[i] == '}') { /* a member object may be empty */
+        *at = i + 1;
+        return 1;
+    }
+    for (;;) {
+        if (i >= size || s[i] != '"')
+            return 0;
+        Py_ssize_t k0 = ++i;
+        while (i < size && s[i] != '"' && s[i] != '\\' && s[i] != '\n')
+            i++;
+        if (i >= size || s[i] != '"')
+            return 0;
+        int k = find_key(sc, parent, s + k0, i - k0);
+        i++;
+        if (k < 0 || (*seen & (1u << k)) || i >= size || s[i] != ':')
+            return 0;
+        *seen |= 1u << k;
+        i++;
+        while (i < size && s[i] == ' ')
+            i++;
+        if (i >= size)
+            return 0;
+        int got = scan_value(sc, k, &i, row, seen);
+        if (got <= 0)
+            return got;
+        while (i < size && s[i] == ' ')
+            i++;
+        if (i < size && s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < size && s[i] == '}') {
+            *at = i + 1;
+            return 1;
+        }
+        return 0;
+    }
+}
+
+/* a line laid out otherwise (lenient): the fields it set are taken back */
+static void
+scan_forget(Scan *sc, Py_ssize_t row, uint32_t seen)
+{
+    for (int k = 0; k < sc->nk; k++) {
+        if (!(seen & (1u << k)))
+            continue;
+        PyBytes_AS_STRING(sc->pres[k])[row] = 0;
+        int kind = sc->kind[k] & ~SCAN_NULL;
+        if (kind == SCAN_INT || kind == SCAN_FLOAT) {
+            memset(PyBytes_AS_STRING(sc->vals[k]) + 8 * row, 0, 8);
+        } else if (kind == SCAN_RAW && PyList_GET_ITEM(sc->vals[k], row) != Py_None) {
+            PyObject *old = PyList_GET_ITEM(sc->vals[k], row);
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(sc->vals[k], row, Py_None);
+            Py_DECREF(old);
+            sc->prev[k] = NULL; /* it may have been this line's, now freed */
+        }
+    }
+}
+
+/* the keys: names, kinds, and each member's object key; 0 with a Python error */
+static int
+scan_keys(Scan *sc, PyObject *keys, PyObject *kinds)
+{
+    const char *kind = PyBytes_AS_STRING(kinds);
+    for (Py_ssize_t k = 0; k < sc->nk; k++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, k);
+        if (!PyBytes_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "scan_lines: keys are bytes");
+            return 0;
+        }
+        sc->name[k] = PyBytes_AS_STRING(key);
+        sc->len[k] = PyBytes_GET_SIZE(key);
+        sc->kind[k] = kind[k];
+        sc->parent[k] = -1;
+        const char *dot = memchr(sc->name[k], '.', sc->len[k]);
+        if (dot) {
+            for (Py_ssize_t p = 0; p < sc->nk; p++) {
+                PyObject *obj = PyTuple_GET_ITEM(keys, p);
+                if (kind[p] == SCAN_OBJECT && PyBytes_Check(obj) &&
+                    PyBytes_GET_SIZE(obj) == dot - sc->name[k] &&
+                    memcmp(PyBytes_AS_STRING(obj), sc->name[k], dot - sc->name[k]) == 0)
+                    sc->parent[k] = (int)p;
+            }
+            if (sc->parent[k] < 0 || kind[k] == SCAN_OBJECT) {
+                PyErr_SetString(PyExc_ValueError,
+                                "scan_lines: a key with a dot is a member of an object key");
+                return 0;
+            }
+            sc->len[k] -= dot + 1 - sc->name[k];
+            sc->name[k] = dot + 1;
+        }
+    }
+    return 1;
+}
+
+/* one line from s[*at]: 1 read (its comma and newline included), 0 laid out otherwise */
+static int
+scan_line(Scan *sc, Py_ssize_t *at, Py_ssize_t row, int final, int last, uint32_t *seen)
+{
+    const char *s = sc->s;
+    Py_ssize_t size = sc->size, i = *at;
+    int got = scan_object(sc, &i, row, -1, seen);
+    if (got <= 0)
+        return got;
+    while (i < size && s[i] == ' ')
+        i++;
+    int comma = i < size && s[i] == ',';
+    i += comma;
+    if (!comma && !(last && final))
+        return 0;
+    if (i < size && s[i] == '\n')
+        i++;
+    else if (!(final && i == size))
+        return 0;
+    *at = i;
+    return 1;
+}
+
 static PyObject *
 scan_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 || !PyBytes_Check(args[0]) || !PyTuple_Check(args[1]) ||
+    if ((nargs != 4 && nargs != 5) || !PyBytes_Check(args[0]) || !PyTuple_Check(args[1]) ||
         !PyBytes_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "scan_lines(block: bytes, keys: tuple, ints: bytes, last)");
+        PyErr_SetString(PyExc_TypeError,
+                        "scan_lines(block: bytes, keys: tuple, kinds: bytes, last, lenient=False)");
         return NULL;
     }
-    const char *s = PyBytes_AS_STRING(args[0]);
-    Py_ssize_t size = PyBytes_GET_SIZE(args[0]);
-    Py_ssize_t nk = PyTuple_GET_SIZE(args[1]);
+    Scan sc = {.s = PyBytes_AS_STRING(args[0]), .size = PyBytes_GET_SIZE(args[0])};
+    sc.nk = PyTuple_GET_SIZE(args[1]);
     int last = PyObject_IsTrue(args[3]);
-    if (nk > SCAN_MAX_KEYS || PyBytes_GET_SIZE(args[2]) != nk || last < 0) {
-        if (last >= 0)
-            PyErr_SetString(PyExc_ValueError, "scan_lines: up to 32 keys, one byte of ints each");
+    int lenient = nargs == 5 ? PyObject_IsTrue(args[4]) : 0;
+    if (last < 0 || lenient < 0)
+        return NULL;
+    if (sc.nk > SCAN_MAX_KEYS || PyBytes_GET_SIZE(args[2]) != sc.nk) {
+        PyErr_SetString(PyExc_ValueError, "scan_lines: up to 32 keys, one byte of kinds each");
         return NULL;
     }
-    const char *kname[SCAN_MAX_KEYS];
-    Py_ssize_t klen[SCAN_MAX_KEYS];
-    const char *isint = PyBytes_AS_STRING(args[2]);
-    for (Py_ssize_t k = 0; k < nk; k++) {
-        PyObject *key = PyTuple_GET_ITEM(args[1], k);
-        if (!PyBytes_Check(key)) {
-            PyErr_SetString(PyExc_TypeError, "scan_lines: keys are bytes");
-            return NULL;
-        }
-        kname[k] = PyBytes_AS_STRING(key);
-        klen[k] = PyBytes_GET_SIZE(key);
-    }
-    Py_ssize_t lines = 0;
+    if (!scan_keys(&sc, args[1], args[2]))
+        return NULL;
+    const char *s = sc.s;
+    Py_ssize_t size = sc.size, lines = 0;
     for (Py_ssize_t i = 0; i < size; i++)
         lines += s[i] == '\n';
     if (size && s[size - 1] != '\n')
         lines++;
-    PyObject *result = PyList_New(nk);
-    PyObject *vals[SCAN_MAX_KEYS] = {0}, *pres[SCAN_MAX_KEYS] = {0};
-    PyObject *prev[SCAN_MAX_KEYS] = {0};
-    const char *prev_at[SCAN_MAX_KEYS];
-    Py_ssize_t prev_len[SCAN_MAX_KEYS];
-    int ok = result != NULL;
-    for (Py_ssize_t k = 0; ok && k < nk; k++) {
-        pres[k] = PyBytes_FromStringAndSize(NULL, lines);
-        vals[k] = isint[k] ? PyBytes_FromStringAndSize(NULL, lines * 8) : PyList_New(lines);
-        ok = pres[k] && vals[k];
+    PyObject *columns = PyList_New(sc.nk);
+    PyObject *starts = PyBytes_FromStringAndSize(NULL, (lines + 1) * 8);
+    PyObject *fits = PyBytes_FromStringAndSize(NULL, lines);
+    int ok = columns && starts && fits;
+    for (Py_ssize_t k = 0; ok && k < sc.nk; k++) {
+        int kind = sc.kind[k] & ~SCAN_NULL;
+        int number = kind == SCAN_INT || kind == SCAN_FLOAT;
+        sc.pres[k] = PyBytes_FromStringAndSize(NULL, lines);
+        sc.vals[k] = kind == SCAN_OBJECT ? (Py_INCREF(Py_None), Py_None)
+                     : number           ? PyBytes_FromStringAndSize(NULL, lines * 8)
+                                        : PyList_New(lines);
+        ok = sc.pres[k] && sc.vals[k];
         if (ok) {
-            memset(PyBytes_AS_STRING(pres[k]), 0, lines);
-            if (isint[k])
-                memset(PyBytes_AS_STRING(vals[k]), 0, lines * 8);
-            else
+            memset(PyBytes_AS_STRING(sc.pres[k]), 0, lines);
+            if (number)
+                memset(PyBytes_AS_STRING(sc.vals[k]), 0, lines * 8); /* 0 and 0.0 */
+            else if (kind != SCAN_OBJECT)
                 for (Py_ssize_t r = 0; r < lines; r++) {
                     Py_INCREF(Py_None);
-                    PyList_SET_ITEM(vals[k], r, Py_None);
+                    PyList_SET_ITEM(sc.vals[k], r, Py_None);
                 }
         }
     }
-    int fits = ok;
+    int laid_out = 1;
     Py_ssize_t i = 0;
-    for (Py_ssize_t row = 0; fits && row < lines; row++) {
+    for (Py_ssize_t row = 0; ok && row < lines; row++) {
+        int64_t *start = (int64_t *)PyBytes_AS_STRING(starts);
+        start[row] = i;
         uint32_t seen = 0;
-        if (i >= size || s[i] != '{') {
-            fits = 0;
+        int got = scan_line(&sc, &i, row, row == lines - 1, last, &seen);
+        if (got < 0) {
+            ok = 0;
             break;
         }
-        i++;
-        for (;;) {
-            /* "key": */
-            if (i >= size || s[i] != '"') {
-                fits = 0;
-                break;
-            }
-            Py_ssize_t k0 = ++i;
-            while (i < size && s[i] != '"' && s[i] != '\\' && s[i] != '\n')
-                i++;
-            if (i >= size || s[i] != '"') {
-                fits = 0;
-                break;
-            }
-            Py_ssize_t kl = i - k0;
-            Py_ssize_t k = 0;
-            while (k < nk && !(klen[k] == kl && memcmp(kname[k], s + k0, kl) == 0))
-                k++;
-            i++;
-            if (k == nk || (seen & (1u << k)) || i >= size || s[i] != ':') {
-                fits = 0;
-                break;
-            }
-            seen |= 1u << k;
-            i++;
-            while (i < size && s[i] == ' ')
-                i++;
-            if (i >= size) {
-                fits = 0;
-                break;
-            }
-            if (isint[k]) {
-                int neg = s[i] == '-';
-                Py_ssize_t d0 = i + neg, j = d0;
-                int64_t v = 0;
-                while (j < size && s[j] >= '0' && s[j] <= '9' && j - d0 < 19)
-                    v = v * 10 + (s[j++] - '0');
-                Py_ssize_t nd = j - d0;
-                if (nd == 0 || nd > 18 || (nd > 1 && s[d0] == '0') || j >= size ||
-                    (s[j] != ',' && s[j] != '}' && s[j] != ' ')) {
-                    fits = 0;
-                    break;
-                }
-                ((int64_t *)PyBytes_AS_STRING(vals[k]))[row] = neg ? -v : v;
-                i = j;
-            } else {
-                Py_ssize_t j = scan_raw_value(s, i, size);
-                if (j < 0) {
-                    fits = 0;
-                    break;
-                }
-                PyObject *obj;
-                if (prev[k] && prev_len[k] == j - i && memcmp(prev_at[k], s + i, j - i) == 0) {
-                    obj = prev[k];
-                    Py_INCREF(obj);
-                } else {
-                    obj = PyBytes_FromStringAndSize(s + i, j - i);
-                    if (!obj) {
-                        ok = fits = 0;
-                        break;
-                    }
-                    prev[k] = obj;
-                    prev_at[k] = s + i;
-                    prev_len[k] = j - i;
-                }
-                PyObject *old = PyList_GET_ITEM(vals[k], row);
-                PyList_SET_ITEM(vals[k], row, obj);
-                Py_DECREF(old);
-                i = j;
-            }
-            PyBytes_AS_STRING(pres[k])[row] = 1;
-            while (i < size && s[i] == ' ')
-                i++;
-            if (i < size && s[i] == ',') {
-                i++;
-                continue;
-            }
-            if (i < size && s[i] == '}') {
-                i++;
-                break;
-            }
-            fits = 0;
+        PyBytes_AS_STRING(fits)[row] = (char)got;
+        if (got)
+            continue;
+        if (!lenient) {
+            laid_out = 0;
             break;
         }
-        if (!fits)
-            break;
-        while (i < size && s[i] == ' ')
-            i++;
-        int comma = i < size && s[i] == ',';
-        i += comma;
-        int final = row == lines - 1;
-        if (!comma && !(last && final)) {
-            fits = 0;
-            break;
-        }
-        if (i < size && s[i] == '\n')
-            i++;
-        else if (!(final && i == size)) {
-            fits = 0;
-            break;
-        }
+        scan_forget(&sc, row, seen);
+        const char *nl = memchr(s + start[row], '\n', size - start[row]);
+        i = nl ? nl - s + 1 : size;
     }
-    if (fits && i != size)
-        fits = 0;
-    for (Py_ssize_t k = 0; k < nk; k++) {
-        if (ok && fits) {
-            PyObject *pair = PyTuple_Pack(2, vals[k], pres[k]);
+    if (ok && laid_out) {
+        ((int64_t *)PyBytes_AS_STRING(starts))[lines] = size;
+        laid_out = i == size;
+    }
+    for (Py_ssize_t k = 0; k < sc.nk; k++) {
+        if (ok && laid_out) {
+            PyObject *pair = PyTuple_Pack(2, sc.vals[k], sc.pres[k]);
             if (!pair)
                 ok = 0;
             else
-                PyList_SET_ITEM(result, k, pair);
+                PyList_SET_ITEM(columns, k, pair);
         }
-        Py_XDECREF(vals[k]);
-        Py_XDECREF(pres[k]);
+        Py_XDECREF(sc.vals[k]);
+        Py_XDECREF(sc.pres[k]);
     }
-    if (!ok) {
-        Py_XDECREF(result);
+    PyObject *result = ok && laid_out ? PyTuple_Pack(3, columns, starts, fits) : NULL;
+    Py_XDECREF(columns);
+    Py_XDECREF(starts);
+    Py_XDECREF(fits);
+    if (!ok || (laid_out && !result))
         return NULL;
-    }
-    if (!fits) {
-        Py_DECREF(result);
+    if (!laid_out)
         Py_RETURN_NONE;
-    }
     return result;
 }
 
@@ -599,8 +867,11 @@ static PyMethodDef methods[] = {
      "table_add(slot, dur, own, calls, total, self_ns, min_ns, max_ns) (see aggregates.py)."},
     {"add_at", (PyCFunction)(void (*)(void))add_at, METH_FASTCALL,
      "add_at(out, index, values): out[index] += values where index >= 0."},
+    {"nest", (PyCFunction)(void (*)(void))nest, METH_FASTCALL,
+     "nest(thread, start, end, order, depth, parent): nesting by containment (see _reading.py)."},
     {"scan_lines", (PyCFunction)(void (*)(void))scan_lines, METH_FASTCALL,
-     "scan_lines(block, keys, ints, last): the fields of everyo's one-object lines, or None."},
+     "scan_lines(block, keys, kinds, last, lenient=False): the fields of everyo's one-object "
+     "lines, or None."},
     {NULL}};
 
 static struct PyModuleDef moduledef = {

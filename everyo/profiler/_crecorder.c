@@ -29,6 +29,7 @@
 #include <structmember.h>
 #include <time.h>
 
+#include "_packing.h" /* KEY_BITS, SHAPE_SHIFT, KEY_MASK, MODE_*: packing.py's */
 #include "module_call_api.h"
 
 #if PY_VERSION_HEX < 0x030D0000
@@ -68,10 +69,6 @@ PyErr_SetRaisedException(PyObject *exc)
 }
 #endif
 
-#define KEY_BITS 24
-#define SHAPE_SHIFT 40
-#define MODE_PLAIN 1
-#define MODE_SHAPES 2
 
 static PyObject *str_new_state, *str_root_call, *str_unlisted, *str_shape_id, *str_data,
     *str_shape, *str_keys, *str_emit_call, *str_forward, *str_module_call, *str_dtype;
@@ -1811,7 +1808,7 @@ bw_close_group(Backward *self, long long now)
 {
     if (self->token == NULL || self->token == Py_None)
         return 0;
-    long long key = self->packed & ((1LL << KEY_BITS) - 1);
+    long long key = self->packed & KEY_MASK;
     return emit_simple((ModuleCall *)self->p, (ThreadState *)self->t, self->start, now, key,
                        self->depth, NULL, 0);
 }
@@ -1848,7 +1845,7 @@ bw_switch(Backward *self, PyObject *token)
     int rc = 0;
     if (old_token != NULL && old_token != Py_None)
         rc = emit_simple(p, (ThreadState *)self->t, old_start, now,
-                         old_packed & ((1LL << KEY_BITS) - 1), self->depth, NULL, 0);
+                         old_packed & KEY_MASK, self->depth, NULL, 0);
     Py_XDECREF(old_token);
     if (rc < 0)
         return NULL;

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from everyo import _compiled
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import schema
-from everyo.profiler.loops import LOOPS
+
+LOOPS = _compiled.load("everyo.profiler._cbatch")  # the compiled batch loops, or None
 
 __all__ = ["Aggregates", "Groups", "children_ns"]
 

@@ -47,8 +47,9 @@ other hook object gets ``module_call`` by name.
 
 from __future__ import annotations
 
-import os
 import threading
+
+from everyo import _compiled
 
 active = None
 """The running profiler, or ``None``. Only :mod:`everyo.profiler` assigns it."""
@@ -85,24 +86,12 @@ def release(profiler) -> None:
             _claimed = None
 
 
-def compiled():
-    """The compiled extension ``everyo.profiler._crecorder``, or ``None`` where it was not built
-    or ``EVERYO_PURE_PYTHON=1`` asks for the pure-Python paths."""
-    if os.environ.get("EVERYO_PURE_PYTHON"):
-        return None
-    try:
-        from everyo.profiler import _crecorder
-    except ImportError:
-        return None
-    return _crecorder
-
-
 def module_call_api():
     """The compiled recorder's module-call contract for the engine's compiled
     ``Module.__call__``: a capsule named ``everyo.profiler._crecorder.module_call_api``
     (``profiler/module_call_api.h``: a version and ``module_call`` as a C function), or ``None``
     where the recorder is not compiled; then every profiler gets ``module_call`` by name."""
-    c = compiled()
+    c = _compiled.load("everyo.profiler._crecorder")
     return None if c is None else c.module_call_api
 
 

@@ -14,12 +14,12 @@ and an event is appended before its thread's state is restored to its parent's).
 
 A recorder is the policy (this module, ``regions``, ``keymaps``, ``shapes``, ``store_writer``)
 on top of the module-call primitives: the compiled ``everyo.profiler._crecorder.ModuleCall``
-where that extension was built, else its pure-Python twin ``py_recorder.PyModuleCall``, which
-does exactly the same (``IMPLEMENTATION`` says which one runs; ``EVERYO_PURE_PYTHON=1`` forces
-the Python one). The two meet at one contract (:mod:`everyo.profiler.contract`): the policy
-sets what the primitives read only through ``configure``, and they call back only the methods
-in ``C_CALLBACKS``. ARCHITECTURE.md's "Recording" section has the rules (identity, interrupts,
-nothing lost) both keep.
+where that extension is in use (:mod:`everyo._compiled`), else its pure-Python twin
+``py_recorder.PyModuleCall``, which does exactly the same (``IMPLEMENTATION`` says which one
+runs; ``EVERYO_PURE_PYTHON=1`` forces the Python one). The two meet at one contract
+(:mod:`everyo.profiler.contract`): the policy sets what the primitives read only through
+``configure``, and they call back only the methods in ``C_CALLBACKS``. ARCHITECTURE.md's
+"Recording" section has the rules (identity, interrupts, nothing lost) both keep.
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ from __future__ import annotations
 import sys
 import threading
 
+from everyo import _compiled
 from everyo.profiler import hooks, own_errors, regions
 from everyo.profiler.contract import C_CALLBACKS
 from everyo.profiler.general_path import GeneralPath
 from everyo.profiler.gpu import CudaTimer
 from everyo.profiler.keymaps import Keymaps
-from everyo.profiler.packing import BUFFER_FIELDS, KEY_BITS, pack
-from everyo.profiler.py_recorder import PLAIN, SHAPES, PyModuleCall
+from everyo.profiler.packing import BUFFER_FIELDS, PLAIN, SHAPES, pack
+from everyo.profiler.py_recorder import PyModuleCall
 from everyo.profiler.regions import RegionHooks
 from everyo.profiler.shapes import ShapeIds
 from everyo.profiler.store_writer import StoreWriter
@@ -245,7 +246,7 @@ class _RecorderBody(GeneralPath, RegionHooks):
         if self._fast:  # recording everything, nothing beyond the three buffered fields
             buf = t.buf
             index = t.flushed + len(buf) // 3
-            buf += (start, end, key | depth << KEY_BITS)
+            buf += (start, end, pack(key, depth))
             if meta:
                 t.meta.append((index, meta))
             if len(buf) >= self._flush_len or end > t.flush_at:
@@ -310,7 +311,7 @@ class PythonRecorder(PyModuleCall, _RecorderBody):
     """The recorder with the pure-Python module-call primitives."""
 
 
-_c = hooks.compiled()
+_c = _compiled.load("everyo.profiler._crecorder")
 if _c is not None:
 
     class CRecorder(_c.ModuleCall, _RecorderBody):

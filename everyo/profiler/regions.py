@@ -14,7 +14,7 @@ import sys
 
 from everyo.errors import EveryOProfilerError
 from everyo.profiler.flops import estimate
-from everyo.profiler.packing import KEY_BITS, KEY_MASK
+from everyo.profiler.packing import KEY_BITS, KEY_MASK, pack
 
 MAX_DEPTH = 32_000
 """Deepest nesting of events on one thread (the store keeps depth as int16)."""
@@ -49,8 +49,9 @@ def close_abandoned(p, t, depth: int) -> None:
     while stack and stack[-1].depth >= depth:
         region = stack[-1]
         if p._fast:  # recording everything: appended and closed with no call between
+            packed = pack(region.key, region.depth)  # (before the index is read)
             index = t.flushed + len(t.buf) // 3
-            t.buf += (region.start, now, region.key | region.depth << KEY_BITS)
+            t.buf += (region.start, now, packed)
             if region.depth < t.depth:  # (a caller may have restored a shallower depth first)
                 t.depth = region.depth
             del stack[-1]
@@ -210,6 +211,7 @@ class _Region:
             if p._fast:  # recording everything: appended and closed with no call between
                 buf = t.buf
                 index = t.flushed + len(buf) // 3
+                # pack() inline: a call per event is measured here (benchmarks/profiler_overhead.py)
                 buf += (self.start, end, self.key | self.depth << KEY_BITS)
                 t.depth = self.depth
                 del stack[-1]
@@ -229,6 +231,7 @@ class _Region:
         except BaseException:  # (an interrupt in the policy): kept if events inside it were
             if self.depth < t.keep_below:
                 pad = p._pad[1:] if p.record_shapes else p._pad
+                # pack() inline: no call before the append, where a second interrupt could land
                 t.buf += (self.start, end, self.key | self.depth << KEY_BITS) + pad
                 t.keep_below = self.depth
             raise
@@ -374,6 +377,7 @@ class RegionHooks:
                 if bw.token is not None:
                     buf += (bw.start, end, bw.packed)
                 bw.token = None
+                # pack() inline: no call until the thread is restored (and one per pass, measured)
                 buf += (start, end, key | depth << KEY_BITS)
             t.depth, t.backward = depth, saved
             try:
@@ -385,6 +389,7 @@ class RegionHooks:
             except BaseException:  # (an interrupt in the policy): kept if its groups were
                 if not fast and depth < t.keep_below:
                     pad = self._pad[1:] if self.record_shapes else self._pad
+                    # pack() inline: no call before the append, where a second interrupt could land
                     t.buf += (start, end, key | depth << KEY_BITS) + pad
                     t.keep_below = depth
                 raise

@@ -14,12 +14,13 @@ import warnings
 
 import numpy as np
 
+from everyo import _compiled
 from everyo.errors import EveryOProfilerWarning
 from everyo.machine_state import MachineState, MachineWatch, worst
 from everyo.profiler.batch import EventBatch
-from everyo.profiler.loops import LOOPS
 from everyo.profiler.store import EventStore
 
+LOOPS = _compiled.load("everyo.profiler._cbatch")  # the compiled batch loops, or None
 DEFAULT_BUDGET_BYTES = 1 << 30
 _ids = itertools.count(1)
 

@@ -41,6 +41,7 @@ import weakref
 
 import numpy as np
 
+from everyo import _compiled
 from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler.own_errors import OWN_HANDLERS, raised_by_signal_handler
 from everyo.profiler.samples import SampleStore
@@ -61,15 +62,9 @@ _RUNNING: weakref.WeakSet = weakref.WeakSet()  # stopped at exit: no timer outli
 
 
 def compiled():
-    """The compiled main-thread sampler ``everyo.profiler._csampler``, or ``None`` where it was
-    not built or ``EVERYO_PURE_PYTHON=1`` asks for the pure-Python paths."""
-    if os.environ.get("EVERYO_PURE_PYTHON"):
-        return None
-    try:
-        from everyo.profiler import _csampler
-    except ImportError:
-        return None
-    return _csampler
+    """The compiled main-thread sampler ``everyo.profiler._csampler``, or ``None`` where it is
+    not in use (:mod:`everyo._compiled` says why)."""
+    return _compiled.load("everyo.profiler._csampler")
 
 
 def forced_path() -> str:

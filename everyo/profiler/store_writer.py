@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from everyo.profiler.packing import DEPTH_BITS, KEY_BITS, SHAPE_SHIFT
+from everyo.profiler.packing import DEPTH_BITS, KEY_BITS, KEY_MASK, SHAPE_SHIFT
 
 
 class StoreWriter:
@@ -67,7 +67,7 @@ class StoreWriter:
         """The store's columns of buffered events (one row each)."""
         cols = {name: rows[:, i] for i, name in enumerate(self.fields)}
         packed = cols.pop("packed")
-        cols["key"] = packed & ((1 << KEY_BITS) - 1)
+        cols["key"] = packed & KEY_MASK
         cols["depth"] = (packed >> KEY_BITS) & ((1 << DEPTH_BITS) - 1)
         if self.record_shapes:
             cols["shape"] = (packed >> SHAPE_SHIFT) - 1

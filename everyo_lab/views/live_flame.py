@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from everyo.profiler.loops import LOOPS
+from everyo import _compiled
 from everyo_lab.views.lod import Bars
 
 __all__ = ["LiveFlame"]
+
+LOOPS = _compiled.load("everyo.profiler._cbatch")  # the compiled batch loops, or None
 
 _I64_MAX = np.iinfo(np.int64).max
 # column fields, their empty value and how two columns combine

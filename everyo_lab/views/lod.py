@@ -8,6 +8,12 @@ what dominates it rather than as one long grey bar. Per lane that leaves at most
 per pixel column, so the bar count is bounded by twice the lanes times the width in pixels; if
 that is still more than ``max_shapes``, the pixel is widened until it fits. Everything is
 vectorised: a million events take one sort and a few linear passes.
+
+Zoomed out, a long run is still a wash of bars too thin to name. :func:`merge_readable` (the
+twin of ``js/src/lod.js``'s ``readableLanes``, held to the same bars by
+``tests/lab/test_lod_js.py``) merges, per lane, two or more consecutive calls narrower than a
+readable width that lie inside one cell (a run of whole steps, or a slice of time) into one bar
+per call path, laid out as the icicle lays out a call tree.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Bars", "merge_bars"]
+__all__ = ["Bars", "merge_bars", "merge_readable"]
 
 _MAX_PASSES = 4
 
@@ -164,3 +170,111 @@ def _empty() -> Bars:
     z = np.zeros(0, dtype=np.int64)
     # no bars: no dominant colours either (an empty array, like every other column)
     return Bars(z, z, z, z, z, z, np.zeros(0, dtype=bool), z, 1.0, dom=z)
+
+
+def merge_readable(start_ns, end_ns, lane, key, path, path_parent, *, edges, min_ns):
+    """The readable merge of events sorted by (lane, start): ``(start, end, lane, key, count,
+    group)`` lists of the bars that replace them.
+
+    In each lane, a run of two or more consecutive events narrower than ``min_ns``, inside one
+    cell (``edges[c] <= start``, ``end <= edges[c + 1]``; ``edges`` ascending, from -inf to
+    inf) and with a known call path (``path`` >= 0), becomes one bar per call path: a call whose
+    parent (the event of lane - 1 containing its start) was merged joins its parent's bar, its
+    path's bar placed after its earlier siblings' inside the parent's; any other path's bar
+    starts at its first call or right after the bar before it. ``path_parent[p]``: path p's
+    parent path (-1: none; then the event has no parent lane). ``group`` is 1 for such a bar.
+    """
+    out = ([], [], [], [], [], [])
+    groups_of: dict[int, tuple[int, list]] = {}  # lane -> (first row of it, each row's group)
+    n = len(start_ns)
+    i = 0
+    while i < n:
+        j = i
+        while j < n and lane[j] == lane[i]:
+            j += 1
+        above = groups_of.get(int(lane[i]) - 1)
+        groups_of[int(lane[i])] = (
+            i,
+            _merge_lane(start_ns, end_ns, key, path, path_parent, i, j, edges, min_ns, above, out),
+        )
+        out[2].extend([int(lane[i])] * (len(out[0]) - len(out[2])))
+        i = j
+    return out
+
+
+def _merge_lane(start, end, key, path, path_parent, lo, hi, edges, min_ns, above, out):
+    """One lane's rows ``[lo, hi)`` (see :func:`merge_readable`); returns each row's group."""
+    group_of: list = [None] * (hi - lo)
+    bars: list[list] = []  # [start, end, key, count, group]
+
+    def push(b_start, b_end, b_key, count, group):
+        shift = bars[-1][1] - b_start if bars and b_start < bars[-1][1] else 0  # no overlaps
+        bars.append([b_start + shift, b_end + shift, int(b_key), count, group])
+
+    cell = 0
+    p = above[0] if above else 0
+
+    def cell_of(t):
+        nonlocal cell
+        while edges[cell + 1] <= t:
+            cell += 1
+        return cell
+
+    def in_cell(k):
+        c = cell_of(start[k])
+        return path[k] >= 0 and end[k] - start[k] < min_ns and end[k] <= edges[c + 1]
+
+    i = lo
+    while i < hi:
+        if not in_cell(i):
+            push(start[i], end[i], key[i], 1, 0)
+            i += 1
+            continue
+        c = cell
+        j = i + 1
+        while j < hi and start[j] < edges[c + 1] and in_cell(j):
+            j += 1
+        if j - i < 2:
+            push(start[i], end[i], key[i], 1, 0)
+            i = j
+            continue
+        groups: list[dict] = []
+        by_id: dict[tuple, dict] = {}
+        segment, last_child = 0, False
+        for k in range(i, j):
+            parent = None
+            if above and path_parent[path[k]] >= 0:
+                a_lo, a_groups = above
+                a_hi = a_lo + len(a_groups)
+                while p + 1 < a_hi and start[p + 1] <= start[k]:
+                    p += 1
+                if a_lo <= p < a_hi and start[p] <= start[k] and end[p] >= end[k]:
+                    parent = a_groups[p - a_lo]
+            if parent is None and last_child:
+                segment += 1
+            last_child = parent is not None
+            gid = ("c", parent["id"], path[k]) if parent else ("r", segment, path[k])
+            g = by_id.get(gid)
+            if g is None:
+                g = {"id": (i, len(groups)), "parent": parent, "first": start[k], "total": 0}
+                g.update(count=0, key=key[k])
+                by_id[gid] = g
+                groups.append(g)
+            g["total"] += end[k] - start[k]
+            g["count"] += 1
+            group_of[k - lo] = g
+        reach = bars[-1][1] if bars else -np.inf
+        for g in groups:
+            if g["parent"] is not None:
+                g["x"] = g["parent"]["cursor"]
+                g["parent"]["cursor"] += g["total"]
+            else:
+                g["x"] = max(g["first"], reach)
+                reach = g["x"] + g["total"]
+            g["cursor"] = g["x"]
+        for g in sorted(groups, key=lambda g: g["x"]):
+            push(g["x"], g["x"] + g["total"], g["key"], g["count"], 1)
+        i = j
+    for column, values in zip((0, 1, 3, 4, 5), zip(*bars, strict=True), strict=False):
+        out[column].extend(values)
+    return group_of

@@ -199,7 +199,9 @@ export class FlameView {
       const first = lanes.offset.get(lane.thread);
       if (first !== undefined) items.push({ lane, row: first + lane.depth });
     }
-    const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes);
+    // raw events of the whole run: merged by call path where too narrow to read
+    const readable = store.raw && src.set === store.whole ? { stepEnds: store.stepEnds, pathParent: store.resolvePaths() } : null;
+    const bars = levelOfDetail(items, x0, x1, plotW, maxBars, store.codes, readable);
     // once merged bars of several colours were drawn, their legend entry stays (no re-layout)
     for (let i = 0; i < bars.n && !this.mixedSeen; i++) {
       this.mixedSeen = bars.key[i] === MIXED && !(bars.dom && store.keys[bars.dom[i]]);
@@ -407,7 +409,12 @@ export class FlameView {
     const map = pixelMap(bars.x0, bars.x1, lanes.nLanes, size.w, size.h);
     if (!this.font) this.font = (view && view.getComputedStyle(this.root).fontFamily) || "sans-serif";
     const { keys, stepEnds } = this.state.store;
-    const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font });
+    const labels = [];
+    const painted = paintFlame(ctx, { bars, keys, map, hidden: this.hidden, colors, stepEnds, font: this.font, labels });
+    this.root.dataset.labels = labels.join("|");
+    let groups = 0;
+    for (let i = 0; i < bars.n; i++) groups += bars.group[i];
+    this.root.dataset.groups = String(groups); // bars standing for one call path's calls
     const frames = this.frameBars(lanes, map);
     const height = Math.max(1, Math.round(map.rowHeight));
     for (const f of frames) {
@@ -560,8 +567,9 @@ export class FlameView {
     const count = bars.count[i];
     const start = bars.start[i];
     const end = bars.end[i];
-    const selfNs = drawn.raw && count === 1 ? this.state.store.selfNs(lane.thread, lane.depth, start, end) : null;
-    const lines = tooltipLines({ start, end, count, info, dominant, selfNs });
+    const group = bars.group[i] === 1;
+    const selfNs = drawn.raw && count === 1 && !group ? this.state.store.selfNs(lane.thread, lane.depth, start, end) : null;
+    const lines = tooltipLines({ start, end, count, info, dominant, selfNs, group });
     const outer = this.el.getBoundingClientRect();
     showTooltip(this.tip, lines, ev.clientX - outer.left, ev.clientY - outer.top, this.el.clientWidth);
   }

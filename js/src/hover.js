@@ -19,10 +19,21 @@ export function pointerToData(px, py, size, xRange, yRange) {
  * The lines of a bar's tooltip. `bar`: `{start, end, count, info, selfNs}` (times in ms) where
  * `info` is a key info (`label`, `kind`, `colorKey`) or null for a mixed merged bar (then
  * `dominant`, the key info with the most time, when known), and `selfNs` (whole ns) null when
- * unknown. Numbers in the kernel's spelling (format.js, the twin of everyo/spelling.py).
+ * unknown. `group`: the bar stands for one call path's calls (the readable merge), as wide as
+ * their total time. Numbers in the kernel's spelling (format.js, the twin of everyo/spelling.py).
  */
 export function tooltipLines(bar) {
   const [s, e] = [toNs(bar.start), toNs(bar.end)];
+  if (bar.group) {
+    // one call path's calls, laid out by their total time (not where they ran)
+    const calls = `${countText(bar.count)} ${bar.count === 1 ? "call" : "calls"}`;
+    return [
+      `${bar.info ? bar.info.label : "?"} ×${countText(bar.count)}`,
+      `${calls} · total ${durationText(e - s)}`,
+      bar.info ? bar.info.kind : "",
+      "merged by call path: zoom in to see each call",
+    ].filter(Boolean);
+  }
   if (bar.count > 1) {
     return [
       `merged: ${countText(bar.count)} events · ${durationText(e - s)}`,

@@ -1,6 +1,7 @@
 // Painting the flame chart's bars, labels and step markers on a canvas placed exactly under
 // plotly's plot area: 20,000 bars are 20,000 fillRect calls, a few milliseconds.
 import { barGroups, stepsInWindow } from "./figure.js";
+import { countText } from "./format.js";
 
 export const LABEL_MIN_PX = 60;
 export const MAX_LABELS = 300;
@@ -56,8 +57,20 @@ export function labelPlan(bars, keys, map, hidden = new Set(), minPx = LABEL_MIN
     if (px && px[1] - px[0] >= minPx) wide.push({ i, x: px[0], width: px[1] - px[0] });
   }
   if (wide.length > max) wide.sort((a, b) => b.width - a.width).length = max;
-  for (const label of wide) label.text = fitText(keys[bars.key[label.i]].name, Math.floor((label.width - 8) / 6.5));
+  for (const label of wide) {
+    label.text = barText(keys[bars.key[label.i]].name, bars.count[label.i], Math.floor((label.width - 8) / 6.5));
+  }
   return wide;
+}
+
+/**
+ * A bar's label in at most `chars` characters: its name, and for a bar of several calls their
+ * count (`Linear ×412`), kept whole while the name is cut.
+ */
+export function barText(name, count, chars) {
+  if (count <= 1) return fitText(name, chars);
+  const times = ` ×${countText(count)}`;
+  return chars >= times.length + 2 ? fitText(name, chars - times.length) + times : fitText(name, chars);
 }
 
 /** Size the canvas to `w` x `h` CSS pixels at the device pixel ratio; returns its 2D context. */
@@ -77,9 +90,10 @@ export function prepareCanvas(canvas, w, h, dpr = 1) {
 
 /**
  * Paint bars (grouped by fill colour), labels and step markers. `hidden`: colour keys not to
- * paint; `colors`: the theme's (`text_on_bar`, `muted`). Returns how many bars were painted.
+ * paint; `colors`: the theme's (`text_on_bar`, `muted`); `labels`: an array that gets the
+ * label texts painted. Returns how many bars were painted.
  */
-export function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, stepEnds = [], font = "sans-serif" }) {
+export function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = {}, stepEnds = [], font = "sans-serif", labels = null }) {
   let painted = 0;
   const top = map.rowTop;
   const height = Math.max(1, Math.round(map.rowHeight));
@@ -102,6 +116,7 @@ export function paintFlame(ctx, { bars, keys, map, hidden = new Set(), colors = 
   ctx.textBaseline = "middle";
   ctx.fillStyle = colors.text_on_bar || "#111";
   for (const label of labelPlan(bars, keys, map, hidden)) {
+    if (labels) labels.push(label.text);
     ctx.fillText(label.text, label.x + 3, top(bars.row[label.i]) + height / 2, label.width - 6);
   }
   paintSteps(ctx, stepEnds, bars.x0, bars.x1, map, colors.muted || "#888", font);

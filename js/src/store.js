@@ -28,6 +28,8 @@ export class Lane {
     this.key = new Int32Array(capacity);
     this.count = new Uint32Array(capacity);
     this.dom = new Int32Array(capacity); // a merged kernel bar's main key (else its key)
+    this.path = new Int32Array(capacity); // the event's call path (EventStore.resolvePaths; -1: not yet)
+    this.unresolved = 0; // events from here on may have no path yet
     this.sorted = true;
   }
 
@@ -35,7 +37,7 @@ export class Lane {
     const i = this.n;
     if (i === this.start.length) {
       const cap = Math.max(16, i * 2);
-      for (const name of ["start", "end", "reach", "key", "count", "dom"]) this[name] = grow(this[name], cap);
+      for (const name of ["start", "end", "reach", "key", "count", "dom", "path"]) this[name] = grow(this[name], cap);
     }
     if (i > 0 && start < this.start[i - 1]) this.sorted = false;
     this.start[i] = start;
@@ -44,6 +46,7 @@ export class Lane {
     this.key[i] = key;
     this.count[i] = count;
     this.dom[i] = dom;
+    this.path[i] = -1;
     this.n = i + 1;
   }
 
@@ -53,7 +56,7 @@ export class Lane {
     const n = this.n;
     const order = Array.from({ length: n }, (_, i) => i);
     order.sort((a, b) => this.start[a] - this.start[b] || this.end[a] - this.end[b]);
-    for (const name of ["start", "end", "key", "count", "dom"]) {
+    for (const name of ["start", "end", "key", "count", "dom", "path"]) {
       const old = this[name].slice(0, n);
       for (let i = 0; i < n; i++) this[name][i] = old[order[i]];
     }
@@ -61,6 +64,7 @@ export class Lane {
       this.reach[i] = i > 0 && this.reach[i - 1] > this.end[i] ? this.reach[i - 1] : this.end[i];
     }
     this.sorted = true;
+    this.unresolved = 0;
   }
 
   /** `[lo, hi)`: the events that end at or after `x0` and start at or before `x1`. */
@@ -170,6 +174,9 @@ export class EventStore {
     this.detail = null; // {window: [x0, x1], pxMs, set: LaneSet}: a kernel answer for a zoom
     this.stepEnds = new Float64Array(0);
     this.complete = false;
+    this.pathParent = []; // call path id -> its parent's id (-1: a root)
+    this.pathIds = new Map(); // (parent, key) as one number -> call path id
+    this.pathsAt = -1; // the version resolvePaths last saw
     this.version += 1;
   }
 
@@ -253,6 +260,49 @@ export class EventStore {
       pxMs = d.pxMs;
     }
     return { set, pxMs, coarse: pxMs > pixel * COARSE_SLACK, stale: set !== this.whole && d.stale };
+  }
+
+  /**
+   * Give each raw event its call path (the key under its parent's path: the call of the lane
+   * above containing it), for the readable merge. Only events not resolved before are looked
+   * at (a call whose parent has not ended yet waits for it), so a repaint costs nothing here
+   * and a refresh its new events. Returns `pathParent`.
+   */
+  resolvePaths() {
+    if (this.pathsAt === this.version) return this.pathParent;
+    this.pathsAt = this.version;
+    const lanes = [...this.whole.lanes.values()].sort((a, b) => a.depth - b.depth);
+    for (const lane of lanes) lane.ensureSorted();
+    for (const lane of lanes) {
+      const up = lane.depth > 0 ? this.whole.lane(lane.thread, lane.depth - 1) : null;
+      let first = lane.n;
+      for (let i = lane.unresolved; i < lane.n; i++) {
+        if (lane.path[i] >= 0) continue;
+        let parent = -1;
+        if (lane.depth > 0) {
+          const j = up ? upperBound(up.start, up.n, lane.start[i]) - 1 : -1;
+          parent = j >= 0 && up.end[j] >= lane.end[i] ? up.path[j] : -1;
+          if (parent < 0) {
+            if (first === lane.n) first = i;
+            continue;
+          }
+        }
+        lane.path[i] = this.pathId(parent, lane.key[i]);
+      }
+      lane.unresolved = first;
+    }
+    return this.pathParent;
+  }
+
+  pathId(parent, key) {
+    const name = (parent + 1) * 2 ** 32 + key; // exact in a double while paths < 2 ** 20
+    let id = this.pathIds.get(name);
+    if (id === undefined) {
+      id = this.pathParent.length;
+      this.pathParent.push(parent);
+      this.pathIds.set(name, id);
+    }
+    return id;
   }
 
   /** The self time (whole ns) of an event of lane (thread, depth) spanning [s, e] ms: its

@@ -5,7 +5,7 @@ import { layoutLanes } from "../src/lanes.js";
 import {
   MERGED_COLOR, barGroups, colorKeys, flameHeight, flameLayout, hiddenKeys, legendTraces, traceUid, withAlpha,
 } from "../src/figure.js";
-import { barPixels, fitText, labelPlan, paintFlame, pixelMap } from "../src/paint.js";
+import { barPixels, barText, fitText, labelPlan, paintFlame, pixelMap } from "../src/paint.js";
 import { MIXED, keyInfo } from "../src/wire.js";
 import { lane } from "./helpers.mjs";
 
@@ -98,6 +98,11 @@ test("labels only for bars at least 60 px wide, at most `max`, cut to fit", () =
   assert.equal(fitText("BatchNorm2d", 6), "Batch…");
   assert.equal(fitText("ReLU", 6), "ReLU");
   assert.equal(fitText("ReLU", 0), "");
+  // a bar of several calls keeps its count whole while its name is cut
+  assert.equal(barText("Linear", 412, 20), "Linear ×412");
+  assert.equal(barText("BatchNorm2d", 1412, 12), "Batc… ×1,412");
+  assert.equal(barText("Linear", 412, 5), "Line…");
+  assert.equal(barText("Linear", 1, 20), "Linear");
 });
 
 test("legend: one empty trace per colour key, stable uids, hidden ones legendonly", () => {

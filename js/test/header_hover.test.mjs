@@ -43,6 +43,10 @@ test("tooltip lines of an event and of a merged bar", () => {
     "merged: 1,500 events · 12.00 ms", "mixed", "from 0.000 to 12.000 ms", "zoom in to see them",
   ]);
   assert.equal(tooltipLines({ start: 0, end: 1, count: 3, info })[1], "Conv2d");
+  // one call path's calls (the readable merge): how many, and their total time
+  assert.deepEqual(tooltipLines({ start: 2, end: 14.5, count: 412, info, group: true }), [
+    "Conv2d [features.3] ×412", "412 calls · total 12.50 ms", "module", "merged by call path: zoom in to see each call",
+  ]);
 });
 
 test("figureColors: the theme's colours over the light ones over the defaults", () => {

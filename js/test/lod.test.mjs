@@ -129,3 +129,76 @@ test("a mixed bar's dominant colour is the kernel's: the most time, the lowest c
     assert.deepEqual(got, c.expect, c.name);
   }
 });
+
+// The readable merge: call paths 0 (Sequential, key 1), 1 (Linear under it, key 2) and 2 (ReLU
+// under it, key 3); `steps` steps of 1 ms, each a Sequential of 0.8 ms holding Linear, ReLU,
+// Linear of 0.2 ms each.
+const PATH_PARENT = [-1, 0, 0];
+function pathed(pairs, paths) {
+  return { ...lane(pairs), path: Int32Array.from(paths) };
+}
+function training(steps) {
+  const top = [];
+  const below = [];
+  for (let k = 0; k < steps; k++) {
+    const t = k * 1;
+    top.push([t + 0.1, t + 0.9, 1]);
+    below.push([t + 0.15, t + 0.35, 2], [t + 0.4, t + 0.6, 3], [t + 0.65, t + 0.85, 2]);
+  }
+  const items = [
+    { lane: pathed(below, below.map((p) => (p[2] === 2 ? 1 : 2))), row: 1 },
+    { lane: pathed(top, top.map(() => 0)), row: 0 },
+  ];
+  const stepEnds = Float64Array.from({ length: steps }, (_, k) => k + 1);
+  return { items, stepEnds };
+}
+const rowBars = (b, row) => bars(b).filter((r) => r[4] === row);
+
+test("zoomed out, a call path's calls in a cell of steps are one bar as wide as their total time", () => {
+  const { items, stepEnds } = training(1000);
+  // 1,000 steps over 750 px: 4 steps in 3 pixels; a cell is 512 steps (CELL_PX, 427 ms, at least)
+  const b = levelOfDetail(items, 0, 1000, 750, MAX_BARS, null, { stepEnds, pathParent: PATH_PARENT });
+  const top = rowBars(b, 0);
+  assert.deepEqual(top.map((r) => [r[2], r[3]]), [[512, 1], [488, 1]]);
+  assert.ok(top.every((r, k) => Math.abs(r[1] - r[0] - 0.8 * r[2]) < 1e-6 && r[0] === (k === 0 ? 0.1 : stepEnds[512 * k - 1] + 0.1)));
+  const below = rowBars(b, 1);
+  // per cell: Linear x1024 then ReLU x512, inside their Sequential bar, in the order first seen
+  assert.deepEqual(below.map((r) => [r[2], r[3]]), [[1024, 2], [512, 3], [976, 2], [488, 3]]);
+  assert.ok(Math.abs(below[0][0] - top[0][0]) < 1e-9 && Math.abs(below[1][1] - top[0][0] - 0.6 * 512) < 1e-6);
+  assert.ok(Array.from(b.group).every((g) => g === 1));
+  const events = Array.from(b.count).reduce((s, c) => s + c, 0);
+  assert.equal(events, 4000); // every call is in exactly one bar
+});
+
+test("zoomed in, calls at least READABLE_PX wide are their own bars again", () => {
+  const { items, stepEnds } = training(1000);
+  const b = levelOfDetail(items, 10, 12, 1000, MAX_BARS, null, { stepEnds, pathParent: PATH_PARENT });
+  assert.ok(Array.from(b.group).every((g) => g === 0));
+  assert.deepEqual(rowBars(b, 1).map((r) => r.slice(0, 3)), [
+    [10.15, 10.35, 1], [10.4, 10.6, 1], [10.65, 10.85, 1],
+    [11.15, 11.35, 1], [11.4, 11.6, 1], [11.65, 11.85, 1],
+  ]);
+});
+
+test("without steps the cells are slices of CELL_PX pixels; a lone narrow call is not merged", () => {
+  const pairs = [];
+  for (let k = 0; k < 100; k++) pairs.push([k, k + 0.5, 2]);
+  pairs.push([500, 500.5, 2]); // alone in its cell
+  const l = pathed(pairs, pairs.map(() => 1));
+  const top = pathed([[-1, 501, 1]], [0]);
+  // 1,000 ms over 1,000 px: a cell is 320 ms; a call half a pixel wide
+  const b = levelOfDetail([{ lane: top, row: 0 }, { lane: l, row: 1 }], 0, 1000, 1000, MAX_BARS, null, { stepEnds: null, pathParent: PATH_PARENT });
+  const got = rowBars(b, 1);
+  assert.deepEqual(got.map((r) => r[2]), [100, 1]);
+  assert.deepEqual(got[0].slice(0, 2), [0, 50]); // at its first call, as wide as 100 x 0.5 ms
+  assert.deepEqual(got[1].slice(0, 3), [500, 500.5, 1]);
+  assert.deepEqual(Array.from(b.group), [0, 1, 0]); // the parent spans every cell: its own bar
+});
+
+test("a call whose path is not known yet is never merged", () => {
+  const pairs = [[0, 0.1, 2], [0.2, 0.3, 2], [0.4, 0.5, 2]];
+  const l = pathed(pairs, [1, -1, 1]);
+  const b = levelOfDetail([{ lane: l, row: 0 }], 0, 1000, 1000, MAX_BARS, null, { stepEnds: null, pathParent: PATH_PARENT });
+  assert.deepEqual(Array.from(b.group), [0]); // three sub-pixel events: one pixel-merged bar
+  assert.equal(b.count[0], 3);
+});

@@ -110,3 +110,24 @@ test("step ends: a message's step0 says where its ends go (append, or replace fr
   assert.deepEqual([...withSteps(held, 1, Float64Array.from([5, 6]))], [1, 5, 6]);
   assert.deepEqual([...withSteps(held, Infinity, Float64Array.from([7]))], [1, 2, 3, 7]);
 });
+
+test("each event gets its call path; a call whose parent has not ended waits for it", () => {
+  const store = new EventStore("r1");
+  // a Linear of a Sequential that has not ended yet, then the Sequential and a second step
+  store.apply(decode("events", [{ start: 1, dur: 2, depth: 1, key: 1 }], { keys: KEYS, reset: true }));
+  let parent = store.resolvePaths();
+  assert.deepEqual([...store.whole.lane(0, 1).path.slice(0, 1)], [-1]);
+  store.apply(decode("events", [
+    { start: 0, dur: 10, depth: 0, key: 0 },
+    { start: 11, dur: 2, depth: 1, key: 1 },
+    { start: 14, dur: 2, depth: 1, key: 2 },
+    { start: 10.5, dur: 10, depth: 0, key: 0 },
+  ], { keys: [] }));
+  parent = store.resolvePaths();
+  const seq = store.whole.lane(0, 0).path;
+  const below = store.whole.lane(0, 1).path;
+  assert.deepEqual([...seq.slice(0, 2)], [0, 0]);
+  assert.deepEqual([...below.slice(0, 3)], [1, 1, 2]); // Linear under Sequential twice, then ReLU
+  assert.deepEqual(parent, [-1, 0, 0]);
+  assert.equal(store.resolvePaths(), parent); // nothing new: no work
+});

@@ -2,7 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buttonStates, progressLine, progressText, renderSweepTable, tableRows } from "../src/sweep_view.js";
 import { fakeDocument } from "./helpers.mjs";
-import { bundle } from "../build.mjs";
+import { HAVE_ESBUILD, bundle } from "../build.mjs";
+
+const needsEsbuild = { skip: !HAVE_ESBUILD && 'esbuild is not installed: run "npm ci" in js/' };
 
 const report = {
   status: "completed",
@@ -51,7 +53,7 @@ test("table rows: the kernel's cells as they are, failed and recommended rows ma
   assert.deepEqual(tableRows({}), []);
 });
 
-test("the sweep bundle is a small self-contained ES module with the shared plotly loader", async () => {
+test("the sweep bundle is a small self-contained ES module with the shared plotly loader", needsEsbuild, async () => {
   const text = bundle("sweep", "src/sweep_widget.js");
   assert.match(text.split("\n")[0], /^\/\/ everyo-lab \d+\.\d+\.\d+ \| sweep\.js \| sources sha256:[0-9a-f]{16}/);
   assert.ok(text.length < 30000, `${text.length} bytes`);

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from views_runs import FakeClock, model_run, regions_run, synthetic_run
 
+from everyo import _compiled
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import Profiler, aggregates, analysis, loops, record_function
+from everyo.profiler import Profiler, aggregates, analysis, record_function
 from everyo.profiler import run as run_module
 from everyo.profiler.run import Run
 from everyo.profiler.store import OPTIONAL_COLUMNS, EventStore
@@ -20,7 +21,7 @@ from everyo_lab.views.live_state import LiveState
 @pytest.fixture(autouse=True, params=["compiled", "numpy"])
 def batch_loops(request, monkeypatch):
     """Every test twice: with the compiled batch loops (where built) and with NumPy's."""
-    if request.param == "compiled" and loops.LOOPS is None:
+    if request.param == "compiled" and _compiled.load("everyo.profiler._cbatch") is None:
         pytest.skip("everyo.profiler._cbatch is not built here")
     if request.param == "numpy":
         for module in (run_module, live_flame, aggregates):

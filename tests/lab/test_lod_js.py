@@ -122,3 +122,112 @@ def test_the_kernel_reads_the_dominant_colour_fixture_the_browser_reads():
             for s, e, n, d in zip(bars.start, bars.end, bars.count, bars.dom, strict=True)
         ]
         assert got == case["expect"], case["name"]
+
+
+READABLE = """
+import { readFileSync } from "node:fs";
+import { readableLanes } from "%(js)s/src/lod.js";
+import { lane } from "%(js)s/test/helpers.mjs";
+const { lanes, paths, parent, edges, min } = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const pathed = (pairs, row) => ({ ...lane(pairs), path: Int32Array.from(paths[row]) });
+const items = lanes.map((pairs, row) => ({ lane: pathed(pairs, row), row }));
+const edgesMs = Float64Array.from([-Infinity, ...edges, Infinity]);
+const ranges = items.map((item) => [0, item.lane.n]);
+const out = [];
+readableLanes(items, ranges, edgesMs, min, parent).forEach(({ lane: b, row }) => {
+  for (let i = 0; i < b.n; i++) {
+    out.push([row, b.start[i], b.end[i], b.key[i], b.count[i], b.group[i]]);
+  }
+});
+console.log(JSON.stringify(out));
+"""
+
+
+def _nested_run(rng, steps: int):
+    """Two lanes of a training loop: per step, calls of keys 0 and 1 (now and then one too
+    wide to merge, or a lone one) holding calls of keys 2 to 4; the step ends; each event's
+    call path (its key under its parent's path) and every path's parent."""
+    ids: dict[tuple[int, int], int] = {}
+    parent: list[int] = []
+
+    def path_id(up: int, key: int) -> int:
+        if (up, key) not in ids:
+            ids[(up, key)] = len(parent)
+            parent.append(up)
+        return ids[(up, key)]
+
+    top, below, step_ends, t = [], [], [], 0
+    for _ in range(steps):
+        for _ in range(int(rng.integers(1, 4))):
+            t += int(rng.integers(10, 200))
+            key = int(rng.integers(0, 2))
+            wide = rng.random() < 0.1
+            s, up = t, path_id(-1, key)
+            for _ in range(int(rng.integers(0, 5))):
+                t += int(rng.integers(5, 50))
+                d = int(rng.integers(20, 400))
+                below.append((t, t + d, int(rng.integers(2, 5)), up))
+                t += d
+            t += int(rng.integers(5, 50)) + (5000 if wide else 0)
+            top.append((s, t, key, -1))
+        t += int(rng.integers(10, 100))
+        step_ends.append(t)
+    lanes = [[(s, e, k) for s, e, k, _ in top], [(s, e, k) for s, e, k, _ in below]]
+    paths = [[path_id(-1, k) for _, _, k, _ in top], [path_id(up, k) for _, _, k, up in below]]
+    return lanes, paths, parent, step_ends
+
+
+@needs_node
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_the_browser_and_the_kernel_merge_calls_by_call_path_alike(tmp_path, seed):
+    """The readable merge of a zoomed-out chart: the kernel's (``merge_readable``) and the
+    browser's (``readableLanes``) give the same bars for the same events and cells."""
+    from everyo_lab.views.lod import merge_readable
+
+    rng = np.random.default_rng(seed)
+    lanes, paths, parent, step_ends = _nested_run(rng, 200)
+    edges = step_ends[int(rng.integers(2, 6)) :: 8]  # a cell: 8 steps
+    min_ns = 2000
+    rows = [
+        (s, e, lane, k, p)
+        for lane, events in enumerate(lanes)
+        for (s, e, k), p in zip(events, paths[lane], strict=True)
+    ]
+    start, end, lane, key, path = (np.array(c, np.int64) for c in zip(*rows, strict=True))
+    cells = [-np.inf, *edges, np.inf]
+    kernel = merge_readable(start, end, lane, key, path, parent, edges=cells, min_ns=min_ns)
+    kernel_bars = sorted(
+        (int(ln), int(s), int(e), int(k), int(c), int(g))
+        for s, e, ln, k, c, g in zip(*kernel, strict=True)
+    )
+    data = tmp_path / "readable.json"
+    data.write_text(
+        json.dumps(
+            {
+                "lanes": [[[s / 1e6, e / 1e6, k] for s, e, k in events] for events in lanes],
+                "paths": paths,
+                "parent": parent,
+                "edges": [e / 1e6 for e in edges],
+                "min": min_ns / 1e6,
+            }
+        )
+    )
+    script = tmp_path / "readable.mjs"
+    script.write_text(READABLE % {"js": JS.as_posix()})
+    result = subprocess.run(
+        [NODE, str(script), str(data)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    browser = sorted(
+        (int(row), round(s * 1e6), round(e * 1e6), int(k), int(c), int(g))
+        for row, s, e, k, c, g in json.loads(result.stdout)
+    )
+    assert sum(g for *_, g in kernel_bars) > 20  # calls did merge
+    assert sum(c for *_, c, _ in kernel_bars) == len(rows)  # each call in one bar
+    assert sum(not g for *_, g in kernel_bars) > 5  # and some stayed their own bars
+    assert len(browser) == len(kernel_bars)
+    for b, k in zip(browser, kernel_bars, strict=True):
+        # float milliseconds against whole nanoseconds: sums may differ by a rounding
+        assert (
+            b[0] == k[0] and b[3:] == k[3:] and abs(b[1] - k[1]) <= 2 and abs(b[2] - k[2]) <= 2
+        ), (b, k)

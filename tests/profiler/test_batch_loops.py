@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from everyo.profiler import loops
+from everyo import _compiled
 from everyo_lab.views import live_flame
 
-pytestmark = pytest.mark.skipif(loops.LOOPS is None, reason="everyo.profiler._cbatch not built")
+LOOPS = _compiled.load("everyo.profiler._cbatch")
+pytestmark = pytest.mark.skipif(LOOPS is None, reason="everyo.profiler._cbatch not built")
 
 
 def random_columns(rng, lanes: int, n_cols: int) -> dict:
@@ -48,43 +49,43 @@ def test_mark_columns_refuses_a_lane_outside_the_columns_and_marks_nothing():
     bad = list(events)
     bad[2] = np.array([0, 2], np.int64)  # lane 2 of 2
     with pytest.raises(ValueError, match="lane"):
-        loops.LOOPS.mark_columns(0, 8, tuple(bad), flat)
+        LOOPS.mark_columns(0, 8, tuple(bad), flat)
     assert (cols["count"] == 0).all()
 
 
 def test_loops_refuse_arrays_of_other_types():
     out = np.zeros(3, np.int64)
     with pytest.raises(TypeError, match="signed integer"):
-        loops.LOOPS.postorder_parents(np.zeros(3, np.float64), np.zeros(3, np.int16), 0, out)
+        LOOPS.postorder_parents(np.zeros(3, np.float64), np.zeros(3, np.int16), 0, out)
     with pytest.raises(TypeError, match="int64"):
-        loops.LOOPS.postorder_parents(
+        LOOPS.postorder_parents(
             np.zeros(3, np.int16), np.zeros(3, np.int16), 0, np.zeros(3, np.int32)
         )
     with pytest.raises(ValueError, match="items"):
-        loops.LOOPS.postorder_parents(np.zeros(3, np.int16), np.zeros(2, np.int16), 0, out)
+        LOOPS.postorder_parents(np.zeros(3, np.int16), np.zeros(2, np.int16), 0, out)
 
 
 def test_postorder_parents_refuses_labels_past_its_table_limit():
     # its table is (largest label + 1) x (largest depth + 1) cells: capped, not unbounded
     out = np.zeros(2, np.int64)
     for tid, depth in (([4095, 4095], [1, 0]), ([0, 0], [4095, 4094])):
-        loops.LOOPS.postorder_parents(np.array(tid), np.array(depth), 0, out)
+        LOOPS.postorder_parents(np.array(tid), np.array(depth), 0, out)
         assert out.tolist() == [1, -1]
     for tid, depth in (([4096, 4096], [1, 0]), ([0, 0], [4096, 4095]), ([-1, 0], [0, 0])):
         with pytest.raises(ValueError, match="4096"):
-            loops.LOOPS.postorder_parents(np.array(tid), np.array(depth), 0, out)
+            LOOPS.postorder_parents(np.array(tid), np.array(depth), 0, out)
 
 
 def test_table_add_and_add_at():
     calls, total, own_sum = np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(2, np.int64)
     lo, hi = np.full(2, 1 << 62, np.int64), np.full(2, -1, np.int64)
     slot, dur, own = (np.array(v, np.int64) for v in ([0, 1, 0], [5, 7, 3], [1, 2, 3]))
-    loops.LOOPS.table_add(slot, dur, own, calls, total, own_sum, lo, hi)
+    LOOPS.table_add(slot, dur, own, calls, total, own_sum, lo, hi)
     assert calls.tolist() == [2, 1] and total.tolist() == [8, 7] and own_sum.tolist() == [4, 2]
     assert lo.tolist() == [3, 7] and hi.tolist() == [5, 7]
     with pytest.raises(ValueError, match="slot"):
-        loops.LOOPS.table_add(slot + 5, dur, own, calls, total, own_sum, lo, hi)
+        LOOPS.table_add(slot + 5, dur, own, calls, total, own_sum, lo, hi)
     assert calls.tolist() == [2, 1]  # nothing added
     child = np.zeros(3, np.int64)
-    loops.LOOPS.add_at(child, np.array([2, -1, 2], np.int64), np.array([4, 9, 5], np.int64))
+    LOOPS.add_at(child, np.array([2, -1, 2], np.int64), np.array([4, 9, 5], np.int64))
     assert child.tolist() == [0, 0, 9]

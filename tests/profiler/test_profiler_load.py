@@ -124,6 +124,9 @@ def test_the_reference_everyo_events_array_loads(tmp_path):
     assert run.label == "ref.json"
 
 
+_OURS = {"otherData": {"everyo_run": {}}}  # a Chrome trace everyo wrote
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
@@ -158,6 +161,14 @@ def test_the_reference_everyo_events_array_loads(tmp_path):
             "'metadata' that is not an object",
         ),
         ({"format": "everyo.raw", "events": [{"name": "a"}]}, "damaged .missing field 'start_ns'"),
+        (  # numbers past int64 in everyo's args were a bare OverflowError
+            {"traceEvents": [{"ph": "X", "ts": 1, "args": {"flops": 10**20}}], **_OURS},
+            "damaged .Python int too large",
+        ),
+        (
+            {"traceEvents": [{"ph": "X", "ts": 1, "args": {"device_us": 1e400}}], **_OURS},
+            "damaged .cannot convert float infinity",
+        ),
         ("text", "neither an events array"),
     ],
 )

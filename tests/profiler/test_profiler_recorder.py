@@ -10,6 +10,7 @@ import pytest
 from profiler_fakes import FakeClock, mlp
 
 import everyo as eo
+from everyo import _compiled
 from everyo.nn import module as nn_module
 from everyo.profiler import Profiler, RunRegistry, hooks, record_function, recorder
 
@@ -77,12 +78,10 @@ def test_ci_runs_the_compiled_path():
     """CI sets EVERYO_REQUIRE_COMPILED=1: there the extension must be built and in use."""
     if not os.environ.get("EVERYO_REQUIRE_COMPILED"):
         pytest.skip("EVERYO_REQUIRE_COMPILED is not set (only CI requires the extension)")
-    assert recorder.IMPLEMENTATION == "c", "the _crecorder extension was not built or not loaded"
+    recording = ("nn._cmodule", "profiler._crecorder", "profiler._cbatch", "profiler._csampler")
+    assert {n: _compiled.why(f"everyo.{n}") for n in recording} == dict.fromkeys(recording)
+    assert recorder.IMPLEMENTATION == "c"
     assert recorder.Recorder is recorder.CRecorder
-    from everyo.profiler import loops, sampler
-
-    assert loops.LOOPS is not None, "the _cbatch extension was not built or not loaded"
-    assert sampler.compiled() is not None, "the _csampler extension was not built"
     assert nn_module.IMPLEMENTATION == "c", "the engine's _cmodule was not built or not bound"
 
 
@@ -91,9 +90,9 @@ def test_pure_python_can_be_forced(tmp_path):
     import sys
 
     code = (
-        "import everyo.profiler.recorder as r, everyo.profiler.loops as l,"
+        "import everyo.profiler.recorder as r, everyo.profiler.aggregates as a,"
         " everyo.profiler.sampler as s;"
-        " print(r.IMPLEMENTATION, l.LOOPS, s.compiled())"
+        " print(r.IMPLEMENTATION, a.LOOPS, s.compiled())"
     )
     env = {**os.environ, "EVERYO_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)

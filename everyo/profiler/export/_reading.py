@@ -6,8 +6,12 @@ import math
 
 import numpy as np
 
+from everyo import _compiled
 from everyo.profiler.run import Run
 from everyo.profiler.store import EventStore
+
+
+LOOPS = _compiled.load("everyo.profiler._cbatch")  # the compiled batch loops, or None
 
 
 class Malformed(Exception):
@@ -58,8 +62,8 @@ def int64_column(values: list, field: str, where) -> np.ndarray:
     speed; the first value that is no number, not finite or out of range is :class:`Malformed`
     (``where(i)`` names its event). Floats are rounded to whole numbers."""
     lo, hi = LIMITS[field]
-    try:
-        arr = np.array(values) if len(values) else np.zeros(0, np.int64)
+    try:  # (an array as it is: a copy of a million events is 8 MB more at the peak)
+        arr = np.asarray(values) if len(values) else np.zeros(0, np.int64)
     except (ValueError, TypeError, OverflowError):  # lists among the numbers: named below
         arr = np.zeros((0, 0))
     if arr.dtype.kind in "iu" and arr.ndim == 1:
@@ -108,10 +112,35 @@ class Builder:
         )
 
 
+def interned(raws: list, intern, dtype) -> np.ndarray:
+    """``intern(raw)`` of each raw value, one call per distinct value."""
+    try:
+        memo = dict.fromkeys(raws)
+    except TypeError:  # a list or dict among the values: one call each
+        return np.array([intern(raw) for raw in raws], dtype)
+    for raw in memo:
+        memo[raw] = intern(raw)
+    return np.array(list(map(memo.__getitem__, raws)), dtype)
+
+
 def nesting(tid: np.ndarray, start: np.ndarray, end: np.ndarray):
-    """Depth and parent row of each interval, from containment on its thread."""
+    """Depth and parent row of each interval, from containment on its thread (the compiled
+    loop where it was built; this loop is its specification)."""
     n = len(start)
-    order = np.lexsort((-np.arange(n), -(end - start), start, tid))
+    longest_first = end - start
+    np.negative(longest_first, out=longest_first)
+    last_first = -np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    order = np.lexsort((last_first, longest_first, start, tid))
+    del longest_first, last_first
+    if LOOPS is not None and n:
+        depth, parent = np.empty(n, np.int64), np.empty(n, np.int64)
+        try:
+            LOOPS.nest(*map(np.ascontiguousarray, (tid, start, end)), order, depth, parent)
+        except TypeError:  # not integer columns: the loop below
+            pass
+        else:
+            if depth.max() < 2**15 and n < 2**31:  # deeper: the loop below says what it says
+                return depth.astype(np.int16), parent.astype(np.int32)
     depth = np.zeros(n, np.int16)
     parent = np.full(n, -1, np.int32)
     stack: list[int] = []
@@ -224,8 +253,9 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     the events and the status ``"completed"``.
     """
     header = checked_header(header)
+    times = ("start_ns", "dur_ns")
     if len(store):
-        _check_sums(store.read(0))
+        _check_sums(store.read(0, columns=times))
     run = Run(
         store,
         label=header.get("label"),
@@ -236,7 +266,7 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     )
     wall = header.get("wall_ns")
     if wall is None and len(store):
-        cols = store.read(0)
+        cols = store.read(0, columns=times)
         wall = int((cols["start_ns"] + cols["dur_ns"]).max() - min(0, cols["start_ns"].min()))
     run.finish(wall_ns=int(wall or 0))
     run.status = header.get("status", "completed")  # as recorded (a file may hold a failed run)

@@ -133,6 +133,11 @@ class Part:
         return _parse(self.text)
 
 
+def events_of(item) -> list:
+    """The events of a chunk: a :class:`Part` parsed by the json module, or a list as it is."""
+    return item.events() if isinstance(item, Part) else item
+
+
 def _parse(part: bytes) -> list:
     lines = part.count(b"\n") + (not part.endswith(b"\n"))
     try:  # decoded first: json.loads of bytes decodes more slowly (surrogatepass)

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from everyo.profiler.export import _fast
 from everyo.profiler.export._reading import (
     Builder,
     Malformed,
     int64_column,
+    interned,
     nesting,
     number,
     run_from,
 )
+from everyo.profiler.export._stream import events_of
 
 # args keys everyo writes itself (the rest of an everyo event's args is its "metadata")
 _NUMERIC = (
@@ -43,6 +46,7 @@ class _Threads:
     def __init__(self):
         self.process_names, self.thread_names = {}, {}
         self.idents: dict[tuple, int] = {}
+        self.codes: dict[tuple, int] = {}  # the place of each in ``idents``
         self.taken: set[int] = set()  # the thread ids given so far
         self.top = 0  # the largest of them (0 for none)
         self.pids: set = set()
@@ -57,18 +61,19 @@ class _Threads:
                 elif e.get("name") == "thread_name":
                     self.thread_names[where] = str(name)
 
-    def idents_of(self, evs: list[dict]) -> list[int]:
-        """The thread id of each event: one lookup per distinct raw ``(pid, tid)``."""
-        raws = [(e.get("pid"), e.get("tid")) for e in evs]
+    def codes_of(self, raws: list[tuple]) -> np.ndarray:
+        """The thread of each event from its raw ``(pid, tid)``, as its place in ``idents``
+        (int32: half an id's size): one lookup per distinct."""
         try:
             memo = {raw: None for raw in raws}
         except TypeError:  # a list or dict as pid/tid: the slow way
-            return [self._ident((_hashable(p), _hashable(t))) for p, t in raws]
+            codes = [self._code((_hashable(p), _hashable(t))) for p, t in raws]
+            return np.array(codes, np.int32)
         for raw in memo:
-            memo[raw] = self._ident((_hashable(raw[0]), _hashable(raw[1])))
-        return [memo[raw] for raw in raws]
+            memo[raw] = self._code((_hashable(raw[0]), _hashable(raw[1])))
+        return np.array([memo[raw] for raw in raws], np.int32)
 
-    def _ident(self, where: tuple) -> int:
+    def _code(self, where: tuple) -> int:
         if where not in self.idents:
             tid = where[1]
             if isinstance(tid, int) and not isinstance(tid, bool) and tid not in self.taken:
@@ -79,7 +84,8 @@ class _Threads:
             self.taken.add(ident)
             self.top = max(self.top, ident)
             self.pids.add(where[0])
-        return self.idents[where]
+            self.codes[where] = len(self.codes)
+        return self.codes[where]
 
     def named(self, prefix: bool) -> list[tuple[int, str]]:
         several = prefix and len(self.pids) > 1
@@ -198,7 +204,7 @@ class _Trace:
         self.ours = ours
         self.b = Builder()
         self.threads = _Threads()
-        self.start, self.dur, self.idents, self.keys, self.index = [], [], [], [], []
+        self.start, self.dur, self.codes, self.keys, self.index = [], [], [], [], []
         self.shape, self.numeric = [], {name: [] for name, _, _ in _NUMERIC}
         self.present: set[str] = set()
         self.meta: dict[int, dict] = {}
@@ -222,10 +228,43 @@ class _Trace:
         evs = [events[i] for i in idx]
         timed = np.concatenate([x_ts, i_ts]), np.concatenate([x_dur, 0 * i_ts])
         self._regions(evs, [base + i for i in idx], *timed)
+        self._keep(events, range(base, base + len(events)), phases)
+
+    def _keep(self, events: list, at, phases: dict) -> None:
+        """Keep the events that need the whole trace; ``at``: each one's index in the file."""
         paired = sorted(phases.get("B", []) + phases.get("E", []))  # in file order: a stack
-        self.paired.extend((base + i, events[i]) for i in paired)
-        self.counter_events.extend((base + i, events[i]) for i in phases.get("C", []))
+        self.paired.extend((at[i], events[i]) for i in paired)
+        self.counter_events.extend((at[i], events[i]) for i in phases.get("C", []))
         self.names.extend(events[i] for i in phases.get("M", []))
+
+    def add_fast(self, c: _fast.ChromeChunk, base: int) -> None:
+        """A block read by ``_fast.chrome_chunk``: what :meth:`add` and :meth:`_regions` do
+        with its events, in the same order (interning order is the run's key and shape ids)."""
+        if len(c.ts):
+            self.last_end = max(self.last_end, float((c.ts + c.dur).max()))
+        self.index.append(base + c.rows)
+        self.start.append(c.ts)
+        self.dur.append(c.dur)
+        self.codes.append(self.threads.codes_of(c.pairs))
+        self.keys.append(interned(c.keys, lambda raw: self.b.key(*c.key_of[raw]), np.int32))
+        if c.shapes_present:
+            self.present.add("shape")
+        self.shape.append(interned(c.shapes, self.b.shape, np.int32))
+        for name, src, scale in _NUMERIC:
+            values, present = c.numbers[src]
+            if present.any():
+                self.present.add(name)
+                known = present == 1
+                if scale != 1:  # round(µs * 1000) as the json path: half to even
+                    values = np.round(values * scale)
+                values = np.where(known, values, -1).astype(np.int64)
+            else:
+                values = len(c.ts)
+            self.numeric[name].append(values)
+        self.meta.update((self.rows + i, m) for i, m in c.meta.items())
+        self.rows += len(c.ts)
+        events = [e for _, e in c.others]
+        self._keep(events, [base + i for i, _ in c.others], _by_phase(events, base))
 
     def _regions(self, evs: list[dict], idx: list[int], start_us, dur_us) -> None:
         """Fold in timed regions: their events, file indices, starts and durations (µs)."""
@@ -233,7 +272,8 @@ class _Trace:
         self.index.append(np.array(idx, np.int64))
         self.start.append(start_us)
         self.dur.append(dur_us)
-        self.idents.append(np.array(self.threads.idents_of(evs), np.int64))
+        raws = [(e.get("pid"), e.get("tid")) for e in evs]
+        self.codes.append(self.threads.codes_of(raws))
         self.keys.append(_keys(evs, args if self.ours else None, self.b))
         if self.ours:
             self._everyo_columns(args)
@@ -253,9 +293,9 @@ class _Trace:
             if any(src in a for a in args):
                 self.present.add(name)
                 values = [-1 if a.get(src) is None else round(a[src] * scale) for a in args]
-            else:
-                values = [-1] * len(args)
-            self.numeric[name].append(np.array(values, np.int64))
+                self.numeric[name].append(np.array(values, np.int64))
+            else:  # none in this chunk: -1 each, made only if another chunk has the column
+                self.numeric[name].append(len(args))
 
     def run(self, header):
         """The :class:`Run` of everything added."""
@@ -267,29 +307,36 @@ class _Trace:
             merged = [{**e, "args": a} for e, a in zip(evs, args)]  # the pair's args merged
             start_us, dur_us = np.array(start, np.float64), np.array(dur, np.float64)
             self._regions(merged, idx, start_us, np.maximum(dur_us, 0))
-        self._index_of = np.concatenate(self.index) if self.index else np.zeros(0, np.int64)
-        start_us = np.concatenate(self.start) if self.start else np.zeros(0)
+        # each column's chunks are joined and let go of in turn: the peak stays near one copy
+        start_us = _joined(self, "start", np.float64)
         origin = 0.0 if self.ours or not len(start_us) else float(start_us.min())
         self.threads.add_names(self.names)
         b = self.b
         for ident, name in self.threads.named(prefix=not self.ours):
             b.thread_index(ident, name)
-        idents = np.concatenate(self.idents) if self.idents else np.zeros(0, np.int64)
-        index = {ident: b.thread_index(ident) for ident in set(idents.tolist())}
-        cols = {
-            "start_ns": int64_column((start_us - origin) * 1000, "start_ns", self._where),
-            "dur_ns": int64_column(np.concatenate(self.dur) * 1000, "dur_ns", self._where),
-            "key": np.concatenate(self.keys) if self.keys else np.zeros(0, np.int32),
-            "thread": np.array([index[i] for i in idents.tolist()], np.int32),
-        }
+        index = [b.thread_index(ident) for ident in self.threads.idents.values()]
+        cols = {"thread": np.array(index, np.int32)[_joined(self, "codes", np.int32)]}
+        start_us -= origin
+        start_us *= 1000
+        cols["start_ns"] = int64_column(start_us, "start_ns", self._where)
+        del start_us
+        dur_ns = _joined(self, "dur", np.float64)
+        dur_ns *= 1000
+        cols["dur_ns"] = int64_column(dur_ns, "dur_ns", self._where)
+        del dur_ns
+        cols["key"] = _joined(self, "keys", np.int32)
         cols["depth"], _ = nesting(
-            cols["thread"].astype(np.int64), cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
+            cols["thread"], cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
         )
+        shape = _joined(self, "shape", np.int32)
         if "shape" in self.present:
-            cols["shape"] = np.concatenate(self.shape)
-        for name, parts in self.numeric.items():
+            cols["shape"] = shape
+        for name in list(self.numeric):
+            parts = self.numeric.pop(name)
             if name in self.present:
-                cols[name] = np.concatenate(parts)
+                cols[name] = np.concatenate(
+                    [np.full(p, -1, np.int64) if isinstance(p, int) else p for p in parts]
+                )
         if not self.ours:
             header = {"label": "chrome trace"}
             if len(self.threads.pids) == 1:
@@ -301,19 +348,37 @@ class _Trace:
         return run_from(header, b.store(cols, self.meta), counters)
 
     def _where(self, row: int) -> str:
-        return f"traceEvents[{self._index_of[row]}]"
+        if not isinstance(self.index, np.ndarray):  # (a file with an error only)
+            self.index = np.concatenate(self.index) if self.index else np.zeros(0, np.int64)
+        return f"traceEvents[{self.index[row]}]"
+
+
+def _joined(trace: _Trace, name: str, dtype) -> np.ndarray:
+    """The chunks of column ``name`` of ``trace`` as one array, the chunks let go of."""
+    parts = getattr(trace, name)
+    setattr(trace, name, [])
+    out = np.concatenate(parts) if parts else np.zeros(0, dtype)
+    parts.clear()
+    return out
 
 
 def from_chrome(data: dict, chunks=None):
     """A :class:`Run` from a parsed Chrome trace (``{"traceEvents": [...]}``); ``chunks`` are
-    its events in chunks when the document was read with ``traceEvents`` left empty."""
+    its events in chunks (lists, or ``_stream.Part`` blocks of lines) when the document was
+    read with ``traceEvents`` left empty."""
     events = data.get("traceEvents")
     if not isinstance(events, list):
         raise Malformed(f"'traceEvents' is a {type(events).__name__}, not a list of events")
     header = (data.get("otherData") or {}).get("everyo_run")
     trace = _Trace(ours=isinstance(header, dict))
     base = 0
-    for chunk in [events] if chunks is None else chunks:
+    for item in [events] if chunks is None else chunks:
+        c = _fast.chrome_chunk(item) if trace.ours else None
+        if c is not None:  # everyo's own line layout, its X events without the json module
+            trace.add_fast(c, base)
+            base += c.lines
+            continue
+        chunk = events_of(item)
         trace.add(chunk, base)
         base += len(chunk)
     return trace.run(header)
