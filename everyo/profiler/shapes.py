@@ -18,22 +18,22 @@ class _Seq:
     """Marks a list or tuple in a shape key (a shape may itself be a tuple)."""
 
 
-def _shape(x):
+def _read(x, name: str):
+    """``x.shape`` or ``x.dtype``, ``None`` when it has none or its property fails."""
     try:
-        return getattr(x, "shape", None)
-    except Exception as exc:  # noqa: BLE001 - any fault of a user's property: no shape
+        return getattr(x, name, None)
+    except Exception as exc:  # noqa: BLE001 - any fault of a user's property: none
         if raised_by_signal_handler(exc):
             raise
         return None
+
+
+def _shape(x):
+    return _read(x, "shape")
 
 
 def _dtype(x):
-    try:
-        return getattr(x, "dtype", None)
-    except Exception as exc:  # noqa: BLE001 - any fault of a user's property: no dtype
-        if raised_by_signal_handler(exc):
-            raise
-        return None
+    return _read(x, "dtype")
 
 
 def dtype_suffix(dtype) -> str:

@@ -112,7 +112,10 @@ def test_a_long_run_reads_zoomed_out_and_shows_its_calls_zoomed_in(tmp_path):
             # (a few calls of a few microseconds may still share a bar)
             assert zoomed["bars"] > 2 * zoomed["groups"], zoomed
             plain = [t for t in zoomed["labels"] if not MERGED_LABEL.match(t)]
-            assert any(t.startswith("Linear") for t in plain), zoomed["labels"]
+            # (which calls the window holds depends on the run's timing: a forward's modules
+            # or a backward's nodes)
+            names = ("Sequential", "Linear", "ReLU", "backward", "sum.backward", "SGD")
+            assert any(t.startswith(names) for t in plain), zoomed["labels"]
         except BaseException:
             s.page_screenshot("flame-zoom-failure")
             raise

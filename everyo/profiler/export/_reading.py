@@ -10,7 +10,6 @@ from everyo import _compiled
 from everyo.profiler.run import Run
 from everyo.profiler.store import EventStore
 
-
 LOOPS = _compiled.load("everyo.profiler._cbatch")  # the compiled batch loops, or None
 
 
