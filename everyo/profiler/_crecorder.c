@@ -867,29 +867,29 @@ getattr_default(PyObject *obj, PyObject *name, PyObject *dflt)
     return r ? r : Py_NewRef(dflt);
 }
 
+/* `x.data.<name>` of a Tensor: its array's shape or dtype */
 static PyObject *
-tensor_shape(PyObject *x)
+tensor_attr(PyObject *x, PyObject *name)
 {
     PyObject *data = PyObject_GetAttr(x, str_data);
     if (data == NULL)
         return NULL;
-    PyObject *shape = PyObject_GetAttr(data, str_shape);
+    PyObject *value = PyObject_GetAttr(data, name);
     Py_DECREF(data);
-    return shape;
+    return value;
+}
+
+static PyObject *
+tensor_shape(PyObject *x)
+{
+    return tensor_attr(x, str_shape);
 }
 
 /* `x.data.dtype` of a Tensor, or `x.dtype` (None when it has none) */
 static PyObject *
 dtype_of(PyObject *x, int tensor)
 {
-    if (!tensor)
-        return getattr_default(x, str_dtype, Py_None);
-    PyObject *data = PyObject_GetAttr(x, str_data);
-    if (data == NULL)
-        return NULL;
-    PyObject *dtype = PyObject_GetAttr(data, str_dtype);
-    Py_DECREF(data);
-    return dtype;
+    return tensor ? tensor_attr(x, str_dtype) : getattr_default(x, str_dtype, Py_None);
 }
 
 /* a Tensor's array (borrowed) when it is a NumPy array whose dims can be read in place */

@@ -288,6 +288,21 @@ def test_torch_size_hits_the_shape_cache(registry, monkeypatch):
     assert len(calls) <= 2  # the first call (and the root's), then cache hits
 
 
+def test_shapes_carry_dtypes_other_than_float32(registry):
+    emb, layer = nn.Embedding(10, 4), nn.Linear(4, 4)
+    ids = torch.tensor([[1, 2, 3]])
+    with ep.profile(registry=registry) as p:
+        for _ in range(2):  # the second call of each through the shape cache
+            emb(ids)
+            layer(torch.randn(2, 4))
+            layer.double()(torch.randn(2, 4, dtype=torch.float64))
+            layer.float()
+    shapes = [e.shapes for e in module_events(p.events)]
+    assert shapes.count("[(1, 3) int64] -> (1, 3, 4)") == 2
+    assert shapes.count("[(2, 4)] -> (2, 4)") == 2  # float32, torch's default: unsaid
+    assert shapes.count("[(2, 4) float64] -> (2, 4) float64") == 2
+
+
 def test_record_ops_counts_flops(registry):
     layer = nn.Linear(4, 8)
     conv = nn.Conv2d(1, 2, 3)
