@@ -1,17 +1,21 @@
 """``LiveSession``: everything the live dashboard knows of one run while it records, in one
-owner: the cursor into the run, the steps so far, the numbering of its threads and the running
-aggregates (:class:`~everyo_lab.views.live_state.LiveState`).
+owner: the cursors into the run's events and samples, the steps so far, the numbering of its
+threads and the running aggregates (:class:`~everyo_lab.views.live_state.LiveState`).
 
-The widget reads a session, once per refresh, into the messages it sends and the report it
-shows; it keeps no figure of its own. The browser's lanes, the live flame chart's bars and the
-report's steps all come from here, so they cannot disagree on a thread's number or a step's end.
+The session is the one live reader: each refresh, :meth:`LiveSession.read` takes the new events
+and the new samples once, and every consumer (the running aggregates, the wire stream, the why
+panels' :class:`~everyo_lab.views.why_live.LiveWhy`) is fed what it read; a consumer that joins
+mid-run catches up once from :meth:`LiveSession.history`. The widget keeps no figure of its
+own. The browser's lanes, the live flame chart's bars and the report's steps all come from
+here (the steps by :func:`~everyo.profiler.step_stats.step_ends`, the rule the exact summary
+applies), so they cannot disagree on a thread's number or a step's end.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from everyo.profiler.step_stats import StepStats
+from everyo.profiler.step_stats import MARKS, StepStats, step_ends
 
 __all__ = ["LiveSession", "ThreadNumbers"]
 
@@ -42,7 +46,8 @@ class ThreadNumbers:
 class LiveSession:
     """One run as a live dashboard follows it.
 
-    :meth:`read` takes the rows recorded since the last read and brings the steps up to date;
+    :meth:`read` takes the rows recorded since the last read (and the samples, kept as
+    :attr:`new_samples`) and brings the steps up to date;
     :meth:`fold` adds them to the running aggregates (while the run records, every row read
     must be folded, so the aggregates never miss or repeat one); :meth:`report` is the live
     report of what was folded.
@@ -51,17 +56,36 @@ class LiveSession:
     def __init__(self, run):
         self.run = run
         self.cursor = 0  # rows of the run read so far
+        self.sample_cursor = 0  # samples read so far
+        self.new_samples: dict | None = None  # the samples of the last read (None: unsampled)
         self.threads = ThreadNumbers()
         self.steps = StepStats()  # the steps so far (ns from the run start), summary kept exact
         self.first_start_ns: int | None = None  # where step 0 starts
         self.state = None  # the running aggregates, from the first fold on
-        self._marks = False  # True once the steps come from profiler.step() marks
+        self.step_source = ""  # where the steps come from (step_stats.step_ends)
 
     def read(self):
-        """The rows recorded since the last read (an ``EventBatch``); advances the cursor."""
+        """The rows recorded since the last read (an ``EventBatch``); advances the cursors. The
+        samples taken since the last read are :attr:`new_samples` (sample columns) until the
+        next read."""
         batch, self.cursor = self.run.events_since(self.cursor)
+        samples = getattr(self.run, "samples", None)
+        if samples is not None:
+            self.new_samples, self.sample_cursor = samples.read_since(self.sample_cursor)
         self._note_steps(batch)
         return batch
+
+    def history(self):
+        """What the reads so far returned, read again for a consumer that starts mid-run: the
+        rows ``[0, cursor)`` (an ``EventBatch``) and the samples ``[0, sample_cursor)`` (``None``
+        for a run without samples). A consumer fed these and then every later read has seen
+        each row and sample once."""
+        batch = self.run.rows(0, self.cursor)
+        samples = getattr(self.run, "samples", None)
+        if samples is None:
+            return batch, None
+        cols, _ = samples.read_since(0)
+        return batch, {name: col[: self.sample_cursor] for name, col in cols.items()}
 
     def fold(self, batch):
         """Add ``batch`` (what :meth:`read` returned) to the running aggregates; returns them."""
@@ -79,7 +103,9 @@ class LiveSession:
         from everyo_lab.views.report import live_report
 
         state = self.state if self.state is not None else LiveState(threads=self.threads)
-        return live_report(self.run, state, steps=self.steps, **options)
+        return live_report(
+            self.run, state, steps=self.steps, step_source=self.step_source, **options
+        )
 
     def _note_steps(self, batch) -> None:
         """Bring the steps up to date (O(new rows and steps): a live refresh must not cost more
@@ -90,15 +116,10 @@ class LiveSession:
                 self.first_start_ns = first
         first = self.first_start_ns or 0
         marks = getattr(self.run, "step_ns", None)
-        if marks:  # explicit profiler.step() marks win over optimizer steps
-            if not self._marks:  # they replace the optimizer steps held so far
-                self._marks, self.steps = True, StepStats()
-            self.steps.add_ends(marks[len(self.steps) :], first)
-            return
-        ends = ()
-        if len(batch):
-            kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)
-            opt = kinds[np.asarray(batch.key, np.int64)]
-            if opt.any():
-                ends = batch.start_ns[opt] + batch.dur_ns[opt]
+        ends, source = step_ends(batch, marks)
+        if source == MARKS:  # explicit profiler.step() marks win over optimizer steps
+            if self.step_source != MARKS:  # they replace the optimizer steps held so far
+                self.steps = StepStats()
+            ends = ends[len(self.steps) :]
+        self.step_source = source or self.step_source
         self.steps.add_ends(ends, first)  # also where the first step starts, if that moved

@@ -2,13 +2,15 @@
 
 :func:`everyo.profiler.hot_lines` reads the whole run each time (every event, every sample);
 a live panel refreshed a few times a second would then cost more the longer the cell runs.
-This one reads only what is new at each refresh (``run.events_since``, the samples since the
-last read) and keeps running sums: per thread, the selected events' time as a union of
-intervals and the samples in time order with a flag for those already counted; per stack, the
-weight of the counted samples. A new sample is counted when it falls in the union; a new
-interval counts the samples it covers that were not counted yet (samples reach the store in
-batches, after the events that hold them may have). A refresh then costs the new events and
-samples, the samples the new intervals cover, and the distinct stacks of the answer.
+This one is fed what the dashboard's one live reader (:class:`~everyo_lab.views.live_session.
+LiveSession`) read at each refresh, the new events and the new samples, and keeps running
+sums: per thread, the selected events' time as a union of intervals and the samples in time
+order with a flag for those already counted; per stack, the weight of the counted samples. A
+new sample is counted when it falls in the union; a new interval counts the samples it covers
+that were not counted yet (samples reach the store in batches, after the events that hold them
+may have). A refresh then costs the new events and samples, the samples the new intervals
+cover, and the distinct stacks of the answer; a selection made mid-run reads the session's
+history once (:meth:`LiveWhy.following`).
 
 It counts what ``hot_lines(run, event)`` counts (a sample belongs to an event when it falls in
 its span on its thread: the innermost open event is it or one of its descendants); the tests
@@ -86,15 +88,13 @@ class _Thread:
 
 
 class LiveWhy:
-    """Running hot lines of ``sel`` in ``run`` (see the module doc); :meth:`update` reads what
-    is new, :meth:`hot_lines` answers with what has been read."""
+    """Running hot lines of ``sel`` in ``run`` (see the module doc); :meth:`feed` adds what a
+    read found, :meth:`hot_lines` answers with what has been fed."""
 
     def __init__(self, run, sel: Selection):
         self.run, self.sel = run, sel
         self.samples = run.samples
         self.mode = run.options.get("sample_mode") or "wall"
-        self._events = 0  # cursors: events and samples read so far
-        self._sampled = 0
         self._threads: dict[int, _Thread] = {}
         self._weight = np.zeros(0, np.int64)  # per stack id: the counted samples' weight
         self._count = 0
@@ -105,18 +105,25 @@ class LiveWhy:
             self._intervals(np.array([sel.tid]), np.array([sel.start_ns]), np.array([sel.end_ns]))
             self.calls = 1
 
-    def update(self) -> None:
-        """Read the events and samples recorded since the last update."""
-        if not self.sel.is_event:
-            batch, self._events = self.run.events_since(self._events)
-            if len(batch):
-                mask = self.sel.rows(batch)
-                if mask.any():
-                    self.calls += int(mask.sum())
-                    start = batch.start_ns[mask]
-                    self._intervals(batch.tid[mask], start, start + batch.dur_ns[mask])
-        cols, self._sampled = self.samples.read_since(self._sampled)
-        if len(cols["t_ns"]):
+    @classmethod
+    def following(cls, session, sel: Selection) -> LiveWhy:
+        """A ``LiveWhy`` of ``sel`` that has seen what ``session`` read so far (its history,
+        read once): feed it each later read."""
+        live = cls(session.run, sel)
+        live.feed(*session.history())
+        return live
+
+    def feed(self, batch, samples: dict | None) -> None:
+        """Add the events (an ``EventBatch``) and samples (sample columns; ``None`` or empty:
+        none) of one read; each must be fed once, in the order read."""
+        if not self.sel.is_event and len(batch):
+            mask = self.sel.rows(batch)
+            if mask.any():
+                self.calls += int(mask.sum())
+                start = batch.start_ns[mask]
+                self._intervals(batch.tid[mask], start, start + batch.dur_ns[mask])
+        if samples is not None and len(samples["t_ns"]):
+            cols = samples
             weight = cols["wall_ns" if self.mode == "wall" else "cpu_ns"]
             for tid in np.unique(cols["tid"]).tolist():
                 mine = np.flatnonzero(cols["tid"] == tid)

@@ -188,7 +188,7 @@ class Dashboard(anywidget.AnyWidget):
             self._gone = None
             self._session = LiveSession(run) if run is not None else None
             self._stream = EventStream(self._session) if run is not None else None
-            self._why.clear()
+            self._why.follow(self._session)
             self.why_target = {}
             self.why = {}
             self.why_live = {}
@@ -217,6 +217,7 @@ class Dashboard(anywidget.AnyWidget):
                 return None
             t0 = time.thread_time()
             batch = session.read()
+            self._why.feed(batch, session.new_samples)  # (before the panels: one read each)
             final = getattr(run, "status", "completed") != "running"
             state = session.fold(batch) if not final else None  # it must see every row
             if live and not final:
@@ -431,7 +432,7 @@ class Dashboard(anywidget.AnyWidget):
             self._unsubscribe = None
         self._unsubscribe_removals()
         with self._lock:  # a closed widget shows nothing: let its runs go now
-            self._why.clear()
+            self._why.follow(None)
             self._run = self._session = self._stream = self._report = self._cmp = None
         super().close()
 
@@ -448,6 +449,7 @@ class Dashboard(anywidget.AnyWidget):
                 self.compare_id = ""
             if self._run is run:
                 self._run = self._session = self._stream = self._report = None
+                self._why.follow(None)
                 self._gone = (run.label, reason)
                 self.export_status = f"{gone_text(run.label, reason)}; export runs you want to keep"
         if self.picker:

@@ -3,9 +3,10 @@
 The browser sets the ``why_target`` trait when a table row or a flame-chart bar is clicked (and
 ``why_all_frames`` from the panel's fold button); the dashboard asks this object for the panel
 and syncs it as the ``why`` trait. While the run records, a :class:`LiveWhy` keeps the
-selection's sums and the panel is rebuilt at most every :data:`LIVE_EVERY_S` (as the live
-table), from the events and samples recorded since; once the run has ended, the panel is
-:func:`everyo.profiler.hot_lines` of the whole run.
+selection's sums (and one each of the live table's first rows'), fed every refresh what the
+dashboard's :class:`~everyo_lab.views.live_session.LiveSession` read (:meth:`WhyLink.feed`), and
+the panel is rebuilt at most every :data:`LIVE_EVERY_S` (as the live table); once the run has
+ended, the panel is :func:`everyo.profiler.hot_lines` of the whole run.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ LIVE_OTHER = (
 
 class WhyLink:
     def __init__(self, clock=time.monotonic):
+        self.session = None  # the LiveSession whose reads feed the live panels
         self.sel = None
         self.live = None  # LiveWhy of the selection while the run records
         self._rows: dict[tuple, object] = {}  # LiveWhy of each of the table's first rows
@@ -41,6 +43,18 @@ class WhyLink:
     def clear(self) -> None:
         self.sel = self.live = None
         self._rows = {}
+
+    def follow(self, session) -> None:
+        """Panels of ``session``'s run from now on (``None``: no run)."""
+        self.clear()
+        self.session = session
+
+    def feed(self, batch, samples) -> None:
+        """What the session's read found (its batch and :attr:`new_samples`), to every live
+        panel's sums: each read, once."""
+        for tracker in (self.live, *self._rows.values()):
+            if tracker is not None:
+                tracker.feed(batch, samples)
 
     def live_rows(self, run, report, hide, *, force: bool = False) -> dict | None:
         """The panels of the live table's first :data:`LIVE_ROWS` rows, ``{"panels": [{"key",
@@ -63,8 +77,7 @@ class WhyLink:
         for row in report.rows[:LIVE_ROWS]:
             sel = why.row_selection(row, report.group_by)
             key = (sel.group_by, sel.key, sel.shape)
-            tracker = self._rows.get(key) or LiveWhy(run, sel)
-            tracker.update()
+            tracker = self._rows.get(key) or LiveWhy.following(self.session, sel)
             kept[key] = tracker
             panel = why.panel(tracker.hot_lines(hide), sel, live=True)
             out.append({"key": why.row_key(sel), "panel": panel})
@@ -116,7 +129,7 @@ class WhyLink:
         """The panel of a new selection (``{}`` for none)."""
         from everyo_lab.views import why
 
-        self.clear()
+        self.sel = self.live = None  # (the first rows' panels stay: they do not depend on it)
         if not target or run is None:
             return {}
         try:
@@ -152,8 +165,7 @@ class WhyLink:
         if self.live is None:
             from everyo_lab.views.why_live import LiveWhy
 
-            self.live = LiveWhy(run, sel)
-        self.live.update()
+            self.live = LiveWhy.following(self.session, sel)
         hot = self.live.hot_lines(hide)
         return why.panel(hot, sel, live=True, expand=self.live.expansion(hide))
 

@@ -23,6 +23,7 @@ from everyo.profiler.run import Run
 from everyo.profiler.samples import SampleStore
 from everyo.profiler.store import EventStore
 from everyo_lab.views import why
+from everyo_lab.views.live_session import LiveSession
 from everyo_lab.views.why_live import LiveWhy
 
 
@@ -270,7 +271,8 @@ def _events(store, rows):
 def test_the_live_panel_counts_what_hot_lines_counts(monkeypatch):
     run, stacks = _growing_run()
     rng = np.random.default_rng(1)
-    live = LiveWhy(run, why.select(run, _row("work")))
+    session = LiveSession(run)
+    live = LiveWhy.following(session, why.select(run, _row("work")))
     t = 0
     for chunk in range(12):
         rows, samples = [], []
@@ -298,7 +300,9 @@ def test_the_live_panel_counts_what_hot_lines_counts(monkeypatch):
         run.samples.append(s_cols)
         if not chunk % 2:
             _events(run.store, rows)
-        live.update()
+        if chunk == 6:  # a panel opened mid-run catches up from the session's history
+            live = LiveWhy.following(session, why.select(run, _row("work")))
+        live.feed(session.read(), session.new_samples)
         exact = ep.hot_lines(run, "work", top=why.PANEL_LINES)
         got = live.hot_lines()
         assert (got.calls, got.event_ns, got.samples, got.sampled_ns) == (
@@ -312,20 +316,58 @@ def test_the_live_panel_counts_what_hot_lines_counts(monkeypatch):
     assert got.samples > 100 and got.calls == 12 * 10 + 4 * 5 and len(got.lines) == 4
 
 
-def test_a_live_update_reads_only_what_is_new(monkeypatch):
+def test_each_refresh_reads_the_new_events_and_samples_once_for_every_panel(monkeypatch):
+    """One live reader: the table's first rows' panels and the selection's are fed what the
+    dashboard's session read, whatever their number; a panel opened mid-run reads the
+    session's history once; each panel still counts what ``hot_lines`` counts."""
+    pytest.importorskip("anywidget")
+    from everyo_lab.widgets import why_link
+    from everyo_lab.widgets.dashboard import Dashboard
+
     run, stacks = _growing_run()
-    live = LiveWhy(run, why.select(run, _row("work")))
-    _events(run.store, [("work", 0, 10, 0, 0)])
-    run.samples.append(
-        {"t_ns": [5], "tid": [7], "stack": [stacks[2]], "wall_ns": [1], "cpu_ns": [1]}
-    )
-    live.update()
-    read = []
-    since = run.events_since
-    monkeypatch.setattr(run, "events_since", lambda c: read.append(c) or since(c))
-    live.update()
-    assert read == [1]  # from the cursor, not from row 0
-    assert live.hot_lines().samples == 1
+    events, samples = [], []
+    since, read_since = run.events_since, run.samples.read_since
+    monkeypatch.setattr(run, "events_since", lambda c: events.append(c) or since(c))
+    monkeypatch.setattr(run.samples, "read_since", lambda c: samples.append(c) or read_since(c))
+    monkeypatch.setattr(why_link, "LIVE_EVERY_S", 0.0)  # every refresh builds the panels
+    board = Dashboard(run)
+    t = 0
+    for chunk in range(6):
+        _events(run.store, [("work", t + 10, 30, 1, 0), ("other", t + 50, 20, 1, 0)])
+        _events(run.store, [("outer", t, 100, 0, 0)])
+        run.samples.append(
+            {
+                "t_ns": [t + 20, t + 60, t + 90],
+                "tid": [7, 7, 7],
+                "stack": [stacks[2], stacks[3], stacks[1]],
+                "wall_ns": [3, 2, 1],
+                "cpu_ns": [3, 2, 1],
+            }
+        )
+        t += 100
+        if chunk == 2:
+            board.why_target = _row("work")  # a selection mid-run: its history, read once
+            assert samples[-1] == 0  # (the history's samples)
+            del events[:], samples[:]
+        board.refresh(live=True)
+        assert events[-1] == board._session.cursor - 3  # from the cursor, not from row 0
+        assert len(board.why_live["panels"]) == 3
+        if chunk >= 2:
+            assert len(events) == len(samples) == chunk - 1  # one read per refresh, all panels
+
+    def exact(name):
+        sel = why.select(run, _row(name))
+        return why.panel(why.exact_hot_lines(run, sel, "everyo"), sel)
+
+    for panel, name in zip(board.why_live["panels"], ("outer", "work", "other")):
+        assert panel["key"]["name"] == name and panel["panel"]["lines"]
+        want = exact(name)
+        assert (panel["panel"]["lines"], panel["panel"]["functions"]) == (
+            want["lines"],
+            want["functions"],
+        )
+    assert board.why["lines"] == exact("work")["lines"]
+    board.close()
 
 
 def test_the_dashboard_answers_a_selection_and_the_fold_button():
@@ -356,9 +398,11 @@ def test_while_live_the_first_rows_panels_are_kept_at_the_tables_pace():
     now = [0.0]
     link = why_link.WhyLink(clock=lambda: now[0])
     with ep.profile(sample=0.5, registry=RunRegistry()) as p:
+        link.follow(LiveSession(p.run))
         planted(0.3)
         p.flush()  # the events and samples so far (both reach the run in batches)
         p._sampler.flush()
+        link.session.read()  # (a refresh reads, then builds the panels)
         report = build_report(p.run)
         live = link.live_rows(p.run, report, "everyo")
         assert [e["key"] for e in live["panels"]] == [
