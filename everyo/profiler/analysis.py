@@ -11,7 +11,7 @@ from everyo.errors import EveryOProfilerError
 from everyo.profiler import schema
 from everyo.profiler.aggregates import Aggregates, Groups, children_ns
 from everyo.profiler.batch import EventBatch
-from everyo.profiler.step_stats import StepStats, step_spans
+from everyo.profiler.step_stats import StepStats, step_ends, step_spans
 from everyo.profiler.table import SummaryTable
 
 GROUP_BY, SORT_KEYS, TREE_BY = schema.GROUP_BY, schema.SORT_KEYS, schema.TREE_BY  # re-exported
@@ -232,22 +232,16 @@ def step_bounds(source) -> tuple[np.ndarray, np.ndarray, str]:
     """
     batch, _, run = _resolve(source)
     first = int(batch.start_ns.min()) if len(batch) else 0
-    marks = getattr(run, "step_ns", None) if run is not None else None
-    if marks:
-        return (*step_spans(marks, first), "profiler.step()")
-    is_opt = np.array([k[0] == "optimizer" for k in batch.keys] or [False])
-    opt = is_opt[batch.key] if len(batch) else np.zeros(0, bool)
-    if not opt.any():
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), ""
-    ends = np.sort(batch.start_ns[opt] + batch.dur_ns[opt])
-    return (*step_spans(ends, first), "optimizer")
+    ends, origin = step_ends(batch, getattr(run, "step_ns", None) if run is not None else None)
+    return (*step_spans(ends, first), origin)
 
 
 def step_summary(starts_ns, ends_ns, source: str) -> dict | None:
     """Count, mean, median and p95 duration of the steps, and the typical and extreme ones.
 
     Returns ``None`` when there are no steps, else ``count``, ``source``, ``mean_ms``,
-    ``median_ms``, ``p95_ms`` (nearest rank: each is an actual step's duration) and four
+    ``median_ms``, ``p95_ms`` (nearest rank: each is an actual step's duration),
+    ``first_start_ms`` (where step 0 starts; step ``k`` starts where step ``k - 1`` ends) and four
     steps, each ``index`` (0-based), ``start_ms``, ``end_ms``, ``dur_ms``: ``median`` and
     ``p95`` (the step of that duration; the first on ties), ``slowest`` and ``fastest``.
     Plain Python numbers.

@@ -24,7 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["StepStats", "step_spans"]
+__all__ = ["StepStats", "step_ends", "step_spans", "MARKS", "OPTIMIZER"]
+
+MARKS = "profiler.step()"
+"""The source of steps marked by ``profiler.step()``."""
+OPTIMIZER = "optimizer"
+"""The source of steps ended by optimizer events."""
 
 MERGE_FRACTION = 8  # the small part merges into the large one at 1/MERGE_FRACTION of its size
 MERGE_MIN = 4096  # ... or at this many steps, whichever is more
@@ -52,6 +57,25 @@ class _Column:
     def view(self) -> np.ndarray:
         """The values so far (a view: appending later does not change it)."""
         return self._data[: self._n]
+
+
+def step_ends(batch, marks=None) -> tuple[np.ndarray, str]:
+    """The step rule, stated once (the exact summary and the live dashboard both apply it):
+    the ends (ns from the run start, sorted) of the training steps that ``batch`` (an
+    ``EventBatch``) and ``marks`` (a run's ``step_ns``) hold, and their source. Explicit marks
+    win: each ``profiler.step()`` mark ends a step (:data:`MARKS`). Otherwise each optimizer
+    event (kind ``"optimizer"``, ``SGD.step``) ends one where it ends (:data:`OPTIMIZER`). No
+    steps: an empty array and ``""``. Step ``k`` starts where step ``k - 1`` ended
+    (:func:`step_spans`)."""
+    if marks is not None and len(marks):
+        return np.asarray(marks, np.int64), MARKS
+    if not len(batch):
+        return np.zeros(0, np.int64), ""
+    kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)
+    opt = kinds[np.asarray(batch.key, np.int64)]
+    if not opt.any():
+        return np.zeros(0, np.int64), ""
+    return np.sort(batch.start_ns[opt] + batch.dur_ns[opt]), OPTIMIZER
 
 
 def step_spans(ends_ns, first_ns: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -181,6 +205,7 @@ class StepStats:
             "mean_ms": self._total_ns / n / 1e6,
             "median_ms": median / 1e6,
             "p95_ms": p95 / 1e6,
+            "first_start_ms": int(self.starts[0]) / 1e6,  # step k > 0 starts at end k - 1
             "median": self._step(self._nearest(median)),
             "p95": self._step(self._nearest(p95)),
             "slowest": self._step(self._first_index(self._select(n - 1))),

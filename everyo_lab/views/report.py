@@ -206,8 +206,7 @@ def live_report(
     state,
     *,
     steps=None,
-    step_ends_ns=(),
-    step_first_start_ns: int | None = None,
+    step_source: str = "",
     group_by: str = "name",
     sort_by: str = "total_ms",
     descending: bool = True,
@@ -217,17 +216,15 @@ def live_report(
 
     Rows and hot spots come from the events fed to ``state`` (no median or standard deviation
     while live). Steps come from ``steps``, an :class:`~everyo.profiler.step_stats.StepStats`
-    kept up to date as the run records (what the dashboard's stream holds: the summary then
-    does not go over every step again), or else from ``step_ends_ns``, the step
-    ends seen so far (ns from the run start; the run's own ``profiler.step()`` marks when none
-    are given), the first step starting at ``step_first_start_ns`` (the run's start when
-    ``None``). Raises as :func:`build_report`.
+    kept up to date as the run records by the step rule (``LiveSession`` holds it: the summary
+    then does not go over every step again), and ``step_source`` says where they came from
+    (:func:`~everyo.profiler.step_stats.step_ends`); ``None``: no steps. Raises as
+    :func:`build_report`.
     """
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
     check_group_by(group_by)
     wall = int(run.wall_ns)
-    marks = getattr(run, "step_ns", None) or ()
     notes = analysis.run_notes(run)
     if group_by == "shape" and _shapes_missing(run, int(state.events), state.table.has_shapes):
         table = []  # say so (a note) rather than group by something else
@@ -238,10 +235,6 @@ def live_report(
         )
     rows = _rows(table, wall)
     by_name = rows if group_by == "name" else _rows(state.table_rows(wall_ns=wall), wall)
-    source = "profiler.step()" if marks else "optimizer"
-    if steps is None:
-        ends = step_ends_ns if len(step_ends_ns) else marks
-        steps = analysis.StepStats().add_ends(ends, step_first_start_ns or 0)
     return _report(
         run,
         wall=wall,
@@ -250,7 +243,7 @@ def live_report(
         options=(group_by, sort_by, descending, top),
         rows=rows,
         by_name=by_name,
-        steps=steps.summary(source),
+        steps=steps.summary(step_source) if steps is not None else None,
         notes=notes,
     )
 

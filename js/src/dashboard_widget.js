@@ -164,8 +164,9 @@ function render({ model: traits, el }) {
   // the run's extent on the chart's clock, which step zooms stay inside
   const extent = () => wholeWindow((model.get("report") || {}).wall_ms, state.store.whole.x1);
   const stepWindowOf = (k) => {
-    const { store } = state;
-    const bounds = stepBounds(store.stepEnds, k, Number.isFinite(store.whole.x0) ? store.whole.x0 : 0);
+    // where step 0 starts is the kernel's (the step rule: step_stats.step_ends), as the ends
+    const steps = table.shown().steps || {};
+    const bounds = stepBounds(state.store.stepEnds, k, Number.isFinite(steps.first_start_ms) ? steps.first_start_ms : 0);
     return bounds && zoomWindow(bounds[0], bounds[1], 0.05, extent());
   };
   let stepsShown; // JSON of what is shown: a live report is a new object a few times a second

@@ -243,10 +243,9 @@ def test_no_steps_no_step_line(run):
 def test_live_report_matches_the_exact_one_for_a_finished_run(trained, group_by):
     state = LiveState()
     state.feed(trained.snapshot())
-    starts, ends, _ = analysis.step_bounds(trained)
-    live = live_report(
-        trained, state, step_ends_ns=ends, step_first_start_ns=int(starts[0]), group_by=group_by
-    )
+    starts, ends, source = analysis.step_bounds(trained)
+    steps = analysis.StepStats().add_spans(starts, ends)
+    live = live_report(trained, state, steps=steps, step_source=source, group_by=group_by)
     exact = build_report(trained, group_by=group_by)
     assert live.live and not exact.live and live.events == exact.events
 

@@ -64,6 +64,7 @@ def test_optimizer_events_are_steps(clock, registry):
         "mean_ms": 25 / 1e6,
         "median_ms": 25 / 1e6,
         "p95_ms": 35 / 1e6,  # nearest rank: the step the p95 row shows (not 34, linear)
+        "first_start_ms": 0.0,
         "median": {"index": 2, "start_ms": 50 / 1e6, "end_ms": 75 / 1e6, "dur_ms": 25 / 1e6},
         "p95": {"index": 0, "start_ms": 0.0, "end_ms": 35 / 1e6, "dur_ms": 35 / 1e6},
         "slowest": {"index": 0, "start_ms": 0.0, "end_ms": 35 / 1e6, "dur_ms": 35 / 1e6},

@@ -30,6 +30,7 @@ def direct(starts, ends, source="optimizer"):
         "mean_ms": float(dur.mean()) / 1e6,
         "median_ms": median / 1e6,
         "p95_ms": p95 / 1e6,
+        "first_start_ms": int(starts[0]) / 1e6,
         "median": step(np.abs(dur - median).argmin()),
         "p95": step(np.abs(dur - p95).argmin()),
         "slowest": step(dur.argmax()),
