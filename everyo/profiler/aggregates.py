@@ -49,6 +49,13 @@ def children_ns(dur: np.ndarray, parent_offset: np.ndarray) -> np.ndarray:
     return child
 
 
+def share(ns: float, wall_ns: float) -> float:
+    """A time over the run's wall time, in [0, 1] (0 without a wall time): the one definition
+    of a share (docs/glossary.md), a summary row's (its inclusive time) and a hot spot's (its
+    self time) alike."""
+    return min(1.0, max(0.0, ns / wall_ns)) if wall_ns > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class Groups:
     """Integer aggregates per group, groups in label order (by the first key interned with
@@ -90,7 +97,7 @@ class Groups:
                     "median_ms": None,
                     "std_ms": None,
                     "self_ms": s / 1e6,
-                    "share": min(1.0, max(0.0, t / wall_ns)) if wall_ns > 0 else 0.0,
+                    "share": share(t, wall_ns),
                 }
             )
         self._label_columns(rows, keys, shape_table)

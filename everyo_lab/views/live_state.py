@@ -152,7 +152,7 @@ class LiveState:
         check_group_by(group_by)
         groups = self.table.groups(self.keys, group_by)
         rows = groups.rows(self.keys, self.shape_table, wall_ns)
-        return finish_rows(rows, wall_ns, sort_by=sort_by, descending=descending, top=top)
+        return finish_rows(rows, sort_by=sort_by, descending=descending, top=top)
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _new_keys(self) -> None:

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from everyo.profiler import schema
+from everyo.profiler.aggregates import share
 from everyo.spelling import duration_text
 from everyo_lab.views._batch import as_run
 from everyo_lab.views.columns import (
@@ -33,7 +34,7 @@ from everyo_lab.views.columns import (
     display_label,
     table_dict,
 )
-from everyo_lab.views.table import add_labels, add_share, check_group_by, sort_rows, wall_ns
+from everyo_lab.views.table import add_labels, check_group_by, sort_rows, wall_ns
 
 __all__ = [
     "HOT_SPOTS",
@@ -181,8 +182,8 @@ def build_report(
     if group_by == "shape" and _shapes_missing(run, len(batch), batch.shape_id is not None):
         return _report_without_shapes(run, source, wall, len(batch), (sort_by, descending, top))
     summary = analysis.summarize(source, group_by=group_by)
-    rows = sort_rows(_rows(summary, wall), sort_by, descending=descending)
-    by_name = rows if group_by == "name" else _rows(analysis.summarize(source), wall)
+    rows = sort_rows(_rows(summary), sort_by, descending=descending)
+    by_name = rows if group_by == "name" else _rows(analysis.summarize(source))
     report = _report(
         None if run is None else source,
         wall=wall,
@@ -233,8 +234,8 @@ def live_report(
         table = state.table_rows(
             group_by=group_by, sort_by=sort_by, descending=descending, wall_ns=wall
         )
-    rows = _rows(table, wall)
-    by_name = rows if group_by == "name" else _rows(state.table_rows(wall_ns=wall), wall)
+    rows = _rows(table)
+    by_name = rows if group_by == "name" else _rows(state.table_rows(wall_ns=wall))
     return _report(
         run,
         wall=wall,
@@ -355,7 +356,7 @@ def _report_without_shapes(run, source, wall, events, options) -> Report:
         live=False,
         options=("shape", sort_by, descending, top),
         rows=[],
-        by_name=_rows(summary, wall),
+        by_name=_rows(summary),
         steps=analysis.step_summary(*analysis.step_bounds(source)),
         notes=[*summary.notes, schema.SHAPES_NOT_RECORDED],
     )
@@ -406,10 +407,9 @@ def _report(run, *, wall, events, live, options, rows, by_name, steps, notes) ->
     )
 
 
-def _rows(summary, wall: int) -> list[dict]:
-    """Plain copies of summary rows, each with its ``share`` and ``label``."""
+def _rows(summary) -> list[dict]:
+    """Plain copies of summary rows (with their ``share``), each with its ``label``."""
     rows = [{k: _plain(v) for k, v in r.items()} for r in summary]
-    add_share(rows, wall)
     add_labels(rows)
     return rows
 
@@ -426,7 +426,7 @@ def _hot_spots(by_name: list[dict], wall: int) -> list[dict]:
             "kind": str(r.get("kind", "")),
             "label": r["label"],
             "self_ms": float(r.get("self_ms") or 0.0),
-            "share": _share(r.get("self_ms") or 0.0, wall),
+            "share": share(float(r.get("self_ms") or 0.0) * 1e6, wall),
             "one_call": _one_call(r),
         }
         for r in ranked
@@ -454,10 +454,6 @@ def _usual_self_ms(row: dict) -> float:
         return own
     excess = one["ms"] - one["others_ms"]
     return max(own * (1.0 - excess / float(row["total_ms"])), 0.0)
-
-
-def _share(ms: float, wall: int) -> float:
-    return min(1.0, max(0.0, ms * 1e6 / wall)) if wall > 0 else 0.0
 
 
 def _plain(value):

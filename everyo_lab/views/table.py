@@ -14,7 +14,6 @@ from everyo_lab.views.columns import event_label
 __all__ = [
     "GROUP_BY",
     "add_labels",
-    "add_share",
     "check_group_by",
     "finish_rows",
     "sort_order",
@@ -72,28 +71,16 @@ def table_rows(
     from everyo.profiler import analysis  # lazily: views import fast and stay pure
 
     rows = [dict(r) for r in analysis.summarize(run_or_batch, group_by=group_by)]
-    return finish_rows(rows, wall_ns(run_or_batch), sort_by=sort_by, descending=descending, top=top)
+    return finish_rows(rows, sort_by=sort_by, descending=descending, top=top)
 
 
-def finish_rows(
-    rows: list[dict], wall_ns: int, *, sort_by: str, descending: bool, top: int | None
-) -> list[dict]:
-    """Give each summary row its ``share`` (inclusive time / ``wall_ns``, in [0, 1]) and
-    ``label``, then sort and cut to ``top``: the last steps of the exact and the live table
-    alike (in place)."""
-    add_share(rows, wall_ns)
+def finish_rows(rows: list[dict], *, sort_by: str, descending: bool, top: int | None) -> list[dict]:
+    """Give each summary row its ``label``, then sort and cut to ``top``: the last steps of the
+    exact and the live table alike (in place; the rows' ``share`` is the summary's,
+    :func:`everyo.profiler.aggregates.share`)."""
     add_labels(rows)
     rows = sort_rows(rows, sort_by, descending=descending)
     return rows if top is None else rows[: max(0, int(top))]
-
-
-def add_share(rows: list[dict], wall_ns: int) -> None:
-    """Give each row its ``share``: inclusive time / ``wall_ns``, in [0, 1] (in place). The one
-    definition of a row's share, in every view."""
-    wall_ms = wall_ns / 1e6
-    for row in rows:
-        total = float(row.get("total_ms") or 0.0)
-        row["share"] = min(1.0, max(0.0, total / wall_ms)) if wall_ms > 0 else 0.0
 
 
 def add_labels(rows: list[dict]) -> None:
