@@ -68,6 +68,8 @@ class LiveState:
         self._lane_depth: list[int] = []
         self._colors: dict[str, int] = {}  # colour key -> code, as views' color_codes numbers
         self._key_code = np.zeros(0, np.int64)
+        self.last_fed = None  # the batch fed last, and its rows' self times
+        self.last_self_ns = np.zeros(0, np.int64)
 
     def feed(self, batch) -> None:
         """Add one ``EventBatch`` of ``run.events_since`` (rows in the order recorded)."""
@@ -75,7 +77,9 @@ class LiveState:
         self.shape_table = list(getattr(batch, "shape_table", None) or [])
         self.thread_names.update(getattr(batch, "thread_names", None) or {})
         n = len(batch)
+        self.last_fed = batch
         if n == 0:
+            self.last_self_ns = np.zeros(0, np.int64)
             return
         self._new_keys()
         start = np.asarray(batch.start_ns, np.int64)
@@ -88,6 +92,7 @@ class LiveState:
         sid = getattr(batch, "shape_id", None)
         shape = None if sid is None else np.asarray(sid, np.int64)
         own = self.table.feed(dur, key, thread, depth, offset, shape)
+        self.last_self_ns = own  # each row's self time, final when it is read (wire.py sends it)
         events = {
             "start": start,
             "dur": dur,

@@ -104,11 +104,13 @@ class EventStream:
             self.raw = False  # recording fast: see the module
         if not self.raw and final and self.run.num_events <= self.raw_limit:
             return [self._all_events(final=True)]  # it fits after all: every event, once more
-        rows = _rows(batch, np.asarray(batch.row) >= self.sent) if self.raw else batch
+        keep = np.asarray(batch.row) >= self.sent
+        rows = _rows(batch, keep) if self.raw else batch
         if self.raw and self.sent + len(rows) <= self.raw_limit:
             if len(rows) == 0 and not self._steps_pending() and not final:
                 return []
-            return [self._events(rows, reset=self.sent == 0, final=final)]
+            own = self._self_ns(batch, state)[keep]
+            return [self._events(rows, reset=self.sent == 0, final=final, self_ns=own)]
         self.raw = False
         if final:
             return [self._snapshot_bars()]
@@ -136,7 +138,20 @@ class EventStream:
         return self._merged(batch, (x0_ms, x1_ms), int(max(1, min(width_px, 8000))))
 
     # -- helpers ---------------------------------------------------------------------------
-    def _events(self, batch, *, reset: bool, final: bool) -> Encoded:
+    def _self_ns(self, batch, state) -> np.ndarray:
+        """Each row's self time, as the kernel has it: the running aggregates' when ``state``
+        was fed ``batch`` (children read earlier are held there), else from the rows up to the
+        batch's last (every child precedes its parent)."""
+        if state is not None and state.last_fed is batch:
+            return state.last_self_ns
+        if not len(batch):
+            return np.zeros(0, np.int64)
+        row = np.asarray(batch.row, np.int64)
+        if int(row[0]) == 0 and int(row[-1]) == len(batch) - 1:  # from the first row: whole
+            return batch.self_ns
+        return self.run.rows(0, int(row[-1]) + 1).self_ns[row]
+
+    def _events(self, batch, *, reset: bool, final: bool, self_ns=None) -> Encoded:
         threads = self.thread_index(batch.tid)
         step0, new_steps = self._new_steps()
         msg = encode_events(
@@ -149,6 +164,7 @@ class EventStream:
             step_ends_ms=new_steps,
             step0=step0,
             complete=final,
+            self_ns=self._self_ns(batch, None) if self_ns is None else self_ns,
         )
         if len(batch):
             self.sent = int(batch.row[-1]) + 1

@@ -17,8 +17,9 @@ header plus binary buffers, and only what is new:
     now holds every event of the run (the run has ended and nothing was left out).
     Buffers: ``start`` uint32, ``dur`` uint32, ``depth`` uint16, ``thread`` uint16 (small
     thread index, in order of first appearance), ``key`` uint16 or uint32 (header
-    ``key_bytes``: 2 or 4), then ``step_ends`` float64 (ms from the run start, new step ends
-    in time order).
+    ``key_bytes``: 2 or 4), ``self`` uint32 (the event's self time in ticks, the kernel's:
+    :func:`everyo.profiler.aggregates.children_ns`; the browser shows it, never works it out),
+    then ``step_ends`` float64 (ms from the run start, new step ends in time order).
 
 ``{"type": "bars", ...}`` — a *replacement* set of bars, used when the run has too many events
     to send them all (more than :data:`RAW_LIMIT`): level-of-detail bars computed in the kernel.
@@ -50,7 +51,7 @@ from everyo_lab.views.colors import color_for, color_key
 __all__ = ["RAW_LIMIT", "MIXED", "Encoded", "encode_events", "encode_bars", "key_entries"]
 
 RAW_LIMIT = 120_000
-"""Most raw events a run streams to the browser (14 bytes each: 1.7 MB); beyond, bars."""
+"""Most raw events a run streams to the browser (18 bytes each: 2.2 MB); beyond, bars."""
 
 MIXED = -1
 """Key of a bar merging events of several colours (sent as all ones)."""
@@ -123,16 +124,22 @@ def encode_events(
     step_ends_ms=(),
     step0: int = 0,
     complete: bool = False,
+    self_ns=None,
 ) -> Encoded:
     """Raw events of ``batch`` (an ``EventBatch``) as an ``events`` message.
 
     ``thread_index`` is each row's small thread index; ``key0`` the first key the browser
-    does not know yet; ``threads`` the names of threads it has not seen.
+    does not know yet; ``threads`` the names of threads it has not seen; ``self_ns`` each row's
+    self time (ns; default: ``batch.self_ns``, exact when the batch holds every child of its
+    rows).
     """
     keys = list(batch.keys)
     header, buffers = _columns(
         batch.start_ns, batch.dur_ns, batch.depth, thread_index, batch.key, len(keys)
     )
+    own = np.asarray(batch.self_ns if self_ns is None else self_ns, np.int64)
+    tick = header["tick_ns"]
+    buffers.append(np.minimum((own + tick // 2) // tick, _U32).astype(np.uint32).tobytes())
     steps = np.asarray(step_ends_ms, np.float64)
     header.update(
         type="events",

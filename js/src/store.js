@@ -6,7 +6,6 @@
 // so appending keeps each lane sorted and a window query is two binary searches. An append
 // that breaks the order only marks the lane for one sort before its next query.
 import { keyInfo } from "./wire.js";
-import { toNs } from "./format.js";
 
 const LANE_SHIFT = 65536; // lane id = thread * LANE_SHIFT + depth (both uint16)
 
@@ -29,15 +28,16 @@ export class Lane {
     this.count = new Uint32Array(capacity);
     this.dom = new Int32Array(capacity); // a merged kernel bar's main key (else its key)
     this.path = new Int32Array(capacity); // the event's call path (EventStore.resolvePaths; -1: not yet)
+    this.self = new Float64Array(capacity); // the event's self time (ns, the kernel's; NaN: not sent)
     this.unresolved = 0; // events from here on may have no path yet
     this.sorted = true;
   }
 
-  push(start, end, key, count, dom = key) {
+  push(start, end, key, count, dom = key, selfNs = NaN) {
     const i = this.n;
     if (i === this.start.length) {
       const cap = Math.max(16, i * 2);
-      for (const name of ["start", "end", "reach", "key", "count", "dom", "path"]) this[name] = grow(this[name], cap);
+      for (const name of ["start", "end", "reach", "key", "count", "dom", "path", "self"]) this[name] = grow(this[name], cap);
     }
     if (i > 0 && start < this.start[i - 1]) this.sorted = false;
     this.start[i] = start;
@@ -47,6 +47,7 @@ export class Lane {
     this.count[i] = count;
     this.dom[i] = dom;
     this.path[i] = -1;
+    this.self[i] = selfNs;
     this.n = i + 1;
   }
 
@@ -56,7 +57,7 @@ export class Lane {
     const n = this.n;
     const order = Array.from({ length: n }, (_, i) => i);
     order.sort((a, b) => this.start[a] - this.start[b] || this.end[a] - this.end[b]);
-    for (const name of ["start", "end", "key", "count", "dom", "path"]) {
+    for (const name of ["start", "end", "key", "count", "dom", "path", "self"]) {
       const old = this[name].slice(0, n);
       for (let i = 0; i < n; i++) this[name][i] = old[order[i]];
     }
@@ -128,7 +129,7 @@ export class LaneSet {
       }
       const s = cols.start[i];
       const e = cols.end[i];
-      lane.push(s, e, cols.key[i], cols.count[i], cols.dom ? cols.dom[i] : cols.key[i]);
+      lane.push(s, e, cols.key[i], cols.count[i], cols.dom ? cols.dom[i] : cols.key[i], cols.selfNs ? cols.selfNs[i] : NaN);
       if (s < this.x0) this.x0 = s;
       if (e > this.x1) this.x1 = e;
       this.events += cols.count[i];
@@ -305,21 +306,17 @@ export class EventStore {
     return id;
   }
 
-  /** The self time (whole ns) of an event of lane (thread, depth) spanning [s, e] ms: its
-   * duration minus its children's, the events one depth below within it (the kernel's rule,
-   * aggregates.children_ns, on whole nanoseconds as the kernel has them). */
+  /** The self time (whole ns) of the event of lane (thread, depth) spanning [s, e] ms, as the
+   * kernel sent it (aggregates.children_ns: the browser does not work it out); null when the
+   * lane holds no such event or its self time was not sent. */
   selfNs(thread, depth, s, e) {
-    const below = this.whole.lane(thread, depth + 1);
-    const [sNs, eNs] = [toNs(s), toNs(e)];
-    let busy = 0;
-    if (below) {
-      const [lo, hi] = below.range(s, e);
-      for (let i = lo; i < hi; i++) {
-        const overlap = Math.min(eNs, toNs(below.end[i])) - Math.max(sNs, toNs(below.start[i]));
-        if (overlap > 0) busy += overlap;
-      }
+    const lane = this.whole.lane(thread, depth);
+    if (!lane) return null;
+    lane.ensureSorted();
+    for (let i = lowerBound(lane.start, lane.n, s); i < lane.n && lane.start[i] === s; i++) {
+      if (lane.end[i] === e) return Number.isNaN(lane.self[i]) ? null : lane.self[i];
     }
-    return Math.max(0, eNs - sNs - busy);
+    return null;
   }
 
   /** The name of thread index `t` ("thread 3" when the kernel did not name it). */

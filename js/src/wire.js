@@ -1,7 +1,8 @@
 // Decoding the kernel's `events` and `bars` messages (spec: everyo_lab/widgets/wire.py).
 //
 // Each message is a JSON header plus binary buffers: start, dur (uint32 ticks), depth, thread
-// (uint16), key (uint16 or uint32), for bars a count (uint32), then the step ends (float64 ms).
+// (uint16), key (uint16 or uint32), for events their self time (uint32 ticks: the kernel's,
+// shown as sent), for bars a count (uint32) and the main key, then the step ends (float64 ms).
 // Buffers arrive as DataView (sometimes ArrayBuffer); a view's offset need not be aligned to
 // its element size, in which case the bytes are copied first.
 
@@ -37,6 +38,7 @@ function float64s(buf, n) {
  * Returns `{type, run, reset, n, start, end (Float64Array ms), depth, thread (Uint16Array),
  * key (Int32Array, MIXED for a merged bar of several colours), count (Uint32Array, all ones
  * for raw events), dom (Int32Array: a bar's key with the most time, MIXED when unknown),
+ * selfNs (Float64Array: each raw event's self time in ns, NaN when not sent; null for bars),
  * stepEnds (Float64Array), step0 (where they go in the held list), keys, key0,
  * threads, window, pxMs, complete}`.
  */
@@ -66,6 +68,15 @@ export function decodeColumns(msg, buffers) {
     dom = new Int32Array(n);
     for (let i = 0; i < n; i++) dom[i] = rawDom[i] === allOnes ? MIXED : rawDom[i];
   }
+  // events: the kernel's self times (ticks), when the message has them
+  let selfNs = null;
+  if (!isBars) {
+    selfNs = new Float64Array(n).fill(NaN);
+    if (buffers.length > 6) {
+      const rawSelf = typedColumn(buffers[5], Uint32Array, n);
+      for (let i = 0; i < n; i++) selfNs[i] = rawSelf[i] * (msg.tick_ns || 1);
+    }
+  }
   return {
     type: msg.type,
     run: msg.run,
@@ -78,6 +89,7 @@ export function decodeColumns(msg, buffers) {
     key,
     count,
     dom,
+    selfNs,
     stepEnds: float64s(buffers[buffers.length - 1], msg.steps),
     step0: Number.isInteger(msg.step0) ? msg.step0 : isBars ? 0 : Infinity,
     keys: msg.keys || [],

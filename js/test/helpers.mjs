@@ -1,7 +1,8 @@
 // Messages built as everyo_lab/widgets/wire.py builds them, for the tests.
 
 /**
- * An `events` (or `bars`, with `count`) message: header plus buffers, each buffer a DataView
+ * An `events` (with `self`, the self times, when any row has one; or `bars`, with `count`)
+ * message: header plus buffers, each buffer a DataView
  * at an odd offset of a shared ArrayBuffer (as a websocket frame may deliver them).
  */
 export function message(type, rows, { run = "r1", tickNs = 1000, t0Ms = 0, keys = [], key0 = 0, steps = [], threads = {}, window = null, pxMs = 0, reset = false, keyBytes = 2, unaligned = true } = {}) {
@@ -15,6 +16,8 @@ export function message(type, rows, { run = "r1", tickNs = 1000, t0Ms = 0, keys 
     KeyType.from(rows, (r) => (r.key === -1 ? (keyBytes === 4 ? 0xffffffff : 0xffff) : r.key || 0)),
   ];
   const ones = keyBytes === 4 ? 0xffffffff : 0xffff;
+  // events: the kernel's self times (ticks), when the rows give them (`self`)
+  if (type === "events" && rows.some((r) => "self" in r)) columns.push(Uint32Array.from(rows, (r) => r.self || 0));
   if (type === "bars") {
     columns.push(Uint32Array.from(rows, (r) => r.count || 1));
     const dom = (r) => ("dom" in r ? r.dom : r.key);

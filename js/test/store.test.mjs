@@ -65,16 +65,23 @@ test("a reset message drops what was held", () => {
   assert.equal(store.stepEnds.length, 0);
 });
 
-test("self time is the duration minus the lane below within it", () => {
+test("an event's self time is the kernel's, as sent; none when not sent", () => {
   const store = new EventStore("r1");
+  // self times in ticks of 1 us; the parent's is not its duration less its children's
+  // overlaps (a child sticks out of it): the browser shows what the kernel worked out
   store.apply(decode("events", [
-    { start: 1000, dur: 2000, depth: 1, key: 1 },
-    { start: 4000, dur: 1000, depth: 1, key: 2 },
-    { start: 9000, dur: 3000, depth: 1, key: 2 }, // sticks out of the parent by 2 ms
-    { start: 0, dur: 10000, depth: 0, key: 0 },
+    { start: 1000, dur: 2000, depth: 1, key: 1, self: 2000 },
+    { start: 4000, dur: 1000, depth: 1, key: 2, self: 1000 },
+    { start: 9000, dur: 3000, depth: 1, key: 2, self: 3000 },
+    { start: 0, dur: 10000, depth: 0, key: 0, self: 4000 },
   ], { keys: KEYS }));
-  assert.equal(store.selfNs(0, 0, 0, 10), (10 - 2 - 1 - 1) * 1e6);
+  assert.equal(store.selfNs(0, 0, 0, 10), 4000 * 1000);
   assert.equal(store.selfNs(0, 1, 1, 3), 2e6);
+  assert.equal(store.selfNs(0, 1, 1, 2.5), null); // no such event
+  assert.equal(store.selfNs(3, 0, 0, 10), null); // no such lane
+  const old = new EventStore("r1");
+  old.apply(decode("events", [{ start: 0, dur: 10000, key: 0 }], { keys: KEYS }));
+  assert.equal(old.selfNs(0, 0, 0, 10), null); // a message without self times
 });
 
 test("whole-run bars replace the events; a detail answer that covers the window is used", () => {

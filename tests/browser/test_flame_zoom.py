@@ -116,6 +116,9 @@ def test_a_long_run_reads_zoomed_out_and_shows_its_calls_zoomed_in(tmp_path):
             # or a backward's nodes)
             names = ("Sequential", "Linear", "ReLU", "backward", "sum.backward", "SGD")
             assert any(t.startswith(names) for t in plain), zoomed["labels"]
+            # one call's hover says its self time, the kernel's (sent with the events)
+            texts = _hover_texts(s, 0, int(s.flame(LONG)["yrange"][0] + 0.5))
+            assert any(re.search(r"(^|\n)self \d", t) for t in texts), texts
         except BaseException:
             s.page_screenshot("flame-zoom-failure")
             raise

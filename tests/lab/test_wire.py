@@ -29,6 +29,8 @@ def decode(msg) -> dict:
         "key": np.where(key == np.iinfo(kdt).max, MIXED, key),
         "steps": np.frombuffer(bufs[-1], np.float64),
     }
+    if h["type"] == "events":  # the kernel's self times, in ticks
+        out["self_ns"] = np.frombuffer(bufs[5], np.uint32).astype(np.int64) * h["tick_ns"]
     if h["type"] == "bars":
         out["count"] = np.frombuffer(bufs[5], np.uint32)
         dom = np.frombuffer(bufs[6], kdt).astype(np.int64)
@@ -164,10 +166,46 @@ def test_key_width_grows_past_65535_keys():
         depth = np.array([0, 0])
         key = np.array([1, 69999])
         tid = np.array([1, 1])
+        self_ns = np.array([5, 5], np.int64)
 
     msg = encode_events("r", Batch(), np.zeros(2, np.int64), reset=True, key0=0, threads={})
     assert msg.header["key_bytes"] == 4
     assert decode(msg)["key"].tolist() == [1, 69999]
+
+
+def test_each_event_carries_the_kernels_self_time_across_refreshes(setup):
+    """Self time is sent, not worked out in the browser: a parent read in a later refresh
+    than its children, the final remainder and a resend all carry the exact self times."""
+    from everyo_lab.views.live_state import LiveState
+
+    p = Profiler(label="self", registry=RunRegistry()).start()
+    stream, state = EventStream(p.run), LiveState()
+    sent = {}
+
+    def take(msgs):
+        for msg in msgs:
+            got = decode(msg)
+            first = stream.sent - msg.header["n"]
+            sent.update(zip(range(first, stream.sent), got["self_ns"].tolist()))
+
+    def refresh():
+        p.flush()
+        batch = stream.read()
+        state.feed(batch)
+        take(stream.update(batch, state=state))
+
+    with record_function("outer"):
+        train(2, *setup)
+        refresh()  # the children now, their parent "outer" in the next live read
+    refresh()
+    with record_function("last"):
+        train(1, *setup)
+    p.stop()
+    take(stream.update(stream.read(), final=True))  # the final remainder: no state
+    exact = p.run.snapshot().self_ns.tolist()
+    assert len(sent) == len(exact) > 10 and [sent[i] for i in range(len(exact))] == exact
+    (again,) = stream.resend()
+    assert decode(again)["self_ns"].tolist() == exact
 
 
 def test_step_ends_are_sent_once_with_their_place(setup):
