@@ -25,6 +25,10 @@ about 1 ms, and ``GATE_WORK`` plants exactly 2x or +20 % work in the compared ve
                (OpenBLAS starts its thread pool when it loads, so a run-time limit always comes
                after it: the idle pool threads stay, as the threads column shows): per-process
                medians of (A @ A).sum(), fresh processes in turn
+- ``statistics`` what the gate should read of each process: ``--trials`` saved runs each of
+               the unchanged, the +20 % and (half as many) the 2x workload, taken in turns,
+               then every pair of runs judged by the gate's own code with each process's
+               median and with its fastest call (A/A: every pair of unchanged runs)
 
 The quiet rows need a quiet machine: the load average is printed at the start and the end of
 each scenario. ``--quick`` runs 2 trials of each (a smoke run: its figures are not results).
@@ -48,7 +52,17 @@ sys.path.insert(0, str(HERE))
 from contention import THREAD_VARIABLES, Burner  # noqa: E402
 
 SPEC = "gate_workload:work"
-SCENARIOS = ("double", "plus20", "aa", "aa-cpu", "aa-blas", "interleaved", "wall", "threads")
+SCENARIOS = (
+    "double",
+    "plus20",
+    "aa",
+    "aa-cpu",
+    "aa-blas",
+    "interleaved",
+    "wall",
+    "threads",
+    "statistics",
+)
 CHANGE = re.compile(r"Regression: ([+-][\d.]+)% \(95% CI ([+-][\d.]+)% to ([+-][\d.]+)%")
 
 
@@ -243,6 +257,52 @@ def run_threads(trials: int, rows: list, log) -> None:
         )
 
 
+def run_statistics(trials: int, rows: list, log) -> None:
+    import json
+
+    import numpy as np
+
+    from everyo.bench.regression import _verdict as gate_verdict
+    from everyo.bench.stats import process_ratio_interval
+
+    start = loadavg()
+    runs: dict[str, list] = {"1": [], "1.2": [], "2": []}
+    with tempfile.TemporaryDirectory() as folder:
+        for i in range(trials):
+            for work in ("1", "1.2", "2") if i % 2 == 0 else ("1", "1.2"):
+                path = Path(folder) / f"{work}-{i}.json"
+                code, out, _ = bench("--save-baseline", str(path), work=work)
+                if code != 0:
+                    raise SystemExit(f"bench failed: {out.strip().splitlines()[-1]}")
+                times = json.loads(path.read_text())["process_times_s"]
+                runs[work].append([np.asarray(p, np.float64) for p in times])
+                log(f"  statistics: run {i + 1}/{trials} of work {work}")
+    base = runs["1"]
+
+    def judged(new, old, statistic):
+        est, lo, hi = process_ratio_interval(new, old, statistic=statistic)
+        return est, lo, hi, gate_verdict(est, lo, hi, 0.10, 0.05)
+
+    for statistic in ("median", "min"):
+        aa = [judged(b, a, statistic)[3] for i, a in enumerate(base) for b in base[i + 1 :]]
+        plus = [judged(b, a, statistic) for a in base for b in runs["1.2"]]
+        double = [judged(b, a, statistic) for a in base for b in runs["2"]]
+        logs = np.log([p[0] for p in plus])
+        wrong = sum(v in ("regression", "improvement") for v in aa)
+        rows.append(
+            [
+                f"every pair of runs, each process's {statistic}",
+                f"{start} → {loadavg()}",
+                f"A/A ok {aa.count('ok')}/{len(aa)}; +20 % regression "
+                f"{sum(p[3] == 'regression' for p in plus)}/{len(plus)}; 2x inside "
+                f"{sum(p[1] <= 2 <= p[2] for p in double)}/{len(double)}",
+                f"A/A regression or improvement {wrong}; +20 % estimate: geometric mean "
+                f"{np.exp(logs.mean()):.3f}, log sd {logs.std():.3f}",
+                "",
+            ]
+        )
+
+
 def _verdict(hits: int, trials: int, target: float) -> str:
     return "met" if hits >= target * trials else "**missed**"
 
@@ -283,6 +343,8 @@ def main(argv=None) -> int:
             run_wall(min(trials, 5), rows, log)
         elif name == "threads":
             run_threads(trials, rows, log)
+        elif name == "statistics":
+            run_statistics(trials, rows, log)
         else:
             run_gate(name, trials, rows, log)
     kind = "QUICK smoke run: not results" if args.quick else f"{trials} trials per scenario"

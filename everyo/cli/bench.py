@@ -67,6 +67,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default 5)",
     )
     parser.add_argument(
+        "--statistic",
+        choices=("auto", "min", "median", "mean"),
+        default="auto",
+        help="what --baseline compares: auto (default: each process's fastest call when both "
+        "sides ran in several processes, else the median; interference only adds time, and "
+        "moves every process of a run alike: see docs/benchmarking.md), min, median or mean",
+    )
+    parser.add_argument(
         "--min-time", type=float, default=None, help="keep timing until this many seconds"
     )
     parser.add_argument("--samples", type=int, default=None, help="samples per call (throughput)")
@@ -88,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from everyo.bench.threshold import threshold_fraction
     from everyo.bench.timing import _check_options, check_count
     from everyo.bench.workers import WorkloadFailed, benchmark_in_workers
+    from everyo.errors import EveryOBenchmarkError
     from everyo.thread_policy import parse_threads
 
     threads = parse_threads(args.threads)  # EveryOConfigError names the values it takes
@@ -99,6 +108,12 @@ def run(args: argparse.Namespace) -> int:
     processes = check_count("--processes", args.processes, minimum=1)
     fn = resolve_spec(args.spec)
     baseline = load(args.baseline) if args.baseline else None  # fail before timing, not after
+    if args.statistic == "min" and baseline is not None and 1 in (processes, baseline.processes):
+        raise EveryOBenchmarkError(
+            "--statistic min compares each worker process's fastest call, and "
+            + ("--processes is 1" if processes == 1 else "the baseline holds one process")
+            + ": measure both with several processes, or use --statistic median"
+        )
     # every option is checked here, so an error from a worker below is the workload's own
     _check_options(fn, args.warmup, args.repeat, args.min_time, args.samples, "auto")
     try:
@@ -132,7 +147,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if baseline.name != result.name:
         print(f"note: the baseline was recorded for {baseline.name!r}, not {result.name!r}")
-    check = check_regression(result, baseline, threshold=threshold, margin=margin)
+    check = check_regression(
+        result, baseline, threshold=threshold, margin=margin, statistic=args.statistic
+    )
     print(check)
     if check.verdict == BUSY_VERDICT:
         return MACHINE_BUSY

@@ -528,12 +528,10 @@ class Dashboard(anywidget.AnyWidget):
                 self._refresh_comparison()  # the diff table groups as the summary table
 
     def _on_theme(self, change) -> None:
+        """Only a known theme is kept; the browser recolours the figures itself (the ``themes``
+        trait holds both themes' colours), with no round trip to the kernel."""
         if change["new"] not in ("light", "dark"):
             self.theme = change["old"] if change["old"] in ("light", "dark") else "light"
-            return
-        with self._lock:
-            if self._run is not None and self.icicle:
-                self.icicle = _views().icicle_figure(self._run, theme=change["new"])
 
     def _attach_picker(self, run) -> None:
         from everyo.profiler import runs

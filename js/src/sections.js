@@ -1,6 +1,7 @@
 // The plain-DOM parts of the dashboard bound to the model's traits: run picker, summary table
 // with its group-by select, and the icicle. Each `mount*` returns `{el, update, ...}`.
 import { whenIdle } from "./idle.js";
+import { figureColors } from "./theme.js";
 import { renderComparePicker, renderPicker } from "./picker.js";
 import { GROUP_HEADERS } from "./schema.js";
 import { bodyCells, headKey, nextSort, patchBody, renderTable, rowOrder } from "./table.js";
@@ -160,32 +161,41 @@ export function mountIcicle(doc, model) {
   el.className = "everyo-icicle";
   el.hidden = true;
   let plotly = null;
-  let drawn = null;
+  let drawn = null; // the figure and theme drawn
   let cancel = null;
+  const current = () => ({ figure: model.get("icicle"), theme: model.get("theme"), themes: model.get("themes") });
+  const same = (a, b) => a && b && a.figure === b.figure && a.theme === b.theme && a.themes === b.themes;
   const draw = () => {
     cancel = null;
-    const figure = model.get("icicle");
-    if (!plotly || !showIcicle(model.get("report"), figure) || figure === drawn) return;
-    drawn = figure;
-    const layout = { ...(figure.layout || {}), autosize: true };
-    delete layout.width;
-    plotly.react(el, figure.data, layout, { displaylogo: false, responsive: true });
+    const now = current();
+    if (!plotly || !showIcicle(model.get("report"), now.figure) || same(now, drawn)) return;
+    drawn = now;
+    plotly.react(el, now.figure.data, themedLayout(now.figure.layout, figureColors(now.themes, now.theme)), {
+      displaylogo: false,
+      responsive: true,
+    });
   };
   const update = () => {
-    const figure = model.get("icicle");
-    el.hidden = !showIcicle(model.get("report"), figure);
-    if (el.hidden || !plotly || figure === drawn || cancel) return;
+    const now = current();
+    el.hidden = !showIcicle(model.get("report"), now.figure);
+    if (el.hidden || !plotly || same(now, drawn) || cancel) return;
     cancel = whenIdle(draw);
   };
-  const setPlotly = (p) => {
-    plotly = p;
-    update();
-  };
-  const destroy = () => {
-    if (cancel) cancel();
-    cancel = null;
-    if (plotly && plotly.purge) plotly.purge(el);
-    plotly = null;
-  };
-  return { el, update, setPlotly, destroy, traits: ["icicle", "report"] };
+  return { el, update, setPlotly, destroy, traits: ["icicle", "report", "theme", "themes"] };
+}
+
+/**
+ * The icicle's layout in the page's theme: the kernel builds the figure once, and a theme
+ * change recolours it here (the class colours of its nodes are the same in both themes).
+ */
+export function themedLayout(layout, colors) {
+  const out = { ...(layout || {}), autosize: true };
+  delete out.width;
+  out.paper_bgcolor = colors.paper_bgcolor;
+  out.plot_bgcolor = colors.plot_bgcolor;
+  out.font = { ...(out.font || {}), color: colors.font_color };
+  if (Array.isArray(out.annotations)) {
+    out.annotations = out.annotations.map((a) => ({ ...a, font: { ...(a.font || {}), color: colors.muted } }));
+  }
+  return out;
 }

@@ -2,7 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { patchHeader, renderHeader } from "../src/header.js";
 import { mountSteps } from "../src/steps.js";
+import { themedLayout } from "../src/sections.js";
 import { setText } from "../src/text.js";
+import { figureColors } from "../src/theme.js";
 import { fakeDocument } from "./helpers.mjs";
 
 test("setText rewrites a lone text node in place and writes nothing when the text is the same", () => {
@@ -157,4 +159,20 @@ test("mountTable: live numbers with the first report LIVE_TABLE_MS after the las
   table.update(); // a new sort: a new table at once
   assert.match(shown(), /7\.00/);
   assert.ok(shown().indexOf("ReLU") < shown().indexOf("Linear"));
+});
+
+test("the icicle takes the page's theme in the browser, the kernel's figure unchanged", () => {
+  const themes = { light: { paper_bgcolor: "#fff", plot_bgcolor: "#fff", font_color: "#222", muted: "#777" },
+    dark: { paper_bgcolor: "#111", plot_bgcolor: "#111", font_color: "#eee", muted: "#999" } };
+  const layout = { paper_bgcolor: "#fff", font: { color: "#222", size: 12 }, width: 600, height: 360,
+    annotations: [{ text: "no events", font: { size: 16, color: "#777" } }] };
+  const dark = themedLayout(layout, figureColors(themes, "dark"));
+  assert.equal(dark.paper_bgcolor, "#111");
+  assert.equal(dark.plot_bgcolor, "#111");
+  assert.deepEqual(dark.font, { color: "#eee", size: 12 });
+  assert.equal(dark.annotations[0].font.color, "#999");
+  assert.equal(dark.width, undefined);
+  assert.equal(dark.height, 360);
+  assert.equal(layout.paper_bgcolor, "#fff"); // not changed in place
+  assert.equal(layout.annotations[0].font.color, "#777");
 });

@@ -368,6 +368,28 @@ def test_an_old_baseline_loads_and_says_it_holds_one_process(tmp_path, monkeypat
     assert "Verdict: REGRESSION" in out
 
 
+def test_the_gate_names_the_statistic_it_read_and_refuses_min_of_one_process(
+    tmp_path, monkeypatch, capsys
+):
+    baseline = tmp_path / "b.json"
+    runs = [_spread(1e-3, PROCESS_FACTORS), _spread(1e-3, PROCESS_FACTORS)] * 2
+    calls = fake_workers(monkeypatch, runs)
+    monkeypatch.chdir(ROOT)
+    spec = "tests.bench.sample_workloads:fast_fn"
+    assert main(["bench", spec, "--save-baseline", str(baseline)]) == 0
+    assert main(["bench", spec, "--baseline", str(baseline)]) == 0
+    out = capsys.readouterr().out
+    assert "Baseline fastest call: " in out and "processes' fastest calls)" in out
+    assert main(["bench", spec, "--baseline", str(baseline), "--statistic", "median"]) == 0
+    assert "processes' medians)" in capsys.readouterr().out
+    n = len(calls)
+    args = ["bench", spec, "--baseline", str(baseline), "--statistic", "min", "--processes", "1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--processes is 1" in err and len(err.strip().splitlines()) == 1
+    assert len(calls) == n  # refused before timing
+
+
 @pytest.mark.parametrize("option", [["--processes", "0"], ["--margin", "0.5"], ["--margin", "x"]])
 def test_bad_processes_or_margin_exit_2_before_timing(option, monkeypatch, capsys):
     calls = fake_workers(monkeypatch, [])

@@ -130,6 +130,59 @@ def test_an_aa_whose_calls_are_often_preempted_is_not_a_change(preempted):
     assert compare(a, b * 4).verdict == "slower"  # (a planted 4x is still seen)
 
 
+def interfered(rng, fastest, n_proc, slowed, n=100):
+    """``n_proc`` processes of code whose calls take ``fastest`` (a layout spread of 1 %
+    between processes) plus interference that only adds time: each call is slowed by up to
+    ``slowed`` (a share drawn per run, as a VM's neighbours come and go over seconds and slow
+    every process of a run alike)."""
+    share = rng.uniform(0, slowed)
+    out = []
+    for _ in range(n_proc):
+        own = fastest * np.exp(rng.normal(0, 0.01))
+        out.append(own * (1 + rng.exponential(share, n)))
+    return out
+
+
+def _results(groups, name="w"):
+    return BenchmarkResult([t for g in groups for t in g], process_times=groups, name=name)
+
+
+def test_the_gate_reads_each_processes_fastest_call_when_both_sides_ran_in_several():
+    """Interference that comes and goes between runs moves the medians of two runs of the
+    same code by several percent, all processes alike (an interval over processes cannot
+    see it): the fastest calls agree. Planted: A/A runs whose interference differs, and a
+    +20 % change."""
+    rng = np.random.default_rng(8)
+    by = {"auto": [], "median": []}
+    caught = 0
+    for _ in range(100):
+        base = _results(interfered(rng, 1e-3, 6, 0.3))
+        same = _results(interfered(rng, 1e-3, 6, 0.3))
+        slower = _results(interfered(rng, 1.2e-3, 6, 0.3))
+        for statistic in by:
+            by[statistic].append(check_regression(same, base, statistic=statistic).verdict)
+        check = check_regression(slower, base)
+        caught += check.verdict == "regression"
+        assert check.statistic == "min"
+    assert by["auto"].count("ok") >= 95  # an A/A is no change
+    assert by["median"].count("ok") < 80  # (the medians move with the interference)
+    assert caught >= 90  # a planted +20 %
+    text = str(check)
+    assert "Baseline fastest call: " in text and "6 processes' fastest calls" in text
+
+
+def test_auto_reads_the_median_when_a_side_holds_one_process():
+    rng = np.random.default_rng(9)
+    many = _results(interfered(rng, 1e-3, 6, 0.1))
+    one = BenchmarkResult(interfered(rng, 1e-3, 1, 0.1)[0], name="w")
+    assert check_regression(many, one).statistic == "median"
+    assert check_regression(one, many).statistic == "median"
+    with pytest.raises(EveryOBenchmarkError, match="each side holds one process"):
+        check_regression(one.times, one.times, statistic="min")
+    with pytest.raises(EveryOBenchmarkError, match="statistic must be one of"):
+        check_regression(many, many, statistic="fastest")
+
+
 # -- results and baselines ---------------------------------------------------------------------
 def test_per_process_times_round_trip_and_are_printed(tmp_path):
     groups = [[1e-3, 1.1e-3, 0.9e-3], [2e-3, 2.1e-3, 1.9e-3]]

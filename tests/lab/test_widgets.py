@@ -132,11 +132,17 @@ def test_top_keeps_the_first_rows_of_the_new_order():
     assert [r["name"] for r in board.shown_report["rows"]] == ["inner"]
 
 
-def test_theme_reported_by_the_front_end_recolours_the_icicle():
+def test_a_theme_change_costs_the_kernel_no_rebuild():
+    """The browser recolours the icicle from the ``themes`` trait (js/src/sections.js
+    themedLayout): the kernel keeps its figure and only refuses an unknown theme."""
+    from everyo_lab.views.colors import theme_colors
+
     board = Recording(profiled("theme"))
-    light = board.icicle["layout"]["paper_bgcolor"]
+    figure = board.icicle
     board.theme = "dark"  # what js/src/theme.js does in a dark JupyterLab
-    assert board.icicle["layout"]["paper_bgcolor"] != light
+    assert board.icicle is figure
+    assert board.themes["dark"]["paper_bgcolor"] == theme_colors("dark")["paper_bgcolor"]
+    assert board.themes["dark"]["paper_bgcolor"] != board.themes["light"]["paper_bgcolor"]
     board.theme = "purple"  # not a theme: ignored
     assert board.theme == "dark"
 
