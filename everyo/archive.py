@@ -45,7 +45,7 @@ def describe(obj, metadata: dict | None) -> dict[str, Any]:
     """The descriptive manifest fields for saving ``obj`` (a Module or a state container):
     version, UTC time, class name, each parameter's shape and dtype, and ``metadata``, which
     must be JSON-serialisable."""
-    from everyo import __version__
+    from everyo._version import __version__
     from everyo.nn.module import Module
 
     fields: dict[str, Any] = {

@@ -61,3 +61,15 @@ def seconds_text(s: float) -> str:
     zero reads ``"0.0 s"``."""
     tenths = math.floor(max(float(s), 0.0) * 10 + 0.5)
     return f"{tenths // 10}.{tenths % 10} s"
+
+
+def format_bytes(n) -> str:
+    """``"12.3 MB"`` (decimal units: the table's ``allocated`` column, the memory view);
+    :data:`NO_VALUE` for none."""
+    if n is None:
+        return NO_VALUE
+    n = float(n)
+    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"

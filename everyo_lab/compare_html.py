@@ -1,49 +1,20 @@
 """The offline HTML page of a comparison (what ``to_html`` writes for one): the header, both
 flame charts on one time axis that zoom together, the diff table with verdicts, the notes.
 
-The same page skeleton as a run's report (:mod:`everyo_lab.report`: plotly.js inlined, no
+The same page as a run's report (:mod:`everyo_lab.html_page`: plotly.js inlined, no
 network needed); the header and table are the comparison's static HTML.
 """
 
 from __future__ import annotations
 
 import html
-import json
 
+from everyo_lab.html_page import link_script, page
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.compare import Comparison
 from everyo_lab.views.compare_static import render_compare_header_html, render_diff_table_html
 
-__all__ = ["comparison_html", "comparison_of", "link_script"]
-
-# After the figures are drawn: a zoom or pan of one chart moves the others too.
-_LINK = """<script type="text/javascript">
-window.addEventListener("load", function () {
-  var ids = IDS.filter(function (id) { return document.getElementById(id); });
-  var busy = false;
-  ids.forEach(function (id) {
-    document.getElementById(id).on("plotly_relayout", function (ev) {
-      if (busy) return;
-      var update = {};
-      if (ev["xaxis.autorange"]) update["xaxis.autorange"] = true;
-      else if (ev["xaxis.range[0]"] !== undefined)
-        update["xaxis.range"] = [ev["xaxis.range[0]"], ev["xaxis.range[1]"]];
-      else if (ev["xaxis.range"]) update["xaxis.range"] = ev["xaxis.range"];
-      else return;
-      busy = true;
-      ids.forEach(function (other) {
-        if (other !== id) Plotly.relayout(other, update);
-      });
-      busy = false;
-    });
-  });
-});
-</script>"""
-
-
-def link_script(ids: list[str]) -> str:
-    """A ``<script>`` that makes the plotly charts with these element ids zoom together."""
-    return _LINK.replace("IDS", json.dumps(list(ids)))
+__all__ = ["comparison_html", "comparison_of"]
 
 
 def comparison_of(value) -> Comparison | None:
@@ -57,9 +28,6 @@ def comparison_of(value) -> Comparison | None:
 
 def comparison_html(c: Comparison) -> str:
     """The page as a string (see the module)."""
-    from plotly.offline import get_plotlyjs  # lazily: only reports need the 4.5 MB bundle
-
-    from everyo_lab.report import _CONFIG, _DOCUMENT, _script_json
     from everyo_lab.views.flame import flame_figure
 
     body = [render_compare_header_html(c)]
@@ -80,10 +48,4 @@ def comparison_html(c: Comparison) -> str:
         body.append(render_diff_table_html(c, top=None))
     body += [f'<p style="color:#59636e">{html.escape(n)}</p>' for n in c.notes]
     body.append(link_script(["flame_a", "flame_b"]))
-    return _DOCUMENT.format(
-        title=html.escape(f"everyo comparison · {c.a['label']} → {c.b['label']}"),
-        plotly=get_plotlyjs(),
-        body="\n".join(body),
-        figures=_script_json(figures),
-        config=json.dumps(_CONFIG),
-    )
+    return page(f"everyo comparison · {c.a['label']} → {c.b['label']}", body, figures)

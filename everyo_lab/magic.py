@@ -22,6 +22,14 @@ from IPython.display import display
 
 from everyo.profiler.sampled_lines import add_file_namer
 from everyo_lab.live import BUSY_HZ, DEFAULT_HZ
+from everyo_lab.magic_options import (
+    CellFailed,
+    UsageProblem,
+    _non_negative_int,
+    _Parser,
+    _positive_int,
+    _threads,
+)
 
 AUTO_SAMPLE_MS = 10.0
 """The magic's sampling interval when no ``--sample`` is given: a cell that records no events
@@ -45,42 +53,6 @@ def cell_place(file: str, line: int | None) -> str | None:
 add_file_namer(cell_place)
 
 
-class UsageProblem(Exception):
-    """Bad magic options: reported as a usage message, never as a traceback."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse would print and sys.exit(2)
-        raise UsageProblem(message)
-
-    def print_help(self, file=None):  # --help: the magic prints it, once
-        raise UsageProblem("")
-
-
-# Type functions raise ArgumentTypeError with the whole reason: for a ValueError argparse would
-# print its own words, "invalid _positive_int value: 'abc'".
-
-
-def _whole_number(text: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or value < minimum:  # argparse puts "argument --top: " before this
-        raise argparse.ArgumentTypeError(
-            f"takes a whole number >= {minimum} (e.g. 10), got {text!r}"
-        )
-    return value
-
-
-def _positive_int(text: str) -> int:
-    return _whole_number(text, 1)
-
-
-def _non_negative_int(text: str) -> int:
-    return _whole_number(text, 0)
-
-
 def _refresh_hz(text: str) -> float:
     try:
         value = float(text)
@@ -91,16 +63,6 @@ def _refresh_hz(text: str) -> float:
             f"takes refreshes per second, a number >= 2 (e.g. 4), got {text!r}"
         )
     return value
-
-
-def _threads(text: str):
-    from everyo.errors import EveryOConfigError
-    from everyo.thread_policy import parse_threads
-
-    try:
-        return parse_threads(text)
-    except EveryOConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _sort_key(text: str) -> str:
@@ -252,17 +214,6 @@ def _make_profiler(opts: argparse.Namespace):
     return Profiler(**profiler_kwargs(opts), schedule=opts.schedule)
 
 
-class CellFailed(Exception):
-    """Marks the magic's cell as failed after the profiled cell raised.
-
-    The profiled cell's own traceback has been shown already, so this one renders as a single
-    line: Run All stops here as it would without the magic.
-    """
-
-    def _render_traceback_(self):
-        return [f"everyo: {self}"]
-
-
 @magics_class
 class EveryOMagics(Magics):
     """The everyo cell and line magics (``%load_ext everyo_lab`` registers them)."""
@@ -285,7 +236,7 @@ class EveryOMagics(Magics):
         Like the cell magic, it shows the live widget and a static rendering of the selected
         run that stays visible after the notebook is reopened without a kernel.
         """
-        from everyo_lab import dashboard
+        from everyo_lab.widgets.dashboard import dashboard
 
         board = dashboard()
         display(board.widget_bundle(), raw=True)

@@ -8,21 +8,18 @@ network or a kernel.
 
 from __future__ import annotations
 
-import html
-import json
 import os
 import re
 from pathlib import Path
 
 from everyo.fileio import write_text
+from everyo_lab.html_page import link_script, page
 from everyo_lab.views import flame_figure, icicle_figure
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.report import Report, as_report
 from everyo_lab.views.static import render_header_html, render_notes_html, render_table_html
 
 __all__ = ["to_html", "report_html"]
-
-_CONFIG = {"responsive": True, "displaylogo": False, "scrollZoom": True}
 
 
 def to_html(
@@ -70,8 +67,6 @@ def to_html(
 
 def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | None = None) -> str:
     """The report document as a string (what :func:`to_html` writes)."""
-    from plotly.offline import get_plotlyjs  # lazily: only reports need the 4.5 MB bundle
-
     from everyo_lab.compare_html import comparison_html, comparison_of
 
     comparison = comparison_of(run)  # everyo_lab.compare(a, b), or its Comparison
@@ -90,7 +85,6 @@ def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | 
         if not report.memory:
             figures = {"flame": flame_figure(batch)}
         else:  # profile_memory: live bytes on the flame chart's time axis, zooming with it
-            from everyo_lab.compare_html import link_script
             from everyo_lab.views.memory import memory_figure
 
             span = (0.0, max(report.wall_ms, report.memory["t_ms"][-1]))
@@ -100,53 +94,9 @@ def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | 
             body.append(link_script(["flame", "memory"]))
         body.append('<h2>Call tree by module path</h2><div id="icicle" class="chart"></div>')
         figures["icicle"] = icicle_figure(batch)
-    return _DOCUMENT.format(
-        title=html.escape(title),
-        plotly=get_plotlyjs(),
-        body="\n".join(body),
-        figures=_script_json(figures),
-        config=json.dumps(_CONFIG),
-    )
+    return page(title, body, figures)
 
 
 # halves of a surrogate pair alone (from a name decoded with errors="surrogateescape", say):
 # UTF-8 cannot hold them, so the page shows U+FFFD, as a browser does for bad bytes
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _script_json(value) -> str:
-    """``value`` as JSON safe inside a ``<script>`` element: every ``<`` becomes ``\\u003c``
-    (the same string to ``JSON.parse``), so no text of an event name (``</script>``, or
-    ``<!--<script>``, which would make the parser skip the element's real end) can end it."""
-    return json.dumps(value, separators=(",", ":")).replace("<", "\\u003c")
-
-
-_DOCUMENT = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="everyo_lab">
-<title>{title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 16px 24px; color: #1f2328; }}
-h2 {{ font-size: 15px; margin: 18px 0 4px; }}
-.chart {{ width: 100%; min-height: 300px; }}
-</style>
-<script type="text/javascript">{plotly}</script>
-</head>
-<body>
-{body}
-<script type="application/json" id="everyo-figures">{figures}</script>
-<script type="text/javascript">
-(function () {{
-  var figures = JSON.parse(document.getElementById("everyo-figures").textContent);
-  Object.keys(figures).forEach(function (id) {{
-    var fig = figures[id];
-    Plotly.newPlot(id, fig.data, fig.layout, {config});
-  }});
-}})();
-</script>
-</body>
-</html>
-"""

@@ -15,7 +15,7 @@ import re
 import shlex
 import sys
 
-from everyo_lab.magic import (
+from everyo_lab.magic_options import (
     CellFailed,
     UsageProblem,
     _non_negative_int,

@@ -142,3 +142,73 @@ def test_every_module_architecture_md_names_exists():
     assert sorted(m for m in named if m not in GRAPH and m not in compiled) == []
     paths = set(re.findall(r"`((?:everyo|everyo_lab|js)/[\w/.]+\.(?:py|c|js))`", text))
     assert paths and sorted(p for p in paths if not (ROOT / p).exists()) == []
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The modules that import each other, directly or round a longer circle: the strongly
+    connected components of more than one module (lazy imports count: a circle held apart by
+    an import inside a function is still one)."""
+    modules = set(graph)
+
+    def module_of(name: str) -> str:
+        while name and name not in modules:  # ``from a import b``: a name of ``a``, or ``a.b``
+            name = name.rpartition(".")[0]
+        return name
+
+    edges = {m: sorted({module_of(t) for t in ts} - {"", m}) for m, ts in graph.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+    for root in sorted(edges):  # Tarjan's algorithm, iteratively (no recursion limit)
+        if root in index:
+            continue
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(edges[target])))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    part = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        part.append(member)
+                        if member == node:
+                            break
+                    if len(part) > 1:
+                        circles.append(sorted(part))
+    return sorted(circles)
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    """ARCHITECTURE.md: no import circles, lazy imports included (a new one fails here)."""
+    assert import_circles(GRAPH) == []
+
+
+def test_an_import_circle_is_found_however_long():
+    graph = {
+        "a": {"b.thing"},  # ``from b import thing``: b's name
+        "b": {"c"},
+        "c": {"a", "d"},
+        "d": set(),
+        "e": {"e.f"},
+        "e.f": {"e"},  # a package and its module
+    }
+    assert import_circles(graph) == [["a", "b", "c"], ["e", "e.f"]]
+    assert import_circles({"a": {"b"}, "b": set()}) == []

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from everyo.bench.checks import check_count
 from everyo.bench.devices import cuda_synchronize, on_gpu
 from everyo.bench.result import BenchmarkResult, describe, process_token
 from everyo.errors import EveryOBenchmarkError
@@ -285,14 +286,6 @@ def _check_options(
     if sync not in ("auto", True, False):
         raise EveryOBenchmarkError(f"sync must be 'auto', True or False, got {sync!r}")
     return warmup, repeat, min_time, samples
-
-
-def check_count(label: str, value: Any, *, minimum: int) -> int:
-    """``value`` as a Python int; raises unless it is an integer >= ``minimum``, NumPy's
-    included (``np.int64(5)``, a count read from an array), a bool not (shared option check)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise EveryOBenchmarkError(f"{label} must be an integer >= {minimum}, got {value!r}")
-    return int(value)  # (a result saved as JSON holds plain ints)
 
 
 def _callable_name(fn: Any) -> str:

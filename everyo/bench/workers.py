@@ -11,7 +11,8 @@ does, and sends its result back; the combined result keeps the times per process
 A thread limit is set in each worker's environment (``OPENBLAS_NUM_THREADS``...) before NumPy
 loads, so BLAS starts with that many threads rather than being limited at run time.
 
-The worker side is ``python -m everyo.bench.workers REQUEST RESULT`` (two file paths).
+The worker side is ``python -m everyo.bench.worker REQUEST RESULT`` (two file paths):
+:mod:`everyo.bench.worker`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from everyo.bench.result import BenchmarkResult, describe
+from everyo.bench.result import BenchmarkResult
 from everyo.errors import EveryOBenchmarkError
 
 __all__ = [
@@ -87,7 +88,7 @@ def benchmark_in_workers(
     that dies or hangs raises :class:`~everyo.errors.EveryOBenchmarkError` naming it; a workload
     that raises, :class:`WorkloadFailed`.
     """
-    from everyo.bench.timing import check_count
+    from everyo.bench.checks import check_count
     from everyo.machine_state import worst
     from everyo.thread_policy import check_threads, choose_threads
 
@@ -150,7 +151,7 @@ def benchmark_in_workers(
 
 def _run_worker(spec, request_path, out, env, index, processes, timeout) -> BenchmarkResult:
     """One worker: its result, or an error that names it and what it printed last."""
-    command = [sys.executable, "-m", "everyo.bench.workers", str(request_path), str(out)]
+    command = [sys.executable, "-m", "everyo.bench.worker", str(request_path), str(out)]
     command += [] if index == 0 else ["--no-environment"]  # (the first worker's record serves)
     which = f"worker process {index + 1} of {processes} for {spec}"
     try:
@@ -251,34 +252,3 @@ def failure_summary(exc: BaseException) -> str:
         last = (own or frames)[-1]
         where = f" at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"
     return f"{type(exc).__name__}: {exc}{where}"
-
-
-def _worker(request_path: str, result_path: str, *flags: str) -> int:
-    """The worker's side: import, time, write the result (or the workload's error)."""
-    from everyo.bench.timing import benchmark
-
-    request = pickle.loads(Path(request_path).read_bytes())
-    fn = resolve_spec(request["spec"])  # (an import error is the worker's, reported as such)
-    try:
-        result = benchmark(
-            fn,
-            *request["args"],
-            warmup=request["warmup"],
-            repeat=request["repeat"],
-            min_time=request["min_time"],
-            samples=request["samples"],
-            name=request["name"],
-            threads=request["threads"],
-            record_environment="--no-environment" not in flags,
-            **request["kwargs"],
-        )
-    except Exception as exc:  # noqa: BLE001 - any error of the workload is reported the same way
-        Path(result_path).write_bytes(pickle.dumps({"error": failure_summary(exc)}))
-        return WORKLOAD_FAILED
-    result.workload = describe(fn, request["args"], request["kwargs"])
-    Path(result_path).write_bytes(pickle.dumps(result.to_dict()))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_worker(*sys.argv[1:]))

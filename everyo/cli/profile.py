@@ -232,8 +232,6 @@ def _run_script(
 
 def _print_hot_lines(profiler) -> None:
     """The hot lines of the table's top rows (by total time) that hold samples."""
-    from everyo.profiler.sampled_lines_text import top_rows_text
-
     text = top_rows_text(profiler.run)
     if text:  # (a run without events: the summary showed its samples)
         print("\n" + text)
@@ -292,3 +290,22 @@ def _run_and_end(args, script_argv, profiler, sigterm: _Sigterm, parent: int) ->
             print(f"error: {exc}", file=sys.stderr)
             code = code or 2
     return code
+
+
+def top_rows_text(run, rows: int = 3, lines: int = 5) -> str:
+    """The hot lines of the summary's first ``rows`` rows (by total time) that hold samples:
+    what ``python -m everyo profile --sample`` prints after the table; a line saying so when
+    no sample fell inside an event, nothing for a run without events."""
+    from everyo.profiler.analysis import summarize
+    from everyo.profiler.sampled_lines import hot_lines
+    from everyo.profiler.sampled_lines_text import render
+
+    table = summarize(run, top=rows)
+    if not table:
+        return ""  # the summary shows the sampled run itself (outside_text)
+    parts = []
+    for row in table:
+        hot = hot_lines(run, row["name"], top=lines)
+        if hot.samples:
+            parts.append(render(hot, lines=lines, tree=False))
+    return "\n\n".join(parts) or "no stack samples fell inside the recorded events"

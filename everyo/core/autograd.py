@@ -275,3 +275,4 @@ def _propagate(root, grad, retain_graph: bool, prof) -> None:
 
 
 _tensor._run_backward = run_backward  # Tensor.backward's engine, bound without an import per call
+_tensor._is_grad_enabled = is_grad_enabled  # (Tensor.__setitem__ refuses to break a graph)

@@ -21,6 +21,7 @@ from everyo.errors import EveryOAutogradError, EveryODTypeError, EveryOShapeErro
 from everyo.profiler import hooks as _hooks
 
 _run_backward = None  # everyo.core.autograd.run_backward, set by that module (it imports this one)
+_is_grad_enabled = None  # everyo.core.autograd.is_grad_enabled, bound the same way
 
 
 def _read_only_one(dt) -> np.ndarray:
@@ -336,9 +337,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __setitem__(self, index, value) -> None:
-        from everyo.core.autograd import is_grad_enabled
-
-        if self.requires_grad and is_grad_enabled():
+        if self.requires_grad and _is_grad_enabled():
             raise EveryOAutogradError(
                 "in-place assignment to a tensor that requires grad; do it under eo.no_grad()"
             )

@@ -9,7 +9,7 @@ import numpy as np
 
 from everyo.errors import EveryOProfilerError
 from everyo.profiler import schema
-from everyo.profiler.aggregates import Aggregates, Groups, children_ns
+from everyo.profiler.aggregates import Aggregates, Groups
 from everyo.profiler.batch import EventBatch
 from everyo.profiler.step_stats import StepStats, step_ends, step_spans
 from everyo.profiler.table import SummaryTable
@@ -32,16 +32,10 @@ def _resolve(source) -> tuple[EventBatch, int, object]:
     return run.snapshot(), int(run.wall_ns), run
 
 
-def _parent_index(batch: EventBatch) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's parent as an index into ``batch``, and whether that parent is in it."""
-    idx = batch.parent - (batch.row[0] if len(batch) else 0)
-    return idx, (batch.parent >= 0) & (idx >= 0) & (idx < len(batch))
-
-
 def self_times(batch: EventBatch) -> np.ndarray:
-    """Self time of each row: its duration minus its children's (int64 ns)."""
-    idx, ok = _parent_index(batch)
-    return batch.dur_ns - children_ns(batch.dur_ns, np.where(ok, idx, -1))
+    """Self time of each row: its duration minus its children's (int64 ns;
+    ``batch.self_ns``)."""
+    return batch.self_ns.copy()
 
 
 def inclusive(batch: EventBatch, values: np.ndarray | None, ops_fixed: bool = True):
@@ -59,7 +53,7 @@ def inclusive(batch: EventBatch, values: np.ndarray | None, ops_fixed: bool = Tr
     else:
         fixed = np.zeros(n, bool)
     incl = np.maximum(values, 0).astype(np.float64)
-    idx, ok = _parent_index(batch)
+    idx, ok = batch.parent_index()
     for d in range(int(batch.depth.max()) if n else 0, 0, -1):
         rows = np.nonzero(ok & (batch.depth == d))[0]
         if len(rows):
@@ -278,7 +272,7 @@ def call_tree(source, by: str = "path") -> list[dict]:
         key_label.append(texts[(kind, text)])
     label_text = [t for _, t in texts]
     lab = np.array(key_label or [0], np.int64)[batch.key]
-    idx, has_parent = _parent_index(batch)
+    idx, has_parent = batch.parent_index()
     node = np.full(n, -1, np.int64)
     pairs: dict[tuple[int, int], int] = {}
     nodes: list[tuple[int, int]] = []  # node -> (parent node, label id)

@@ -198,12 +198,20 @@ class EventBatch:
         first, last = int(self.row[0]), int(self.row[-1])
         return [(r - first, m) for r, m in sorted(self._metadata.items()) if first <= r <= last]
 
+    def parent_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's parent as an index into this batch, and whether that parent is in it."""
+        idx = self.parent - (self.row[0] if len(self) else 0)
+        return idx, (self.parent >= 0) & (idx >= 0) & (idx < len(self))
+
     @property
     def self_ns(self) -> np.ndarray:
+        """Self time of each row: its duration minus its children's in this batch (int64 ns;
+        the summary's rule, :func:`everyo.profiler.aggregates.children_ns`)."""
         if "self_ns" not in self._cache:
-            from everyo.profiler.analysis import self_times
+            from everyo.profiler.aggregates import children_ns  # (loads the compiled loops)
 
-            self._cache["self_ns"] = self_times(self)
+            idx, ok = self.parent_index()
+            self._cache["self_ns"] = self.dur_ns - children_ns(self.dur_ns, np.where(ok, idx, -1))
         return self._cache["self_ns"]
 
     def _input_shapes(self) -> list | None:

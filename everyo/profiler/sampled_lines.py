@@ -33,6 +33,7 @@ from everyo.profiler.attribution import (
     require_samples,
 )
 from everyo.profiler.attribution import select_rows as _select
+from everyo.profiler.places import add_file_namer, place  # noqa: F401 - re-exported
 
 HIDE = ("everyo", "libraries", None)
 RUN_LABEL = "the run"
@@ -151,33 +152,6 @@ class Folding:
         if above < 0 or not hidden[above] or not self._operation(above):
             return out
         return [f for f in fids[:tail] if not hidden[f]] + [above] + fids[tail:]
-
-
-_FILE_NAMERS: list = []
-
-
-def add_file_namer(namer) -> None:
-    """Have ``namer(file, line)`` name sampled lines: it returns the text for a frame's place
-    (IPython's ``"Cell In[7], line 11"`` for a notebook cell's file; ``"Cell In[7]"`` for
-    ``line=None``, the file alone), or ``None`` to leave it to the next namer and then to
-    ``"file.py:11"``. everyo_lab adds IPython's."""
-    if namer not in _FILE_NAMERS:
-        _FILE_NAMERS.append(namer)
-
-
-def place(file: str, line: int | None) -> str:
-    """Where a sampled line is, as the reader knows it: ``"train.py:11"``, or a namer's text
-    (:func:`add_file_namer`); ``line=None`` names the file alone (``"train.py"``, ``"Cell
-    In[7]"``)."""
-    for namer in _FILE_NAMERS:
-        try:
-            named = namer(file, line)
-        except Exception:  # noqa: BLE001 - a namer's failure costs its name, not the report
-            named = None
-        if named:
-            return named
-    name = os.path.basename(file)
-    return name if line is None else f"{name}:{line}"
 
 
 def _check_hide(hide) -> None:

@@ -9,7 +9,7 @@ What ``print(hot_lines(...))`` and ``python -m everyo profile --sample`` show::
 
 from __future__ import annotations
 
-from everyo.profiler.sampled_lines import place
+from everyo.profiler.places import place
 
 TREE_MIN_SHARE = 0.01  # call-tree nodes below 1 % of the event are left out of the text
 TREE_MAX_DEPTH = 16
@@ -91,24 +91,6 @@ def _tree_lines(node: dict, depth: int, out: list) -> None:
     for child in node["children"]:
         if child["share"] >= TREE_MIN_SHARE:
             _tree_lines(child, depth + 1, out)
-
-
-def top_rows_text(run, rows: int = 3, lines: int = 5) -> str:
-    """The hot lines of the summary's first ``rows`` rows (by total time) that hold samples:
-    what ``python -m everyo profile --sample`` prints after the table; a line saying so when
-    no sample fell inside an event, nothing for a run without events."""
-    from everyo.profiler.analysis import summarize
-    from everyo.profiler.sampled_lines import hot_lines
-
-    table = summarize(run, top=rows)
-    if not table:
-        return ""  # the summary shows the sampled run itself (outside_text)
-    parts = []
-    for row in table:
-        hot = hot_lines(run, row["name"], top=lines)
-        if hot.samples:
-            parts.append(render(hot, lines=lines, tree=False))
-    return "\n\n".join(parts) or "no stack samples fell inside the recorded events"
 
 
 def outside_text(hot, lines: int = 10) -> str:

@@ -18,7 +18,6 @@ __all__ = [
     "event_label",
     "format_cell",
     "group_label",
-    "table_dict",
 ]
 
 OVERLAP_WARNING = (
@@ -38,8 +37,8 @@ class TableColumn:
     """One column of the summary table as every renderer shows it.
 
     ``label`` and ``unit`` make the ``header`` ("total ms"); ``align`` is ``"left"`` (text) or
-    ``"right"`` (numbers); ``fmt`` formats a value (``"bytes"``: :func:`~.memory.format_bytes`);
-    ``bar`` marks the share column, drawn with a bar.
+    ``"right"`` (numbers); ``fmt`` formats a value (``"bytes"``:
+    :func:`everyo.spelling.format_bytes`); ``bar`` marks the share column, drawn with a bar.
     """
 
     key: str
@@ -140,40 +139,8 @@ def format_cell(row: dict, column: TableColumn, group_by: str) -> str:
     if value is None:
         return NO_VALUE
     if column.fmt == "bytes":
-        from everyo_lab.views.memory import format_bytes
-
-        return format_bytes(value)
+        return spelling.format_bytes(value)
     try:
         return column.fmt.format(value)
     except (ValueError, TypeError):
         return str(value)
-
-
-def table_dict(rows: list[dict], group_by: str, sort: tuple[str, bool]) -> dict:
-    """The table as the widget lays it out, every figure spelt here: ``columns``
-    (:meth:`TableColumn.to_dict`), ``rows`` (per row its cell ``texts`` and the share bar's
-    width in percent) in the order of ``sort`` (``(column, descending)``, what the rows are
-    sorted by), and ``order``: for each column, the row indices sorted by it ascending and
-    descending (:func:`~.table.sort_rows`' rules), so a header click re-sorts at once while the
-    kernel is busy, without rules of the browser's own."""
-    from everyo_lab.views.table import sort_order
-
-    columns = columns_for(rows, group_by)
-    body = [
-        {
-            "texts": [format_cell(r, c, group_by) for c in columns],
-            "bar": round(100 * min(1.0, max(0.0, float(r.get("share") or 0.0))), 2),
-        }
-        for r in rows
-    ]
-    order = {}
-    for c in columns:
-        up, down = sort_order(rows, c.key, descending=False), sort_order(rows, c.key)
-        order[c.key] = {"ascending": up, "descending": down}
-    return {
-        "columns": [c.to_dict() for c in columns],
-        "rows": body,
-        "order": order,
-        "sort_by": sort[0],
-        "descending": bool(sort[1]),
-    }

@@ -16,31 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from everyo.profiler.step_stats import MARKS, StepStats, step_ends
+from everyo_lab.views.live_state import LiveState, ThreadNumbers
+from everyo_lab.views.report import live_report
 
-__all__ = ["LiveSession", "ThreadNumbers"]
-
-
-class ThreadNumbers:
-    """Thread id -> small index, in order of first appearance (what the wire format and the
-    flame chart's lanes number threads by)."""
-
-    def __init__(self):
-        self.ids: dict[int, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def index(self, tid) -> np.ndarray:
-        """Each row's index (threads seen for the first time numbered in row order)."""
-        tid = np.asarray(tid, np.int64)
-        if len(tid) == 0:
-            return np.zeros(0, np.int64)
-        if tid[0] == tid[-1] and (tid == tid[0]).all():  # the usual batch: one thread, no sort
-            return np.full(len(tid), self.ids.setdefault(int(tid[0]), len(self.ids)), np.int64)
-        uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
-        for t in uniq[np.argsort(first, kind="stable")].tolist():
-            self.ids.setdefault(t, len(self.ids))
-        return np.array([self.ids[t] for t in uniq.tolist()], np.int64)[inverse]
+__all__ = ["LiveSession"]
 
 
 class LiveSession:
@@ -89,8 +68,6 @@ class LiveSession:
 
     def fold(self, batch):
         """Add ``batch`` (what :meth:`read` returned) to the running aggregates; returns them."""
-        from everyo_lab.views.live_state import LiveState
-
         if self.state is None:
             self.state = LiveState(threads=self.threads)
         self.state.feed(batch)
@@ -99,9 +76,6 @@ class LiveSession:
     def report(self, **options):
         """The live :class:`~everyo_lab.views.report.Report` of the rows folded so far (the
         options of :func:`~everyo_lab.views.report.live_report`)."""
-        from everyo_lab.views.live_state import LiveState
-        from everyo_lab.views.report import live_report
-
         state = self.state if self.state is not None else LiveState(threads=self.threads)
         return live_report(
             self.run, state, steps=self.steps, step_source=self.step_source, **options

@@ -31,10 +31,32 @@ from everyo_lab.views.flame_traces import (
     one_legend_entry_per_key,
 )
 from everyo_lab.views.live_flame import LiveFlame
-from everyo_lab.views.live_session import ThreadNumbers
 from everyo_lab.views.table import check_group_by, finish_rows
 
-__all__ = ["LiveState"]
+__all__ = ["LiveState", "ThreadNumbers"]
+
+
+class ThreadNumbers:
+    """Thread id -> small index, in order of first appearance (what the wire format and the
+    flame chart's lanes number threads by)."""
+
+    def __init__(self):
+        self.ids: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def index(self, tid) -> np.ndarray:
+        """Each row's index (threads seen for the first time numbered in row order)."""
+        tid = np.asarray(tid, np.int64)
+        if len(tid) == 0:
+            return np.zeros(0, np.int64)
+        if tid[0] == tid[-1] and (tid == tid[0]).all():  # the usual batch: one thread, no sort
+            return np.full(len(tid), self.ids.setdefault(int(tid[0]), len(self.ids)), np.int64)
+        uniq, first, inverse = np.unique(tid, return_index=True, return_inverse=True)
+        for t in uniq[np.argsort(first, kind="stable")].tolist():
+            self.ids.setdefault(t, len(self.ids))
+        return np.array([self.ids[t] for t in uniq.tolist()], np.int64)[inverse]
 
 
 class LiveState:
@@ -45,7 +67,7 @@ class LiveState:
     columns
         Time bins per lane of the flame chart (its width in pixels).
     threads
-        The :class:`~everyo_lab.views.live_session.ThreadNumbers` of the session this state
+        The :class:`ThreadNumbers` of the session this state
         belongs to (the one numbering of its threads); a new one when not given.
 
     Examples

@@ -20,7 +20,7 @@ import html
 
 import numpy as np
 
-from everyo.spelling import NO_VALUE
+from everyo.spelling import format_bytes
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import display_label
 
@@ -131,17 +131,6 @@ def top_allocators(batch, k: int = TOP_ALLOCATORS) -> list[dict]:
             entry[1] += int(calls[k])
     ranked = sorted(totals.items(), key=lambda item: -item[1][0])[:k]
     return [{"label": label, "bytes": b, "calls": c} for label, (b, c) in ranked]
-
-
-def format_bytes(n) -> str:
-    """``"12.3 MB"`` (decimal units, as the table's ``allocated`` column)."""
-    if n is None:
-        return NO_VALUE
-    n = float(n)
-    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if abs(n) >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{int(n)} B"
 
 
 def memory_text(memory: dict | None) -> str:

@@ -32,9 +32,8 @@ from everyo_lab.views.columns import (
     TableColumn,
     columns_for,
     display_label,
-    table_dict,
 )
-from everyo_lab.views.table import add_labels, check_group_by, sort_rows, wall_ns
+from everyo_lab.views.table import add_labels, check_group_by, sort_rows, table_dict, wall_ns
 
 __all__ = [
     "HOT_SPOTS",
@@ -123,7 +122,7 @@ class Report:
 
     def to_dict(self) -> dict:
         """The report as JSON-ready plain data, with ``table``
-        (:func:`~everyo_lab.views.columns.table_dict`: the columns, each cell's text, the share
+        (:func:`~everyo_lab.views.table.table_dict`: the columns, each cell's text, the share
         bars and the sort orders) and ``texts``: every word and number the widget shows."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["rows"] = [dict(r) for r in self.rows]
@@ -200,6 +199,22 @@ def build_report(
 
         report.memory = memory_view(source)
     return report
+
+
+def resorted(report: Report, sort_by: str, descending: bool) -> Report | None:
+    """``report`` with its rows in another order (a column-header click), without summarising
+    the run again; ``None`` when the rows it holds are not all the rows (``top`` cut them) or
+    lack the column (then build the report anew)."""
+    rows = report.rows
+    if report.top is not None or (rows and not any(sort_by in r for r in rows)):
+        return None
+    return dataclasses.replace(
+        report,
+        rows=sort_rows(rows, sort_by, descending=descending),
+        sort_by=sort_by,
+        descending=bool(descending),
+        notes=list(report.notes),
+    )
 
 
 def live_report(

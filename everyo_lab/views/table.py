@@ -9,7 +9,7 @@ import numpy as np
 from everyo.errors import EveryOProfilerError
 from everyo.profiler.schema import GROUP_BY, check_group_by
 from everyo_lab.views._batch import as_run
-from everyo_lab.views.columns import event_label
+from everyo_lab.views.columns import columns_for, event_label, format_cell
 
 __all__ = [
     "GROUP_BY",
@@ -20,6 +20,7 @@ __all__ = [
     "sort_rows",
     "table_rows",
     "wall_ns",
+    "table_dict",
 ]
 
 
@@ -128,3 +129,31 @@ def _sort_key(value):
     if isinstance(value, (int, float, np.integer, np.floating)):
         return (0, float(value), "")
     return (1, 0.0, str(value).lower())
+
+
+def table_dict(rows: list[dict], group_by: str, sort: tuple[str, bool]) -> dict:
+    """The table as the widget lays it out, every figure spelt here: ``columns``
+    (:meth:`TableColumn.to_dict`), ``rows`` (per row its cell ``texts`` and the share bar's
+    width in percent) in the order of ``sort`` (``(column, descending)``, what the rows are
+    sorted by), and ``order``: for each column, the row indices sorted by it ascending and
+    descending (:func:`sort_rows`' rules), so a header click re-sorts at once while the
+    kernel is busy, without rules of the browser's own."""
+    columns = columns_for(rows, group_by)
+    body = [
+        {
+            "texts": [format_cell(r, c, group_by) for c in columns],
+            "bar": round(100 * min(1.0, max(0.0, float(r.get("share") or 0.0))), 2),
+        }
+        for r in rows
+    ]
+    order = {}
+    for c in columns:
+        up, down = sort_order(rows, c.key, descending=False), sort_order(rows, c.key)
+        order[c.key] = {"ascending": up, "descending": down}
+    return {
+        "columns": [c.to_dict() for c in columns],
+        "rows": body,
+        "order": order,
+        "sort_by": sort[0],
+        "descending": bool(sort[1]),
+    }

@@ -31,6 +31,7 @@ from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
 from everyo_lab.views.live_session import LiveSession
+from everyo_lab.views.report import resorted
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
 from everyo_lab.widgets.picker import gone_bundle, gone_text, registry, removed_from
 from everyo_lab.widgets.stream import EventStream
@@ -519,6 +520,15 @@ class Dashboard(anywidget.AnyWidget):
             run = self._run
             if run is None:
                 return
+            # a header click re-orders the rows held (the browser has already, from the
+            # table's sort orders): no summary of the run again
+            held = self._report
+            if _change["name"] != "group_by" and held is not None and held.run_id == run.id:
+                if not any(n.startswith(FALLBACK_NOTE) for n in held.notes):
+                    again = resorted(held, self.sort_by, self.descending)
+                    if again is not None:
+                        self._show_report(again)
+                        return
             if self._session.state is not None and getattr(run, "status", "") == "running":
                 report = self._next_report(self._live_report(run))
                 self._send_all([Encoded({"type": "report", "run": run.id, "report": report}, [])])
@@ -582,6 +592,10 @@ class Dashboard(anywidget.AnyWidget):
             self.export_status = message
 
 
+FALLBACK_NOTE = "sorted by total_ms:"
+"""How the note of a report sorted by ``total_ms`` in place of a missing column begins."""
+
+
 def _with_fallback_sort(build, run, options: dict):
     """``build(run, **options)``; a sort column the rows lack (flops without ``--record-ops``,
     the median while live) sorts by ``total_ms`` instead, and the report's notes say so. (A run
@@ -595,7 +609,7 @@ def _with_fallback_sort(build, run, options: dict):
             raise
     report = build(run, **{**options, "sort_by": "total_ms"})
     report.notes.append(
-        f"sorted by total_ms: these rows have no {sort_by} column"
+        f"{FALLBACK_NOTE} these rows have no {sort_by} column"
         + (" while the run records (it comes with the final table)" if report.live else "")
     )
     return report

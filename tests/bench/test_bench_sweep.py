@@ -132,7 +132,9 @@ def test_to_dataframe_and_dict():
     assert list(df["batch_size"]) == [1, 2]
     assert {"status", "throughput", "median_ms", "peak_memory"} <= set(df.columns)
     data = result.to_dict()
-    assert data["best"] in (1, 2) and len(data["rows"]) == 2
+    assert len(data["rows"]) == 2
+    # no best when no point can be trusted (a busy machine): never a confident wrong one
+    assert data["best"] in (1, 2) or not any(r.reliable for r in result.rows), data
 
 
 class RecordingExecutor(Executor):

@@ -106,6 +106,31 @@ def test_table_options_recompute_the_rows():
     assert board.shown_report["group_by"] == "path"
 
 
+def test_a_header_click_reorders_the_rows_held_without_summarising_again(monkeypatch):
+    """The browser re-sorts at once (the table's sort orders); the kernel then re-orders the
+    rows it holds, with no summary of the run (a whole build_report before)."""
+    from everyo.profiler import analysis
+
+    board = Recording(profiled("resort"))
+    summaries = []
+    real = analysis.summarize
+    monkeypatch.setattr(analysis, "summarize", lambda *a, **k: summaries.append(1) or real(*a, **k))
+    before = board.shown_report
+    board.sort_by = "calls"
+    board.descending = False
+    after = board.shown_report
+    assert summaries == [] and after["seq"] > before["seq"]
+    assert sorted(map(str, after["rows"])) == sorted(map(str, before["rows"]))
+    calls = [r["calls"] for r in after["rows"]]
+    assert calls == sorted(calls) and (after["sort_by"], after["descending"]) == ("calls", False)
+    board.group_by = "path"  # a new grouping is a new summary
+    assert summaries and board.shown_report["group_by"] == "path"
+    board.sort_by = "flops"  # a column the rows lack: built anew, sorted by total, said so
+    board.sort_by = "self_ms"  # and from there, built anew: the note goes
+    assert not any(n.startswith("sorted by total_ms") for n in board.shown_report["notes"])
+    assert board.shown_report["sort_by"] == "self_ms"
+
+
 def test_sorting_by_the_label_column_sorts_by_label():
     board = Recording(profiled("labels"))
     board.sort_by = "label"  # what clicking the first column's header sends

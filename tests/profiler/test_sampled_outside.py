@@ -250,9 +250,9 @@ def test_a_framework_installed_in_site_packages_folds_like_everyo(monkeypatch):
 
 
 def test_a_namer_names_a_file_and_a_failing_one_is_skipped(monkeypatch):
-    from everyo.profiler import sampled_lines
+    from everyo.profiler import places
 
-    monkeypatch.setattr(sampled_lines, "_FILE_NAMERS", [])
+    monkeypatch.setattr(places, "_FILE_NAMERS", [])
 
     def broken(file, line):
         raise RuntimeError("no shell")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from everyo.core.autocast import active_dtype, cast_inputs
 from everyo.core.backend import is_cupy_array, namespace_of
 from everyo.core.tensor import Tensor, as_tensor
@@ -112,3 +114,17 @@ def dense(g):
     """``g`` as a C-contiguous array. Gradients arriving from ``sum``/``mean`` are broadcast views
     with zero strides, which BLAS cannot take: NumPy's matmul would fall back to a slow loop."""
     return g if g.flags.c_contiguous else namespace_of(g).ascontiguousarray(g)
+
+
+def _keep_mask(xp, shape, p, dtype, seed, rng):
+    """A float mask of ``1/(1-p)`` (kept) and ``0`` (dropped)."""
+    if xp is np:
+        if rng is None:
+            from everyo.core.ops import creation
+
+            rng = creation.global_rng() if seed is None else np.random.default_rng(seed)
+        draw = rng.random(shape, dtype=np.float32)
+    else:  # CuPy: draw on the device, no host round trip
+        gen = xp.random.default_rng(seed) if rng is None else rng
+        draw = gen.random(shape, dtype=np.float32)
+    return (draw >= p).astype(dtype) * (1.0 / (1.0 - p))

@@ -10,7 +10,7 @@ from everyo.core import autocast as _autocast
 from everyo.core.autograd import make_result
 from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
-from everyo.core.ops._util import as_t, check_same_device, dense, unbroadcast
+from everyo.core.ops._util import _keep_mask, as_t, check_same_device, dense, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
 from everyo.profiler.flops import ATTENTION, declare
@@ -58,8 +58,6 @@ def _sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
     s = e.sum(axis=-1, keepdims=True)
     p = e / xp.where(s == 0, 1, s)
     if dropout_p > 0.0:
-        from everyo.core.ops.nn_ops import _keep_mask
-
         drop = _keep_mask(xp, p.shape, dropout_p, p.dtype, seed, None)
         pd = p * drop
     else:

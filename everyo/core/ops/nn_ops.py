@@ -18,6 +18,7 @@ from everyo.core.device import CPU
 from everyo.core.ops import attention, conv, losses, nll, norm
 from everyo.core.ops._dispatch import dispatch, unary
 from everyo.core.ops._util import (
+    _keep_mask,
     as_t,
     check_same_device,
     dense,
@@ -194,20 +195,6 @@ def log_softmax(x, axis: int | None = None, *, dim: int | None = None):
 
 
 # ---- dropout ----------------------------------------------------------------------------------
-def _keep_mask(xp, shape, p, dtype, seed, rng):
-    """A float mask of ``1/(1-p)`` (kept) and ``0`` (dropped)."""
-    if xp is np:
-        if rng is None:
-            from everyo.core.ops import creation
-
-            rng = creation.global_rng() if seed is None else np.random.default_rng(seed)
-        draw = rng.random(shape, dtype=np.float32)
-    else:  # CuPy: draw on the device, no host round trip
-        gen = xp.random.default_rng(seed) if rng is None else rng
-        draw = gen.random(shape, dtype=np.float32)
-    return (draw >= p).astype(dtype) * (1.0 / (1.0 - p))
-
-
 def _dropout(x, p, seed, rng):
     x = as_t(x)
     a = x.data
