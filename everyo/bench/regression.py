@@ -326,9 +326,9 @@ def check_regression(
         What ``T`` is in the guide's formula. ``"auto"`` (the default): each process's fastest
         call (``"min"``) when both sides were measured in several worker processes, else the
         median. Interference (another program, a VM's neighbours) only adds time to a call and
-        comes and goes over seconds, moving every process of a run alike: the medians of two
-        runs of the same code differed by up to 18 % here while their fastest calls agreed
-        within 5 % (docs/benchmarking.md). ``"min"`` needs several processes on a side; the
+        comes and goes over seconds, moving every process of a run alike; the fastest call did
+        as well or better than the median for unchanged code and for a +20 % change in the
+        measurements of docs/benchmarking.md. ``"min"`` needs several processes on a side; the
         median also resists the occasional slow call and sees a change that slows only some
         calls, which the fastest call does not.
     confidence : float

@@ -59,16 +59,17 @@ class _Column:
         return self._data[: self._n]
 
 
-def step_ends(batch, marks=None) -> tuple[np.ndarray, str]:
+def step_ends(batch, marks=None, since: int = 0) -> tuple[np.ndarray, str]:
     """The step rule, stated once (the exact summary and the live dashboard both apply it):
     the ends (ns from the run start, sorted) of the training steps that ``batch`` (an
     ``EventBatch``) and ``marks`` (a run's ``step_ns``) hold, and their source. Explicit marks
     win: each ``profiler.step()`` mark ends a step (:data:`MARKS`). Otherwise each optimizer
     event (kind ``"optimizer"``, ``SGD.step``) ends one where it ends (:data:`OPTIMIZER`). No
     steps: an empty array and ``""``. Step ``k`` starts where step ``k - 1`` ended
-    (:func:`step_spans`)."""
+    (:func:`step_spans`). ``since``: only the marks from that one on (a live reader's new ones:
+    the rule is still that marks win)."""
     if marks is not None and len(marks):
-        return np.asarray(marks, np.int64), MARKS
+        return np.asarray(marks[since:], np.int64), MARKS
     if not len(batch):
         return np.zeros(0, np.int64), ""
     kinds = np.array([k[0] == "optimizer" for k in batch.keys] or [False], bool)

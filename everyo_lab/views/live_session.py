@@ -90,10 +90,8 @@ class LiveSession:
                 self.first_start_ns = first
         first = self.first_start_ns or 0
         marks = getattr(self.run, "step_ns", None)
-        ends, source = step_ends(batch, marks)
-        if source == MARKS:  # explicit profiler.step() marks win over optimizer steps
-            if self.step_source != MARKS:  # they replace the optimizer steps held so far
-                self.steps = StepStats()
-            ends = ends[len(self.steps) :]
+        if marks and self.step_source != MARKS:  # marks replace the optimizer steps held
+            self.steps = StepStats()
+        ends, source = step_ends(batch, marks, since=len(self.steps))  # (the new ones only)
         self.step_source = source or self.step_source
         self.steps.add_ends(ends, first)  # also where the first step starts, if that moved

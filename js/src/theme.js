@@ -1,4 +1,5 @@
-// Follow JupyterLab's light/dark theme and report it to Python (which re-templates figures).
+// Follow JupyterLab's light/dark theme: the figures recolour from the `themes` trait here, and
+// the kernel is told (for what it renders itself: static HTML, a saved notebook's output).
 
 /** "light" or "dark" from JupyterLab's body attributes (`data-jp-theme-light`), else `fallback`. */
 export function detectTheme(body, fallback = "light") {
