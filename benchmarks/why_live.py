@@ -5,9 +5,11 @@
 A synthetic run like a loop sampled at 1 ms: per second of run, 250 ``work`` events (4 ms each)
 with a child each, and 1,000 samples drawn from 48 distinct stacks. At several run lengths, one
 refresh's worth of new data (0.25 s: 125 events, 250 samples) is appended, and the CPU time of
-the live panel's work for it is measured: ``LiveWhy.update()`` (the new events and samples) and
-``hot_lines()`` (the answer from the running sums), against ``everyo.profiler.hot_lines(run,
-"work")`` over the whole run (what a panel rebuilt from scratch would cost each refresh).
+the live panel's work for it is measured: ``LiveWhy.feed()`` of what the dashboard's session
+read (the new events and samples; the read itself, once per refresh for every panel, is the
+session's) and ``hot_lines()`` (the answer from the running sums), against
+``everyo.profiler.hot_lines(run, "work")`` over the whole run (what a panel rebuilt from
+scratch would cost each refresh).
 Medians of 5 refreshes (3 full recomputes), and the one-time first read of a row's
 ``LiveWhy`` (the whole run so far); thread CPU time, so other processes' load moves
 the figures less than wall time would.
@@ -28,6 +30,7 @@ from everyo.profiler.store import EventStore
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from everyo_lab.views import why  # noqa: E402
+from everyo_lab.views.live_session import LiveSession  # noqa: E402
 from everyo_lab.views.why_live import LiveWhy  # noqa: E402
 
 EVENTS_PER_S, SAMPLES_PER_S, REFRESH_S = 250, 1000, 0.25
@@ -78,17 +81,20 @@ def build(seconds: float, rng):
 
 def measure(seconds: float, refreshes: int, rng) -> dict:
     run, stacks = build(seconds, rng)
-    live = LiveWhy(run, why.select(run, {"type": "row", "kind": "user", "name": "work"}))
+    session = LiveSession(run)
+    session.read()  # the dashboard's reads so far
+    sel = why.select(run, {"type": "row", "kind": "user", "name": "work"})
     t0 = time.thread_time()
-    live.update()  # catch up once (a row entering the live table's first rows)
+    live = LiveWhy.following(session, sel)  # catch up once (a row entering the first rows)
     catch_up = time.thread_time() - t0
     live_s, t = [], int(seconds * 1e9)
     for _ in range(refreshes):
         run.store.append(_events(t, REFRESH_S))
         run.samples.append(_samples(t, REFRESH_S, stacks, rng))
         t += int(REFRESH_S * 1e9)
+        batch = session.read()
         t0 = time.thread_time()
-        live.update()
+        live.feed(batch, session.new_samples)
         live.hot_lines()
         live_s.append(time.thread_time() - t0)
     full_s = []

@@ -24,11 +24,11 @@ from everyo.profiler.sampled_lines import add_file_namer
 from everyo_lab.live import BUSY_HZ, DEFAULT_HZ
 from everyo_lab.magic_options import (
     CellFailed,
+    Parser,
     UsageProblem,
-    _non_negative_int,
-    _Parser,
-    _positive_int,
-    _threads,
+    non_negative_int,
+    positive_int,
+    threads_option,
 )
 
 AUTO_SAMPLE_MS = 10.0
@@ -111,18 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
     """
     from everyo.profiler.options import add_options
 
-    p = _Parser(
+    p = Parser(
         prog="%%everyo_profile",
         add_help=True,
         allow_abbrev=False,
         description="Profile this cell with everyo and show the live dashboard.",
     )
     types = {
-        "count": _non_negative_int,
-        "positive": _positive_int,
+        "count": non_negative_int,
+        "positive": positive_int,
         "sort": _sort_key,
         "group_by": _group_by,
-        "threads": _threads,
+        "threads": threads_option,
     }
     add_options(p, types)
     p.add_argument(

@@ -7,14 +7,22 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["CellFailed", "UsageProblem"]
+__all__ = [
+    "CellFailed",
+    "Parser",
+    "UsageProblem",
+    "non_negative_int",
+    "positive_int",
+    "threads_option",
+    "whole_number",
+]
 
 
 class UsageProblem(Exception):
     """Bad magic options: reported as a usage message, never as a traceback."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would print and sys.exit(2)
         raise UsageProblem(message)
 
@@ -23,10 +31,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 # Type functions raise ArgumentTypeError with the whole reason: for a ValueError argparse would
-# print its own words, "invalid _positive_int value: 'abc'".
+# print its own words, "invalid positive_int value: 'abc'".
 
 
-def _whole_number(text: str, minimum: int) -> int:
+def whole_number(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -38,15 +46,15 @@ def _whole_number(text: str, minimum: int) -> int:
     return value
 
 
-def _positive_int(text: str) -> int:
-    return _whole_number(text, 1)
+def positive_int(text: str) -> int:
+    return whole_number(text, 1)
 
 
-def _non_negative_int(text: str) -> int:
-    return _whole_number(text, 0)
+def non_negative_int(text: str) -> int:
+    return whole_number(text, 0)
 
 
-def _threads(text: str):
+def threads_option(text: str):
     from everyo.errors import EveryOConfigError
     from everyo.thread_policy import parse_threads
 

@@ -15,14 +15,7 @@ import re
 import shlex
 import sys
 
-from everyo_lab.magic_options import (
-    CellFailed,
-    UsageProblem,
-    _non_negative_int,
-    _Parser,
-    _positive_int,
-    _threads,
-)
+from everyo_lab import magic_options as options
 
 __all__ = ["build_sweep_parser", "parse_sweep_options", "sweep_line"]
 
@@ -56,7 +49,7 @@ def _bytes(text: str) -> int:
 
 def build_sweep_parser() -> argparse.ArgumentParser:
     """The option parser; names match ``everyo_lab.SweepWidget``'s keyword arguments."""
-    p = _Parser(
+    p = options.Parser(
         prog="%everyo_sweep",
         add_help=True,
         allow_abbrev=False,
@@ -80,13 +73,13 @@ def build_sweep_parser() -> argparse.ArgumentParser:
         help="a point whose peak needs more is out of memory (e.g. 600000 or 512MiB)",
     )
     p.add_argument("--label", default=None, metavar="NAME", help="name in everyo_lab.sweeps")
-    p.add_argument("--warmup", type=_non_negative_int, default=3, metavar="N")
-    p.add_argument("--repeat", type=_positive_int, default=10, metavar="N")
-    p.add_argument("--max-batch", type=_positive_int, default=8192, metavar="N")
+    p.add_argument("--warmup", type=options.non_negative_int, default=3, metavar="N")
+    p.add_argument("--repeat", type=options.positive_int, default=10, metavar="N")
+    p.add_argument("--max-batch", type=options.positive_int, default=8192, metavar="N")
     p.add_argument("--device", default=None, metavar="DEVICE", help="cpu, cuda, cuda:N, auto")
     p.add_argument(
         "--threads",
-        type=_threads,
+        type=options.threads_option,
         default="auto",
         metavar="N",
         help="BLAS/OpenMP threads: auto (the cores other processes leave free), N, or keep",
@@ -95,11 +88,12 @@ def build_sweep_parser() -> argparse.ArgumentParser:
 
 
 def parse_sweep_options(line: str) -> argparse.Namespace:
-    """Parse the magic's line; raises :class:`~everyo_lab.magic.UsageProblem` with the reason."""
+    """Parse the magic's line; raises :class:`~everyo_lab.magic_options.UsageProblem` with the
+    reason."""
     try:
         words = shlex.split(line)
     except ValueError as exc:
-        raise UsageProblem(str(exc)) from None
+        raise options.UsageProblem(str(exc)) from None
     return build_sweep_parser().parse_args(words)
 
 
@@ -111,10 +105,10 @@ def sweep_usage(problem: str) -> str:
 def lookup(namespace: dict, name: str, what: str):
     """``name`` (``model`` or ``lab.model``) from the notebook's namespace, or a usage problem."""
     if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
-        raise UsageProblem(f"{what} must be a name from the notebook, got {name!r}")
+        raise options.UsageProblem(f"{what} must be a name from the notebook, got {name!r}")
     head, *rest = name.split(".")
     if head not in namespace:
-        raise UsageProblem(
+        raise options.UsageProblem(
             f"{what} {head!r} is not defined in the notebook: run the cell that defines it first"
         )
     value = namespace[head]
@@ -123,9 +117,13 @@ def lookup(namespace: dict, name: str, what: str):
             value = getattr(value, part)
         except AttributeError:
             owner = ".".join([head, *rest[:i]])
-            raise UsageProblem(f"{owner} has no attribute {part!r} (looking up {name})") from None
+            raise options.UsageProblem(
+                f"{owner} has no attribute {part!r} (looking up {name})"
+            ) from None
     if not callable(value):
-        raise UsageProblem(f"{what} {name} must be callable, but it is a {type(value).__name__}")
+        raise options.UsageProblem(
+            f"{what} {name} must be callable, but it is a {type(value).__name__}"
+        )
     return value
 
 
@@ -151,7 +149,7 @@ def sweep_line(shell, line: str):
             label=opts.label,
             threads=opts.threads,
         )
-    except UsageProblem as problem:
+    except options.UsageProblem as problem:
         print(sweep_usage(str(problem)), file=sys.stdout)
         return None
     except EveryOError as exc:  # a bad argument the sweep itself names (train with a model, ...)
@@ -161,12 +159,12 @@ def sweep_line(shell, line: str):
     try:
         widget.run()
     except KeyboardInterrupt:
-        raise CellFailed(
+        raise options.CellFailed(
             f"interrupted: the {len(widget.result.rows)} finished points are shown above and "
             f"kept as everyo_lab.sweeps[{widget.label!r}].result"
         ) from None
     except Exception as exc:
-        raise CellFailed(
+        raise options.CellFailed(
             f"the sweep failed ({type(exc).__name__}: {exc}); the points measured before are "
             f"kept as everyo_lab.sweeps[{widget.label!r}].result"
         ) from None

@@ -181,6 +181,16 @@ export function mountIcicle(doc, model) {
     if (el.hidden || !plotly || same(now, drawn) || cancel) return;
     cancel = whenIdle(draw);
   };
+  const setPlotly = (p) => {
+    plotly = p;
+    update();
+  };
+  const destroy = () => {
+    if (cancel) cancel();
+    cancel = null;
+    if (plotly && plotly.purge) plotly.purge(el);
+    plotly = null;
+  };
   return { el, update, setPlotly, destroy, traits: ["icicle", "report", "theme", "themes"] };
 }
 

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { patchHeader, renderHeader } from "../src/header.js";
 import { mountSteps } from "../src/steps.js";
-import { themedLayout } from "../src/sections.js";
+import { mountIcicle, themedLayout } from "../src/sections.js";
 import { setText } from "../src/text.js";
 import { figureColors } from "../src/theme.js";
 import { fakeDocument } from "./helpers.mjs";
@@ -175,4 +175,28 @@ test("the icicle takes the page's theme in the browser, the kernel's figure unch
   assert.equal(dark.height, 360);
   assert.equal(layout.paper_bgcolor, "#fff"); // not changed in place
   assert.equal(layout.annotations[0].font.color, "#777");
+});
+
+test("the icicle mounts, draws once plotly is there and redraws in a new theme, not twice", async () => {
+  const themes = { light: { paper_bgcolor: "#fff" }, dark: { paper_bgcolor: "#111" } };
+  const traits = { icicle: { data: [{ type: "icicle" }], layout: { paper_bgcolor: "#fff" } }, report: { live: false },
+    theme: "light", themes };
+  const model = { get: (name) => traits[name] };
+  const drawn = [];
+  const plotly = { react: (el, data, layout) => drawn.push(layout.paper_bgcolor), purge: () => drawn.push("purged") };
+  const icicle = mountIcicle(fakeDocument(), model);
+  assert.deepEqual(icicle.traits, ["icicle", "report", "theme", "themes"]);
+  icicle.update();
+  assert.equal(icicle.el.hidden, false);
+  icicle.setPlotly(plotly);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.deepEqual(drawn, ["#fff"]);
+  icicle.update(); // nothing changed: no second draw
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  traits.theme = "dark";
+  icicle.update();
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.deepEqual(drawn, ["#fff", "#111"]);
+  icicle.destroy();
+  assert.deepEqual(drawn, ["#fff", "#111", "purged"]);
 });
