@@ -33,6 +33,7 @@ import numpy as np
 from everyo.spelling import NO_VALUE
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import display_label
+from everyo_lab.views.report import unfrozen
 from everyo_lab.views.table import wall_ns
 
 __all__ = [
@@ -207,8 +208,8 @@ def build_comparison(run_a, run_b, *, group_by: str = "name", top: int | None = 
         steps=steps,
         rows=rows,
         notes=notes,
-        run_a=run_a,
-        run_b=run_b,
+        run_a=unfrozen(run_a),  # (kept with the comparison: not a refresh's snapshot)
+        run_b=unfrozen(run_b),
         machine_note=caveat,
     )
 

@@ -175,7 +175,7 @@ def build_report(
 
     check_group_by(group_by)
     run = as_run(run_or_batch)
-    source = run_or_batch if run is None else _Frozen(run)
+    source = run_or_batch if run is None else frozen(run)
     wall = wall_ns(source)
     batch = source.snapshot() if run is not None else source
     if group_by == "shape" and _shapes_missing(run, len(batch), batch.shape_id is not None):
@@ -327,6 +327,19 @@ def _ms(ms: float) -> str:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+def frozen(run) -> _Frozen:
+    """``run`` read once (its snapshot, status, wall time, step marks): every view of one
+    refresh given it (the report, the icicle, the comparison, the why panel) reads that one
+    snapshot instead of taking its own. A frozen run is returned as it is."""
+    return run if isinstance(run, _Frozen) else _Frozen(run)
+
+
+def unfrozen(run):
+    """The run a :func:`frozen` one was read from (anything else as it is): what a view that
+    outlives the refresh keeps, so the snapshot goes with the refresh."""
+    return run._run if isinstance(run, _Frozen) else run
+
+
 class _Frozen:
     """A run read once: the status, events, wall time and step marks every number of one report
     comes from, even while the run is still recording (read in that order, so a completed status

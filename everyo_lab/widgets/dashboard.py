@@ -31,7 +31,7 @@ from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
 from everyo.profiler.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
 from everyo_lab.views.live_session import LiveSession
-from everyo_lab.views.report import resorted
+from everyo_lab.views.report import frozen, resorted
 from everyo_lab.widgets.export import export_chrome_trace, trace_file_name
 from everyo_lab.widgets.picker import gone_bundle, gone_text, registry, removed_from
 from everyo_lab.widgets.stream import EventStream
@@ -228,13 +228,15 @@ class Dashboard(anywidget.AnyWidget):
                 self._auto_why(run)
                 return catch_up
             self._send_all(stream.update(batch, state=state, final=final))
-            self._show_report(self._build_report(run))
+            # a finished run is read once, and every view of this refresh reads that snapshot
+            source = frozen(run) if final else run
+            self._show_report(self._build_report(source))
             if final:
-                self.icicle = _views().icicle_figure(run, theme=self.theme)
-                self._refresh_comparison()
+                self.icicle = _views().icicle_figure(source, theme=self.theme)
+                self._refresh_comparison(source)
             self._refresh_why()
             if final:
-                self.why_outside = self._why.outside_link(run)
+                self.why_outside = self._why.outside_link(source)
             if final:
                 self._auto_why(run)
             return None
@@ -303,12 +305,14 @@ class Dashboard(anywidget.AnyWidget):
             if refresh:
                 self._refresh_comparison()
 
-    def _refresh_comparison(self) -> None:
-        """A's events and a new comparison, once the shown run is finished."""
+    def _refresh_comparison(self, source=None) -> None:
+        """A's events and a new comparison, once the shown run is finished (``source``: the
+        run as this refresh read it, :func:`~everyo_lab.views.report.frozen`)."""
         with self._lock:
             cmp, run = self._cmp, self._run
             if cmp is None or run is None or getattr(run, "status", "") == "running":
                 return
+            run = source if source is not None else run
             self._send_all(cmp.update(run, group_by=self.group_by))
             self.comparison = cmp.comparison.to_dict()
 

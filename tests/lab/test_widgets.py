@@ -131,6 +131,19 @@ def test_a_header_click_reorders_the_rows_held_without_summarising_again(monkeyp
     assert board.shown_report["sort_by"] == "self_ms"
 
 
+def test_a_finished_run_is_read_once_for_every_view_of_the_refresh(monkeypatch):
+    """The report, the icicle, the comparison and the why link of the final refresh read one
+    snapshot (each took its own before); the comparison keeps the run, not that snapshot."""
+    before, after = profiled("one-a"), profiled("one-b")
+    reads = []
+    real = type(after).snapshot
+    monkeypatch.setattr(type(after), "snapshot", lambda r: reads.append(r.label) or real(r))
+    board = Recording(after, compare=before)
+    assert board.shown_report["rows"] and board.icicle["data"] and board.comparison
+    assert reads.count("one-b") == 1, reads
+    assert board.comparison_view.run_b is after
+
+
 def test_sorting_by_the_label_column_sorts_by_label():
     board = Recording(profiled("labels"))
     board.sort_by = "label"  # what clicking the first column's header sends
