@@ -13,8 +13,10 @@ runs) rare, while a 20 % slowdown measured with ordinary noise is always caught.
 Both intervals count the spread between processes when either side was measured in several
 worker processes (``processes=``, the CLI): two processes running the same code differ by more
 than two calls in one process do, so a saved baseline is compared process against process (see
-:func:`everyo.bench.stats.process_ratio_interval`). Two in-process results from different
-processes (a saved one, a result from yesterday) allow for :data:`PROCESS_SPREAD`.
+:func:`everyo.bench.stats.process_ratio_interval`); the gate reads each process's fastest call
+then (:func:`gate_statistic`), which interference, adding time to whole runs, moves least. Two
+in-process results from different processes (a saved one, a result from yesterday) allow for
+:data:`PROCESS_SPREAD`.
 
 A practical margin (:data:`MARGIN`) comes with it: a change smaller than that is never called
 faster, slower, a regression or an improvement ("no meaningful change"), however tight its
