@@ -41,7 +41,7 @@ from everyo.bench.machine import machine_differences, only_settings_differ
 from everyo.bench.result import BenchmarkResult
 from everyo.bench.stats import (
     PROCESS_STATISTICS,
-    STATISTICS,
+    check_one_process_statistic,
     process_mean,
     process_ratio_interval,
     process_spread,
@@ -394,11 +394,8 @@ def gate_statistic(statistic: str, result: Any, baseline: Any) -> str:
         if statistic not in PROCESS_STATISTICS:
             choices = ("auto", *PROCESS_STATISTICS)
             raise EveryOBenchmarkError(f"statistic must be one of {choices}, got {statistic!r}")
-        if statistic not in STATISTICS and len(_groups(result)) == len(_groups(baseline)) == 1:
-            raise EveryOBenchmarkError(
-                f"statistic={statistic!r} compares worker processes' fastest calls, and each "
-                f"side holds one process: measure with processes=N, or use 'median'"
-            )
+        if len(_groups(result)) == len(_groups(baseline)) == 1:
+            check_one_process_statistic(statistic)
         return statistic
     several = len(_groups(result)) > 1 and len(_groups(baseline)) > 1
     return "min" if several else "median"

@@ -118,6 +118,16 @@ def stability(times: Any) -> tuple[str, float]:
     return ("stable", "noisy", "unstable")[level], cv
 
 
+def check_one_process_statistic(statistic: str) -> None:
+    """Refuse a statistic that needs several processes on a side (``"min"``: a comparison of
+    processes' fastest calls) when each side holds one."""
+    if statistic not in STATISTICS:
+        raise EveryOBenchmarkError(
+            f"statistic={statistic!r} compares worker processes' fastest calls, and each side "
+            f"holds one process: measure with processes=N, or use 'median'"
+        )
+
+
 def statistic_fn(statistic: str):
     """The numpy function (``np.median``, ``np.mean``, ``np.min``) named by one of
     :data:`PROCESS_STATISTICS`."""
@@ -328,11 +338,7 @@ def process_ratio_interval(
     a = np.log([stat(_as_sample(g, positive=True)) for g in numerator])
     b = np.log([stat(_as_sample(g, positive=True)) for g in denominator])
     if a.size == 1 and b.size == 1:
-        if statistic not in STATISTICS:
-            raise EveryOBenchmarkError(
-                f"statistic={statistic!r} compares worker processes' fastest calls, and each "
-                f"side holds one process: measure with processes=N, or use 'median'"
-            )
+        check_one_process_statistic(statistic)
         est, lo, hi = ratio_interval(
             numerator[0], denominator[0], statistic=statistic, confidence=confidence
         )

@@ -2155,6 +2155,8 @@ check_ndarray_layout(void)
     if (arr != NULL && PyType_Check(t) && Py_IS_TYPE(arr, (PyTypeObject *)t)) {
         NdPrefix *a = (NdPrefix *)arr;
         PyObject *dtype = PyObject_GetAttrString(arr, "dtype");
+        if (dtype == NULL)
+            PyErr_Clear(); /* (the layout is then not trusted: the by-name path) */
         if (a->nd == 3 && a->dimensions[0] == 2 && a->dimensions[1] == 3 &&
             a->dimensions[2] == 5 && dtype != NULL && a->descr == dtype)
             ndarray_t = (PyTypeObject *)Py_NewRef(t);
