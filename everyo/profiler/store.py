@@ -321,12 +321,16 @@ class EventStore:
         return sum(np.dtype(d).itemsize for _, d in CORE_COLUMNS)
 
     @classmethod
-    def from_columns(cls, columns: dict, keys, shapes=(), threads=(), metadata=None):
+    def from_columns(
+        cls, columns: dict, keys, shapes=(), threads=(), metadata=None, *, adopt: bool = False
+    ):
         """Build a store from whole columns (loading a file, synthetic runs).
 
         Rows may come in any order: they are put in post-order (by end time, deeper first),
         the order the profiler writes and parents are derived from. ``metadata`` maps input row
-        indices to dicts.
+        indices to dicts. ``adopt``: the columns are the caller's to give (a reader's own):
+        those already in post-order and of the store's types become the store's columns as
+        they are, not copied (a load's peak memory held them twice).
         """
         start = np.asarray(columns["start_ns"], np.int64)
         end = start + np.asarray(columns["dur_ns"], np.int64)
@@ -337,6 +341,7 @@ class EventStore:
             new_row = np.empty(len(order), np.int64)
             new_row[order] = np.arange(len(order))
             metadata = {int(new_row[r]): m for r, m in (metadata or {}).items()}
+        del start, end, depth
         store = cls(optional=[c for c in OPTIONAL_COLUMNS if c in columns])
         for kind, name, path in keys:
             store.intern_key(kind, name, path)
@@ -346,5 +351,34 @@ class EventStore:
         store._thread_events = [0] * len(store.threads)
         if len(store.threads) > np.iinfo(np.int16).max + 1:
             store._widen("thread", np.int32)
-        store.append(columns, metadata)
+        if not (adopt and store._adopt(columns, metadata)):
+            store.append(columns, metadata)
         return store
+
+    def _adopt(self, columns: dict, metadata) -> bool:
+        """Take ``columns`` as this empty store's one chunk, when each is a writable contiguous
+        array of its column's type, all of one length; False (nothing done) otherwise."""
+        n = len(columns["start_ns"])
+        for name, dtype in self.dtypes.items():
+            col = columns.get(name)
+            if not (
+                isinstance(col, np.ndarray)
+                and col.dtype == dtype
+                and col.ndim == 1
+                and len(col) == n
+                and col.flags.c_contiguous
+                and col.flags.writeable
+            ):
+                return False
+        if n == 0 or self._n:
+            return False
+        chunk = _Chunk({}, 0, 0)
+        chunk.cols = {name: columns[name] for name in self.dtypes}
+        chunk.capacity = n
+        with self._lock:
+            self._chunks.append(chunk)
+            for row, meta in (metadata or {}).items():
+                self.metadata[row] = meta
+                self.metadata_nbytes += metadata_bytes(meta)
+            self._n = n
+        return True

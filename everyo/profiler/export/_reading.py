@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from everyo import _compiled
+from everyo.profiler.export._columns import BLOCK, floats_to_int64
 from everyo.profiler.run import Run
 from everyo.profiler.store import EventStore
 
@@ -56,10 +57,11 @@ LIMITS = {
 }
 
 
-def int64_column(values: list, field: str, where) -> np.ndarray:
+def int64_column(values: list, field: str, where, *, in_place: bool = False) -> np.ndarray:
     """``values`` (``field`` of each event) as int64, checked against ``LIMITS[field]`` at NumPy
     speed; the first value that is no number, not finite or out of range is :class:`Malformed`
-    (``where(i)`` names its event). Floats are rounded to whole numbers."""
+    (``where(i)`` names its event). Floats are rounded to whole numbers; ``in_place``: a float64
+    array's own memory becomes the int64 column (no second copy of it at the peak)."""
     lo, hi = LIMITS[field]
     try:  # (an array as it is: a copy of a million events is 8 MB more at the peak)
         arr = np.asarray(values) if len(values) else np.zeros(0, np.int64)
@@ -71,6 +73,13 @@ def int64_column(values: list, field: str, where) -> np.ndarray:
     elif arr.dtype.kind == "f" and arr.ndim == 1:
         with np.errstate(invalid="ignore"):
             if np.isfinite(arr).all() and arr.min() >= lo and arr.max() <= hi:
+                if (
+                    in_place
+                    and arr.dtype == np.float64
+                    and arr.flags.writeable
+                    and arr.flags.c_contiguous
+                ):
+                    return floats_to_int64(np.round(arr, out=arr))
                 return np.round(arr).astype(np.int64)
     for i, value in enumerate(values):  # slow path: name the offender
         number({field: value}, field, where(i))
@@ -106,8 +115,12 @@ class Builder:
         return self._index_of[ident]
 
     def store(self, cols: dict, metadata: dict) -> EventStore:
+        """The store of the reader's own ``cols`` (given to it, not copied, where they can be)."""
+        thread = cols.get("thread")
+        if thread is not None and len(self.threads) <= 2**15:
+            cols["thread"] = thread.astype(np.int16, copy=False)  # (the store's own type)
         return EventStore.from_columns(
-            cols, list(self.keys), list(self.shapes), self.threads, metadata
+            cols, list(self.keys), list(self.shapes), self.threads, metadata, adopt=True
         )
 
 
@@ -228,21 +241,31 @@ totals and self times are int64 sums (issue 44: three events of 2^62 - 10 ns eac
 totals, and the compiled and NumPy aggregations disagreed)."""
 
 
-def _check_sums(cols: dict) -> None:
-    dur, start = cols["dur_ns"], cols["start_ns"]
-    total = float(dur.sum(dtype=np.float64))
-    if total > SUM_LIMIT:
-        raise Malformed(
-            f"the events' durations add up to {total:.3g} ns, more than {SUM_LIMIT} (146 years): "
-            "no profile of a program holds that; the file was altered or is not a trace"
-        )
-    end = start.astype(np.float64) + dur
-    if len(end) and float(end.max()) > SUM_LIMIT:
-        i = int(end.argmax())
-        raise Malformed(
-            f"event {i} ends at {end[i]:.3g} ns, after {SUM_LIMIT} (146 years): the file was "
-            "altered or is not a trace"
-        )
+def _check_sums(store: EventStore) -> int:
+    """Check the durations' sum and the events' ends against :data:`SUM_LIMIT`; the events'
+    span (the latest end, from 0 or the earliest start before it). Read a block of rows at a
+    time: a copy of the whole two columns was a load's peak memory."""
+    total, last, first = 0.0, -1, 0
+    for lo in range(0, len(store), BLOCK):
+        cols = store.read(lo, lo + BLOCK, columns=("start_ns", "dur_ns"))
+        dur, start = cols["dur_ns"], cols["start_ns"]
+        total += float(dur.sum(dtype=np.float64))
+        if total > SUM_LIMIT:
+            raise Malformed(
+                f"the events' durations add up to {total:.3g} ns, more than {SUM_LIMIT} (146 "
+                "years): no profile of a program holds that; the file was altered or is not a "
+                "trace"
+            )
+        end = start.astype(np.float64) + dur
+        if float(end.max()) > SUM_LIMIT:
+            i = int(end.argmax())
+            raise Malformed(
+                f"event {lo + i} ends at {end[i]:.3g} ns, after {SUM_LIMIT} (146 years): the "
+                "file was altered or is not a trace"
+            )
+        last = max(last, int((start + dur).max()))
+        first = min(first, int(start.min()))
+    return last - first
 
 
 def run_from(header: dict, store: EventStore, counters: dict) -> Run:
@@ -252,9 +275,7 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     the events and the status ``"completed"``.
     """
     header = checked_header(header)
-    times = ("start_ns", "dur_ns")
-    if len(store):
-        _check_sums(store.read(0, columns=times))
+    span = _check_sums(store) if len(store) else 0
     run = Run(
         store,
         label=header.get("label"),
@@ -265,8 +286,7 @@ def run_from(header: dict, store: EventStore, counters: dict) -> Run:
     )
     wall = header.get("wall_ns")
     if wall is None and len(store):
-        cols = store.read(0, columns=times)
-        wall = int((cols["start_ns"] + cols["dur_ns"]).max() - min(0, cols["start_ns"].min()))
+        wall = span
     run.finish(wall_ns=int(wall or 0))
     run.status = header.get("status", "completed")  # as recorded (a file may hold a failed run)
     run.error = header.get("error")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from everyo.profiler.export import _fast
+from everyo.profiler.export._columns import Columns
 from everyo.profiler.export._reading import (
     Builder,
     Malformed,
@@ -204,9 +205,10 @@ class _Trace:
         self.ours = ours
         self.b = Builder()
         self.threads = _Threads()
-        self.start, self.dur, self.codes, self.keys, self.index = [], [], [], [], []
-        self.shape, self.numeric = [], {name: [] for name, _, _ in _NUMERIC}
-        self.present: set[str] = set()
+        # start, dur (µs, float64), codes (threads), keys, index (in the file), shape and the
+        # numeric columns: each written into its own growing mapping (no join at the end)
+        self.cols = Columns()
+        self.index: np.ndarray | None = None  # the file index of each row, once all are in
         self.meta: dict[int, dict] = {}
         self.rows = 0
         self.last_end = -np.inf
@@ -242,25 +244,22 @@ class _Trace:
         with its events, in the same order (interning order is the run's key and shape ids)."""
         if len(c.ts):
             self.last_end = max(self.last_end, float((c.ts + c.dur).max()))
-        self.index.append(base + c.rows)
-        self.start.append(c.ts)
-        self.dur.append(c.dur)
-        self.codes.append(self.threads.codes_of(c.pairs))
-        self.keys.append(interned(c.keys, lambda raw: self.b.key(*c.key_of[raw]), np.int32))
-        if c.shapes_present:
-            self.present.add("shape")
-        self.shape.append(interned(c.shapes, self.b.shape, np.int32))
+        cols = self.cols
+        cols.add("index", _file_index(base + c.rows))
+        cols.add("start", c.ts)
+        cols.add("dur", c.dur)
+        cols.add("codes", self.threads.codes_of(c.pairs))
+        cols.add("key", interned(c.keys, lambda raw: self.b.key(*c.key_of[raw]), np.int32))
+        cols.add("shape", interned(c.shapes, self.b.shape, np.int32), present=c.shapes_present)
         for name, src, scale in _NUMERIC:
             values, present = c.numbers[src]
             if present.any():
-                self.present.add(name)
                 known = present == 1
                 if scale != 1:  # round(µs * 1000) as the json path: half to even
                     values = np.round(values * scale)
-                values = np.where(known, values, -1).astype(np.int64)
+                cols.add(name, np.where(known, values, -1).astype(np.int64))
             else:
-                values = len(c.ts)
-            self.numeric[name].append(values)
+                cols.add(name, len(c.ts), present=False)
         self.meta.update((self.rows + i, m) for i, m in c.meta.items())
         self.rows += len(c.ts)
         events = [e for _, e in c.others]
@@ -269,12 +268,13 @@ class _Trace:
     def _regions(self, evs: list[dict], idx: list[int], start_us, dur_us) -> None:
         """Fold in timed regions: their events, file indices, starts and durations (µs)."""
         args = _all_args(evs)
-        self.index.append(np.array(idx, np.int64))
-        self.start.append(start_us)
-        self.dur.append(dur_us)
+        cols = self.cols
+        cols.add("index", _file_index(np.array(idx, np.int64)))
+        cols.add("start", np.asarray(start_us, np.float64))
+        cols.add("dur", np.asarray(dur_us, np.float64))
         raws = [(e.get("pid"), e.get("tid")) for e in evs]
-        self.codes.append(self.threads.codes_of(raws))
-        self.keys.append(_keys(evs, args if self.ours else None, self.b))
+        cols.add("codes", self.threads.codes_of(raws))
+        cols.add("key", _keys(evs, args if self.ours else None, self.b))
         if self.ours:
             self._everyo_columns(args)
             items = ((i, a["metadata"]) for i, a in enumerate(args) if a.get("metadata"))
@@ -286,16 +286,14 @@ class _Trace:
     def _everyo_columns(self, args: list) -> None:
         """The optional columns everyo writes into ``args`` (shapes, FLOPs, bytes, device
         time); null (unknown) and missing read as -1."""
-        if any("shapes" in a for a in args):
-            self.present.add("shape")
-        self.shape.append(np.array([self.b.shape(a.get("shapes")) for a in args], np.int32))
+        shapes = np.array([self.b.shape(a.get("shapes")) for a in args], np.int32)
+        self.cols.add("shape", shapes, present=any("shapes" in a for a in args))
         for name, src, scale in _NUMERIC:
             if any(src in a for a in args):
-                self.present.add(name)
                 values = [-1 if a.get(src) is None else round(a[src] * scale) for a in args]
-                self.numeric[name].append(np.array(values, np.int64))
+                self.cols.add(name, np.array(values, np.int64))
             else:  # none in this chunk: -1 each, made only if another chunk has the column
-                self.numeric[name].append(len(args))
+                self.cols.add(name, len(args), present=False)
 
     def run(self, header):
         """The :class:`Run` of everything added."""
@@ -307,36 +305,31 @@ class _Trace:
             merged = [{**e, "args": a} for e, a in zip(evs, args)]  # the pair's args merged
             start_us, dur_us = np.array(start, np.float64), np.array(dur, np.float64)
             self._regions(merged, idx, start_us, np.maximum(dur_us, 0))
-        # each column's chunks are joined and let go of in turn: the peak stays near one copy
-        start_us = _joined(self, "start", np.float64)
+        cols = self.cols
+        self.index = cols.pop("index", np.int64)  # (for the errors of the two checks below)
+        start_us = cols.pop("start", np.float64)
         origin = 0.0 if self.ours or not len(start_us) else float(start_us.min())
         self.threads.add_names(self.names)
         b = self.b
         for ident, name in self.threads.named(prefix=not self.ours):
             b.thread_index(ident, name)
         index = [b.thread_index(ident) for ident in self.threads.idents.values()]
-        cols = {"thread": np.array(index, np.int32)[_joined(self, "codes", np.int32)]}
+        out = {"thread": np.array(index, np.int32)[cols.pop("codes", np.int32)]}
+        # times become int64 nanoseconds in the memory that held their float microseconds
         start_us -= origin
         start_us *= 1000
-        cols["start_ns"] = int64_column(start_us, "start_ns", self._where)
+        out["start_ns"] = int64_column(start_us, "start_ns", self._where, in_place=True)
         del start_us
-        dur_ns = _joined(self, "dur", np.float64)
+        dur_ns = cols.pop("dur", np.float64)
         dur_ns *= 1000
-        cols["dur_ns"] = int64_column(dur_ns, "dur_ns", self._where)
+        out["dur_ns"] = int64_column(dur_ns, "dur_ns", self._where, in_place=True)
         del dur_ns
-        cols["key"] = _joined(self, "keys", np.int32)
-        cols["depth"], _ = nesting(
-            cols["thread"], cols["start_ns"], cols["start_ns"] + cols["dur_ns"]
-        )
-        shape = _joined(self, "shape", np.int32)
-        if "shape" in self.present:
-            cols["shape"] = shape
-        for name in list(self.numeric):
-            parts = self.numeric.pop(name)
-            if name in self.present:
-                cols[name] = np.concatenate(
-                    [np.full(p, -1, np.int64) if isinstance(p, int) else p for p in parts]
-                )
+        self.index = None
+        out["key"] = cols.pop("key", np.int32)
+        end = out["start_ns"] + out["dur_ns"]
+        out["depth"], _ = nesting(out["thread"], out["start_ns"], end)
+        del end
+        out.update(cols.columns())  # shape and the numeric columns some event had
         if not self.ours:
             header = {"label": "chrome trace"}
             if len(self.threads.pids) == 1:
@@ -345,21 +338,17 @@ class _Trace:
                     header["process_id"] = pid
         # file order is not row order: the store puts rows back in post-order (from_columns)
         counters = _counters(self.counter_events, origin)
-        return run_from(header, b.store(cols, self.meta), counters)
+        store = b.store(out, self.meta)
+        del out  # (the store holds the columns now)
+        return run_from(header, store, counters)
 
     def _where(self, row: int) -> str:
-        if not isinstance(self.index, np.ndarray):  # (a file with an error only)
-            self.index = np.concatenate(self.index) if self.index else np.zeros(0, np.int64)
         return f"traceEvents[{self.index[row]}]"
 
 
-def _joined(trace: _Trace, name: str, dtype) -> np.ndarray:
-    """The chunks of column ``name`` of ``trace`` as one array, the chunks let go of."""
-    parts = getattr(trace, name)
-    setattr(trace, name, [])
-    out = np.concatenate(parts) if parts else np.zeros(0, dtype)
-    parts.clear()
-    return out
+def _file_index(index: np.ndarray) -> np.ndarray:
+    """Events' places in the file, int32 while they fit (half the memory)."""
+    return index.astype(np.int32) if not len(index) or index[-1] < 2**31 else index
 
 
 def from_chrome(data: dict, chunks=None):

@@ -24,6 +24,7 @@ import numpy as np
 from everyo.errors import EveryOExportError
 from everyo.profiler.batch import input_shapes
 from everyo.profiler.export import _fast
+from everyo.profiler.export._columns import Columns
 from everyo.profiler.export._reading import (
     Builder,
     Malformed,
@@ -53,40 +54,11 @@ def _where(events: list, base: int = 0):
     return lambda i: f"event {base + i} ({str(events[i].get('name', ''))[:60]!r})"
 
 
-class _Columns:
-    """Columns built a chunk of events at a time and joined at the end; an optional column is
-    kept when some event of the file had it."""
-
-    def __init__(self):
-        self.parts: dict[str, list] = {}
-        self.present: set[str] = set()
-
-    def add(self, name: str, values, *, present: bool = True) -> None:
-        """``values`` of a chunk; an int: that many events without the optional column (-1
-        each, made only if some other chunk has it: an absent column costs no memory)."""
-        self.parts.setdefault(name, []).append(values)
-        if present:
-            self.present.add(name)
-
-    def columns(self) -> dict:
-        """The columns joined, each one's chunks let go of as it is (the peak stays near one
-        copy of the events: issue 44, the raw format's was 1.5x its file)."""
-        out = {}
-        for name in list(self.parts):
-            parts = self.parts.pop(name)
-            if name in self.present:
-                out[name] = np.concatenate(
-                    [np.full(p, -1, np.int64) if isinstance(p, int) else p for p in parts]
-                )
-            parts.clear()
-        return out
-
-
 def _key_of(b: Builder):
     return lambda raw: b.key(*raw)
 
 
-def _optional(cols: _Columns, ev: list, name: str, where, *, first_only: bool = False) -> None:
+def _optional(cols: Columns, ev: list, name: str, where, *, first_only: bool = False) -> None:
     """Optional column ``name`` of a chunk: -1 (unknown) where an event lacks it or holds null.
     ``first_only``: the first event tells whether the chunk has it (the raw format writes an
     optional column for every event or none)."""
@@ -102,7 +74,7 @@ def _field(ev: list, name: str, default=None) -> list:
     return list(map(dict.get, ev, itertools.repeat(name, len(ev)), itertools.repeat(default)))
 
 
-def _add_fast(cols: _Columns, meta: dict, b: Builder, c, n: int, tid: str) -> None:
+def _add_fast(cols: Columns, meta: dict, b: Builder, c, n: int, tid: str) -> None:
     """A block read by ``_fast`` (its values already checked as the lines below check them)."""
     cols.add("key", interned(c.keys, lambda raw: b.key(*c.key_of[raw]), np.int32))
     cols.add("thread", interned(c.ints[tid].tolist(), b.thread_index, np.int32))
@@ -121,7 +93,7 @@ def _from_raw(data: dict, chunks) -> Run:
     # 44, loading ran at 55k-145k events/s); blocks in everyo's own line layout without the
     # json module at all (``_fast``)
     b = Builder(data.get("threads", []))
-    cols, meta, n = _Columns(), {}, 0
+    cols, meta, n = Columns(), {}, 0
     for item in chunks:
         c = _fast.raw_chunk(item)
         if c is not None:
@@ -189,7 +161,7 @@ def _checked_events(events: list, base: int) -> list[dict]:
 def _from_events(chunks, label: str) -> Run:
     """The events array (``export_json``'s default, and the reference EveryO's files)."""
     b = Builder()
-    cols, meta, n = _Columns(), {}, 0
+    cols, meta, n = Columns(), {}, 0
     ours, process_id = None, None
     derived: dict[str, list] = {}  # shape text -> the input_shapes it gives (a few distinct)
     for item in chunks:
