@@ -136,12 +136,13 @@ def _contexts(torch):
     }
 
 
-def measure(torch, step, steps: int, rounds: int) -> dict[str, list[float]]:
+def measure(torch, step, steps: int, rounds: int, contexts=None) -> dict[str, list[float]]:
     """Seconds per step of each variant, one entry per round (orders rotated): the 10th
     percentile of the round's steps, each timed alone, so that a step another job interrupted
-    does not count (the machine is shared; PYTORCH_NOTES measured the same way)."""
-    contexts = _contexts(torch)
-    names = list(VARIANTS)
+    does not count (the machine is shared; PYTORCH_NOTES measured the same way). ``contexts``:
+    name -> a function making the variant's context manager (default: this table's)."""
+    contexts = contexts or _contexts(torch)
+    names = list(contexts)
     for _ in range(max(1, steps // 4)):  # warm up: allocator, caches, first calls
         step()
     times: dict[str, list[float]] = {n: [] for n in names}

@@ -1912,6 +1912,208 @@ static PyTypeObject BackwardType = {
     .tp_members = bw_members,
 };
 
+/* One backward pass of PyTorch's autograd (everyo.profiler.torch.backward._Pass in C): a
+   parameterised module's group runs from the last boundary to the moment its first parameter's
+   gradient is accumulated, which that parameter's hook marks. Hooks run between torch's kernels,
+   with Python's caches cold: the pass's Python method cost ~6.5 us a module there, against
+   0.7 us in a loop (benchmarks/torch_cost.py). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *p;     /* the recorder */
+    PyObject *t;     /* the ThreadState of the thread that started the pass */
+    PyObject *token; /* the module that closed the last group, or None */
+    long long at;    /* where the next group starts */
+    Py_ssize_t depth;
+} TorchPass;
+
+static PyObject *str_current, *str_mark;
+
+static int
+tpass_traverse(TorchPass *b, visitproc visit, void *arg)
+{
+    Py_VISIT(b->p);
+    Py_VISIT(b->t);
+    Py_VISIT(b->token);
+    return 0;
+}
+
+static int
+tpass_clear(TorchPass *b)
+{
+    Py_CLEAR(b->p);
+    Py_CLEAR(b->t);
+    Py_CLEAR(b->token);
+    return 0;
+}
+
+static void
+tpass_dealloc(TorchPass *b)
+{
+    PyObject_GC_UnTrack(b);
+    tpass_clear(b);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static int
+tpass_init(TorchPass *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *p, *t;
+    if (!PyArg_ParseTuple(args, "O!O!:TorchPass", &ModuleCallType, &p, &ThreadStateType, &t))
+        return -1;
+    long long at = now_ns((ModuleCall *)p);
+    if (at == -1 && PyErr_Occurred())
+        return -1;
+    Py_XSETREF(self->p, Py_NewRef(p));
+    Py_XSETREF(self->t, Py_NewRef(t));
+    Py_XSETREF(self->token, Py_NewRef(Py_None));
+    self->depth = ((ThreadState *)t)->depth; /* (inside backward_call: under the pass's event) */
+    self->at = at;
+    return 0;
+}
+
+/* module `token`'s gradient is accumulated: its group ends now (a second parameter of the
+   module that closed the last group changes nothing) */
+static int
+torch_pass_mark(TorchPass *self, PyObject *token)
+{
+    if (token == self->token)
+        return 0;
+    if (self->p == NULL || self->t == NULL) {
+        PyErr_SetString(PyExc_TypeError, "TorchPass(recorder, thread_state) was not initialised");
+        return -1;
+    }
+    ModuleCall *p = (ModuleCall *)self->p;
+    long long now = now_ns(p);
+    if (now == -1 && PyErr_Occurred())
+        return -1;
+    long long key = cached_key(p->bw_keys, token, (PyObject *)p, str_bw_key, token, NULL);
+    if (key == -1 && PyErr_Occurred())
+        return -1;
+    long long start = self->at;
+    self->at = now;
+    Py_SETREF(self->token, Py_NewRef(token));
+    return emit_simple(p, (ThreadState *)self->t, start, now, key, self->depth, NULL, 1);
+}
+
+static PyObject *
+tpass_mark(TorchPass *self, PyObject *token)
+{
+    if (torch_pass_mark(self, token) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef tpass_methods[] = {
+    {"mark", (PyCFunction)tpass_mark, METH_O, "Module token's gradient is accumulated: its group ends now."},
+    {NULL}};
+
+static PyMemberDef tpass_members[] = {
+    {"token", T_OBJECT, offsetof(TorchPass, token), READONLY, "the module that closed the last group"},
+    {"depth", T_PYSSIZET, offsetof(TorchPass, depth), READONLY, "depth of the groups"},
+    {"at", T_LONGLONG, offsetof(TorchPass, at), READONLY, "where the next group starts (ns)"},
+    {NULL}};
+
+static PyTypeObject TorchPassType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.TorchPass",
+    .tp_basicsize = sizeof(TorchPass),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "TorchPass(recorder, thread_state): one backward pass of torch's autograd, its "
+              "groups per parameterised module (everyo.profiler.torch.backward._Pass in C).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)tpass_init,
+    .tp_traverse = (traverseproc)tpass_traverse,
+    .tp_clear = (inquiry)tpass_clear,
+    .tp_dealloc = (destructor)tpass_dealloc,
+    .tp_methods = tpass_methods,
+    .tp_members = tpass_members,
+};
+
+/* A parameter's post-accumulate-grad hook: marks `token` on `passes.current`, the pass the
+   adapter is running (None: none), a TorchPass without a Python frame, else its mark method */
+typedef struct {
+    PyObject_HEAD
+    PyObject *passes;
+    PyObject *token;
+} TorchHook;
+
+static int
+th_traverse(TorchHook *h, visitproc visit, void *arg)
+{
+    Py_VISIT(h->passes);
+    Py_VISIT(h->token);
+    return 0;
+}
+
+static int
+th_clear(TorchHook *h)
+{
+    Py_CLEAR(h->passes);
+    Py_CLEAR(h->token);
+    return 0;
+}
+
+static void
+th_dealloc(TorchHook *h)
+{
+    PyObject_GC_UnTrack(h);
+    th_clear(h);
+    Py_TYPE(h)->tp_free((PyObject *)h);
+}
+
+static int
+th_init(TorchHook *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *passes, *token;
+    if (!PyArg_ParseTuple(args, "OO:TorchHook", &passes, &token))
+        return -1;
+    Py_XSETREF(self->passes, Py_NewRef(passes));
+    Py_XSETREF(self->token, Py_NewRef(token));
+    return 0;
+}
+
+static PyObject *
+th_call(TorchHook *self, PyObject *args, PyObject *kwds)
+{
+    if (self->passes == NULL) {
+        PyErr_SetString(PyExc_TypeError, "TorchHook(passes, token) was not initialised");
+        return NULL;
+    }
+    PyObject *cur = PyObject_GetAttr(self->passes, str_current);
+    if (cur == NULL)
+        return NULL;
+    int rc = 0;
+    if (Py_IS_TYPE(cur, &TorchPassType))
+        rc = torch_pass_mark((TorchPass *)cur, self->token);
+    else if (cur != Py_None) {
+        PyObject *r = PyObject_CallMethodOneArg(cur, str_mark, self->token);
+        rc = r ? 0 : -1;
+        Py_XDECREF(r);
+    }
+    Py_DECREF(cur);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMemberDef th_members[] = {
+    {"token", T_OBJECT, offsetof(TorchHook, token), READONLY, "the module it marks"},
+    {NULL}};
+
+static PyTypeObject TorchHookType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "everyo.profiler._crecorder.TorchHook",
+    .tp_basicsize = sizeof(TorchHook),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "TorchHook(passes, token): a parameter's hook; passes.current.mark(token) when a "
+              "pass runs.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)th_init,
+    .tp_call = (ternaryfunc)th_call,
+    .tp_traverse = (traverseproc)th_traverse,
+    .tp_clear = (inquiry)th_clear,
+    .tp_dealloc = (destructor)th_dealloc,
+    .tp_members = th_members,
+};
+
 /* backward_call(run, *args): run(*args) as one `backward` event, groups per module inside it
    (RegionHooks.backward_call in C) */
 static PyObject *
@@ -2206,6 +2408,8 @@ PyInit__crecorder(void)
     INTERN(str_kind, "kind");
     INTERN(str_name, "name");
     INTERN(str_user, "user");
+    INTERN(str_current, "current");
+    INTERN(str_mark, "mark");
     check_ndarray_layout();
     PyObject *time = PyImport_ImportModule("time");
     if (time == NULL)
@@ -2216,7 +2420,8 @@ PyInit__crecorder(void)
         return NULL;
     if (PyType_Ready(&EventBufferType) < 0 || PyType_Ready(&ThreadStateType) < 0 ||
         PyType_Ready(&ModuleCallType) < 0 ||
-        PyType_Ready(&RegionType) < 0 || PyType_Ready(&BackwardType) < 0)
+        PyType_Ready(&RegionType) < 0 || PyType_Ready(&BackwardType) < 0 ||
+        PyType_Ready(&TorchPassType) < 0 || PyType_Ready(&TorchHookType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
@@ -2230,6 +2435,8 @@ PyInit__crecorder(void)
         PyModule_AddObjectRef(m, "module_call_api", api) < 0 ||
         PyModule_AddObjectRef(m, "Region", (PyObject *)&RegionType) < 0 ||
         PyModule_AddObjectRef(m, "Backward", (PyObject *)&BackwardType) < 0 ||
+        PyModule_AddObjectRef(m, "TorchPass", (PyObject *)&TorchPassType) < 0 ||
+        PyModule_AddObjectRef(m, "TorchHook", (PyObject *)&TorchHookType) < 0 ||
         PyModule_AddObjectRef(m, "ThreadState", (PyObject *)&ThreadStateType) < 0 ||
         PyModule_AddObjectRef(m, "ModuleCall", (PyObject *)&ModuleCallType) < 0) {
         Py_DECREF(api);

@@ -81,7 +81,14 @@ def test_module_tree_matches_named_modules(registry):
     assert linear.shapes == "[(3, 4)] -> (3, 8)"
 
 
-def test_backward_event_per_parameterised_module(registry):
+@pytest.mark.parametrize("hook", ["compiled", "python"])
+def test_backward_event_per_parameterised_module(registry, monkeypatch, hook):
+    from everyo.profiler.torch import backward
+
+    if hook == "python":  # the pass and the hook without the compiled extension
+        monkeypatch.setattr(backward, "_c", None)
+    elif backward._c is None:
+        pytest.skip("the compiled extension was not built")
     model = Net()
     with ep.profile(registry=registry) as p:
         _train(model, steps=1)
@@ -98,6 +105,14 @@ def test_backward_event_per_parameterised_module(registry):
     ]
     passes = [e for e in p.events if (e.kind, e.name) == ("backward", "backward")]
     assert len(passes) == 1
+    # the groups tile the pass from its start: each ends where its module's gradient is in
+    (whole,) = passes
+    ordered = sorted(groups, key=lambda g: g.start_ns)
+    assert whole.start_ns <= ordered[0].start_ns
+    for a, b in zip(ordered, ordered[1:]):
+        assert a.start_ns + a.duration_ns == b.start_ns
+    assert ordered[-1].start_ns + ordered[-1].duration_ns <= whole.start_ns + whole.duration_ns
+    assert {g.depth for g in groups} == {whole.depth + 1}
 
 
 def test_autograd_grad_is_a_backward_pass(registry):

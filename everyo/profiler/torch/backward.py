@@ -21,20 +21,24 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from everyo import _compiled
 from everyo.profiler import hooks
 from everyo.profiler.packing import KEY_BITS
 
 _is_compiling = torch.compiler.is_compiling
+# the pass and the hook in C, where the recorder is: a hook runs between torch's kernels, with
+# Python's caches cold, where _Pass.mark cost ~6.5 us a module (benchmarks/torch_cost.py)
+_c = _compiled.load("everyo.profiler._crecorder")
 
 
 class _Pass:
     """One running backward pass: where its next group starts and which module closed the
-    last one."""
+    last one (``_crecorder.TorchPass`` is its compiled twin)."""
 
-    __slots__ = ("p", "t", "depth", "at", "token", "keys")
+    __slots__ = ("p", "t", "depth", "at", "token")
 
-    def __init__(self, p, t, keys: dict):
-        self.p, self.t, self.keys = p, t, keys
+    def __init__(self, p, t):
+        self.p, self.t = p, t
         self.depth = t.depth  # (inside backward_call: one level under the pass's event)
         self.at = p._clock()
         self.token = None
@@ -45,11 +49,9 @@ class _Pass:
             return
         p = self.p
         now = p._clock()
-        key = self.keys.get(token)
+        key = p._bw_keys.get(token)
         if key is None:
-            key = self.keys[token] = p.store.intern_key(
-                "backward", f"{token[0]}.backward", token[1]
-            )
+            key = p._bw_key(token)  # ("backward", "Linear.backward", its path)
         start, self.at, self.token = self.at, now, token
         if p._fast:  # recording everything: one append, as the engine's backward groups
             t = self.t
@@ -67,13 +69,15 @@ class BackwardPasses:
     per-module hooks it registered (removed at :meth:`remove`)."""
 
     def __init__(self):
-        self.current: _Pass | None = None
+        self.current = None  # the pass running: a _Pass or its compiled twin, TorchPass
+        self._new_pass = _Pass  # (set by install, for its recorder)
         self._handles: list = []
         # parameters with our hook, by id (held: their ids stay theirs until remove())
         self._hooked: dict[int, torch.Tensor] = {}
-        self._keys: dict = {}  # module scope token -> store key of its backward group
 
     def install(self, patches, recorder) -> None:
+        compiled = _c is not None and isinstance(recorder, _c.ModuleCall)
+        self._new_pass = _c.TorchPass if compiled else _Pass
         patches.set(torch.autograd, "backward", self._wrap(torch.autograd.backward))
         # torch.autograd.grad (gradient penalties, meta-learning, physics losses): a pass too,
         # without per-module groups (it accumulates into no parameter's .grad)
@@ -95,6 +99,9 @@ class BackwardPasses:
             return
 
     def _hook(self, token):
+        if _c is not None:
+            return _c.TorchHook(self, token)  # (self.current.mark(token), without a frame)
+
         def accumulated(param) -> None:
             bw = self.current
             if bw is not None:
@@ -118,7 +125,7 @@ class BackwardPasses:
         return backward_pass
 
     def _run(self, p, backward, args, kwargs):
-        prev, self.current = self.current, _Pass(p, p._state(), self._keys)
+        prev, self.current = self.current, self._new_pass(p, p._state())
         try:
             return backward(*args, **kwargs)
         finally:
