@@ -48,11 +48,11 @@ def __getattr__(name: str):
 
         return compare
     if name in ("SweepWidget", "sweeps"):
-        from everyo_lab.widgets import sweep
+        from everyo_lab.widgets import sweep_widget
 
-        return getattr(sweep, name)
+        return getattr(sweep_widget, name)
     if name == "to_html":
-        from everyo_lab.report import to_html
+        from everyo_lab.html_report import to_html
 
         return to_html
     raise AttributeError(f"module 'everyo_lab' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""The offline HTML page every report of the lab writes (a run's, :mod:`everyo_lab.report`; a
+"""The offline HTML page every report of the lab writes (a run's, :mod:`everyo_lab.html_report`; a
 comparison's, :mod:`everyo_lab.compare_html`): plotly.js inlined (no network needed), the
 figures as JSON in a ``<script>`` element, drawn on load; charts that zoom together."""
 

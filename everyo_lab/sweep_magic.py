@@ -2,10 +2,11 @@
 
 The names are looked up in the notebook's namespace (dotted names too: ``lab.model``). The
 sweep runs in the cell, as ``%%everyo_profile`` runs its cell, and shows two outputs with
-display ids: the live :class:`~everyo_lab.widgets.sweep.SweepWidget`, which gains each point as
-it is measured, and its static rendering (charts as SVG, table, recommendation), which hides
-itself while the widget is on screen and is what a saved notebook, nbconvert and a terminal
-show. A kernel interrupt ends the sweep between two timed calls and keeps the finished points.
+display ids: the live :class:`~everyo_lab.widgets.sweep_widget.SweepWidget`, which gains each
+point as it is measured, and its static rendering (charts as SVG, table, recommendation),
+which hides itself while the widget is on screen and is what a saved notebook, nbconvert and a
+terminal show. A kernel interrupt ends the sweep between two timed calls and keeps the finished
+points.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def lookup(namespace: dict, name: str, what: str):
 def sweep_line(shell, line: str):
     """Run ``%everyo_sweep`` in ``shell``; see the module doc."""
     from everyo.errors import EveryOError
-    from everyo_lab.widgets.sweep import SweepWidget
+    from everyo_lab.widgets.sweep_widget import SweepWidget
 
     try:
         opts = parse_sweep_options(line)

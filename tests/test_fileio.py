@@ -35,7 +35,7 @@ def _history():
 
 def _to_html(path):
     pytest.importorskip("plotly")
-    from everyo_lab.report import to_html
+    from everyo_lab.html_report import to_html
 
     return to_html(_profiler().run, path)
 

@@ -145,10 +145,10 @@ def test_no_value_is_spelt_once_in_every_view():
     js = (GLOSSARY.parents[1] / "js" / "src" / "schema.js").read_text(encoding="utf-8")
     assert f'export const NO_VALUE = "{NO_VALUE}";' in js
     from everyo.bench.sweep_result import _num
-    from everyo.profiler.table import _fmt
+    from everyo.profiler.summary_table import _fmt
     from everyo_lab.views.columns import NO_VALUE as TABLE_NO_VALUE
     from everyo_lab.views.compare import format_diff_cell
-    from everyo_lab.views.memory import format_bytes
+    from everyo_lab.views.memory_view import format_bytes
 
     assert TABLE_NO_VALUE == _num(None, 2) == _fmt(None, "median_ms") == NO_VALUE
     assert format_diff_cell({"ratio": None}, "ratio") == format_bytes(None) == NO_VALUE

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from everyo.bench import torch_memory
+from everyo.bench.call_memory import traced_peak, trim_heap
 from everyo.bench.devices import free_gpu_pool, gpu_pool_bytes, is_out_of_memory, on_gpu
-from everyo.bench.memory import traced_peak, trim_heap
 from everyo.bench.stats import summarize
 from everyo.bench.timing import Timer
 from everyo.machine_state import MachineState, MachineWatch

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from everyo.bench.call_memory import traced_peak
 from everyo.bench.devices import gpu_pool_bytes, on_gpu
-from everyo.bench.memory import traced_peak
 from everyo.bench.timing import Timer, check_count
 from everyo.errors import EveryOBenchmarkError
 from everyo.machine_state import MachineState, MachineWatch

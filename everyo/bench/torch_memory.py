@@ -7,7 +7,7 @@ function answers as if torch did not exist. ``import everyo`` never imports torc
 Peak memory of a torch point comes from torch's own allocator on CUDA
 (``torch.cuda.max_memory_allocated``, reset per point) and from the process's resident-set
 growth on the CPU: :mod:`tracemalloc` does not see torch's CPU allocator (see
-:func:`everyo.bench.memory.resident_peak`).
+:func:`everyo.bench.call_memory.resident_peak`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import gc
 import sys
 from typing import Any
 
-from everyo.bench.memory import resident_peak, trim_heap
+from everyo.bench.call_memory import resident_peak, trim_heap
 
 __all__ = [
     "torch_module",

@@ -12,7 +12,7 @@ from everyo.profiler import schema
 from everyo.profiler.aggregates import Aggregates, Groups
 from everyo.profiler.batch import EventBatch
 from everyo.profiler.step_stats import StepStats, step_ends, step_spans
-from everyo.profiler.table import SummaryTable
+from everyo.profiler.summary_table import SummaryTable
 
 GROUP_BY, SORT_KEYS, TREE_BY = schema.GROUP_BY, schema.SORT_KEYS, schema.TREE_BY  # re-exported
 

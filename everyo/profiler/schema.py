@@ -1,8 +1,8 @@
 """The summary's vocabulary, in one place: how rows group, what they sort by, their columns.
 
-Read by :mod:`everyo.profiler.analysis` (the rows), :mod:`everyo.profiler.table` (their text),
-``everyo_lab.views`` (the dashboard's table), the CLI and the ``%%everyo_profile`` magic; the
-front end's copy (``js/src/schema.js``) is generated from here by :func:`js_module` and a test
+Read by :mod:`everyo.profiler.analysis` (the rows), :mod:`everyo.profiler.summary_table` (their
+text), ``everyo_lab.views`` (the dashboard's table), the CLI and the ``%%everyo_profile`` magic;
+the front end's copy (``js/src/schema.js``) is generated from here by :func:`js_module` and a test
 checks it is current (``python -m everyo.profiler.schema > js/src/schema.js``).
 
 >>> from everyo.profiler import schema

@@ -26,8 +26,8 @@ from everyo.nn.utils import clip_grad_norm_
 from everyo.optim.optimizer import Optimizer
 from everyo.profiler import hooks as _hooks
 from everyo.training.callbacks import Callback
+from everyo.training.epoch_memory import PeakMemory
 from everyo.training.history import History
-from everyo.training.memory import PeakMemory
 from everyo.training.metrics import resolve_metrics
 
 __all__ = ["Trainer"]

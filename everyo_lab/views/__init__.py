@@ -18,7 +18,7 @@ from everyo_lab.views.header import header_info
 from everyo_lab.views.icicle import icicle_figure
 from everyo_lab.views.report import Report, build_report, display_label, live_report
 from everyo_lab.views.static import render_html
-from everyo_lab.views.sweep import sweep_charts, sweep_figure
+from everyo_lab.views.sweep_charts import sweep_charts, sweep_figure
 from everyo_lab.views.table import table_rows
 from everyo_lab.views.text import render_text
 

@@ -1,5 +1,5 @@
 """The flame chart as sanitiser-proof HTML: absolutely placed ``<div>`` bars, no SVG, no script
-(the memory chart, :func:`~everyo_lab.views.memory.memory_html`, and the sweep's charts,
+(the memory chart, :func:`~everyo_lab.views.memory_view.memory_html`, and the sweep's charts,
 :mod:`~everyo_lab.views.sweep_static`, are built the same way).
 
 What a notebook keeps for readers without the kernel must survive JupyterLab's and Notebook 7's

@@ -91,7 +91,7 @@ class Report:
     notes : list of str
         Things to tell the reader: no events, skipped warmup, a failure, the overlap warning.
     memory : dict or None
-        :func:`~everyo_lab.views.memory.memory_view` of a finished run recorded with
+        :func:`~everyo_lab.views.memory_view.memory_view` of a finished run recorded with
         ``profile_memory`` (live bytes over time, the peak and its module, top allocators).
     """
 
@@ -195,7 +195,7 @@ def build_report(
         notes=list(summary.notes),
     )
     if run is not None and report.status != "running":  # counters are attached at the stop
-        from everyo_lab.views.memory import memory_view
+        from everyo_lab.views.memory_view import memory_view
 
         report.memory = memory_view(source)
     return report

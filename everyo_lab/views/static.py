@@ -15,7 +15,7 @@ import html
 from everyo_lab.views._batch import as_batch
 from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
 from everyo_lab.views.flame_html import css, flame_html, tree_flame_html
-from everyo_lab.views.memory import memory_html, memory_text
+from everyo_lab.views.memory_view import memory_html, memory_text
 from everyo_lab.views.report import Report, as_report, hot_spot_figures, steps_text
 from everyo_lab.views.why_static import hot_lines_html, top_rows_hot_lines
 

@@ -4,7 +4,7 @@ spots, steps, an aligned table and the notes, for terminals."""
 from __future__ import annotations
 
 from everyo_lab.views.columns import format_cell
-from everyo_lab.views.memory import memory_text
+from everyo_lab.views.memory_view import memory_text
 from everyo_lab.views.report import Report, as_report, hot_spot_text, steps_text
 from everyo_lab.views.why_static import hot_lines_text, top_rows_hot_lines
 

@@ -13,8 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from everyo.bench import sweep_batch_sizes  # noqa: E402
+from everyo.bench.call_memory import resident_peak  # noqa: E402
 from everyo.bench.devices import is_out_of_memory  # noqa: E402
-from everyo.bench.memory import resident_peak  # noqa: E402
 from everyo.bench.sweep_point import memory_label  # noqa: E402
 from everyo.bench.torch_memory import TorchInferenceStep, holds_torch  # noqa: E402
 from everyo.errors import EveryOBenchmarkError  # noqa: E402
@@ -143,7 +143,7 @@ def test_resident_peak_falls_back_to_polling_where_the_high_water_mark_cannot_be
     pytest.importorskip("psutil")
     import time
 
-    from everyo.bench import memory
+    from everyo.bench import call_memory as memory
 
     monkeypatch.setattr(memory, "_reset_high_water_mark", lambda: False)
     size = 64 * MiB

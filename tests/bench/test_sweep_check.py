@@ -12,7 +12,7 @@ from everyo.bench import SweepResult, SweepRow, sweep_batch_sizes
 from everyo.bench.sweep_check import MAX_REMEASURED, recheck, suspects
 from everyo.bench.sweep_point import row_from_times
 from everyo.machine_state import MachineState
-from everyo_lab.views.sweep import sweep_charts
+from everyo_lab.views.sweep_charts import sweep_charts
 from everyo_lab.views.sweep_report import build_sweep_report
 from everyo_lab.views.sweep_static import chart_html, render_sweep_text
 
@@ -260,7 +260,7 @@ def test_each_point_measured_on_a_busy_machine_says_so_on_hover():
 
 
 def test_hover_text_is_wrapped_and_cut_at_a_word():
-    from everyo_lab.views.sweep import hover_text
+    from everyo_lab.views.sweep_charts import hover_text
 
     text = hover_text("word " * 100, width=20, limit=60)
     assert all(len(line) <= 20 for line in text.split("<br>"))

@@ -179,7 +179,7 @@ def test_the_sweep_widget_beside_a_blas_burner_measures_with_one_thread(
     two_blas_threads, blas_burner
 ):
     pytest.importorskip("anywidget")
-    from everyo_lab.widgets.sweep import SweepWidget
+    from everyo_lab.widgets.sweep_widget import SweepWidget
 
     model, make_batch = _mlp()
     ThreadPolicy(1).apply().restore()  # the main thread set a limit once (a magic's cell)

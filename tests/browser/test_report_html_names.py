@@ -18,7 +18,7 @@ from harness import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 from everyo.profiler import profile, record_function  # noqa: E402
 from everyo.profiler.run import RunRegistry  # noqa: E402
-from everyo_lab.report import to_html  # noqa: E402
+from everyo_lab.html_report import to_html  # noqa: E402
 
 
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")

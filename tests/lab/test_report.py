@@ -9,7 +9,7 @@ import pytest
 from views_runs import empty_run, regions_run
 
 from everyo.errors import EveryOExportError
-from everyo_lab.report import to_html
+from everyo_lab.html_report import to_html
 
 pytest.importorskip("plotly")
 

@@ -10,7 +10,7 @@ import pytest
 
 from everyo.profiler import profile, record_function
 from everyo.profiler.run import RunRegistry
-from everyo_lab.report import to_html
+from everyo_lab.html_report import to_html
 
 pytest.importorskip("plotly")
 

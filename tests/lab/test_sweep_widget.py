@@ -15,7 +15,7 @@ pytest.importorskip("anywidget")
 import everyo as eo  # noqa: E402
 from everyo.errors import EveryOBenchmarkError  # noqa: E402
 from everyo_lab import SweepWidget, sweeps  # noqa: E402
-from everyo_lab.widgets.sweep import STOP_IN_CELL  # noqa: E402
+from everyo_lab.widgets.sweep_widget import STOP_IN_CELL  # noqa: E402
 
 QUICK = {"warmup": 0, "repeat": 2}
 

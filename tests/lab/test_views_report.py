@@ -140,7 +140,7 @@ def test_a_live_tables_missing_values_read_as_the_one_spelling_of_no_value():
 
 def test_the_same_share_in_every_renderer(run, tmp_path):
     pytest.importorskip("plotly")
-    from everyo_lab.report import to_html
+    from everyo_lab.html_report import to_html
 
     report = build_report(run)
     share = _row(report, "ReLU [1]")["share"]

@@ -52,7 +52,7 @@ def test_sweep_figure_is_valid_plotly(result):
 
 # -- the sweep report: pure, from planted rows ----------------------------------------------------
 from everyo.bench import SweepRow  # noqa: E402
-from everyo_lab.views.sweep import sweep_charts  # noqa: E402
+from everyo_lab.views.sweep_charts import sweep_charts  # noqa: E402
 from everyo_lab.views.sweep_report import (  # noqa: E402
     build_sweep_report,
     failed_marks,

@@ -5,7 +5,8 @@ explained, a table, Run/Stop and CSV/JSON export.
 Wiring only: the sweep is :func:`everyo.bench.sweep_batch_sizes` (its ``on_point`` reports each
 point, its ``stop`` flag ends it between points); the numbers come from one
 :class:`~everyo_lab.views.sweep_report.SweepReport` per point (the ``report`` trait) and the
-charts from :func:`~everyo_lab.views.sweep.sweep_charts` (the ``charts`` trait), a few kilobytes.
+charts from :func:`~everyo_lab.views.sweep_charts.sweep_charts` (the ``charts`` trait), a few
+kilobytes.
 plotly.js reaches the page once, as for the dashboard (:mod:`.plotly_asset`).
 
 A kernel busy running a cell cannot receive a button click, so the widget's Run button (and
@@ -317,7 +318,7 @@ class SweepWidget(anywidget.AnyWidget):
 
     def _publish(self) -> None:
         """Build the report and the charts once, and sync both."""
-        from everyo_lab.views.sweep import sweep_charts
+        from everyo_lab.views.sweep_charts import sweep_charts
         from everyo_lab.views.sweep_report import build_sweep_report
 
         with self._lock:
