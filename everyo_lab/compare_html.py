@@ -40,7 +40,7 @@ def comparison_html(c: Comparison) -> str:
             f"<h2>{name.upper()} · {html.escape(side['label'])} · {side['wall_ms']:.3f} ms</h2>"
             f'<div id="flame_{name}" class="chart"></div>'
         )
-        figure = flame_figure(as_batch(run), x_range=(0.0, span))
+        figure = flame_figure(as_batch(run), x_range=(0.0, span), marks=run.step_ns)
         figure["layout"]["xaxis"]["autorange"] = False
         figures[f"flame_{name}"] = figure
     if c.rows:

@@ -83,12 +83,12 @@ def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | 
         batch = as_batch(run)
         body.append('<h2>Flame chart</h2><div id="flame" class="chart"></div>')
         if not report.memory:
-            figures = {"flame": flame_figure(batch)}
+            figures = {"flame": flame_figure(batch, marks=run.step_ns)}
         else:  # profile_memory: live bytes on the flame chart's time axis, zooming with it
             from everyo_lab.views.memory_view import memory_figure
 
             span = (0.0, max(report.wall_ms, report.memory["t_ms"][-1]))
-            figures = {"flame": flame_figure(batch, x_range=span)}
+            figures = {"flame": flame_figure(batch, x_range=span, marks=run.step_ns)}
             figures["memory"] = memory_figure(report.memory, x_range=span)
             body.append('<h2>Memory</h2><div id="memory" class="chart"></div>')
             body.append(link_script(["flame", "memory"]))

@@ -88,7 +88,7 @@ def render_compare_flames_html(c: Comparison, *, theme: str = "light") -> str:
     span = max(c.a["wall_ms"], c.b["wall_ms"]) * 1e6
     out = []
     for name, side, run in (("A", c.a, c.run_a), ("B", c.b, c.run_b)):
-        chart = flame_html(as_batch(run), text_color=col["muted"], span_ns=span)
+        chart = flame_html(as_batch(run), text_color=col["muted"], span_ns=span, marks=run.step_ns)
         body = chart or f'<div style="color:{col["muted"]}">no events</div>'
         out.append(
             f'<div style="margin-top:6px"><div style="color:{col["muted"]}">{name} · '

@@ -27,6 +27,7 @@ from everyo.spelling import count_text, duration_text
 from everyo_lab.views.colors import MERGED_COLOR, color_for
 from everyo_lab.views.columns import event_label
 from everyo_lab.views.flame import flame_bars
+from everyo_lab.views.flame_traces import calls_text
 
 __all__ = [
     "MAX_BARS",
@@ -48,18 +49,25 @@ _LABEL_PX = 36  # bars narrower than this (at 960 px) carry no text, only their 
 
 
 def flame_html(
-    batch, *, max_bars: int = MAX_BARS, text_color: str = "#555", span_ns: float | None = None
+    batch,
+    *,
+    max_bars: int = MAX_BARS,
+    text_color: str = "#555",
+    span_ns: float | None = None,
+    marks=None,
 ) -> str:
     """The whole run's flame chart as an HTML fragment ("" for no events).
 
-    Each bar's tooltip (``title``) names it as the table does (``"Linear [0]: 1.234 ms"``).
+    Each bar's tooltip (``title``) names it as the table does (``"Linear [0]: 1.234 ms"``); a
+    bar standing for one call path's calls says so (``"Linear [0] ×412: 412 calls · total
+    ..."``). ``marks``: the run's step marks, for the cells of that merge (``flame_bars``).
     ``span_ns`` widens the time axis to at least that many ns from the run's start (charts
     stacked with the same span share one time scale: a comparison, the memory chart).
     ``text_color`` colours the axis and legend (a CSS colour; the sanitiser keeps plain ones).
     """
     if len(batch) == 0:
         return ""
-    bars, _, keys = flame_bars(batch, width_px=WIDTH_PX, max_shapes=max_bars)
+    bars, _, keys = flame_bars(batch, width_px=WIDTH_PX, max_shapes=max_bars, marks=marks)
     lo = min(0.0, float(bars.start.min()))  # times count from the run start
     span = max(float(bars.end.max()) - lo, float(span_ns or 0) - lo, 1.0)
     left = (bars.start - lo) / span * 100
@@ -119,11 +127,19 @@ def _bars(batch, bars, keys, left, width) -> list[str]:
     names = np.asarray(batch.name, dtype=object)
     paths = np.asarray(batch.path, dtype=object)
     kinds = np.asarray(batch.kind, dtype=object)
+    grouped = bars.group if bars.group is not None else np.zeros(len(bars), dtype=bool)
     out = []
     for i in range(len(bars)):
         count, row = int(bars.count[i]), int(bars.row[i])
         span = duration_text(int(bars.end[i]) - int(bars.start[i]))
-        if count == 1:
+        if grouped[i]:  # one call path's calls, as wide as their total time
+            text = f"{names[row]} ×{count_text(count)}"
+            label = event_label(kinds[row], names[row], paths[row])
+            title = (
+                f"{label} ×{count_text(count)}: {calls_text(count)} · total {span} (merged by "
+                "call path: zoom in on the dashboard to see each call)"
+            )
+        elif count == 1:
             text = str(names[row])
             title = f"{event_label(kinds[row], names[row], paths[row])}: {span}"
         else:

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from everyo.spelling import count_text
 from everyo_lab.views._batch import optional_column, self_ns
 from everyo_lab.views.colors import MERGED_COLOR, centred_note, color_for
 from everyo_lab.views.lod import Bars
 
-__all__ = ["event_traces", "flame_layout", "merged_traces", "one_legend_entry_per_key"]
+__all__ = [
+    "event_traces",
+    "flame_layout",
+    "group_traces",
+    "merged_traces",
+    "one_legend_entry_per_key",
+]
 
 _NS_PER_MS = 1e6
 _LABEL_MIN_PX = 40  # bars narrower than this get no text label (it would not fit)
@@ -45,8 +52,13 @@ def _bar_trace(bars: Bars, sel: np.ndarray, key: str, color: str) -> dict:
     }
 
 
+def _grouped(bars: Bars) -> np.ndarray:
+    """Whether each bar stands for one call path's calls (the readable merge)."""
+    return bars.group if bars.group is not None else np.zeros(len(bars), dtype=bool)
+
+
 def event_traces(batch, bars: Bars, keys: list[str]) -> list[dict]:
-    single = bars.count == 1
+    single = (bars.count == 1) & ~_grouped(bars)
     hover, columns = _hover_columns(batch)
     traces = []
     for code in np.unique(bars.code[single]):
@@ -132,8 +144,44 @@ def _si_text(values: np.ndarray, unit: str) -> np.ndarray:
     return np.where(v < 0, "n/a", text).astype(object)
 
 
+def group_traces(batch, bars: Bars, keys: list[str]) -> list[dict]:
+    """One call path's calls as one bar each (``Linear ×412``), as wide as their total time:
+    the readable merge of a zoomed-out chart (``js/src/hover.js`` says the same)."""
+    grouped = np.flatnonzero(_grouped(bars))
+    names = np.asarray(batch.name, dtype=object)
+    kinds = np.asarray(batch.kind, dtype=object)
+    traces = []
+    for code in np.unique(bars.code[grouped]):
+        sel = grouped[bars.code[grouped] == code]
+        rows, counts = bars.row[sel], bars.count[sel]
+        trace = _bar_trace(bars, sel, keys[code], color_for(keys[code]))
+        label = np.array(
+            [f"{names[r]} ×{count_text(int(c))}" for r, c in zip(rows, counts, strict=True)],
+            dtype=object,
+        )
+        calls = np.array([calls_text(int(c)) for c in counts], dtype=object)
+        total_ms = np.round((bars.end[sel] - bars.start[sel]) / _NS_PER_MS, 6)
+        trace["customdata"] = np.column_stack([label, calls, total_ms, kinds[rows]]).tolist()
+        trace["hovertemplate"] = (
+            "<b>%{customdata[0]}</b><br>%{customdata[1]} · total %{customdata[2]:.4~r} ms"
+            "<br>%{customdata[3]}<br><i>merged by call path: zoom in to see each call</i>"
+            "<extra></extra>"
+        )
+        wide = (bars.end[sel] - bars.start[sel]) >= _LABEL_MIN_PX * bars.pixel_ns
+        trace["text"] = np.where(wide, label, "").tolist()
+        trace["textposition"] = "inside"
+        trace["insidetextanchor"] = "start"
+        traces.append(trace)
+    return traces
+
+
+def calls_text(count: int) -> str:
+    """``1 call``, ``1,024 calls``."""
+    return f"{count_text(count)} {'call' if count == 1 else 'calls'}"
+
+
 def merged_traces(bars: Bars, keys: list[str]) -> list[dict]:
-    merged = bars.count > 1
+    merged = (bars.count > 1) & ~_grouped(bars)
     groups = [(keys[c], merged & bars.uniform & (bars.code == c)) for c in range(len(keys))]
     groups.append(("merged", merged & ~bars.uniform))
     traces = []

@@ -142,7 +142,9 @@ class LiveState:
 
     # -- views ---------------------------------------------------------------------------------
     def flame_figure(self, *, max_shapes: int = 20000, theme: str = "light") -> dict:
-        """The flame chart as :func:`~everyo_lab.views.flame_figure` draws it (whole run)."""
+        """The flame chart as :func:`~everyo_lab.views.flame_figure` draws it by pixel alone
+        (``by_call_path=False``: the merge by call path needs the events, which this state
+        does not keep), whole run."""
         colors = theme_colors(theme)
         if self.events == 0:
             return {"data": [], "layout": flame_layout(colors, None, [], 1, message="no events")}

@@ -95,7 +95,7 @@ def render_html(
     if report.rows and run is not None and not isinstance(run, Report):
         batch = as_batch(run)
         span = _span_ns(batch, report.memory)
-        chart = flame_html(batch, text_color=c["muted"], span_ns=span)
+        chart = flame_html(batch, text_color=c["muted"], span_ns=span, marks=run.step_ns)
         parts.append(
             f'<div style="margin-top:6px"><div style="{css("color", c["muted"])}">flame chart '
             f"(time →, depth ↓)</div>{chart}</div>"

@@ -198,7 +198,7 @@ def test_the_browser_and_the_kernel_merge_calls_by_call_path_alike(tmp_path, see
     kernel = merge_readable(start, end, lane, key, path, parent, edges=cells, min_ns=min_ns)
     kernel_bars = sorted(
         (int(ln), int(s), int(e), int(k), int(c), int(g))
-        for s, e, ln, k, c, g in zip(*kernel, strict=True)
+        for s, e, ln, k, c, g, _ in zip(*kernel, strict=True)
     )
     data = tmp_path / "readable.json"
     data.write_text(
