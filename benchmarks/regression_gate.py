@@ -262,7 +262,7 @@ def run_statistics(trials: int, rows: list, log) -> None:
 
     import numpy as np
 
-    from everyo.bench.regression import _verdict as gate_verdict
+    from everyo.bench.regression import gate_verdict
     from everyo.bench.stats import process_ratio_interval
 
     start = loadavg()

@@ -57,6 +57,7 @@ __all__ = [
     "compare",
     "check_regression",
     "regression_verdict",
+    "gate_verdict",
     "machine_caveat",
     "MACHINE_BUSY",
     "MARGIN",
@@ -356,7 +357,7 @@ def check_regression(
     (est, lo, hi), note, (t_new, t_base) = _interval(
         result, baseline, statistic=statistic, confidence=confidence
     )
-    verdict = _verdict(est, lo, hi, threshold, margin)
+    verdict = gate_verdict(est, lo, hi, threshold, margin)
     apart = not _same_process(baseline, result)
     caveat = machine_caveat(baseline, result, sides=("baseline", "new result"), apart=apart)
     if caveat:
@@ -406,15 +407,22 @@ STATISTIC_WORDS["min"] = ("fastest call", "fastest calls")
 """How the printed results name a statistic (one, several)."""
 
 
-def _verdict(est: float, lo: float, hi: float, threshold: float, margin: float) -> str:
-    """The gate's verdict for ``T_new / T_baseline`` and its interval."""
-    if abs(est - 1) <= max(threshold, 0.0) or max(est, 1 / est) - 1 < margin:
-        return "ok"
-    if lo > 1:
-        return "regression"
-    if hi < 1:
-        return "improvement"
-    return "inconclusive"
+def gate_verdict(est, lo, hi, threshold: float = 0.10, margin: float = MARGIN):
+    """The gate's verdict for a ratio ``T_new / T_baseline`` and its interval (scalars: one
+    string; arrays: one each): ``"ok"`` within the threshold or the margin, else
+    ``"regression"`` when the interval lies above 1, ``"improvement"`` below it, and
+    ``"inconclusive"`` across it (or for a ratio that is not a number). The rule's one statement:
+    :func:`check_regression`, :func:`regression_verdict` and ``benchmarks/regression_gate.py``
+    apply it."""
+    est, lo, hi = (np.asarray(x, dtype=np.float64) for x in (est, lo, hi))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        within = (np.abs(est - 1) <= max(threshold, 0.0)) | (np.maximum(est, 1 / est) - 1 < margin)
+    out = np.where(
+        within,
+        "ok",
+        np.where(lo > 1, "regression", np.where(hi < 1, "improvement", "inconclusive")),
+    )
+    return str(out) if out.ndim == 0 else out
 
 
 def _interval(num: Any, den: Any, *, statistic: str, confidence: float, method="asymptotic"):
@@ -533,13 +541,7 @@ def regression_verdict(
     est, lo, hi = ratio_interval(
         new_times, baseline_times, statistic=statistic, confidence=confidence
     )
-    beyond = (np.abs(est - 1) > threshold) & (np.maximum(est, 1 / est) - 1 >= margin)
-    verdict = np.where(
-        beyond & (lo > 1),
-        "regression",
-        np.where(beyond & (hi < 1), "improvement", np.where(beyond, "inconclusive", "ok")),
-    )
-    return verdict, est, lo, hi
+    return np.asarray(gate_verdict(est, lo, hi, threshold, margin)), est, lo, hi
 
 
 def machine_caveat(

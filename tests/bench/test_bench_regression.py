@@ -139,3 +139,26 @@ def test_a_python_threshold_of_one_or_more_names_the_unit(threshold):
 def test_two_dimensional_input_needs_the_vectorised_function():
     with pytest.raises(EveryOBenchmarkError, match="1-D"):
         compare(np.ones((2, 3)), np.ones((2, 3)))
+
+
+def test_the_gates_rule_is_stated_once_for_one_ratio_and_for_many():
+    from everyo.bench.regression import gate_verdict
+
+    est = np.array([1.0, 1.08, 1.3, 1.3, 0.7, 0.7, 1.3, np.nan])
+    lo = np.array([0.9, 1.02, 1.2, 0.95, 0.6, 0.65, 0.9, np.nan])
+    hi = np.array([1.1, 1.15, 1.4, 1.5, 0.8, 1.05, 1.8, np.nan])
+    many = gate_verdict(est, lo, hi, 0.10, 0.05)
+    assert many.tolist() == [
+        "ok",  # no change
+        "ok",  # within the 10 % threshold, although its interval is above 1
+        "regression",
+        "inconclusive",
+        "improvement",
+        "inconclusive",
+        "inconclusive",
+        "inconclusive",  # not a number: no verdict either way
+    ]
+    one = [gate_verdict(e, a, b, 0.10, 0.05) for e, a, b in zip(est, lo, hi)]
+    assert one == many.tolist() and all(isinstance(v, str) for v in one)
+    assert gate_verdict(1.07, 1.01, 1.2, 0.0, 0.05) == "regression"  # no threshold: the margin
+    assert gate_verdict(1.03, 1.01, 1.05, 0.0, 0.05) == "ok"  # inside the 5 % margin
