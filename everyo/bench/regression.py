@@ -395,7 +395,7 @@ def gate_statistic(statistic: str, result: Any, baseline: Any) -> str:
         if statistic not in PROCESS_STATISTICS:
             choices = ("auto", *PROCESS_STATISTICS)
             raise EveryOBenchmarkError(f"statistic must be one of {choices}, got {statistic!r}")
-        if len(_groups(result)) == len(_groups(baseline)) == 1:
+        if 1 in (len(_groups(result)), len(_groups(baseline))):
             check_one_process_statistic(statistic)
         return statistic
     several = len(_groups(result)) > 1 and len(_groups(baseline)) > 1

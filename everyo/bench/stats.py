@@ -119,12 +119,13 @@ def stability(times: Any) -> tuple[str, float]:
 
 
 def check_one_process_statistic(statistic: str) -> None:
-    """Refuse a statistic that needs several processes on a side (``"min"``: a comparison of
-    processes' fastest calls) when each side holds one."""
+    """Refuse a statistic that needs several processes on each side (``"min"``: a comparison
+    of processes' fastest calls) when a side holds one (the CLI's ``--statistic min`` says the
+    same, before timing)."""
     if statistic not in STATISTICS:
         raise EveryOBenchmarkError(
-            f"statistic={statistic!r} compares worker processes' fastest calls, and each side "
-            f"holds one process: measure with processes=N, or use 'median'"
+            f"statistic={statistic!r} compares worker processes' fastest calls, and a side "
+            f"holds one process: measure both with processes=N, or use 'median'"
         )
 
 
@@ -335,10 +336,11 @@ def process_ratio_interval(
     if not 0.0 < confidence < 1.0:
         raise EveryOBenchmarkError(f"confidence must be between 0 and 1, got {confidence!r}")
     stat = statistic_fn(statistic)
+    if 1 in (len(numerator), len(denominator)):
+        check_one_process_statistic(statistic)
     a = np.log([stat(_as_sample(g, positive=True)) for g in numerator])
     b = np.log([stat(_as_sample(g, positive=True)) for g in denominator])
     if a.size == 1 and b.size == 1:
-        check_one_process_statistic(statistic)
         est, lo, hi = ratio_interval(
             numerator[0], denominator[0], statistic=statistic, confidence=confidence
         )

@@ -177,8 +177,10 @@ def test_auto_reads_the_median_when_a_side_holds_one_process():
     one = BenchmarkResult(interfered(rng, 1e-3, 1, 0.1)[0], name="w")
     assert check_regression(many, one).statistic == "median"
     assert check_regression(one, many).statistic == "median"
-    with pytest.raises(EveryOBenchmarkError, match="each side holds one process"):
+    with pytest.raises(EveryOBenchmarkError, match="a side holds one process"):
         check_regression(one.times, one.times, statistic="min")
+    with pytest.raises(EveryOBenchmarkError, match="a side holds one process"):  # as the CLI
+        check_regression(many, one, statistic="min")
     with pytest.raises(EveryOBenchmarkError, match="statistic must be one of"):
         check_regression(many, many, statistic="fastest")
 
