@@ -67,13 +67,17 @@ def event_traces(batch, bars: Bars, keys: list[str]) -> list[dict]:
         trace = _bar_trace(bars, sel, keys[code], color_for(keys[code]))
         trace["customdata"] = np.column_stack([col(rows) for col in columns]).tolist()
         trace["hovertemplate"] = hover
-        names = np.asarray(batch.name, dtype=object)[rows]
-        wide = (bars.end[sel] - bars.start[sel]) >= _LABEL_MIN_PX * bars.pixel_ns
-        trace["text"] = np.where(wide, names, "").tolist()
-        trace["textposition"] = "inside"
-        trace["insidetextanchor"] = "start"
+        _label(trace, bars, sel, np.asarray(batch.name, dtype=object)[rows])
         traces.append(trace)
     return traces
+
+
+def _label(trace: dict, bars: Bars, sel: np.ndarray, text: np.ndarray) -> None:
+    """Write ``text`` inside the bars wide enough to hold it."""
+    wide = (bars.end[sel] - bars.start[sel]) >= _LABEL_MIN_PX * bars.pixel_ns
+    trace["text"] = np.where(wide, text, "").tolist()
+    trace["textposition"] = "inside"
+    trace["insidetextanchor"] = "start"
 
 
 def _hover_columns(batch):
@@ -167,10 +171,7 @@ def group_traces(batch, bars: Bars, keys: list[str]) -> list[dict]:
             "<br>%{customdata[3]}<br><i>merged by call path: zoom in to see each call</i>"
             "<extra></extra>"
         )
-        wide = (bars.end[sel] - bars.start[sel]) >= _LABEL_MIN_PX * bars.pixel_ns
-        trace["text"] = np.where(wide, label, "").tolist()
-        trace["textposition"] = "inside"
-        trace["insidetextanchor"] = "start"
+        _label(trace, bars, sel, label)
         traces.append(trace)
     return traces
 
