@@ -3,8 +3,9 @@ BLAS burner: no traceback, every check of a solution passes or says "inconclusiv
 and every lesson is the one the quiet machine taught.
 
 Run: ``python benchmarks/labs_under_load.py [--quick] [--labs 01,05] [--loads quiet,blas]
-[--runs N] [--size small|full] [--json PATH]``. The full mode runs all eight labs, both
-notebooks, at full size, three times under each load (about half an hour on a 2-core machine);
+[--runs N] [--size small|full] [--json PATH]``. The full mode runs all nine labs, both
+notebooks, at full size, three times under each load (the quiet runs alone took 17 minutes on
+this 2-core machine, lab 09's PyTorch notebooks 75-116 s a run; the burners slow the rest);
 ``--quick`` runs the solutions of labs 01, 04, 05 and 06 at the small size, once under each
 load. Prints a markdown table, one
 row per (notebook, load, run), then the lessons that differed from the quiet machine's.
