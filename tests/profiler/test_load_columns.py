@@ -98,7 +98,11 @@ def status(key):
     return next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith(key))
 path = Path(sys.argv[1])
 reader.read_run(Path(sys.argv[2]))  # (a small one: everything imported; then the peak reset)
-open("/proc/self/clear_refs", "w").write("5")
+try:
+    open("/proc/self/clear_refs", "w").write("5")
+except OSError:  # (a sandbox may not let a process reset its own peak)
+    print("no-reset")
+    raise SystemExit(0)
 before = status("VmRSS")
 run = reader.read_run(path)
 print(run.num_events, status("VmHWM") - before)
@@ -121,6 +125,8 @@ def test_loading_a_chrome_trace_holds_its_events_once(tmp_path):
         text=True,
         check=True,
     ).stdout.split()
+    if out == ["no-reset"]:
+        pytest.skip("this system does not let a process reset its peak memory")
     n, grew = int(out[0]), int(out[1])
     assert n == 300_000
     # the process grew by 0.97x the file (147 bytes an event) when the blocks' arrays were
