@@ -1915,8 +1915,8 @@ static PyTypeObject BackwardType = {
 /* One backward pass of PyTorch's autograd (everyo.profiler.torch.backward._Pass in C): a
    parameterised module's group runs from the last boundary to the moment its first parameter's
    gradient is accumulated, which that parameter's hook marks. Hooks run between torch's kernels,
-   with Python's caches cold: the pass's Python method cost ~6.5 us a module there, against
-   0.7 us in a loop (benchmarks/torch_cost.py). */
+   with Python's caches cold: the Python pass and hook cost about 5 us more a module there
+   (benchmarks/torch_parts.py), against 0.7 us for the mark in a loop. */
 typedef struct {
     PyObject_HEAD
     PyObject *p;     /* the recorder */

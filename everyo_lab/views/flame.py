@@ -47,21 +47,21 @@ def flame_bars(
     start = np.asarray(batch.start_ns, dtype=np.int64)
     dur = np.asarray(batch.dur_ns, dtype=np.int64)
     lane, bands = lanes(batch)
-    codes, keys = color_codes(batch)
     x_range_ns = None if x_range is None else (x_range[0] * _NS_PER_MS, x_range[1] * _NS_PER_MS)
     key_ids, table = getattr(batch, "key", None), getattr(batch, "keys", None)
     readable = by_call_path and 0 < len(batch) <= READABLE_LIMIT
-    if readable and isinstance(key_ids, np.ndarray) and table:
+    if readable and isinstance(key_ids, np.ndarray) and isinstance(table, list | tuple) and table:
         end = start + dur
         window = x_range_ns or (float(min(0, start.min())), float(end.max()))
         parent, has_parent = batch.parent_index()
         path, path_parent = call_paths(key_ids, batch.depth, parent, has_parent)
-        code_of_key = key_color_codes(table)[0]
+        code_of_key, keys = key_color_codes(table)  # (color_codes' keys for such a batch)
         bars = readable_bars(
             start, end, lane, key_ids, code_of_key, path, path_parent, x_range_ns=window,
             width_px=width_px, step_ends=step_ends(batch, marks)[0], max_shapes=max_shapes,
         )  # fmt: skip
         return bars, bands, keys
+    codes, keys = color_codes(batch)
     bars = merge_bars(
         start, dur, lane, codes, x_range_ns=x_range_ns, width_px=width_px, max_shapes=max_shapes
     )

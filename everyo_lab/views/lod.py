@@ -31,9 +31,9 @@ READABLE_PX = 60
 CELL_PX = 320
 """The least width of a readable merge's cell (``js/src/lod.js``: ``CELL_PX``)."""
 READABLE_LIMIT = 120_000
-"""Runs of more events keep the pixel merge alone, in the browser (whose store then holds the
-kernel's merged bars: ``widgets/wire.py``'s ``RAW_LIMIT`` is this) and in static charts (the
-readable merge is a loop over events)."""
+"""Runs of more events keep the pixel merge alone, in the browser (``widgets/wire.py``'s
+``RAW_LIMIT`` is this number: past it the browser's store holds the kernel's merged bars) and in
+static charts (the readable merge is a loop over events)."""
 
 
 @dataclass(frozen=True)

@@ -47,10 +47,11 @@ from __future__ import annotations
 import numpy as np
 
 from everyo_lab.views.colors import color_for, color_key
+from everyo_lab.views.lod import READABLE_LIMIT
 
 __all__ = ["RAW_LIMIT", "MIXED", "Encoded", "encode_events", "encode_bars", "key_entries"]
 
-RAW_LIMIT = 120_000
+RAW_LIMIT = READABLE_LIMIT
 """Most raw events a run streams to the browser (18 bytes each: 2.2 MB); beyond, bars."""
 
 MIXED = -1

@@ -348,7 +348,7 @@ class _Trace:
 
 def _file_index(index: np.ndarray) -> np.ndarray:
     """Events' places in the file, int32 while they fit (half the memory)."""
-    return index.astype(np.int32) if not len(index) or index[-1] < 2**31 else index
+    return index.astype(np.int32) if not len(index) or index.max() < 2**31 else index
 
 
 def from_chrome(data: dict, chunks=None):

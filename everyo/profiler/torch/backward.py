@@ -27,7 +27,8 @@ from everyo.profiler.packing import KEY_BITS
 
 _is_compiling = torch.compiler.is_compiling
 # the pass and the hook in C, where the recorder is: a hook runs between torch's kernels, with
-# Python's caches cold, where _Pass.mark cost ~6.5 us a module (benchmarks/torch_cost.py)
+# Python's caches cold, where the Python pass and hook cost about 5 us more a module
+# (benchmarks/torch_parts.py)
 _c = _compiled.load("everyo.profiler._crecorder")
 
 

@@ -50,18 +50,15 @@ def region_of(name: str) -> tuple[str, str]:
 
 
 def _patched(enter, exit_):
-    names = _names
-
-    # few lines, no call of our own on a known name: this runs between torch's kernels, where
-    # each line of Python costs a few tenths of a microsecond (benchmarks/torch_parts.py)
     def __enter__(self):
         # dynamo asked first: it must not read (and guard on) everyo's state while tracing
         p = None if _is_compiling() else hooks.active
         if p is not None:
-            region = p.region(*(names.get(self.name) or region_of(self.name)))
-            # the `with` statement: an interrupt's repair needs it
-            region.frame = (caller := sys._getframe(1), caller.f_lasti)
-            self._everyo_region = region.__enter__()
+            region = p.region(*region_of(self.name))
+            caller = sys._getframe(1)  # the `with` statement: an interrupt's repair needs it
+            region.frame = (caller, caller.f_lasti)
+            region.__enter__()
+            self._everyo_region = region
         return enter(self)
 
     def __exit__(self, exc_type, exc, tb):
