@@ -1,11 +1,13 @@
 """Builds everyo's six optional C extensions: the engine's ``Module.__call__``, the profiler's
-module-call path (the two meet at ``everyo/profiler/module_call_api.h``), the stack sampler's
+module-call path (the two meet at ``everyo/profiler/recording/module_call_api.h``), the stack
+sampler's
 main-thread path, the loops the live dashboard runs over each batch of new events, the
 machine-state reading every measurement takes twice, and the flush-to-zero mode the engine's
 backward passes and optimizer steps run in.
 
 Everything else about the package is in pyproject.toml. The extensions are optional: where no C
-compiler is found the install still succeeds, ``everyo.profiler.recorder`` records through its
+compiler is found the install still succeeds, ``everyo.profiler.recording.recorder`` records
+through its
 pure-Python path (the same events, at several times the cost per event: figures in
 ``benchmarks/RESULTS.md``; ``python -m everyo info`` says which one runs),
 ``everyo.nn.Module`` calls through its Python ``__call__`` (the same
@@ -25,23 +27,26 @@ setup(
         Extension(
             "everyo.nn._cmodule",
             sources=["everyo/nn/_cmodule.c"],
-            depends=["everyo/profiler/module_call_api.h"],
+            depends=["everyo/profiler/recording/module_call_api.h"],
             optional=True,
         ),
         Extension(
-            "everyo.profiler._crecorder",
-            sources=["everyo/profiler/_crecorder.c"],
-            depends=["everyo/profiler/module_call_api.h", "everyo/profiler/_packing.h"],
+            "everyo.profiler.recording._crecorder",
+            sources=["everyo/profiler/recording/_crecorder.c"],
+            depends=[
+                "everyo/profiler/recording/module_call_api.h",
+                "everyo/profiler/recording/_packing.h",
+            ],
             optional=True,
         ),
         Extension(
-            "everyo.profiler._csampler",
-            sources=["everyo/profiler/_csampler.c"],
+            "everyo.profiler.sampling._csampler",
+            sources=["everyo/profiler/sampling/_csampler.c"],
             optional=True,
         ),
         Extension(
-            "everyo.profiler._cbatch",
-            sources=["everyo/profiler/_cbatch.c"],
+            "everyo.profiler.storage._cbatch",
+            sources=["everyo/profiler/storage/_cbatch.c"],
             optional=True,
         ),
         Extension(

@@ -17,7 +17,7 @@ import tempfile
 from profiler_overhead import synthetic_run, timed_s
 from suite import Section, optional, script_main, verdict
 
-from everyo.profiler import analysis
+from everyo.profiler.analysis import run_analysis as analysis
 from everyo.profiler.export.chrome import export_chrome_trace
 
 
@@ -26,7 +26,8 @@ def section(quick: bool = False) -> Section:
         "growth",
         "Profiler: summary, export and level of detail by run size",
         "Synthetic runs (a root module with three children per call); best of three wall times. "
-        "Level of detail: `everyo_lab.views.flame.flame_bars` on the whole run at 1,600 px "
+        "Level of detail: `everyo_lab.views.flame.flame_figure.flame_bars` on the whole run "
+        "at 1,600 px "
         "(bars drawn, at most 20,000), from the run's snapshot.",
         [
             "events",
@@ -37,7 +38,7 @@ def section(quick: bool = False) -> Section:
             "targets",
         ],  # fmt: skip
     )
-    flame = optional("everyo_lab.views.flame")
+    flame = optional("everyo_lab.views.flame.flame_figure")
     if flame is None:
         s.notes.append("everyo_lab is not importable: level-of-detail column skipped")
     sizes = [10_000] if quick else [10_000, 100_000, 1_000_000]

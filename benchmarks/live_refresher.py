@@ -15,7 +15,8 @@ columns, or level-of-detail bars once the run is past RAW_LIMIT) against an exac
 whole snapshot, and the refresh rate each allows within the 2 % budget.
 
 A third table gives the CPU time of one refresh that catches up on 100,000 new events (a
-first live refresh of a fast loop), with the compiled loops (``everyo.profiler._cbatch``) and
+first live refresh of a fast loop), with the compiled loops (``everyo.profiler.storage._cbatch``)
+and
 with their NumPy specification, taking turns.
 
 Run outside a notebook the widget has no front end: messages are encoded but not sent.
@@ -33,8 +34,8 @@ import numpy as np
 
 import everyo as eo
 from everyo.profiler import Profiler
-from everyo.profiler.run import Run
-from everyo.profiler.store import EventStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import EventStore
 from everyo_lab.live import DEFAULT_BUDGET, LiveRefresher
 from everyo_lab.widgets.dashboard import Dashboard
 
@@ -159,7 +160,11 @@ def cost_table(sizes=(10_000, 100_000, 1_000_000)) -> None:
         )
 
 
-LOOP_USERS = ("everyo.profiler.run", "everyo_lab.views.live_flame", "everyo.profiler.aggregates")
+LOOP_USERS = (
+    "everyo.profiler.storage.run",
+    "everyo_lab.views.flame.live_flame",
+    "everyo.profiler.analysis.aggregates",
+)
 
 
 @contextlib.contextmanager
@@ -194,7 +199,7 @@ def catch_up_table(new: int = 100_000, rounds: int = 7) -> None:
     """The catch-up refresh with each path, the paths taking turns (drift hits both alike)."""
     from everyo import _compiled
 
-    LOOPS = _compiled.load("everyo.profiler._cbatch")
+    LOOPS = _compiled.load("everyo.profiler.storage._cbatch")
     paths = {"NumPy": numpy_loops}
     if LOOPS is not None:
         paths = {"compiled loops": contextlib.nullcontext, **paths}

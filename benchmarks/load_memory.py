@@ -48,8 +48,8 @@ def make_run(n: int):
     """A run of ``n`` module events (parent and child pairs), with shapes, built directly."""
     import numpy as np
 
-    from everyo.profiler.run import Run
-    from everyo.profiler.store import EventStore
+    from everyo.profiler.storage.run import Run
+    from everyo.profiler.storage.store import EventStore
 
     store = EventStore(optional=["shape"])
     keys = np.array(

@@ -45,7 +45,7 @@ print(json.dumps({"shapes": ev[True], "no shapes": ev[False], "dispatch": hook["
 COUNTED = """
 import sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
-import everyo as eo, everyo.profiler.recorder as recorder
+import everyo as eo, everyo.profiler.recording.recorder as recorder
 recorder.FLUSH_NS = 10**13  # flush by count, as in a real run (valgrind is ~50x slower)
 from profiler_overhead import Identity
 from everyo.profiler import Profiler, RunRegistry

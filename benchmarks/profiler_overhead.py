@@ -22,8 +22,8 @@ from training_observer import observer_effect
 
 import everyo as eo
 from everyo.profiler import Profiler, RunRegistry
-from everyo.profiler.run import Run
-from everyo.profiler.store import EventStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import EventStore
 
 
 class Identity(eo.Module):
@@ -52,7 +52,7 @@ def _empty():
 
 def hook_cost(n: int, rounds: int = ROUNDS) -> dict:
     m, x = Identity(), eo.zeros(2, 2)
-    from everyo.profiler import hooks
+    from everyo.profiler.recording import hooks
 
     def flag_check():
         return hooks.active is None

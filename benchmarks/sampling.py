@@ -102,7 +102,7 @@ def _variants(pyinstrument) -> dict:
 def _timer_floor(plain):
     """everyo without sampling beside the compiled sampler's timer thread at 1 ms, waking and
     queueing nothing: what the wake-ups cost by themselves on this machine (an ablation)."""
-    from everyo.profiler import sampler
+    from everyo.profiler.sampling import sampler
 
     c = sampler.compiled()
     if c is None:

@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 CHILD = """
 import sys
 sys.path.insert(0, {here!r})
-import everyo.profiler.recorder as recorder
+import everyo.profiler.recording.recorder as recorder
 recorder.FLUSH_NS = 10**13
 from training_observer import build
 from everyo.profiler import RunRegistry, profile

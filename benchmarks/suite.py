@@ -167,9 +167,9 @@ def peer_versions() -> dict[str, str | None]:
 def recorder_implementation() -> str:
     """Which recorder the profiler's module-call path uses (``"c"`` or ``"python"``)."""
     try:
-        from everyo.profiler import recorder
+        from everyo.profiler.recording import recorder
     except ImportError:
-        return "python (no everyo.profiler.recorder module)"
+        return "python (no everyo.profiler.recording.recorder module)"
     return getattr(recorder, "IMPLEMENTATION", "python (recorder.IMPLEMENTATION not defined)")
 
 

@@ -41,7 +41,11 @@ def worker(events: int) -> None:
     from profiler_overhead import synthetic_run
 
     from everyo.profiler import analysis
-    from everyo_lab.views.live_state import LiveState
+
+    try:
+        from everyo_lab.views.live_session import LiveState
+    except ImportError:  # a tree from before the live aggregates joined the session's module
+        from everyo_lab.views.live_state import LiveState
 
     run = synthetic_run(events)
     whole = run.snapshot()

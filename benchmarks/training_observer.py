@@ -26,7 +26,8 @@ import statistics
 import time
 
 import everyo as eo
-from everyo.profiler import RunRegistry, hooks, profile
+from everyo.profiler import RunRegistry, profile
+from everyo.profiler.recording import hooks
 
 MODES = ("off", "shapes", "no shapes")
 

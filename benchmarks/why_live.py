@@ -24,14 +24,14 @@ import time
 import numpy as np
 
 import everyo.profiler as ep
-from everyo.profiler.run import Run
-from everyo.profiler.samples import SampleStore
-from everyo.profiler.store import EventStore
+from everyo.profiler.sampling.samples import SampleStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import EventStore
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from everyo_lab.views import why  # noqa: E402
 from everyo_lab.views.live_session import LiveSession  # noqa: E402
-from everyo_lab.views.why_live import LiveWhy  # noqa: E402
+from everyo_lab.views.why import why_panel as why  # noqa: E402
+from everyo_lab.views.why.why_live import LiveWhy  # noqa: E402
 
 EVENTS_PER_S, SAMPLES_PER_S, REFRESH_S = 250, 1000, 0.25
 STACKS = 48

@@ -7,8 +7,8 @@ for each extension not in use, the reason. Nothing is imported until it is asked
 ``import everyo`` loads only the extensions the engine uses at import.
 
 >>> from everyo import _compiled
->>> loops = _compiled.load("everyo.profiler._cbatch")  # the module, or None
->>> loops is None or _compiled.why("everyo.profiler._cbatch") is None
+>>> loops = _compiled.load("everyo.profiler.storage._cbatch")  # the module, or None
+>>> loops is None or _compiled.why("everyo.profiler.storage._cbatch") is None
 True
 """
 
@@ -36,9 +36,9 @@ def _cmachine_condition(module: ModuleType) -> str | None:
 
 EXTENSIONS = {
     "everyo.nn._cmodule": None,
-    "everyo.profiler._crecorder": None,
-    "everyo.profiler._csampler": None,
-    "everyo.profiler._cbatch": None,
+    "everyo.profiler.recording._crecorder": None,
+    "everyo.profiler.sampling._csampler": None,
+    "everyo.profiler.storage._cbatch": None,
     "everyo.core._cfloat": _cfloat_condition,
     "everyo._cmachine": _cmachine_condition,
 }

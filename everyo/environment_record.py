@@ -83,7 +83,7 @@ def environment(*, git_status: bool = False) -> dict[str, Any]:
 
 def _profiler_recorder() -> str:
     """``"c"`` where the profiler's compiled module-call path is in use, else ``"python"``."""
-    return "c" if _compiled.load("everyo.profiler._crecorder") is not None else "python"
+    return "c" if _compiled.load("everyo.profiler.recording._crecorder") is not None else "python"
 
 
 def _module_call() -> str:
@@ -100,9 +100,9 @@ def _profiler_sampler() -> str:
     else ``"python"`` (a timer signal and a Python handler); ``EVERYO_SAMPLER=signal`` or
     ``thread`` forces ``"python (signal)"`` or ``"python (thread)"``, and a value it refuses
     is recorded as it is, with ``(refused)`` (issue 44: the record said ``c`` regardless)."""
-    from everyo.profiler.sampler import PATHS
+    from everyo.profiler.sampling.sampler import PATHS
 
-    built = _compiled.load("everyo.profiler._csampler") is not None
+    built = _compiled.load("everyo.profiler.sampling._csampler") is not None
     forced = os.environ.get("EVERYO_SAMPLER", "")
     if forced and forced not in PATHS:
         return f"{forced[:40]} (refused)"

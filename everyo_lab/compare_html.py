@@ -11,8 +11,11 @@ import html
 
 from everyo_lab.html_page import link_script, page
 from everyo_lab.views._batch import as_batch
-from everyo_lab.views.compare import Comparison
-from everyo_lab.views.compare_static import render_compare_header_html, render_diff_table_html
+from everyo_lab.views.compare.compare_static import (
+    render_compare_header_html,
+    render_diff_table_html,
+)
+from everyo_lab.views.compare.compare_view import Comparison
 
 __all__ = ["comparison_html", "comparison_of"]
 
@@ -28,7 +31,7 @@ def comparison_of(value) -> Comparison | None:
 
 def comparison_html(c: Comparison) -> str:
     """The page as a string (see the module)."""
-    from everyo_lab.views.flame import flame_figure
+    from everyo_lab.views.flame.flame_figure import flame_figure
 
     body = [render_compare_header_html(c)]
     figures = {}

@@ -85,7 +85,7 @@ def report_html(run, *, top: int = 50, group_by: str = "name", report: Report | 
         if not report.memory:
             figures = {"flame": flame_figure(batch, marks=run.step_ns)}
         else:  # profile_memory: live bytes on the flame chart's time axis, zooming with it
-            from everyo_lab.views.memory_view import memory_figure
+            from everyo_lab.views.memory.memory_view import memory_figure
 
             span = (0.0, max(report.wall_ms, report.memory["t_ms"][-1]))
             figures = {"flame": flame_figure(batch, x_range=span, marks=run.step_ns)}

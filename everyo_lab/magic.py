@@ -20,7 +20,7 @@ import sys
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
-from everyo.profiler.sampled_lines import add_file_namer
+from everyo.profiler.sampling.sampled_lines import add_file_namer
 from everyo_lab.live import BUSY_HZ, DEFAULT_HZ
 from everyo_lab.magic_options import (
     CellFailed,
@@ -40,7 +40,7 @@ docs/profiler.md ("Sampling by default in the magic")."""
 def cell_place(file: str, line: int | None) -> str | None:
     """A notebook cell's line as IPython's tracebacks name it (``"Cell In[7], line 11"``; the
     cell alone for ``line=None``), or ``None`` for a file that is no cell of this session (see
-    :func:`everyo.profiler.sampled_lines.add_file_namer`)."""
+    :func:`everyo.profiler.sampling.sampled_lines.add_file_namer`)."""
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -66,7 +66,7 @@ def _refresh_hz(text: str) -> float:
 
 
 def _sort_key(text: str) -> str:
-    from everyo.profiler.schema import SORT_KEYS
+    from everyo.profiler.analysis.schema import SORT_KEYS
 
     if text not in SORT_KEYS:
         keys = ", ".join(SORT_KEYS)
@@ -76,7 +76,7 @@ def _sort_key(text: str) -> str:
 
 def _group_by(text: str) -> str:
     from everyo.errors import EveryOError
-    from everyo.profiler.schema import check_group_by
+    from everyo.profiler.analysis.schema import check_group_by
 
     try:
         check_group_by(text)
@@ -86,7 +86,7 @@ def _group_by(text: str) -> str:
 
 
 def _schedule(text: str):
-    """``wait,warmup,active[,repeat]`` -> ``everyo.profiler.schedule(...)``."""
+    """``wait,warmup,active[,repeat]`` -> ``everyo.profiler.recording.schedule(...)``."""
     from everyo.errors import EveryOError
     from everyo.profiler import schedule
 

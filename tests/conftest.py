@@ -117,7 +117,7 @@ def device_name(request):
 
 @pytest.fixture(autouse=True)
 def _no_profiler_left_active():
-    from everyo.profiler import hooks
+    from everyo.profiler.recording import hooks
 
     def clean_up():
         leaked = hooks.holder() or hooks.active

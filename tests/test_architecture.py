@@ -97,7 +97,7 @@ def test_the_rules_are_read_from_architecture_md():
     engine = ("everyo.core", "everyo.nn", "everyo.optim", "everyo.data", "everyo.training")
     assert by_who[engine] == (
         ("everyo.profiler",),
-        ("everyo.profiler.hooks", "everyo.profiler.flops"),
+        ("everyo.profiler.recording.hooks", "everyo.profiler.recording.flops"),
     )
     assert "plotly" in by_who[("everyo",)][0] and by_who[("everyo_lab.views",)][1] == (
         "everyo_lab.views",
@@ -108,15 +108,21 @@ def test_the_rules_are_read_from_architecture_md():
 
 def test_a_broken_rule_is_reported():
     graph = {
-        "everyo.nn.linear": {"everyo.profiler.hooks", "everyo.profiler.analysis"},
-        "everyo_lab.views.table": {"everyo.profiler.schema", "everyo_lab.widgets.dashboard"},
-        "everyo.profiler.run": {"everyo.bench.environment"},
+        "everyo.nn.linear": {
+            "everyo.profiler.recording.hooks",
+            "everyo.profiler.analysis.run_analysis",
+        },
+        "everyo_lab.views.table.table_rows": {
+            "everyo.profiler.analysis.schema",
+            "everyo_lab.widgets.dashboard",
+        },
+        "everyo.profiler.storage.run": {"everyo.bench.environment"},
     }
     found = violations(graph)
     assert len(found) == 3
-    assert found[0].startswith("everyo.nn.linear imports everyo.profiler.analysis")
-    assert any("views.table imports everyo_lab.widgets" in v for v in found)
-    assert any("profiler.run imports everyo.bench" in v for v in found)
+    assert found[0].startswith("everyo.nn.linear imports everyo.profiler.analysis.run_analysis")
+    assert any("views.table.table_rows imports everyo_lab.widgets" in v for v in found)
+    assert any("profiler.storage.run imports everyo.bench" in v for v in found)
 
 
 def test_relative_imports_resolve_to_absolute_names(tmp_path, monkeypatch):
@@ -127,7 +133,9 @@ def test_relative_imports_resolve_to_absolute_names(tmp_path, monkeypatch):
     assert _imports(pkg / "x.py") == {"everyo.profiler.hooks.active", "everyo.bench"}
 
 
-@pytest.mark.parametrize("module", ["everyo.profiler.run", "everyo_lab.views.flame"])
+@pytest.mark.parametrize(
+    "module", ["everyo.profiler.storage.run", "everyo_lab.views.flame.flame_figure"]
+)
 def test_the_graph_covers_the_modules_the_rules_name(module):
     assert module in GRAPH and GRAPH[module]
 
@@ -137,7 +145,7 @@ def test_every_module_architecture_md_names_exists():
     and files that exist."""
     text = ARCHITECTURE.read_text()
     named = {m for m in re.findall(r"`(everyo(?:_lab)?(?:\.\w+)*)`", text)}
-    assert "everyo.profiler.schema" in named
+    assert "everyo.profiler.analysis.schema" in named
     compiled = {_module_name(p) for p in ROOT.joinpath("everyo").rglob("*.c")}  # C extensions
     assert sorted(m for m in named if m not in GRAPH and m not in compiled) == []
     paths = set(re.findall(r"`((?:everyo|everyo_lab|js)/[\w/.]+\.(?:py|c|js))`", text))
@@ -244,6 +252,7 @@ ONE_SUBJECT = {
     "profile": "the command `everyo profile` and Dask's `profile_tasks`: profiling entry points",
     "export": "the file formats, and the dashboard button that writes one",
     "checks": "a package's argument checks (bench, data)",
+    "sweep": "the sweep (bench/sweep.py) and the folder of its views (everyo_lab/views/sweep/)",
 }
 
 

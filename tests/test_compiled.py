@@ -56,7 +56,7 @@ def test_pure_python_turns_every_extension_off_and_says_so(monkeypatch):
     assert all(_compiled.load(name) is None for name in _compiled.EXTENSIONS)
     assert set(_compiled.unavailable().values()) == {"EVERYO_PURE_PYTHON is set"}
     monkeypatch.setenv("EVERYO_PURE_PYTHON", "")  # (empty: not set)
-    assert _compiled.why("everyo.profiler._crecorder") != "EVERYO_PURE_PYTHON is set"
+    assert _compiled.why("everyo.profiler.recording._crecorder") != "EVERYO_PURE_PYTHON is set"
 
 
 def test_a_missing_or_unusable_extension_is_none_with_its_reason(monkeypatch):
@@ -75,7 +75,7 @@ def test_a_missing_or_unusable_extension_is_none_with_its_reason(monkeypatch):
 
 def test_a_subprocess_with_the_switch_runs_python_everywhere():
     code = (
-        "import everyo, everyo.profiler.recorder as r, everyo.machine_state as m;"
+        "import everyo, everyo.profiler.recording.recorder as r, everyo.machine_state as m;"
         " from everyo.core import float_mode as f;"
         " print(r.IMPLEMENTATION, m._cread, f.SUPPORTED, everyo.nn.module.IMPLEMENTATION)"
     )
@@ -85,10 +85,11 @@ def test_a_subprocess_with_the_switch_runs_python_everywhere():
 
 
 @pytest.mark.skipif(
-    _compiled.load("everyo.profiler._crecorder") is None, reason="extensions not built here"
+    _compiled.load("everyo.profiler.recording._crecorder") is None,
+    reason="extensions not built here",
 )
 def test_import_everyo_loads_only_the_extensions_the_engine_uses():
     code = "import sys, everyo; print(sorted(m for m in sys.modules if '._c' in m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     loaded = [m for m in eval(out.stdout) if m.startswith("everyo")]
-    assert "everyo.profiler._cbatch" not in loaded and "everyo._cmachine" not in loaded
+    assert "everyo.profiler.storage._cbatch" not in loaded and "everyo._cmachine" not in loaded

@@ -42,7 +42,7 @@ def test_the_exit_code_of_each_regression_verdict_is_the_clis():
 
 
 def test_every_comparison_verdict_is_defined():
-    from everyo_lab.views.compare import VERDICTS
+    from everyo_lab.views.compare.compare_view import VERDICTS
 
     defined = " ".join(v for v, _ in verdict_rows())
     for verdict in VERDICTS:
@@ -51,7 +51,7 @@ def test_every_comparison_verdict_is_defined():
 
 @pytest.mark.parametrize("speedup", [1.004, 1 / 1.004, 1.006, 1 / 1.006, 2.0])
 def test_same_speed_is_symmetric_as_defined(speedup):
-    from everyo_lab.views.compare import speedup_text
+    from everyo_lab.views.compare.compare_view import speedup_text
 
     same = max(speedup, 1 / speedup) - 1 < 0.005
     assert (speedup_text(speedup) == "same speed") == same
@@ -82,7 +82,7 @@ def test_the_glossary_names_each_producer_that_exists():
         base = {
             "views": "everyo_lab.views",
             "bench": "everyo.bench",
-            "analysis": "everyo.profiler.analysis",
+            "analysis": "everyo.profiler.analysis.run_analysis",
             "profiler": "everyo.profiler",
         }[parts[0]]
         obj = importlib.import_module(base)
@@ -95,7 +95,7 @@ def test_the_comparisons_texts_name_their_statistic_and_reach_the_widget_as_they
     """The header's speed-up is the wall time's, named so (lab 01 read "6.51× faster" against
     its check's 24.6× per-call speed-up); the per-step one is a median, named so; the widget
     gets both texts to show as they are (the JS computes no speed-up)."""
-    from everyo_lab.views.compare import MACHINE_BUSY, Comparison
+    from everyo_lab.views.compare.compare_view import MACHINE_BUSY, Comparison
 
     side = {"label": "before", "wall_ms": 12.3, "status": "completed"}
     steps = {"verdict": "faster", "speedup": 1.41, "ci_low": 1.3, "ci_high": 1.52}
@@ -117,7 +117,11 @@ def test_the_comparisons_texts_name_their_statistic_and_reach_the_widget_as_they
 
 
 def test_the_relevance_threshold_is_the_one_the_glossary_defines():
-    from everyo_lab.views.compare import RELEVANT_PER_CALL, RELEVANT_SHARE, relevant_verdict
+    from everyo_lab.views.compare.compare_view import (
+        RELEVANT_PER_CALL,
+        RELEVANT_SHARE,
+        relevant_verdict,
+    )
 
     text = GLOSSARY.read_text()
     row = next(ln for ln in text.splitlines() if ln.startswith("| **relevance threshold**"))
@@ -145,10 +149,10 @@ def test_no_value_is_spelt_once_in_every_view():
     js = (GLOSSARY.parents[1] / "js" / "src" / "schema.js").read_text(encoding="utf-8")
     assert f'export const NO_VALUE = "{NO_VALUE}";' in js
     from everyo.bench.sweep_result import _num
-    from everyo.profiler.summary_table import _fmt
-    from everyo_lab.views.columns import NO_VALUE as TABLE_NO_VALUE
-    from everyo_lab.views.compare import format_diff_cell
-    from everyo_lab.views.memory_view import format_bytes
+    from everyo.profiler.analysis.summary_table import _fmt
+    from everyo_lab.views.compare.compare_view import format_diff_cell
+    from everyo_lab.views.memory.memory_view import format_bytes
+    from everyo_lab.views.table.table_rows import NO_VALUE as TABLE_NO_VALUE
 
     assert TABLE_NO_VALUE == _num(None, 2) == _fmt(None, "median_ms") == NO_VALUE
     assert format_diff_cell({"ratio": None}, "ratio") == format_bytes(None) == NO_VALUE

@@ -12,7 +12,7 @@ import numpy as np
 
 from everyo.cli.destination import check_destination
 from everyo.errors import EveryOConfigError
-from everyo.profiler import schema
+from everyo.profiler.analysis import schema
 
 DEFAULT_OUT = "everyo-demo.trace.json"
 
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check(args: argparse.Namespace) -> None:
     """Every option, before any work (the export path too)."""
-    from everyo.profiler.schema import check_group_by
+    from everyo.profiler.analysis.schema import check_group_by
 
     if args.steps < 1:
         raise EveryOConfigError(

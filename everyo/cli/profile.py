@@ -130,7 +130,7 @@ def _int(name: str, value: str) -> int:
 
 
 def _check(args) -> None:
-    from everyo.profiler.schema import check_group_by, check_sort_by
+    from everyo.profiler.analysis.schema import check_group_by, check_sort_by
 
     if not os.path.isfile(args.script):
         raise EveryOConfigError(f"no such script: {args.script}")
@@ -296,9 +296,9 @@ def top_rows_text(run, rows: int = 3, lines: int = 5) -> str:
     """The hot lines of the summary's first ``rows`` rows (by total time) that hold samples:
     what ``python -m everyo profile --sample`` prints after the table; a line saying so when
     no sample fell inside an event, nothing for a run without events."""
-    from everyo.profiler.analysis import summarize
-    from everyo.profiler.sampled_lines import hot_lines
-    from everyo.profiler.sampled_lines_text import render
+    from everyo.profiler.analysis.run_analysis import summarize
+    from everyo.profiler.sampling.sampled_lines import hot_lines
+    from everyo.profiler.sampling.sampled_lines_text import render
 
     table = summarize(run, top=rows)
     if not table:

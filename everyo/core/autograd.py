@@ -23,7 +23,7 @@ from everyo.core import float_mode as _float_mode
 from everyo.core import tensor as _tensor
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOAutogradError
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
 

@@ -18,7 +18,7 @@ from everyo.core import dtype as _dt
 from everyo.core.device import CPU, Device, _interned, device_of_array
 from everyo.core.device import device as _resolve
 from everyo.errors import EveryOAutogradError, EveryODTypeError, EveryOShapeError
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 
 _run_backward = None  # everyo.core.autograd.run_backward, set by that module (it imports this one)
 _is_grad_enabled = None  # everyo.core.autograd.is_grad_enabled, bound the same way

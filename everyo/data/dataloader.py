@@ -18,7 +18,7 @@ import numpy as np
 from everyo.core.device import device as _resolve
 from everyo.data.checks import add_note, check_prefetch, check_seed, describe_indices
 from everyo.data.dataset import ArrayDataset, Subset, default_collate, to_batch
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 
 __all__ = ["DataLoader"]
 

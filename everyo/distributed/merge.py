@@ -17,8 +17,8 @@ import numpy as np
 
 from everyo.distributed.clock import ClockOffset
 from everyo.machine_state import MachineState, worst
-from everyo.profiler.run import Run
-from everyo.profiler.store import OPTIONAL_COLUMNS, EventStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import OPTIONAL_COLUMNS, EventStore
 
 __all__ = ["DistributedRun", "TaskOutcome", "TaskRecord", "WorkerRecord", "merge_tasks"]
 
@@ -95,7 +95,7 @@ class WorkerRecord:
 
 
 class DistributedRun(Run):
-    """A :class:`~everyo.profiler.run.Run` merged from tasks on several workers.
+    """A :class:`~everyo.profiler.storage.run.Run` merged from tasks on several workers.
 
     It opens in the dashboard and exports like any run; ``processes`` groups each worker's
     lanes into a process of its own in Chrome traces.

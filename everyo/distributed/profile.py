@@ -132,7 +132,7 @@ def profile_tasks(
         lost=lost,
     )
     if registry is None:
-        from everyo.profiler.run import runs as registry
+        from everyo.profiler.storage.run import runs as registry
     registry.add(run)
     return run
 

@@ -32,7 +32,7 @@ def run_profiled(fn, value, index: int, token: str, options: dict) -> dict[str, 
     An exception in ``fn`` is caught: the events recorded so far come back with the error.
     """
     from everyo.profiler.profiler import Profiler, record_function
-    from everyo.profiler.run import RunRegistry
+    from everyo.profiler.storage.run import RunRegistry
 
     identity = worker_identity()
     with _one_profiler:

@@ -5,16 +5,16 @@
  *
  * With no profiler it calls forward (or _call_impl, which runs the module's hooks) without a
  * Python frame of its own. With one it hands the call over through the hook protocol's
- * p.module_call(module, forward, args, kwargs) (everyo/profiler/hooks.py), entered directly when
- * p is a recorder that the recorder's module-call contract (everyo/profiler/module_call_api.h)
+ * p.module_call(module, forward, args, kwargs) (everyo/profiler/recording/hooks.py), entered directly when
+ * p is a recorder that the recorder's module-call contract (everyo/profiler/recording/module_call_api.h)
  * serves. What it needs is passed to bind() explicitly: the namespace `active` lives in
- * (everyo.profiler.hooks' globals) and the contract's capsule (hooks.module_call_api()). A
+ * (everyo.profiler.recording.hooks' globals) and the contract's capsule (hooks.module_call_api()). A
  * capsule that is missing, misnamed or of another version leaves every call on the by-name path.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "../profiler/module_call_api.h"
+#include "../profiler/recording/module_call_api.h"
 
 static PyObject *str_active, *str_forward, *str_call_impl, *str_hooked, *str_module_call;
 static PyObject *hooks_ns;              /* where `active` lives (bind) */

@@ -6,7 +6,7 @@ from everyo.core.ops import nn_ops as _nn_ops
 from everyo.core.tensor import Tensor
 from everyo.nn import functional as F
 from everyo.nn.module import Module
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 
 __all__ = ["ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"]
 

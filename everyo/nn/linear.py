@@ -11,7 +11,7 @@ from everyo.nn import functional as F
 from everyo.nn import init
 from everyo.nn.module import Module
 from everyo.nn.parameter import Parameter
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 
 __all__ = ["Linear", "Identity", "Flatten", "child_seeds"]
 

@@ -20,7 +20,7 @@ from everyo.core.device import device as _resolve
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOSerializationError, EveryOShapeError
 from everyo.nn.parameter import Parameter
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 
 __all__ = ["Module"]
 

@@ -22,7 +22,7 @@ from everyo.errors import (
     EveryOSerializationError,
     EveryOShapeError,
 )
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 
 __all__ = ["Optimizer"]
 

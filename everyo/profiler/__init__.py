@@ -1,5 +1,10 @@
 """The everyo profiler: module-level timing, an in-kernel run store, analysis and exports.
 
+Five folders, one per job: ``recording/`` (what runs while profiling: the recorder, its C
+primitives, regions, hooks), ``storage/`` (the columnar store, runs, event batches, loading),
+``analysis/`` (summaries, aggregates, the summary's vocabulary), ``sampling/`` (stack samples
+and hot lines) and ``export/`` (file formats); ``torch/`` is the PyTorch adapter.
+
 >>> import everyo.profiler as ep
 >>> with ep.profile(label="doctest") as p:
 ...     with ep.record_function("work"):
@@ -10,31 +15,39 @@
 
 import importlib
 
-from everyo.profiler import (
+from everyo.profiler.recording import (
     forking,  # noqa: F401 - a fork waits for imports under way
     hooks,  # noqa: F401 - the engine's hook point, always loaded
 )
-from everyo.profiler.schedule import Schedule, schedule  # eager: the name is also a submodule's
+from everyo.profiler.recording.schedule import Schedule, schedule
 
 # The rest loads on first use (PEP 562), so that `import everyo` does not pay for the profiler
 # until one is used: the engine itself only needs `hooks`.
 _LAZY = {
-    "EventBatch": "batch",
-    "ProfileEvent": "batch",
-    "hot_lines": "sampled_lines",
-    "HotLines": "sampled_lines",
-    "load": "loading",
+    "EventBatch": "storage.batch",
+    "ProfileEvent": "storage.batch",
+    "hot_lines": "sampling.sampled_lines",
+    "HotLines": "sampling.sampled_lines",
+    "load": "storage.loading",
     "Profiler": "profiler",
     "profile": "profiler",
     "record_function": "profiler",
     "step": "profiler",
-    "EveryOProfilerWarning": "run",
-    "Run": "run",
-    "RunRegistry": "run",
-    "runs": "run",
-    "EventStore": "store",
+    "EveryOProfilerWarning": "storage.run",
+    "Run": "storage.run",
+    "RunRegistry": "storage.run",
+    "runs": "storage.run",
+    "EventStore": "storage.store",
 }
-_SUBMODULES = {"analysis", "export", "flops", "memory", "gpu", "torch"}  # torch: imports torch
+# public submodules, by the names they have always had (torch imports torch)
+_SUBMODULES = {
+    "analysis": "analysis",
+    "export": "export",
+    "flops": "recording.flops",
+    "memory": "recording.tensor_memory",
+    "gpu": "recording.gpu",
+    "torch": "torch",
+}
 
 __all__ = [
     "ProfileEvent",
@@ -63,7 +76,7 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if name in _SUBMODULES:
-        return importlib.import_module(f"everyo.profiler.{name}")
+        return importlib.import_module(f"everyo.profiler.{_SUBMODULES[name]}")
     raise AttributeError(f"module 'everyo.profiler' has no attribute {name!r}")
 
 

@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Callable
 from typing import NamedTuple
 
-from everyo.profiler import schema
+from everyo.profiler.analysis import schema
 
 __all__ = [
     "OPTIONS",
@@ -128,7 +128,7 @@ OPTIONS = (
 
 def sample_interval(text: str) -> float:
     """``--sample``'s value: milliseconds between samples (argparse ``type``)."""
-    from everyo.profiler.sampler import MIN_INTERVAL_MS
+    from everyo.profiler.sampling.sampler import MIN_INTERVAL_MS
 
     try:
         value = float(text)

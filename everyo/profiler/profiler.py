@@ -21,17 +21,17 @@ from pathlib import Path
 import numpy as np
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import hooks, regions
-from everyo.profiler import recorder as _recorder
-from everyo.profiler.events_cache import EventsCache
-from everyo.profiler.gpu import CudaTimer
-from everyo.profiler.memory import MemoryTracker
-from everyo.profiler.recorder import Recorder
-from everyo.profiler.run import Run, runs
-from everyo.profiler.sampler import Sampler, check_sample
-from everyo.profiler.samples import SampleStore
-from everyo.profiler.schedule import Schedule
-from everyo.profiler.store import EventStore
+from everyo.profiler.recording import hooks, regions
+from everyo.profiler.recording import recorder as _recorder
+from everyo.profiler.recording.gpu import CudaTimer
+from everyo.profiler.recording.recorder import Recorder
+from everyo.profiler.recording.schedule import Schedule
+from everyo.profiler.recording.tensor_memory import MemoryTracker
+from everyo.profiler.sampling.sampler import Sampler, check_sample
+from everyo.profiler.sampling.samples import SampleStore
+from everyo.profiler.storage.events_cache import EventsCache
+from everyo.profiler.storage.run import Run, runs
+from everyo.profiler.storage.store import EventStore
 
 default_clock = time.perf_counter_ns
 """The clock new profilers use (integer nanoseconds); tests pass ``clock=`` instead."""
@@ -116,7 +116,7 @@ class Profiler:
         self.warmup = _check_warmup(warmup)
         self.sample_ms, self.sample_mode = check_sample(sample, sample_mode)
         if schedule is not None and not isinstance(schedule, Schedule):
-            raise EveryOProfilerError("schedule= takes everyo.profiler.schedule(...)")
+            raise EveryOProfilerError("schedule= takes everyo.profiler.recording.schedule(...)")
         self.record_shapes = bool(record_shapes)
         self.record_ops = bool(record_ops)
         self.profile_memory = bool(profile_memory)
@@ -178,7 +178,7 @@ class Profiler:
         if not self.torch:
             return
         if "torch" not in sys.modules:
-            from everyo.profiler.imports import when_imported
+            from everyo.profiler.recording.imports import when_imported
 
             self._torch_watch = when_imported("torch", self._torch_imported)
             return
@@ -421,7 +421,7 @@ class Profiler:
     @property
     def events(self) -> list:
         """Every recorded event as a list of :class:`ProfileEvent` (row order: completion);
-        built once per state of the run (see :mod:`everyo.profiler.events_cache`)."""
+        built once per state of the run (see :mod:`everyo.profiler.storage.events_cache`)."""
         if self.run is None:
             return []
         if "_events_cache" not in self.__dict__:
@@ -437,9 +437,9 @@ class Profiler:
     ):
         """Aggregated timings, one row (dict) per group; prints as an aligned table.
 
-        See :func:`everyo.profiler.analysis.summarize` for the columns.
+        See :func:`everyo.profiler.analysis.run_analysis.summarize` for the columns.
         """
-        from everyo.profiler.analysis import summarize
+        from everyo.profiler.analysis.run_analysis import summarize
 
         return summarize(
             self._require_run(), group_by=group_by, sort_by=sort_by, top=top, descending=descending

@@ -24,7 +24,7 @@ from everyo.errors import EveryOConfigError
 from everyo.nn.module import Module
 from everyo.nn.utils import clip_grad_norm_
 from everyo.optim.optimizer import Optimizer
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 from everyo.training.callbacks import Callback
 from everyo.training.epoch_memory import PeakMemory
 from everyo.training.history import History

@@ -12,14 +12,13 @@ without Jupyter.
 from __future__ import annotations
 
 from everyo_lab.views.colors import color_for, color_key
-from everyo_lab.views.columns import OVERLAP_WARNING
-from everyo_lab.views.flame import flame_figure
+from everyo_lab.views.flame.flame_figure import flame_figure
+from everyo_lab.views.flame.icicle import icicle_figure
 from everyo_lab.views.header import header_info
-from everyo_lab.views.icicle import icicle_figure
 from everyo_lab.views.report import Report, build_report, display_label, live_report
 from everyo_lab.views.static import render_html
-from everyo_lab.views.sweep_charts import sweep_charts, sweep_figure
-from everyo_lab.views.table import table_rows
+from everyo_lab.views.sweep.sweep_charts import sweep_charts, sweep_figure
+from everyo_lab.views.table.table_rows import OVERLAP_WARNING, table_rows
 from everyo_lab.views.text import render_text
 
 __all__ = [
@@ -47,10 +46,10 @@ __all__ = [
 # The sweep report needs everyo.bench (a few hundred milliseconds of imports): loaded on first
 # use, so that `%load_ext everyo_lab` stays quick.
 _LAZY = {
-    "SweepReport": "everyo_lab.views.sweep_report",
-    "build_sweep_report": "everyo_lab.views.sweep_report",
-    "render_sweep_html": "everyo_lab.views.sweep_static",
-    "render_sweep_text": "everyo_lab.views.sweep_static",
+    "SweepReport": "everyo_lab.views.sweep.sweep_report",
+    "build_sweep_report": "everyo_lab.views.sweep.sweep_report",
+    "render_sweep_html": "everyo_lab.views.sweep.sweep_static",
+    "render_sweep_text": "everyo_lab.views.sweep.sweep_static",
 }
 
 

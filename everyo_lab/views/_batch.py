@@ -45,7 +45,9 @@ def self_ns(batch) -> np.ndarray:
     value = getattr(batch, "self_ns", None)
     if value is not None:
         return np.asarray(value, dtype=np.int64)
-    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+    from everyo.profiler.analysis import (
+        run_analysis as analysis,  # lazily: views import fast and stay pure
+    )
 
     return np.asarray(analysis.self_times(batch), dtype=np.int64)
 

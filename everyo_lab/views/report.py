@@ -23,17 +23,21 @@ import math
 
 import numpy as np
 
-from everyo.profiler import schema
-from everyo.profiler.aggregates import share
+from everyo.profiler.analysis import schema
+from everyo.profiler.analysis.aggregates import share
 from everyo.spelling import duration_text
 from everyo_lab.views._batch import as_run
-from everyo_lab.views.columns import (
+from everyo_lab.views.table.table_rows import (
     OVERLAP_WARNING,
     TableColumn,
+    add_labels,
+    check_group_by,
     columns_for,
     display_label,
+    sort_rows,
+    table_dict,
+    wall_ns,
 )
-from everyo_lab.views.table import add_labels, check_group_by, sort_rows, table_dict, wall_ns
 
 __all__ = [
     "HOT_SPOTS",
@@ -87,11 +91,11 @@ class Report:
         Up to three groups by class name with the most self time: ``name``, ``path``, ``kind``,
         ``label``, ``self_ms``, ``share`` (self time / wall time).
     steps : dict or None
-        :func:`everyo.profiler.analysis.step_summary` of the run's training steps.
+        :func:`everyo.profiler.analysis.run_analysis.step_summary` of the run's training steps.
     notes : list of str
         Things to tell the reader: no events, skipped warmup, a failure, the overlap warning.
     memory : dict or None
-        :func:`~everyo_lab.views.memory_view.memory_view` of a finished run recorded with
+        :func:`~everyo_lab.views.memory.memory_view.memory_view` of a finished run recorded with
         ``profile_memory`` (live bytes over time, the peak and its module, top allocators).
     """
 
@@ -122,7 +126,8 @@ class Report:
 
     def to_dict(self) -> dict:
         """The report as JSON-ready plain data, with ``table``
-        (:func:`~everyo_lab.views.table.table_dict`: the columns, each cell's text, the share
+        (:func:`~everyo_lab.views.table.table_rows.table_dict`: the columns, each cell's text, the
+        share
         bars and the sort orders) and ``texts``: every word and number the widget shows."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["rows"] = [dict(r) for r in self.rows]
@@ -171,7 +176,9 @@ def build_report(
         a run recorded without shapes gives no rows and a note that says so
         (``schema.SHAPES_NOT_RECORDED``), not rows grouped some other way.
     """
-    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+    from everyo.profiler.analysis import (
+        run_analysis as analysis,  # lazily: views import fast and stay pure
+    )
 
     check_group_by(group_by)
     run = as_run(run_or_batch)
@@ -195,7 +202,7 @@ def build_report(
         notes=list(summary.notes),
     )
     if run is not None and report.status != "running":  # counters are attached at the stop
-        from everyo_lab.views.memory_view import memory_view
+        from everyo_lab.views.memory.memory_view import memory_view
 
         report.memory = memory_view(source)
     return report
@@ -228,16 +235,19 @@ def live_report(
     descending: bool = True,
     top: int | None = None,
 ) -> Report:
-    """The report of a running run, from a :class:`~everyo_lab.views.live_state.LiveState`.
+    """The report of a running run, from a :class:`~everyo_lab.views.live_session.LiveState`.
 
     Rows and hot spots come from the events fed to ``state`` (no median or standard deviation
-    while live). Steps come from ``steps``, an :class:`~everyo.profiler.step_stats.StepStats`
+    while live). Steps come from ``steps``, an
+    :class:`~everyo.profiler.analysis.step_stats.StepStats`
     kept up to date as the run records by the step rule (``LiveSession`` holds it: the summary
     then does not go over every step again), and ``step_source`` says where they came from
-    (:func:`~everyo.profiler.step_stats.step_ends`); ``None``: no steps. Raises as
+    (:func:`~everyo.profiler.analysis.step_stats.step_ends`); ``None``: no steps. Raises as
     :func:`build_report`.
     """
-    from everyo.profiler import analysis  # lazily: views import fast and stay pure
+    from everyo.profiler.analysis import (
+        run_analysis as analysis,  # lazily: views import fast and stay pure
+    )
 
     check_group_by(group_by)
     wall = int(run.wall_ns)
@@ -373,7 +383,7 @@ def _shapes_missing(run, events: int, has_shapes: bool) -> bool:
 def _report_without_shapes(run, source, wall, events, options) -> Report:
     """The report of a run grouped by shape that has none: no rows, a note that says what to
     do, and everything else (hot spots, steps) as usual."""
-    from everyo.profiler import analysis
+    from everyo.profiler.analysis import run_analysis as analysis
 
     sort_by, descending, top = options
     summary = analysis.summarize(source)

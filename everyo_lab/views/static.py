@@ -3,7 +3,7 @@ summary table, notes (the overlap warning among them) and the flame chart (``<di
 
 No JavaScript, no ``<style>`` block and no SVG for the flame chart: inline styles only, each
 colour with a plain fallback before its theme variable, so the output survives JupyterLab's and
-Notebook 7's sanitiser for untrusted notebooks (see :mod:`~everyo_lab.views.flame_html`),
+Notebook 7's sanitiser for untrusted notebooks (see :mod:`~everyo_lab.views.flame.flame_html`),
 nbconvert and GitHub's viewer. Colours use JupyterLab's CSS
 variables with fallbacks, so a saved notebook follows the light or dark theme it is opened in.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 import html
 
 from everyo_lab.views._batch import as_batch
-from everyo_lab.views.columns import OVERLAP_WARNING, columns_for, format_cell
-from everyo_lab.views.flame_html import css, flame_html, tree_flame_html
-from everyo_lab.views.memory_view import memory_html, memory_text
+from everyo_lab.views.flame.flame_html import css, flame_html, tree_flame_html
+from everyo_lab.views.memory.memory_view import memory_html, memory_text
 from everyo_lab.views.report import Report, as_report, hot_spot_figures, steps_text
-from everyo_lab.views.why_static import hot_lines_html, top_rows_hot_lines
+from everyo_lab.views.table.table_rows import OVERLAP_WARNING, columns_for, format_cell
+from everyo_lab.views.why.why_static import hot_lines_html, top_rows_hot_lines
 
 __all__ = ["render_html", "render_header_html", "render_notes_html", "render_table_html"]
 
@@ -147,7 +147,7 @@ def render_header_html(run=None, *, theme: str = "light", report: Report | None 
 def _tree_flame(run, found: list, c: dict) -> str:
     """A run without events: its sampled call tree as a flame chart (the dashboard's, drawn
     from the same bars), "" for any other run."""
-    from everyo_lab.views.why import tree_bars
+    from everyo_lab.views.why.why_panel import tree_bars
 
     if getattr(run, "num_events", 1) or not found or not found[0][0].is_outside:
         return ""

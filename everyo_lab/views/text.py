@@ -3,10 +3,10 @@ spots, steps, an aligned table and the notes, for terminals."""
 
 from __future__ import annotations
 
-from everyo_lab.views.columns import format_cell
-from everyo_lab.views.memory_view import memory_text
+from everyo_lab.views.memory.memory_view import memory_text
 from everyo_lab.views.report import Report, as_report, hot_spot_text, steps_text
-from everyo_lab.views.why_static import hot_lines_text, top_rows_hot_lines
+from everyo_lab.views.table.table_rows import format_cell
+from everyo_lab.views.why.why_static import hot_lines_text, top_rows_hot_lines
 
 __all__ = ["header_line", "render_text"]
 

@@ -29,7 +29,7 @@ class CompareLink:
     def update(self, run_b, *, group_by: str = "name") -> list:
         """A's new events (all of them the first time) and a fresh comparison with ``run_b``;
         returns the messages to send."""
-        from everyo_lab.views.compare import build_comparison
+        from everyo_lab.views.compare.compare_view import build_comparison
 
         messages = self.stream.update(self.stream.read(), final=True)
         if group_by == "shape" and (
@@ -57,7 +57,7 @@ class CompareLink:
 
 def compare_static_bundle(comparison, *, theme: str = "light") -> dict:
     """``text/html`` and ``text/plain`` of a comparison (no kernel needed)."""
-    from everyo_lab.views.compare_static import render_compare_html, render_compare_text
+    from everyo_lab.views.compare.compare_static import render_compare_html, render_compare_text
 
     return {
         "text/html": render_compare_html(comparison, theme=theme),

@@ -28,7 +28,7 @@ import anywidget
 import traitlets
 
 from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
-from everyo.profiler.schema import GROUP_BY
+from everyo.profiler.analysis.schema import GROUP_BY
 from everyo_lab.views.colors import THEMES
 from everyo_lab.views.live_session import LiveSession
 from everyo_lab.views.report import frozen, resorted
@@ -40,7 +40,7 @@ from everyo_lab.widgets.wire import Encoded
 
 STATIC = Path(__file__).parent.parent / "static"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-GROUPS = GROUP_BY  # from everyo.profiler.schema, like the front end's select
+GROUPS = GROUP_BY  # from everyo.profiler.analysis.schema, like the front end's select
 # JupyterLab renders a widget-view output whose model is gone (a reopened notebook, no kernel)
 # as "Error displaying widget: model not found" and never falls back to the same bundle's
 # text/html. So the magic shows the static rendering as an output of its own, right after the
@@ -292,7 +292,8 @@ class Dashboard(anywidget.AnyWidget):
 
     @property
     def comparison_view(self):
-        """The last :class:`~everyo_lab.views.compare.Comparison` (``None`` when not comparing)."""
+        """The last :class:`~everyo_lab.views.compare.compare_view.Comparison` (``None`` when not
+        comparing)."""
         return self._cmp.comparison if self._cmp is not None else None
 
     def _set_compare(self, run, *, refresh: bool = True) -> None:

@@ -20,8 +20,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from everyo_lab.views._batch import key_color_codes
+from everyo_lab.views.flame.lod import merge_bars
 from everyo_lab.views.live_session import LiveSession
-from everyo_lab.views.lod import merge_bars
 from everyo_lab.widgets.wire import MIXED, RAW_LIMIT, Encoded, encode_bars, encode_events
 
 __all__ = ["EventStream", "LIVE_BARS", "FINAL_BARS"]
@@ -97,7 +97,7 @@ class EventStream:
         """Messages for ``batch`` (what :meth:`read` returned).
 
         Raw events while the browser's total stays within ``raw_limit``; after that, bars: of
-        ``state`` (a :class:`~everyo_lab.views.live_state.LiveState` fed every event) while
+        ``state`` (a :class:`~everyo_lab.views.live_session.LiveState` fed every event) while
         live, of the whole snapshot when ``final``.
         """
         if self.raw and state is not None and not final and len(batch) > self.live_raw_batch:

@@ -4,8 +4,8 @@ explained, a table, Run/Stop and CSV/JSON export.
 
 Wiring only: the sweep is :func:`everyo.bench.sweep_batch_sizes` (its ``on_point`` reports each
 point, its ``stop`` flag ends it between points); the numbers come from one
-:class:`~everyo_lab.views.sweep_report.SweepReport` per point (the ``report`` trait) and the
-charts from :func:`~everyo_lab.views.sweep_charts.sweep_charts` (the ``charts`` trait), a few
+:class:`~everyo_lab.views.sweep.sweep_report.SweepReport` per point (the ``report`` trait) and the
+charts from :func:`~everyo_lab.views.sweep.sweep_charts.sweep_charts` (the ``charts`` trait), a few
 kilobytes.
 plotly.js reaches the page once, as for the dashboard (:mod:`.plotly_asset`).
 
@@ -237,7 +237,7 @@ class SweepWidget(anywidget.AnyWidget):
     def static_bundle(self, *, hide_when_live: bool = False) -> dict:
         """``text/html`` (charts as SVG, recommendation, table) and ``text/plain`` renderings of
         the sweep as it stands, needing no kernel."""
-        from everyo_lab.views.sweep_static import render_sweep_html, render_sweep_text
+        from everyo_lab.views.sweep.sweep_static import render_sweep_html, render_sweep_text
 
         report = self._report
         html = render_sweep_html(report)
@@ -318,8 +318,8 @@ class SweepWidget(anywidget.AnyWidget):
 
     def _publish(self) -> None:
         """Build the report and the charts once, and sync both."""
-        from everyo_lab.views.sweep_charts import sweep_charts
-        from everyo_lab.views.sweep_report import build_sweep_report
+        from everyo_lab.views.sweep.sweep_charts import sweep_charts
+        from everyo_lab.views.sweep.sweep_report import build_sweep_report
 
         with self._lock:
             self._report = build_sweep_report(

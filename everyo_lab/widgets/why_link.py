@@ -61,8 +61,8 @@ class WhyLink:
         "panel"}], "other": text}`` (without samples: none, and how to get them; ``{}`` once
         the run has ended); ``None``
         when not due yet (at most every :data:`LIVE_EVERY_S`)."""
-        from everyo_lab.views import why
-        from everyo_lab.views.why_live import LiveWhy
+        from everyo_lab.views.why import why_panel as why
+        from everyo_lab.views.why.why_live import LiveWhy
 
         if run is None or report is None or getattr(run, "status", "completed") != "running":
             self._rows = {}
@@ -88,8 +88,8 @@ class WhyLink:
         """The ``why_target`` the panel opens on by itself: the sampled call tree of a run that
         recorded no events but holds samples (nothing else to select; while it records, as
         soon as it holds samples and no events), else ``{}``."""
-        from everyo.profiler.sampled_lines import outside_events
-        from everyo_lab.views import why
+        from everyo.profiler.sampling.sampled_lines import outside_events
+        from everyo_lab.views.why import why_panel as why
 
         if run is None or self.sel is not None or getattr(run, "num_events", 1):
             return {}
@@ -103,12 +103,13 @@ class WhyLink:
 
     def outside_link(self, run) -> dict:
         """The dashboard's link to the panel of the time outside every event, for a finished
-        run with events whose samples put :data:`~everyo.profiler.sampled_lines.OUTSIDE_MIN_SHARE`
+        run with events whose samples put
+        :data:`~everyo.profiler.sampling.sampled_lines.OUTSIDE_MIN_SHARE`
         or more of its time there, or to the run's sampled call tree for a run without events
         (which opens by itself: the link opens it again once closed): ``{"text", "title",
         "target"}`` (``target``: the ``why_target`` it selects), else ``{}``."""
-        from everyo.profiler.sampled_lines import outside_events, outside_share
-        from everyo_lab.views import why
+        from everyo.profiler.sampling.sampled_lines import outside_events, outside_share
+        from everyo_lab.views.why import why_panel as why
 
         if run is None or _unsampled(run):
             return {}
@@ -127,7 +128,7 @@ class WhyLink:
 
     def select(self, run, target: dict, thread_ids: dict, hide) -> dict:
         """The panel of a new selection (``{}`` for none)."""
-        from everyo_lab.views import why
+        from everyo_lab.views.why import why_panel as why
 
         self.sel = self.live = None  # (the first rows' panels stay: they do not depend on it)
         if not target or run is None:
@@ -140,7 +141,7 @@ class WhyLink:
 
     def panel(self, run, hide, *, force: bool = False) -> dict | None:
         """The panel now; ``None`` when a live one is not due yet (unless ``force``)."""
-        from everyo_lab.views import why
+        from everyo_lab.views.why import why_panel as why
 
         sel = self.sel
         if sel is None or run is None:
@@ -163,7 +164,7 @@ class WhyLink:
             self.live = None
             return _exact(run, sel, hide, live=True)
         if self.live is None:
-            from everyo_lab.views.why_live import LiveWhy
+            from everyo_lab.views.why.why_live import LiveWhy
 
             self.live = LiveWhy.following(self.session, sel)
         hot = self.live.hot_lines(hide)
@@ -177,7 +178,7 @@ def _unsampled(run) -> bool:
 
 
 def _exact(run, sel, hide, *, live: bool = False) -> dict:
-    from everyo_lab.views import why
+    from everyo_lab.views.why import why_panel as why
 
     try:
         hot = why.exact_hot_lines(run, sel, hide)

@@ -18,7 +18,8 @@ header plus binary buffers, and only what is new:
     Buffers: ``start`` uint32, ``dur`` uint32, ``depth`` uint16, ``thread`` uint16 (small
     thread index, in order of first appearance), ``key`` uint16 or uint32 (header
     ``key_bytes``: 2 or 4), ``self`` uint32 (the event's self time in ticks, the kernel's:
-    :func:`everyo.profiler.aggregates.children_ns`; the browser shows it, never works it out),
+    :func:`everyo.profiler.analysis.aggregates.children_ns`; the browser shows it, never works it
+    out),
     then ``step_ends`` float64 (ms from the run start, new step ends in time order).
 
 ``{"type": "bars", ...}`` — a *replacement* set of bars, used when the run has too many events
@@ -47,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from everyo_lab.views.colors import color_for, color_key
-from everyo_lab.views.lod import READABLE_LIMIT
+from everyo_lab.views.flame.lod import READABLE_LIMIT
 
 __all__ = ["RAW_LIMIT", "MIXED", "Encoded", "encode_events", "encode_bars", "key_entries"]
 
@@ -171,7 +172,7 @@ def encode_bars(
     step_ends_ms=(),
     step0: int = 0,
 ) -> Encoded:
-    """Level-of-detail ``bars`` (:class:`everyo_lab.views.lod.Bars`) as a ``bars`` message.
+    """Level-of-detail ``bars`` (:class:`everyo_lab.views.flame.lod.Bars`) as a ``bars`` message.
 
     ``depth``, ``thread`` and ``key`` are per bar (``key`` :data:`MIXED` for a bar of several
     colours, ``dom`` then the key with the most time, :data:`MIXED` when unknown); ``keys`` is

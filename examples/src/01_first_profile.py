@@ -33,7 +33,8 @@ import numpy as np
 
 import everyo as eo
 from everyo.bench import benchmark
-from everyo.profiler import analysis, names, runs
+from everyo.profiler import analysis, runs
+from everyo.profiler.analysis import names
 from everyo_lab.labs import interleaved, start_lab
 
 %load_ext everyo_lab

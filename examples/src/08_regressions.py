@@ -25,9 +25,9 @@ from pathlib import Path
 import everyo as eo
 import everyo_lab
 from everyo.bench import benchmark, check_regression, environment
-from everyo.profiler import names
+from everyo.profiler.analysis import names
 from everyo_lab.labs import start_lab
-from everyo_lab.views.compare import build_comparison
+from everyo_lab.views.compare.compare_view import build_comparison
 
 %load_ext everyo_lab
 

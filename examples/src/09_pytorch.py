@@ -27,7 +27,8 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 import everyo_lab
 from everyo.bench import measure_training
 from everyo.machine_state import worst
-from everyo.profiler import analysis, names, runs
+from everyo.profiler import analysis, runs
+from everyo.profiler.analysis import names
 from everyo_lab.labs import interleaved, start_lab
 
 %load_ext everyo_lab

@@ -1,19 +1,19 @@
 // The comparison of two runs: header (both wall times, speed-up, per-step verdict), the flame
 // charts of A and B stacked on one time axis (each zoom or pan moves both), and the diff table
 // with a verdict per row. Numbers and their texts come from the `comparison` trait
-// (views/compare.py; nothing here formats a figure); A's
+// (views/compare/compare_view.py; nothing here formats a figure); A's
 // events from the model's second store (messages tagged with `compare_id`).
 import { FlameView } from "./flame_view.js";
 import { NO_VALUE } from "./schema.js";
 
-/** The text of one diff cell: the kernel's (views/compare.py: diff_texts), as every rendering
+/** The text of one diff cell: the kernel's (views/compare/compare_view.py: diff_texts), as every rendering
  * of the comparison shows it. */
 export function diffCell(row, key) {
   const texts = row.texts || {};
   return key in texts ? String(texts[key]) : NO_VALUE;
 }
 
-/** The header line and the per-step verdict: the kernel's texts (views/compare.py), shown as
+/** The header line and the per-step verdict: the kernel's texts (views/compare/compare_view.py), shown as
  * they are, so the widget, the static HTML and the text say the same ("" when absent). */
 export function compareHeadline(c) {
   return String(c.headline || "");

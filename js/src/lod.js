@@ -1,6 +1,6 @@
 // Level of detail: what to draw of a time window at a plot's pixel width, at a bounded cost.
 //
-// The rule is the kernel's (views/lod.py: merge_bars), so a run's bars merge alike whether the
+// The rule is the kernel's (views/flame/lod.py: merge_bars), so a run's bars merge alike whether the
 // kernel merged them (a run past the raw limit) or the browser did (a zoom, a smaller run); a
 // test runs both on the same events (tests/lab/test_lod_js.py). Per lane, an event at least one
 // pixel wide is a bar of its own; a run of narrower events, each within a pixel of the run's
@@ -12,7 +12,7 @@
 // that only partly overlap the window count. Pure: plain typed arrays in, typed arrays out.
 //
 // Zoomed out, that still leaves a wash of thin bars no one can read: the readable merge
-// (`readableLanes`, views/lod.py: merge_readable) runs first. The window is cut into cells
+// (`readableLanes`, views/flame/lod.py: merge_readable) runs first. The window is cut into cells
 // (runs of whole training steps when the run has steps, else slices of time), each at least
 // CELL_PX wide; per lane, two or more consecutive calls narrower than READABLE_PX that lie
 // inside one cell become one bar per call path (its key under its parent's path), laid out as
@@ -26,7 +26,7 @@ export const MAX_BARS = 20000;
 export const READABLE_PX = 60; // a call narrower than this has no room for its name
 export const CELL_PX = 320; // a readable merge's cell: room for a few labelled bars
 export const MAX_BARS_LIVE = 4000;
-const PASSES = 4; // merges tried before the guaranteed fit (views/lod.py: _MAX_PASSES)
+const PASSES = 4; // merges tried before the guaranteed fit (views/flame/lod.py: _MAX_PASSES)
 
 /** `[lo, hi)` of the events of `lane` overlapping `[x0, x1]` (sorting it first if needed). */
 export function windowRange(lane, x0, x1) {
@@ -56,7 +56,7 @@ export function levelOfDetail(items, x0, x1, widthPx, maxBars = MAX_BARS, codes 
     ranges = items.map((item) => [0, item.lane.n]);
   }
   let pixel = screenPx;
-  // the widening passes and the guaranteed fit of views/lod.py, step for step
+  // the widening passes and the guaranteed fit of views/flame/lod.py, step for step
   let count = scan(items, ranges, pixel, codes, null, x0);
   for (let pass = 1; pass < PASSES && count > maxBars; pass++) {
     pixel *= (1.25 * count) / maxBars;
@@ -196,7 +196,7 @@ class BuiltLane {
 }
 
 /**
- * The readable merge (views/lod.py: merge_readable, step for step): per item, a lane of bars
+ * The readable merge (views/flame/lod.py: merge_readable, step for step): per item, a lane of bars
  * where each run of two or more consecutive calls narrower than `minMs`, inside one cell of
  * `edges`, is replaced by one bar per call path. A call whose parent (the call of the row
  * above containing its start) was merged joins its parent's bar: its path's bar is placed
@@ -301,7 +301,7 @@ const TIME = new Map(); // dominant()'s tables, kept between calls (one per bar 
 const LOWEST = new Map();
 
 /**
- * The key with the most time among items `[lo, hi)` of a lane: views/lod.py's `_dominant`
+ * The key with the most time among items `[lo, hi)` of a lane: views/flame/lod.py's `_dominant`
  * rule, step for step. By colour when `codes` is given: the colour code with the most time
  * (durations in whole nanoseconds, so the sums are exact and ties are ties), the lowest code on
  * a tie; of that colour, its lowest key. A kernel bar counts its whole extent for its main key

@@ -1,7 +1,7 @@
 // The memory chart of a run recorded with profile_memory: live bytes over time under the flame
 // chart, on its time axis (the same margins and window; a zoom in either moves both), with the
 // peak marked and named after the module running then. Data: `report.memory`
-// (views/memory_view.py), at most a few hundred points.
+// (views/memory/memory_view.py), at most a few hundred points.
 import { MARGIN } from "./figure.js";
 import { whenIdle } from "./idle.js";
 import { figureColors } from "./theme.js";
@@ -10,7 +10,7 @@ import { parseRelayout, sameWindow } from "./zoom.js";
 export const MEMORY_HEIGHT = 170;
 const CONFIG = { displaylogo: false, doubleClick: "autosize", scrollZoom: false, modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"] };
 
-/** The peak's words, as the kernel spells them (views/memory_view.py: peak_text). */
+/** The peak's words, as the kernel spells them (views/memory/memory_view.py: peak_text). */
 export function peakText(memory) {
   return String(memory.peak_text || "");
 }
@@ -22,7 +22,7 @@ export function memoryTraces(memory, colors = {}) {
     {
       type: "scatter", mode: "lines", x: memory.t_ms, y: memory.bytes, name: memory.track,
       line: { shape: "hv", width: 1.5, color: line }, fill: "tozeroy", fillcolor: "rgba(76,120,168,0.2)",
-      hovertemplate: memory.hovertemplate, showlegend: false, // the kernel's (views/memory_view.py)
+      hovertemplate: memory.hovertemplate, showlegend: false, // the kernel's (views/memory/memory_view.py)
     },
     {
       type: "scatter", mode: "markers", x: [memory.peak.t_ms], y: [memory.peak.bytes], name: "peak",

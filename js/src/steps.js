@@ -1,6 +1,6 @@
 // A training loop read by steps: step k (counted from 0) ends at step end k and starts at step
 // end k - 1 (step 0 where the report's steps say, `first_start_ms`): the kernel's step rule
-// (everyo/profiler/step_stats.py), read back, not made again. Zoom to a step, and the table.
+// (everyo/profiler/analysis/step_stats.py), read back, not made again. Zoom to a step, and the table.
 import { setText } from "./text.js";
 
 /** `[start, end]` (ms) of step `k`, or null when there is no such step. */

@@ -1,4 +1,4 @@
-// The summary table, laid out from the report's `table` (views/columns.py: table_dict): the
+// The summary table, laid out from the report's `table` (views/table/table_rows.py: table_dict): the
 // columns with their headers and alignment, each cell's text, the share bars, and per column
 // the row order ascending and descending. Nothing here formats, labels or compares a figure:
 // a header click shows the kernel's order for that column at once (the kernel, busy with the

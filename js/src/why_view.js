@@ -1,5 +1,5 @@
 // The "why" panel: the hot lines of the selected table row or flame-chart bar. Selecting sets
-// the `why_target` trait; the kernel answers with the `why` trait (everyo_lab/views/why.py),
+// the `why_target` trait; the kernel answers with the `why` trait (everyo_lab/views/why/why_panel.py),
 // every text and figure in it already written, so this module lays it out and formats nothing.
 // While the run records the kernel rewrites `why` at the live table's pace; each rewrite
 // replaces the panel's content (a few dozen nodes at most: the kernel bounds the lines, the

@@ -113,7 +113,7 @@ test("bars are indexed by row, in start order, for the hover lookup", () => {
 });
 
 test("a mixed bar's dominant colour is the kernel's: the most time, the lowest code on a tie", () => {
-  // the fixture tests/lab/test_lod_js.py checks views/lod.py's merge_bars against
+  // the fixture tests/lab/test_lod_js.py checks views/flame/lod.py's merge_bars against
   const url = new URL("./fixtures/lod_dominant.json", import.meta.url);
   const { cases } = JSON.parse(readFileSync(url, "utf8"));
   for (const c of cases) {

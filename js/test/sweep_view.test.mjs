@@ -14,7 +14,7 @@ const report = {
     { batch_size: 64, status: "oom", message: "MemoryError: out", throughput: null, median_ms: null, p5_ms: null, p95_ms: null, peak_memory: null, gpu_memory: null },
   ],
   recommendation: { recommended: 8, largest_fit: 8, best: 8, text: "Batch size 8 is recommended" },
-  // the kernel's texts (views/sweep_report.py: table_cells), shown as they are
+  // the kernel's texts (views/sweep/sweep_report.py: table_cells), shown as they are
   headers: ["batch", "status", "samples/s", "median ms", "p5 ms", "p95 ms", "peak MiB", "note"],
   cells: [
     ["1", "ok", "100.0", "10.0000", "9.0000", "12.0000", "1.00", ""],

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { bodyCells, headKey, nextSort, patchBody, renderTable, rowOrder } from "../src/table.js";
 import { fakeDocument } from "./helpers.mjs";
 
-// a report's `table` as views/columns.py's table_dict sends it (rows in total_ms order)
+// a report's `table` as views/table/table_rows.py's table_dict sends it (rows in total_ms order)
 const col = (key, header, align = "right", bar = false) => ({ key, label: header, unit: "", align, header, bar });
 const TABLE = {
   columns: [col("label", "name", "left"), col("calls", "calls"), col("total_ms", "total ms"), col("share", "share", "left", true)],

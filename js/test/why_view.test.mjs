@@ -4,7 +4,7 @@ import { mountTable } from "../src/sections.js";
 import { barTarget, framesOf, mountWhy, renderWhy, rowTarget, selectsRow } from "../src/why_view.js";
 import { fakeDocument } from "./helpers.mjs";
 
-// a panel as everyo_lab/views/why.py writes it (texts exactly as the kernel sends them)
+// a panel as everyo_lab/views/why/why_panel.py writes it (texts exactly as the kernel sends them)
 const PANEL = {
   state: "lines", title: "why 'work'", target: "work", live: true, status: "live: updated while the cell runs",
   summary: "117 calls · 603 ms · 1,166 samples at 0.5 ms (wall time)", hide: "everyo",
@@ -110,7 +110,7 @@ test("a click on a table row selects that row (in the order shown) and marks it"
     { label: "small", name: "small", kind: "user", total_ms: 1 },
     { label: "Linear [0]", name: "0", kind: "module", path: "0", total_ms: 9 },
   ];
-  // the table as the kernel lays it out (views/columns.py table_dict): rows in the report's
+  // the table as the kernel lays it out (views/table/table_rows.py table_dict): rows in the report's
   // order, and per column the order to show them in
   const col = (key, header, align = "right") => ({ key, label: header, unit: "", align, header, bar: false });
   const table = {
@@ -220,7 +220,7 @@ test("the selection is the why_target trait: a new view keeps it, the kernel's c
   assert.equal(again.el.hidden, true);
 });
 
-// the panel of a run without events (everyo_lab/views/why.py tree_bars): its call tree over the run
+// the panel of a run without events (everyo_lab/views/why/why_panel.py tree_bars): its call tree over the run
 const RUN_PANEL = {
   ...PANEL, title: "where the time went: the run (sampled call tree)", hint: undefined,
   expand: {

@@ -12,9 +12,9 @@ from everyo.bench import SweepResult, SweepRow, sweep_batch_sizes
 from everyo.bench.sweep_check import MAX_REMEASURED, recheck, suspects
 from everyo.bench.sweep_point import row_from_times
 from everyo.machine_state import MachineState
-from everyo_lab.views.sweep_charts import sweep_charts
-from everyo_lab.views.sweep_report import build_sweep_report
-from everyo_lab.views.sweep_static import chart_html, render_sweep_text
+from everyo_lab.views.sweep.sweep_charts import sweep_charts
+from everyo_lab.views.sweep.sweep_report import build_sweep_report
+from everyo_lab.views.sweep.sweep_static import chart_html, render_sweep_text
 
 SIZES = [8, 16, 32, 64, 128, 256, 512]
 
@@ -192,7 +192,7 @@ def test_the_progress_says_when_the_sweep_re_measures_and_stop_works_there():
     """Once every point is measured, ``on_point`` says which sizes are re-measured (the
     widget's progress line is not left silent), and Stop pressed then ends the re-measuring:
     the suspect is not taken as re-measured, and is never recommended."""
-    from everyo_lab.views.sweep_report import progress_text
+    from everyo_lab.views.sweep.sweep_report import progress_text
 
     clock = FakeClock()
     seen, stop = [], []
@@ -260,7 +260,7 @@ def test_each_point_measured_on_a_busy_machine_says_so_on_hover():
 
 
 def test_hover_text_is_wrapped_and_cut_at_a_word():
-    from everyo_lab.views.sweep_charts import hover_text
+    from everyo_lab.views.sweep.sweep_charts import hover_text
 
     text = hover_text("word " * 100, width=20, limit=60)
     assert all(len(line) <= 20 for line in text.split("<br>"))

@@ -15,7 +15,7 @@ import re
 import pytest
 from harness import BrowserSession, missing, write_notebook
 
-from everyo_lab.views.compare import MACHINE_BUSY, speedup_text
+from everyo_lab.views.compare.compare_view import MACHINE_BUSY, speedup_text
 
 pytestmark = pytest.mark.browser
 

@@ -17,7 +17,7 @@ pytest.importorskip("plotly")
 from harness import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 from everyo.profiler import profile, record_function  # noqa: E402
-from everyo.profiler.run import RunRegistry  # noqa: E402
+from everyo.profiler.storage.run import RunRegistry  # noqa: E402
 from everyo_lab.html_report import to_html  # noqa: E402
 
 

@@ -67,11 +67,11 @@ def _outputs() -> list[dict]:
 
     import everyo as eo
     from everyo.profiler import profile
-    from everyo.profiler.run import RunRegistry
-    from everyo_lab.views.compare import build_comparison
-    from everyo_lab.views.compare_static import render_compare_html
-    from everyo_lab.views.sweep_report import build_sweep_report
-    from everyo_lab.views.sweep_static import render_sweep_html
+    from everyo.profiler.storage.run import RunRegistry
+    from everyo_lab.views.compare.compare_static import render_compare_html
+    from everyo_lab.views.compare.compare_view import build_comparison
+    from everyo_lab.views.sweep.sweep_report import build_sweep_report
+    from everyo_lab.views.sweep.sweep_static import render_sweep_html
     from everyo_lab.widgets.dashboard import static_bundle
 
     bundle = static_bundle(train_run(iterations=6))

@@ -13,7 +13,7 @@ from everyo.core import ops
 from everyo.core.ops import elementwise, linalg, nn_ops, reduce
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
-from everyo.profiler import hooks
+from everyo.profiler.recording import hooks
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 5)).astype(np.float32)

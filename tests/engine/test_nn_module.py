@@ -13,7 +13,8 @@ import pytest
 
 import everyo as eo
 import everyo.nn.module as module_mod
-from everyo.profiler import RunRegistry, hooks, recorder
+from everyo.profiler import RunRegistry
+from everyo.profiler.recording import hooks, recorder
 
 
 class FakeProfiler:

@@ -14,7 +14,8 @@ import pytest
 import everyo as eo
 import everyo.core.ops as ops_pkg
 import everyo.nn.functional as F
-from everyo.profiler import flops, hooks, profile
+from everyo.profiler import profile
+from everyo.profiler.recording import flops, hooks
 
 
 def _op_modules():

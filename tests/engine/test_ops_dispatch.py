@@ -9,7 +9,7 @@ import pytest
 
 import everyo as eo
 import everyo.nn.functional as F
-from everyo.profiler import hooks
+from everyo.profiler.recording import hooks
 
 
 class FakeProfiler:

@@ -8,21 +8,24 @@ from views_runs import FakeClock, model_run, regions_run, synthetic_run
 
 from everyo import _compiled
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import Profiler, aggregates, analysis, record_function
-from everyo.profiler import run as run_module
-from everyo.profiler.run import Run
-from everyo.profiler.store import OPTIONAL_COLUMNS, EventStore
-from everyo_lab.views import flame_figure, live_flame, table_rows
+from everyo.profiler import Profiler, record_function
+from everyo.profiler.analysis import aggregates
+from everyo.profiler.analysis import run_analysis as analysis
+from everyo.profiler.storage import run as run_module
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import OPTIONAL_COLUMNS, EventStore
+from everyo_lab.views import flame_figure, table_rows
 from everyo_lab.views._batch import lanes
-from everyo_lab.views.live_flame import LiveFlame
-from everyo_lab.views.live_state import LiveState
+from everyo_lab.views.flame import live_flame
+from everyo_lab.views.flame.live_flame import LiveFlame
+from everyo_lab.views.live_session import LiveState
 
 
 @pytest.fixture(autouse=True, params=["compiled", "numpy"])
 def batch_loops(request, monkeypatch):
     """Every test twice: with the compiled batch loops (where built) and with NumPy's."""
-    if request.param == "compiled" and _compiled.load("everyo.profiler._cbatch") is None:
-        pytest.skip("everyo.profiler._cbatch is not built here")
+    if request.param == "compiled" and _compiled.load("everyo.profiler.storage._cbatch") is None:
+        pytest.skip("everyo.profiler.storage._cbatch is not built here")
     if request.param == "numpy":
         for module in (run_module, live_flame, aggregates):
             monkeypatch.setattr(module, "LOOPS", None)
@@ -359,7 +362,7 @@ def test_live_steps_equal_the_exact_steps_at_every_refresh():
     refresh it is the one step_summary gives on the whole run so far, also once profiler.step()
     marks take over from the optimizer steps."""
     pytest.importorskip("anywidget")
-    from everyo.profiler import hooks
+    from everyo.profiler.recording import hooks
     from everyo_lab.widgets.dashboard import Dashboard
 
     clock = FakeClock()

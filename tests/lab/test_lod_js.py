@@ -1,4 +1,4 @@
-"""One rule for merging a flame chart's sub-pixel events: the kernel's (views/lod.py,
+"""One rule for merging a flame chart's sub-pixel events: the kernel's (views/flame/lod.py,
 ``merge_bars``: the bars of a run past the raw limit) and the browser's (js/src/lod.js,
 ``levelOfDetail``: a zoom, a smaller run) merge the same events into the same bars, with the
 same dominant colour in each mixed bar, so a run's chart reads alike whichever side drew it."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from everyo_lab.views.lod import merge_bars
+from everyo_lab.views.flame.lod import merge_bars
 
 JS = Path(__file__).resolve().parents[2] / "js"
 NODE = shutil.which("node")
@@ -182,7 +182,7 @@ def _nested_run(rng, steps: int):
 def test_the_browser_and_the_kernel_merge_calls_by_call_path_alike(tmp_path, seed):
     """The readable merge of a zoomed-out chart: the kernel's (``merge_readable``) and the
     browser's (``readableLanes``) give the same bars for the same events and cells."""
-    from everyo_lab.views.lod import merge_readable
+    from everyo_lab.views.flame.lod import merge_readable
 
     rng = np.random.default_rng(seed)
     lanes, paths, parent, step_ends = _nested_run(rng, 200)

@@ -83,7 +83,7 @@ def test_widget_construction_is_not_profiled_time(shell, monkeypatch):
     original = dash.Dashboard.__init__
 
     def spy(self, *args, **kwargs):
-        from everyo.profiler import hooks
+        from everyo.profiler.recording import hooks
 
         started.append(hooks.active)
         original(self, *args, **kwargs)
@@ -108,7 +108,7 @@ def test_exception_shows_traceback_keeps_partial_profile_and_fails_the_cell(shel
 
 
 def test_keyboard_interrupt_stops_profiler_cleanly_and_later_run_works(shell):
-    from everyo.profiler import hooks
+    from everyo.profiler.recording import hooks
 
     result, cap = run_magic(shell, "--label interrupted", WORK + "raise KeyboardInterrupt\n")
     assert isinstance(result.error_in_exec, CellFailed)
@@ -231,7 +231,7 @@ def test_schedule_records_only_active_steps(shell):
 
 
 def test_wall_time_starts_at_the_cells_first_statement(shell, monkeypatch):
-    from everyo.profiler.run import Run
+    from everyo.profiler.storage.run import Run
 
     calls = []
     original = Run.restart_clock

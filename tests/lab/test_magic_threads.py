@@ -11,7 +11,8 @@ pytest.importorskip("anywidget")
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from everyo.machine_state import threads_in_use  # noqa: E402
-from everyo.profiler import analysis, load, profile, runs  # noqa: E402
+from everyo.profiler import load, profile, runs
+from everyo.profiler.analysis import run_analysis as analysis  # noqa: E402
 from everyo_lab.sweep_magic import parse_sweep_options  # noqa: E402
 
 BUSY = {
@@ -72,7 +73,7 @@ def test_a_run_on_a_contended_machine_says_so_in_its_notes_and_files(tmp_path):
 
 
 def test_the_live_report_says_so_while_the_run_records():
-    from everyo_lab.views.live_state import LiveState
+    from everyo_lab.views.live_session import LiveState
     from everyo_lab.views.report import build_report, live_report
 
     with profile(label="live-busy") as p:

@@ -1,5 +1,5 @@
 """A name shown is a name accepted (issue 33): every label the views show for a module or a
-region is read back by ``everyo.profiler.names`` wherever the API or a lab asks for one."""
+region is read back by ``everyo.profiler.analysis.names`` wherever the API or a lab asks for one."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import pytest
 from views_runs import model_run, train_run
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import analysis, names
-from everyo_lab.views.compare import build_comparison
-from everyo_lab.views.flame_html import flame_html
-from everyo_lab.views.icicle import icicle_figure
+from everyo.profiler.analysis import names
+from everyo.profiler.analysis import run_analysis as analysis
+from everyo_lab.views.compare.compare_view import build_comparison
+from everyo_lab.views.flame.flame_html import flame_html
+from everyo_lab.views.flame.icicle import icicle_figure
 from everyo_lab.views.report import build_report
 
 

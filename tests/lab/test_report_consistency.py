@@ -9,7 +9,7 @@ from fakes import FakeClock
 
 import everyo as eo
 from everyo.profiler import Profiler
-from everyo.profiler.run import RunRegistry
+from everyo.profiler.storage.run import RunRegistry
 
 pytest.importorskip("anywidget")
 

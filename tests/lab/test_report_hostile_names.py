@@ -9,7 +9,7 @@ import re
 import pytest
 
 from everyo.profiler import profile, record_function
-from everyo.profiler.run import RunRegistry
+from everyo.profiler.storage.run import RunRegistry
 from everyo_lab.html_report import to_html
 
 pytest.importorskip("plotly")

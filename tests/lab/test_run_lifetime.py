@@ -18,7 +18,7 @@ from IPython.utils.capture import capture_output  # noqa: E402
 
 from everyo.errors import EveryOProfilerWarning  # noqa: E402
 from everyo.profiler import Profiler, record_function, runs  # noqa: E402
-from everyo.profiler.store import EventStore  # noqa: E402
+from everyo.profiler.storage.store import EventStore  # noqa: E402
 from everyo_lab.widgets.dashboard import Dashboard, dashboard  # noqa: E402
 
 CELL = """

@@ -14,10 +14,10 @@ from test_lod_js import JS, NODE, needs_node
 
 import everyo.profiler as ep
 from everyo.profiler import record_function
-from everyo_lab.views import flame as flame_module
-from everyo_lab.views.flame import flame_bars, flame_figure
-from everyo_lab.views.flame_html import MAX_BARS, flame_html
-from everyo_lab.views.lod import call_paths, cell_edges
+from everyo_lab.views.flame import flame_figure as flame_module
+from everyo_lab.views.flame.flame_figure import flame_bars, flame_figure
+from everyo_lab.views.flame.flame_html import MAX_BARS, flame_html
+from everyo_lab.views.flame.lod import call_paths, cell_edges
 
 
 def _long_run(steps: int = 600):

@@ -17,9 +17,10 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 from everyo.bench import benchmark, check_regression  # noqa: E402
-from everyo.profiler import analysis, runs  # noqa: E402
+from everyo.profiler import runs  # noqa: E402
+from everyo.profiler.analysis import run_analysis as analysis  # noqa: E402
 from everyo.profiler.export.chrome import export_chrome_trace  # noqa: E402
-from everyo_lab.views.compare import build_comparison  # noqa: E402
+from everyo_lab.views.compare.compare_view import build_comparison  # noqa: E402
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 SETUP = """

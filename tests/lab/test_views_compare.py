@@ -10,10 +10,16 @@ import pytest
 from views_runs import FakeClock, empty_run, model_run, regions_run
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import analysis, profile, record_function
-from everyo.profiler.run import RunRegistry
-from everyo_lab.views.compare import MIN_CALLS, build_comparison, call_verdict, speedup_text
-from everyo_lab.views.compare_static import render_compare_html, render_compare_text
+from everyo.profiler import profile, record_function
+from everyo.profiler.analysis import run_analysis as analysis
+from everyo.profiler.storage.run import RunRegistry
+from everyo_lab.views.compare.compare_static import render_compare_html, render_compare_text
+from everyo_lab.views.compare.compare_view import (
+    MIN_CALLS,
+    build_comparison,
+    call_verdict,
+    speedup_text,
+)
 
 
 class ScriptedClock:
@@ -72,7 +78,7 @@ def test_an_unchanged_layer_beside_a_big_change_is_not_marked_faster_or_slower()
     """Lab 01: the vectorised RowScale got 25x faster, and the untouched ReLU around it moved by
     a few per cent (caches, the allocator): beyond noise, but not a change to report. A row too
     small to matter (under RELEVANT_SHARE of the run) is not one either, however it moved."""
-    from everyo_lab.views.compare import RELEVANT_PER_CALL, RELEVANT_SHARE
+    from everyo_lab.views.compare.compare_view import RELEVANT_PER_CALL, RELEVANT_SHARE
 
     n = 30
     a = planted_run("a", {"RowScale": [20_000] * n, "ReLU": [1000] * n, "tiny": [100] * n})

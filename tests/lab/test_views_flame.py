@@ -12,7 +12,7 @@ import pytest
 from views_fakes import make_batch, mlp_batch
 
 from everyo_lab.views import color_for, flame_figure
-from everyo_lab.views.lod import merge_bars
+from everyo_lab.views.flame.lod import merge_bars
 
 
 def bars_of(fig):

@@ -10,9 +10,9 @@ from views_runs import FakeClock, model_run
 
 import everyo as eo
 from everyo.profiler import profile
-from everyo.profiler.run import RunRegistry
+from everyo.profiler.storage.run import RunRegistry
 from everyo_lab.views import build_report, render_html, render_text
-from everyo_lab.views.memory_view import memory_html, memory_view, peak_owner, top_allocators
+from everyo_lab.views.memory.memory_view import memory_html, memory_view, peak_owner, top_allocators
 
 
 def memory_run(*, big=64, iterations=3):
@@ -142,7 +142,7 @@ def test_the_memory_charts_columns_keep_the_peak_however_short():
 
 
 def test_every_view_of_the_memory_chart_spells_the_peak_once():
-    from everyo_lab.views.memory_view import memory_figure, memory_text, peak_text
+    from everyo_lab.views.memory.memory_view import memory_figure, memory_text, peak_text
 
     view = memory_view(memory_run())
     assert view["peak_text"] == peak_text(view["peak"])  # what the widget shows as it is

@@ -53,7 +53,7 @@ def test_html_of_a_million_events_stays_small():
 
 
 def test_flame_chart_is_level_of_detail_merged():
-    from everyo_lab.views.flame_html import MAX_BARS
+    from everyo_lab.views.flame.flame_html import MAX_BARS
 
     run = synthetic_run(5_000)  # 20,000 events
     out = render_html(run)

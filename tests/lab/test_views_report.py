@@ -16,7 +16,8 @@ from views_runs import (
 )
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import analysis, schema
+from everyo.profiler.analysis import run_analysis as analysis
+from everyo.profiler.analysis import schema
 from everyo_lab.views import (
     OVERLAP_WARNING,
     Report,
@@ -28,9 +29,9 @@ from everyo_lab.views import (
     render_html,
     render_text,
 )
-from everyo_lab.views.columns import event_label
-from everyo_lab.views.live_state import LiveState
+from everyo_lab.views.live_session import LiveState
 from everyo_lab.views.report import NO_EVENTS_NOTE, hot_spot_text, steps_text
+from everyo_lab.views.table.table_rows import event_label
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +131,7 @@ def test_the_widgets_table_is_the_text_tables_cells_in_the_same_order(run):
 
 def test_a_live_tables_missing_values_read_as_the_one_spelling_of_no_value():
     from everyo.spelling import NO_VALUE
-    from everyo_lab.views.columns import TableColumn, format_cell
+    from everyo_lab.views.table.table_rows import TableColumn, format_cell
 
     row = {"label": "Linear", "median_ms": None}
     assert (

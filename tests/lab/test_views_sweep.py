@@ -52,15 +52,15 @@ def test_sweep_figure_is_valid_plotly(result):
 
 # -- the sweep report: pure, from planted rows ----------------------------------------------------
 from everyo.bench import SweepRow  # noqa: E402
-from everyo_lab.views.sweep_charts import sweep_charts  # noqa: E402
-from everyo_lab.views.sweep_report import (  # noqa: E402
+from everyo_lab.views.sweep.sweep_charts import sweep_charts  # noqa: E402
+from everyo_lab.views.sweep.sweep_report import (  # noqa: E402
     build_sweep_report,
     failed_marks,
     progress_text,
     recommendation,
     sweep_points,
 )
-from everyo_lab.views.sweep_static import (  # noqa: E402
+from everyo_lab.views.sweep.sweep_static import (  # noqa: E402
     STATIC_CLASS,
     chart_html,
     render_sweep_html,

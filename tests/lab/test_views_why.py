@@ -18,13 +18,13 @@ import pytest
 import everyo
 import everyo.profiler as ep
 from everyo.errors import EveryOProfilerError
-from everyo.profiler.analysis import summarize
-from everyo.profiler.run import Run
-from everyo.profiler.samples import SampleStore
-from everyo.profiler.store import EventStore
-from everyo_lab.views import why
+from everyo.profiler.analysis.run_analysis import summarize
+from everyo.profiler.sampling.samples import SampleStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import EventStore
 from everyo_lab.views.live_session import LiveSession
-from everyo_lab.views.why_live import LiveWhy
+from everyo_lab.views.why import why_panel as why
+from everyo_lab.views.why.why_live import LiveWhy
 
 
 def spin(seconds: float) -> None:

@@ -14,14 +14,14 @@ from IPython.utils.capture import capture_output  # noqa: E402
 
 import everyo.profiler as ep  # noqa: E402
 from everyo.profiler import runs  # noqa: E402
-from everyo.profiler.run import Run  # noqa: E402
-from everyo.profiler.samples import SampleStore  # noqa: E402
-from everyo.profiler.store import EventStore  # noqa: E402
+from everyo.profiler.sampling.samples import SampleStore  # noqa: E402
+from everyo.profiler.storage.run import Run  # noqa: E402
+from everyo.profiler.storage.store import EventStore  # noqa: E402
 from everyo_lab import Dashboard  # noqa: E402
 from everyo_lab.magic import AUTO_SAMPLE_MS, cell_place  # noqa: E402
-from everyo_lab.views import why  # noqa: E402
 from everyo_lab.views.static import render_html  # noqa: E402
 from everyo_lab.views.text import render_text  # noqa: E402
+from everyo_lab.views.why import why_panel as why  # noqa: E402
 
 PLAIN_CELL = """
 import time

@@ -109,7 +109,7 @@ def test_table_options_recompute_the_rows():
 def test_a_header_click_reorders_the_rows_held_without_summarising_again(monkeypatch):
     """The browser re-sorts at once (the table's sort orders); the kernel then re-orders the
     rows it holds, with no summary of the run (a whole build_report before)."""
-    from everyo.profiler import analysis
+    from everyo.profiler.analysis import run_analysis as analysis
 
     board = Recording(profiled("resort"))
     summaries = []

@@ -9,7 +9,7 @@ pytest.importorskip("anywidget")
 
 import everyo as eo  # noqa: E402
 from everyo.profiler import Profiler, record_function  # noqa: E402
-from everyo.profiler.run import RunRegistry  # noqa: E402
+from everyo.profiler.storage.run import RunRegistry  # noqa: E402
 from everyo_lab.widgets.stream import EventStream  # noqa: E402
 from everyo_lab.widgets.wire import MIXED, encode_events  # noqa: E402
 
@@ -176,7 +176,7 @@ def test_key_width_grows_past_65535_keys():
 def test_each_event_carries_the_kernels_self_time_across_refreshes(setup):
     """Self time is sent, not worked out in the browser: a parent read in a later refresh
     than its children, the final remainder and a resend all carry the exact self times."""
-    from everyo_lab.views.live_state import LiveState
+    from everyo_lab.views.live_session import LiveState
 
     p = Profiler(label="self", registry=RunRegistry()).start()
     stream, state = EventStream(p.run), LiveState()
@@ -209,7 +209,7 @@ def test_each_event_carries_the_kernels_self_time_across_refreshes(setup):
 
 
 def test_step_ends_are_sent_once_with_their_place(setup):
-    from everyo_lab.views.live_state import LiveState
+    from everyo_lab.views.live_session import LiveState
 
     p = Profiler(label="steps", registry=RunRegistry()).start()
     stream, state = EventStream(p.run, raw_limit=10), LiveState()
@@ -269,7 +269,7 @@ def live_refresh(p, stream, state):
 def test_a_fast_run_goes_to_bars_at_once_and_ends_with_every_event(setup, recording):
     """A live refresh bringing more than a quarter of raw_limit sends bars (the run would
     outgrow the limit soon); a finished run that fits after all gets every event at the end."""
-    from everyo_lab.views.live_state import LiveState
+    from everyo_lab.views.live_session import LiveState
 
     p = recording("fast")
     stream, state = EventStream(p.run, raw_limit=400), LiveState()
@@ -298,7 +298,7 @@ def test_a_fast_run_goes_to_bars_at_once_and_ends_with_every_event(setup, record
 
 
 def test_a_fast_run_past_the_limit_ends_with_bars(setup, recording):
-    from everyo_lab.views.live_state import LiveState
+    from everyo_lab.views.live_session import LiveState
 
     p = recording("fast-big")
     stream, state = EventStream(p.run, raw_limit=100), LiveState()

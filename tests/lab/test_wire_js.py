@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("anywidget")
 
-from everyo_lab.views.lod import merge_bars  # noqa: E402
+from everyo_lab.views.flame.lod import merge_bars  # noqa: E402
 from everyo_lab.widgets.wire import MIXED, encode_bars, encode_events  # noqa: E402
 
 JS = Path(__file__).resolve().parents[2] / "js"

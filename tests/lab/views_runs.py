@@ -8,8 +8,8 @@ from fakes import FakeClock
 
 import everyo as eo
 from everyo.profiler import profile, record_function
-from everyo.profiler.run import Run, RunRegistry
-from everyo.profiler.store import EventStore
+from everyo.profiler.storage.run import Run, RunRegistry
+from everyo.profiler.storage.store import EventStore
 
 
 def model_run(

@@ -22,7 +22,7 @@ def registry() -> RunRegistry:
 # Test modules with ``pytestmark = pytest.mark.usefixtures("recorder_impl")`` run every test
 # once per recorder: the compiled module-call path (where it was built) and the pure-Python one.
 def _implementations() -> list:
-    from everyo.profiler import recorder
+    from everyo.profiler.recording import recorder
 
     impls = ["python"]
     if recorder.CRecorder is not None:
@@ -37,7 +37,7 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture
 def recorder_impl(request, monkeypatch):
-    from everyo.profiler import recorder
+    from everyo.profiler.recording import recorder
 
     cls = recorder.CRecorder if request.param == "c" else recorder.PythonRecorder
     monkeypatch.setattr(recorder, "Recorder", cls)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from fakes import FakeClock
 
-from everyo.profiler import hooks
+from everyo.profiler.recording import hooks
 
 
 class FakeModule:

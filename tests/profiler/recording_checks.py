@@ -6,16 +6,15 @@ from __future__ import annotations
 import os
 
 import everyo as eo
-from everyo.profiler import Profiler, RunRegistry, hooks, record_function
+from everyo.profiler import Profiler, RunRegistry, record_function
+from everyo.profiler.recording import hooks
 
-_PROFILER_DIR = os.path.dirname(hooks.__file__)
+# the profiler's package, all its folders (recording, storage...)
+_PROFILER_DIR = os.path.dirname(os.path.dirname(hooks.__file__))
 
 
 class Interrupt(BaseException):
     """What a signal handler raises (like KeyboardInterrupt, not an Exception)."""
-
-
-_PROFILER_DIR = os.path.dirname(hooks.__file__)
 
 
 class InjectAt:

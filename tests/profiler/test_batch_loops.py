@@ -1,4 +1,4 @@
-"""The compiled loops over event batches (``everyo.profiler._cbatch``) against their NumPy
+"""The compiled loops over event batches (``everyo.profiler.storage._cbatch``) against their NumPy
 specifications, and what they do with arrays they cannot take."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from everyo import _compiled
-from everyo_lab.views import live_flame
+from everyo_lab.views.flame import live_flame
 
-LOOPS = _compiled.load("everyo.profiler._cbatch")
-pytestmark = pytest.mark.skipif(LOOPS is None, reason="everyo.profiler._cbatch not built")
+LOOPS = _compiled.load("everyo.profiler.storage._cbatch")
+pytestmark = pytest.mark.skipif(LOOPS is None, reason="everyo.profiler.storage._cbatch not built")
 
 
 def random_columns(rng, lanes: int, n_cols: int) -> dict:

@@ -20,8 +20,8 @@ from everyo.profiler import load
 from everyo.profiler.export import _fast, _stream
 from everyo.profiler.export.chrome import export_chrome_trace
 from everyo.profiler.export.events import export_json
-from everyo.profiler.run import Run
-from everyo.profiler.store import EventStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import EventStore
 
 pytestmark = pytest.mark.skipif(_fast.SCAN is None, reason="the compiled extension is not built")
 
@@ -431,7 +431,7 @@ def test_compiled_nesting_is_its_python_loop(monkeypatch):
 
 
 def test_rows_already_in_post_order_are_not_sorted_and_others_are():
-    from everyo.profiler.store import _post_ordered
+    from everyo.profiler.storage.store import _post_ordered
 
     rng = np.random.default_rng(3)
     for _ in range(200):

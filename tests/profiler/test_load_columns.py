@@ -13,7 +13,7 @@ import pytest
 
 from everyo.profiler.export import _columns
 from everyo.profiler.export._columns import Columns, floats_to_int64
-from everyo.profiler.store import EventStore
+from everyo.profiler.storage.store import EventStore
 
 
 def test_a_column_grows_past_its_first_mapping_with_its_values_kept():

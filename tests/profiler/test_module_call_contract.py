@@ -1,5 +1,6 @@
 """The engine's compiled ``Module.__call__`` (``everyo/nn/_cmodule.c``) and the recorder meet at
-one contract (``everyo/profiler/module_call_api.h``, issue 36): the engine is bound explicitly to
+one contract (``everyo/profiler/recording/module_call_api.h``, issue 36): the engine is bound
+explicitly to
 where ``hooks.active`` lives and to the recorder's capsule, checks the capsule's name and
 version, and without a capsule it accepts calls ``module_call`` by name. Every path records the
 same events as the Python ``Module.__call__``."""
@@ -17,11 +18,12 @@ from profiler_fakes import FakeClock
 
 import everyo as eo
 from everyo.nn import module as nn_module
-from everyo.profiler import Profiler, RunRegistry, hooks, recorder
+from everyo.profiler import Profiler, RunRegistry
+from everyo.profiler.recording import hooks, recorder
 
 ENGINE_C = Path(nn_module.__file__).with_name("_cmodule.c")
 RECORDER_C = Path(recorder.__file__).with_name("_crecorder.c")
-API_NAME = "everyo.profiler._crecorder.module_call_api"
+API_NAME = "everyo.profiler.recording._crecorder.module_call_api"
 # a capsule keeps a pointer to its name: these bytes outlive the capsules made with them
 NAMES = {"api": API_NAME.encode(), "other": b"everyo.profiler.other_api"}
 
@@ -214,7 +216,7 @@ def test_each_side_knows_only_the_contract():
     C code names no attribute of the engine's modules; neither looks anything up in
     ``sys.modules`` or imports the other."""
     engine, rec = ENGINE_C.read_text(), RECORDER_C.read_text()
-    assert re.findall(r'#include "([^"]+)"', engine) == ["../profiler/module_call_api.h"]
+    assert re.findall(r'#include "([^"]+)"', engine) == ["../profiler/recording/module_call_api.h"]
     # (besides the contract, the recorder includes only its own buffer layout, from packing.py)
     assert re.findall(r'#include "([^"]+)"', rec) == ["_packing.h", "module_call_api.h"]
     for name in ("ModuleCall", "ThreadState", "Region", "Backward", "EventBuffer", "_crecorder"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from everyo.profiler import packing
+from everyo.profiler.recording import packing
 
 HEADER = Path(packing.__file__).with_name("_packing.h")
 C_SOURCE = Path(packing.__file__).with_name("_crecorder.c")
@@ -13,7 +13,7 @@ C_SOURCE = Path(packing.__file__).with_name("_crecorder.c")
 
 def test_the_c_header_is_generated_from_packing_py():
     assert HEADER.read_text() == packing.c_header(), (
-        "run: python -m everyo.profiler.packing > everyo/profiler/_packing.h"
+        "run: python -m everyo.profiler.recording.packing > everyo/profiler/recording/_packing.h"
     )
 
 

@@ -7,7 +7,8 @@ import pytest
 from profiler_fakes import FakeClock, mlp
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import analysis, profile, record_function
+from everyo.profiler import profile, record_function
+from everyo.profiler.analysis import run_analysis as analysis
 
 
 @pytest.fixture

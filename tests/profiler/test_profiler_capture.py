@@ -9,7 +9,13 @@ import pytest
 from profiler_fakes import Boom, FakeClock, Linear, Sequential, mlp
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import Profiler, hooks, profile, record_function, schedule
+from everyo.profiler import (
+    Profiler,
+    profile,
+    record_function,
+    schedule,
+)
+from everyo.profiler.recording import hooks
 
 # every test runs with the compiled and the pure-Python recorder (see conftest.py)
 pytestmark = pytest.mark.usefixtures("recorder_impl")

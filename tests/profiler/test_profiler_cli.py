@@ -8,7 +8,8 @@ import textwrap
 import pytest
 
 from everyo.__main__ import main
-from everyo.profiler import hooks, load
+from everyo.profiler import load
+from everyo.profiler.recording import hooks
 
 SCRIPT = textwrap.dedent(
     """

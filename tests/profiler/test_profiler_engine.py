@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 import everyo as eo
-from everyo.profiler import analysis, hooks, profile, runs
+from everyo.profiler import profile, runs
+from everyo.profiler.analysis import run_analysis as analysis
+from everyo.profiler.recording import hooks
 
 # every test runs with the compiled and the pure-Python recorder (see conftest.py)
 pytestmark = pytest.mark.usefixtures("recorder_impl")

@@ -56,7 +56,7 @@ def test_module_events_have_input_shapes_as_lists_of_ints_with_record_shapes():
 
 
 def test_input_shapes_leave_out_keyword_and_nested_inputs():
-    from everyo.profiler.batch import input_shapes
+    from everyo.profiler.storage.batch import input_shapes
 
     assert input_shapes("[(32, 4), mask=(32, 1)] -> (32, 16)") == [[32, 4]]
     assert input_shapes("[((2, 3), (4,)), (5,), ()] -> (5,)") == [[5], []]

@@ -219,7 +219,7 @@ def test_export_while_running_includes_this_threads_events(clock, registry, tmp_
 
 
 def test_chrome_numeric_args_and_unknowns_round_trip(clock, registry, tmp_path):
-    from everyo.profiler import hooks
+    from everyo.profiler.recording import hooks
 
     a, b = np.ones((8, 4)), np.ones((4, 16))
 

@@ -12,7 +12,11 @@ import pytest
 from profiler_fakes import FakeClock
 
 from everyo.errors import EveryOProfilerError, EveryOProfilerWarning
-from everyo.profiler import Profiler, hooks, record_function
+from everyo.profiler import (
+    Profiler,
+    record_function,
+)
+from everyo.profiler.recording import hooks
 
 # every test runs with the compiled and the pure-Python recorder (see conftest.py)
 pytestmark = pytest.mark.usefixtures("recorder_impl")
@@ -205,7 +209,7 @@ def test_decorated_functions_keep_working_without_a_profiler():
 
 # -- depth limit ------------------------------------------------------------------------------
 def test_regions_nested_past_the_depth_limit_are_refused_clearly(registry, monkeypatch):
-    import everyo.profiler.regions as regions
+    import everyo.profiler.recording.regions as regions
 
     monkeypatch.setattr(regions, "MAX_DEPTH", 50)
     with Profiler(registry=registry) as p:
@@ -224,9 +228,9 @@ def test_regions_nested_past_the_depth_limit_are_refused_clearly(registry, monke
 def test_the_default_depth_limit_fits_the_stored_column():
     import numpy as np
 
-    from everyo.profiler.packing import DEPTH_BITS
-    from everyo.profiler.regions import MAX_DEPTH
-    from everyo.profiler.store import CORE_COLUMNS
+    from everyo.profiler.recording.packing import DEPTH_BITS
+    from everyo.profiler.recording.regions import MAX_DEPTH
+    from everyo.profiler.storage.store import CORE_COLUMNS
 
     dtype = dict(CORE_COLUMNS)["depth"]
     assert MAX_DEPTH <= np.iinfo(dtype).max

@@ -78,8 +78,9 @@ def test_cupy_installed_but_unused_keeps_the_plain_path_until_a_cuda_call(monkey
 
     from profiler_fakes import FakeModule
 
-    import everyo.profiler.gpu as gpu
-    from everyo.profiler import Profiler, RunRegistry, hooks
+    import everyo.profiler.recording.gpu as gpu
+    from everyo.profiler import Profiler, RunRegistry
+    from everyo.profiler.recording import hooks
 
     monkeypatch.delitem(sys.modules, "cupy", raising=False)
     monkeypatch.setattr(gpu, "_CUPY_INSTALLED", True)  # find_spec("cupy") would find it
@@ -102,7 +103,7 @@ def test_cupy_installed_but_unused_keeps_the_plain_path_until_a_cuda_call(monkey
 def test_device_times_find_their_store_rows_across_flush_blocks():
     from types import SimpleNamespace
 
-    from everyo.profiler.store_writer import store_rows
+    from everyo.profiler.recording.store_writer import store_rows
 
     # a thread's events 0-2 went to store rows 10-12, events 3-4 to rows 20-21; 5 never flushed
     t = SimpleNamespace(blocks=[(0, 10, 3), (3, 20, 2)])

@@ -12,7 +12,8 @@ from profiler_fakes import FakeClock, mlp
 import everyo as eo
 from everyo import _compiled
 from everyo.nn import module as nn_module
-from everyo.profiler import Profiler, RunRegistry, hooks, record_function, recorder
+from everyo.profiler import Profiler, RunRegistry, record_function
+from everyo.profiler.recording import hooks, recorder
 
 
 def _events(cls, monkeypatch, work):
@@ -78,7 +79,12 @@ def test_ci_runs_the_compiled_path():
     """CI sets EVERYO_REQUIRE_COMPILED=1: there the extension must be built and in use."""
     if not os.environ.get("EVERYO_REQUIRE_COMPILED"):
         pytest.skip("EVERYO_REQUIRE_COMPILED is not set (only CI requires the extension)")
-    recording = ("nn._cmodule", "profiler._crecorder", "profiler._cbatch", "profiler._csampler")
+    recording = (
+        "nn._cmodule",
+        "profiler.recording._crecorder",
+        "profiler.storage._cbatch",
+        "profiler.sampling._csampler",
+    )
     assert {n: _compiled.why(f"everyo.{n}") for n in recording} == dict.fromkeys(recording)
     assert recorder.IMPLEMENTATION == "c"
     assert recorder.Recorder is recorder.CRecorder
@@ -90,8 +96,8 @@ def test_pure_python_can_be_forced(tmp_path):
     import sys
 
     code = (
-        "import everyo.profiler.recorder as r, everyo.profiler.aggregates as a,"
-        " everyo.profiler.sampler as s;"
+        "import everyo.profiler.recording.recorder as r, everyo.profiler.analysis.aggregates as a,"
+        " everyo.profiler.sampling.sampler as s;"
         " print(r.IMPLEMENTATION, a.LOOPS, s.compiled())"
     )
     env = {**os.environ, "EVERYO_PURE_PYTHON": "1"}
@@ -119,7 +125,7 @@ def test_stopped_recorders_give_their_thread_keys_back():
 
 @pytest.mark.skipif(recorder.CRecorder is None, reason="the C extension was not built here")
 def test_event_buffer_behaves_like_the_list_it_replaces():
-    from everyo.profiler import _crecorder
+    from everyo.profiler.recording import _crecorder
 
     buf = _crecorder.EventBuffer()
     assert len(buf) == 0
@@ -152,7 +158,7 @@ def test_module_calls_record_the_same_without_the_extension():
 
     code = (
         "import sys; sys.path[:0] = sys.argv[1:]\n"
-        "import everyo as eo, everyo.profiler.recorder as r\n"
+        "import everyo as eo, everyo.profiler.recording.recorder as r\n"
         "from everyo.profiler import Profiler, RunRegistry\n"
         "from everyo.nn import module\n"
         "from profiler_fakes import FakeClock\n"

@@ -17,10 +17,10 @@ import pytest
 
 import everyo.profiler as ep
 from everyo.errors import EveryOProfilerError
-from everyo.profiler.attribution import owners
-from everyo.profiler.run import Run
-from everyo.profiler.samples import SampleStore
-from everyo.profiler.store import EventStore
+from everyo.profiler.sampling.attribution import owners
+from everyo.profiler.sampling.samples import SampleStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import EventStore
 
 pytestmark = pytest.mark.usefixtures("recorder_impl")
 
@@ -64,7 +64,7 @@ def _tolerance(p: float, n: int) -> float:
 def _paths(*wanted: str) -> list:
     """The sampler paths among ``wanted`` that run here: the compiled one (the C timer thread
     and pending call) where it was built, the timer signal, the sampling thread."""
-    from everyo.profiler import sampler
+    from everyo.profiler.sampling import sampler
 
     return [p for p in wanted if p != "c" or sampler.compiled() is not None]
 
@@ -165,7 +165,7 @@ def test_the_compiled_walk_finds_the_stack_the_python_walk_finds():
     import asyncio
     import sys
 
-    from everyo.profiler import sampler
+    from everyo.profiler.sampling import sampler
 
     if sampler.compiled() is None:
         pytest.skip("the compiled sampler was not built here")
@@ -208,7 +208,7 @@ def test_a_stack_not_interned_loses_a_sample_but_an_exception_reaches_the_progra
     intern that gives -1 (it could not) costs that sample only; an exception out of it (the
     Python side clears its own, so it is the program's: its signal handler ran meanwhile, or a
     Ctrl-C) is raised where the thread is (issue 44: it was counted as a lost sample)."""
-    from everyo.profiler import sampler
+    from everyo.profiler.sampling import sampler
 
     if sampler.compiled() is None:
         pytest.skip("the compiled sampler was not built here")
@@ -246,7 +246,7 @@ def test_the_programs_signal_handler_exception_is_never_a_lost_sample(
 
     from recording_checks import ProgramError, program_handler, raise_from_handler
 
-    from everyo.profiler import sampler
+    from everyo.profiler.sampling import sampler
 
     real, calls = sampler.Sampler._intern_stack, []
 
@@ -295,7 +295,7 @@ def test_the_sampling_thread_sleeps_while_no_other_thread_records(
     left alone."""
     import sys
 
-    from everyo.profiler import sampler
+    from everyo.profiler.sampling import sampler
 
     taken = []
     take = sampler.Sampler.take
@@ -727,7 +727,7 @@ def test_a_step_can_be_asked_why(registry):
 
 def test_samples_alone_hold_the_budget_while_recording(monkeypatch, main_thread_path):
     from everyo.errors import EveryOProfilerWarning
-    from everyo.profiler import sampler
+    from everyo.profiler.sampling import sampler
 
     monkeypatch.setattr(sampler, "_FLUSH_SAMPLES", 8)
     small = ep.RunRegistry(budget_bytes=2_000)
@@ -842,7 +842,7 @@ def test_the_signal_fallback_puts_the_signal_back_when_it_is_still_its_own(regis
 def test_the_memory_budget_counts_the_samplers_stack_tables(registry, main_thread_path):
     """Issue 44: the sampler's look-up tables (whole stacks keyed by code and offset) were not
     counted, and deep varied recursion grew the process 1.5-1.9x what the budget counted."""
-    from everyo.profiler import samples as samples_module
+    from everyo.profiler.sampling import samples as samples_module
 
     def stored(s):
         return (
@@ -871,9 +871,9 @@ def test_the_memory_budget_counts_the_samplers_stack_tables(registry, main_threa
 def test_samples_reach_the_store_at_least_every_half_second_of_sampling():
     """A live dashboard draws only the samples in the store: at the magic's 10 ms they are
     moved there every 50 samples, not every 512 (5 s: a short cell showed none while live)."""
-    from everyo.profiler import sampler
-    from everyo.profiler.samples import SampleStore
-    from everyo.profiler.store import EventStore
+    from everyo.profiler.sampling import sampler
+    from everyo.profiler.sampling.samples import SampleStore
+    from everyo.profiler.storage.store import EventStore
 
     def flush_at(ms):
         s = sampler.Sampler(

@@ -6,7 +6,9 @@ import pytest
 
 import everyo.profiler as ep
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import analysis, hooks, load, profile, record_function
+from everyo.profiler import load, profile, record_function
+from everyo.profiler.analysis import run_analysis as analysis
+from everyo.profiler.recording import hooks
 
 
 def _train(clock, durations=(30, 10, 20)):

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from profiler_fakes import mlp
 
-from everyo.profiler import EveryOProfilerWarning, RunRegistry, hooks, profile, record_function
-from everyo.profiler.run import Run, _postorder_parents_numpy, postorder_parents
-from everyo.profiler.store import CORE_COLUMNS, EventStore
+from everyo.profiler import EveryOProfilerWarning, RunRegistry, profile, record_function
+from everyo.profiler.recording import hooks
+from everyo.profiler.storage.run import Run, _postorder_parents_numpy, postorder_parents
+from everyo.profiler.storage.store import CORE_COLUMNS, EventStore
 
 
 def _rows(k: int, start: int = 0) -> dict:

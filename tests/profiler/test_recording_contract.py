@@ -14,8 +14,9 @@ import pytest
 from profiler_fakes import FakeClock, mlp
 
 import everyo as eo
-from everyo.profiler import Profiler, RunRegistry, contract, hooks, record_function, recorder
+from everyo.profiler import Profiler, RunRegistry, record_function
 from everyo.profiler import schedule as step_schedule
+from everyo.profiler.recording import contract, hooks, recorder
 
 C_SOURCE = Path(recorder.__file__).with_name("_crecorder.c")
 PROFILER_DIR = Path(recorder.__file__).parent
@@ -41,7 +42,7 @@ def _recorder_classes() -> list:
 
 
 def _new(cls, **options):
-    from everyo.profiler.store import EventStore
+    from everyo.profiler.storage.store import EventStore
 
     store = EventStore(("shape",))
     return cls(store, clock=FakeClock(tick=3), origin_ns=0, **options)
@@ -50,7 +51,7 @@ def _new(cls, **options):
 # -- what C calls back ---------------------------------------------------------------------------
 @needs_c
 def test_the_compiled_recorder_calls_back_only_the_declared_methods():
-    from everyo.profiler import _crecorder
+    from everyo.profiler.recording import _crecorder
 
     own = set(dir(_crecorder.ModuleCall)) | set(dir(_crecorder.ThreadState))
     callbacks = _private_names_in_c() - own

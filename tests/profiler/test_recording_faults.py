@@ -14,7 +14,8 @@ from recording_checks import check_nesting, record_work
 
 import everyo as eo
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import Profiler, RunRegistry, record_function, recorder
+from everyo.profiler import Profiler, RunRegistry, record_function
+from everyo.profiler.recording import recorder
 
 pytestmark = pytest.mark.usefixtures("recorder_impl")
 
@@ -185,7 +186,7 @@ def test_more_than_32767_threads_widen_the_thread_column(registry):
 
 
 def test_parents_of_rows_from_many_threads_are_found_per_thread():
-    from everyo.profiler.run import _postorder_parents_numpy
+    from everyo.profiler.storage.run import _postorder_parents_numpy
 
     rng = np.random.default_rng(0)
     # 40,000 rows of 33,000 threads, then two threads' nested rows (child, child, parent)
@@ -203,7 +204,7 @@ class _Recursive(eo.Module):
 
 
 def test_module_calls_nested_past_the_depth_limit_are_refused_not_wrapped(registry, monkeypatch):
-    import everyo.profiler.regions as regions
+    import everyo.profiler.recording.regions as regions
 
     monkeypatch.setattr(regions, "MAX_DEPTH", 40)
     model = _Recursive()
@@ -299,7 +300,8 @@ def test_entering_a_region_does_not_look_at_every_open_region(monkeypatch):
     the innermost open one only while none was abandoned: counted, not timed."""
     import sys
 
-    from everyo.profiler import Profiler, RunRegistry, record_function, regions
+    from everyo.profiler import Profiler, RunRegistry, record_function
+    from everyo.profiler.recording import regions
 
     looked = []
     real = regions.is_abandoned

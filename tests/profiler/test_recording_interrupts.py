@@ -24,7 +24,8 @@ from recording_checks import (
     training_step,
 )
 
-from everyo.profiler import Profiler, RunRegistry, hooks, schedule
+from everyo.profiler import Profiler, RunRegistry, schedule
+from everyo.profiler.recording import hooks
 
 pytestmark = pytest.mark.usefixtures("recorder_impl")
 

@@ -17,10 +17,9 @@ import pytest
 
 import everyo.profiler as ep
 from everyo.errors import EveryOProfilerError
-from everyo.profiler.analysis import summarize
-from everyo.profiler.attribution import covered_ns
-from everyo.profiler.run import Run
-from everyo.profiler.sampled_lines import (
+from everyo.profiler.analysis.run_analysis import summarize
+from everyo.profiler.sampling.attribution import covered_ns
+from everyo.profiler.sampling.sampled_lines import (
     OUTSIDE_LABEL,
     RUN_LABEL,
     Folding,
@@ -29,9 +28,10 @@ from everyo.profiler.sampled_lines import (
     place,
     summarize_stacks,
 )
-from everyo.profiler.sampled_lines_text import plural, uneven_text
-from everyo.profiler.samples import SampleStore
-from everyo.profiler.store import EventStore
+from everyo.profiler.sampling.sampled_lines_text import plural, uneven_text
+from everyo.profiler.sampling.samples import SampleStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import EventStore
 
 PLAIN = textwrap.dedent(
     """
@@ -231,7 +231,7 @@ def test_a_sample_spent_wholly_inside_everyo_does_not_break_the_tree():
 def test_a_framework_installed_in_site_packages_folds_like_everyo(monkeypatch):
     import sysconfig
 
-    from everyo.profiler import sampled_lines
+    from everyo.profiler.sampling import sampled_lines
 
     torch_dir = os.path.join(sysconfig.get_paths()["purelib"], "torch")
     monkeypatch.setattr(
@@ -250,7 +250,7 @@ def test_a_framework_installed_in_site_packages_folds_like_everyo(monkeypatch):
 
 
 def test_a_namer_names_a_file_and_a_failing_one_is_skipped(monkeypatch):
-    from everyo.profiler import places
+    from everyo.profiler.sampling import places
 
     monkeypatch.setattr(places, "_FILE_NAMERS", [])
 

@@ -7,14 +7,17 @@ from pathlib import Path
 import pytest
 
 from everyo.errors import EveryOProfilerError
-from everyo.profiler import analysis, schema
+from everyo.profiler.analysis import run_analysis as analysis
+from everyo.profiler.analysis import schema
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_front_end_constants_are_generated_from_the_schema():
     js = (ROOT / "js" / "src" / "schema.js").read_text()
-    assert js == schema.js_module(), "run: python -m everyo.profiler.schema > js/src/schema.js"
+    assert js == schema.js_module(), (
+        "run: python -m everyo.profiler.analysis.schema > js/src/schema.js"
+    )
 
 
 def test_no_other_module_declares_its_own_group_by_list():

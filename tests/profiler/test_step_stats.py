@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from everyo.profiler import analysis, step_stats
-from everyo.profiler.step_stats import StepStats
+from everyo.profiler.analysis import run_analysis as analysis
+from everyo.profiler.analysis import step_stats
+from everyo.profiler.analysis.step_stats import StepStats
 
 
 def direct(starts, ends, source="optimizer"):

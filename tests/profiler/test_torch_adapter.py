@@ -19,7 +19,7 @@ from torch_checks import (  # noqa: E402
 )
 
 import everyo.profiler as ep  # noqa: E402
-from everyo.profiler import keymaps  # noqa: E402
+from everyo.profiler.recording import keymaps  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("recorder_impl")
 
@@ -158,7 +158,7 @@ def test_optimizer_steps_zero_grad_and_schedulers(registry):
     assert kinds.count(("train", "Adam.zero_grad")) == 3
     assert kinds.count(("train", "StepLR.step")) == 3
     assert kinds.count(("train", "ReduceLROnPlateau.step")) == 1
-    from everyo.profiler.analysis import step_bounds
+    from everyo.profiler.analysis.run_analysis import step_bounds
 
     starts, ends, source = step_bounds(p.run)
     assert source == "optimizer" and len(ends) == 3  # optimizer steps end the training steps
@@ -284,7 +284,7 @@ def test_no_profile_leaves_torch_untouched():
 
 
 def test_torch_size_hits_the_shape_cache(registry, monkeypatch):
-    from everyo.profiler import recorder
+    from everyo.profiler.recording import recorder
 
     calls = []
     real = recorder._RecorderBody.__init__
@@ -439,7 +439,7 @@ def test_modules_on_another_thread(registry):
 
 
 def test_cuda_host_times_become_a_run_note(registry, monkeypatch):
-    from everyo.profiler.analysis import run_notes
+    from everyo.profiler.analysis.run_analysis import run_notes
 
     with ep.profile(registry=registry) as p:
         pass

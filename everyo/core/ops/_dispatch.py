@@ -2,7 +2,8 @@
 
 :func:`dispatch` runs ``impl(*args, **kwargs)`` as the op ``name``; with
 ``Profiler(record_ops=True)`` it hands the call to the profiler instead (``p.op_call``), which
-times it and derives FLOPs and bytes from the op table (:mod:`everyo.profiler.flops`, where each
+times it and derives FLOPs and bytes from the op table (:mod:`everyo.profiler.recording.flops`,
+where each
 op declares its cost under the same name constant its dispatch uses).
 
 The entries built here (:func:`binary`, :func:`reflected`, :func:`unary`, :func:`reduction`) are
@@ -25,7 +26,7 @@ from everyo.core import autocast as _autocast
 from everyo.core.autograd import _mode
 from everyo.core.device import CPU
 from everyo.core.tensor import Tensor
-from everyo.profiler import hooks as _hooks
+from everyo.profiler.recording import hooks as _hooks
 
 _new = object.__new__
 _generic = np.generic

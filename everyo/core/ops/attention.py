@@ -13,7 +13,7 @@ from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import _keep_mask, as_t, check_same_device, dense, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
-from everyo.profiler.flops import ATTENTION, declare
+from everyo.profiler.recording.flops import ATTENTION, declare
 
 __all__ = ["scaled_dot_product_attention"]
 

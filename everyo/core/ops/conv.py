@@ -17,7 +17,7 @@ from everyo.core.ops import scratch
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, weighted_inputs
 from everyo.errors import EveryOShapeError
-from everyo.profiler.flops import CONV, REDUCTION, declare
+from everyo.profiler.recording.flops import CONV, REDUCTION, declare
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
 

@@ -7,7 +7,7 @@ from everyo.core.autograd import make_result
 from everyo.core.device import device as _resolve
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.tensor import Tensor, _transfer
-from everyo.profiler.flops import NO_FLOPS, declare
+from everyo.profiler.recording.flops import NO_FLOPS, declare
 
 __all__ = ["astype"]
 

@@ -10,7 +10,7 @@ from everyo.core.device import device as _resolve
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.tensor import Tensor, as_tensor
 from everyo.errors import EveryOShapeError
-from everyo.profiler.flops import NO_FLOPS, declare
+from everyo.profiler.recording.flops import NO_FLOPS, declare
 
 __all__ = [
     "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "arange",

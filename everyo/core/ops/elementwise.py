@@ -20,7 +20,7 @@ from everyo.core.ops._util import (
     unbroadcast,
 )
 from everyo.core.tensor import Tensor
-from everyo.profiler.flops import ELEMENTWISE, declare
+from everyo.profiler.recording.flops import ELEMENTWISE, declare
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "sqrt", "abs",

@@ -8,8 +8,8 @@ from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import binary, dispatch, reflected
 from everyo.core.ops._util import as_t, check_same_device, dense, unbroadcast
 from everyo.errors import EveryOShapeError
-from everyo.profiler import flops as _flops
-from everyo.profiler.flops import declare
+from everyo.profiler.recording import flops as _flops
+from everyo.profiler.recording.flops import declare
 
 __all__ = ["matmul", "dot"]
 

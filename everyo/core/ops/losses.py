@@ -13,7 +13,7 @@ from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
-from everyo.profiler.flops import declare, per_element
+from everyo.profiler.recording.flops import declare, per_element
 
 __all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 

@@ -9,7 +9,7 @@ from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, scatter_add, unbroadcast
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
-from everyo.profiler.flops import NO_FLOPS, declare
+from everyo.profiler.recording.flops import NO_FLOPS, declare
 
 __all__ = [
     "reshape", "transpose", "permute", "flatten", "squeeze", "unsqueeze", "concatenate",

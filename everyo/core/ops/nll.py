@@ -14,8 +14,8 @@ from everyo.core.ops._util import as_t, check_same_device
 from everyo.core.ops.losses import _check_reduction, _grad_scale, _reduce, _weights
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
-from everyo.profiler import hooks as _hooks
-from everyo.profiler.flops import declare, per_element
+from everyo.profiler.recording import hooks as _hooks
+from everyo.profiler.recording.flops import declare, per_element
 
 __all__ = ["cross_entropy", "nll_loss"]
 

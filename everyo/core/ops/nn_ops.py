@@ -34,9 +34,9 @@ from everyo.core.ops.nll import *  # noqa: F403
 from everyo.core.ops.norm import *  # noqa: F403
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOConfigError, EveryOShapeError
-from everyo.profiler import flops as _flops
-from everyo.profiler import hooks as _hooks
-from everyo.profiler.flops import ELEMENTWISE, NO_FLOPS, declare, per_element
+from everyo.profiler.recording import flops as _flops
+from everyo.profiler.recording import hooks as _hooks
+from everyo.profiler.recording.flops import ELEMENTWISE, NO_FLOPS, declare, per_element
 
 __all__ = [
     "relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "linear",

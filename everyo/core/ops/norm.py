@@ -8,7 +8,7 @@ from everyo.core.backend import namespace_of
 from everyo.core.ops._dispatch import dispatch
 from everyo.core.ops._util import as_t, check_same_device, data
 from everyo.errors import EveryOShapeError
-from everyo.profiler.flops import declare, per_element
+from everyo.profiler.recording.flops import declare, per_element
 
 __all__ = ["layer_norm", "batch_norm"]
 

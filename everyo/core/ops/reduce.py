@@ -8,7 +8,7 @@ from everyo.core.ops._dispatch import dispatch, reduction
 from everyo.core.ops._util import as_t, norm_axis
 from everyo.core.tensor import Tensor
 from everyo.errors import EveryOShapeError
-from everyo.profiler.flops import REDUCTION, declare
+from everyo.profiler.recording.flops import REDUCTION, declare
 
 __all__ = [
     "sum", "mean", "max", "min", "var", "variance", "std", "logsumexp", "argmax", "argmin",

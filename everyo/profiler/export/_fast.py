@@ -24,7 +24,7 @@ import numpy as np
 from everyo import _compiled
 from everyo.profiler.export._reading import LIMITS
 
-SCAN = getattr(_compiled.load("everyo.profiler._cbatch"), "scan_lines", None)
+SCAN = getattr(_compiled.load("everyo.profiler.storage._cbatch"), "scan_lines", None)
 
 EVENTS_INTS = ("duration_ns", "start_ns", "process_id", "thread_id", "depth", "parent", "row")
 EVENTS_RAW = ("name", "metadata", "kind", "path")
@@ -159,7 +159,7 @@ def events_chunk(part) -> Chunk | None:
 def _events_metadata(meta_raws: list, shape_raws: list, shape_text: dict) -> dict:
     """The metadata each event keeps: its object less ``input_shapes`` where that is what its
     shapes give (as ``reader._from_events``); the decision made once per distinct pair."""
-    from everyo.profiler.batch import input_shapes
+    from everyo.profiler.storage.batch import input_shapes
 
     parsed = _decoded(meta_raws, dict)
     kept = {}

@@ -8,10 +8,10 @@ import numpy as np
 
 from everyo import _compiled
 from everyo.profiler.export._columns import BLOCK, floats_to_int64
-from everyo.profiler.run import Run
-from everyo.profiler.store import EventStore
+from everyo.profiler.storage.run import Run
+from everyo.profiler.storage.store import EventStore
 
-LOOPS = _compiled.load("everyo.profiler._cbatch")  # the compiled batch loops, or None
+LOOPS = _compiled.load("everyo.profiler.storage._cbatch")  # the compiled batch loops, or None
 
 
 class Malformed(Exception):

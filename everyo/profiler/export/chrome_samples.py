@@ -29,7 +29,7 @@ def sample_events(run, pid_of_thread: dict, default_pid: int, chunk: int = 100_0
     samples = getattr(run, "samples", None)
     if samples is None or not len(samples):
         return
-    from everyo.profiler.sampled_lines import Folding, place
+    from everyo.profiler.sampling.sampled_lines import Folding, place
 
     folding = Folding(samples.frames, "everyo")
     names = [json.dumps(f"{fn} ({place(file, line)})") for file, line, fn in samples.frames]

@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from everyo.errors import EveryOExportError
-from everyo.profiler.batch import input_shapes
 from everyo.profiler.export import _fast
 from everyo.profiler.export._columns import Columns
 from everyo.profiler.export._reading import (
@@ -35,7 +34,8 @@ from everyo.profiler.export._reading import (
 )
 from everyo.profiler.export._stream import Layout, NotLaidOut, events_of, open_text
 from everyo.profiler.export.chrome_reader import from_chrome
-from everyo.profiler.run import Run
+from everyo.profiler.storage.batch import input_shapes
+from everyo.profiler.storage.run import Run
 
 
 def _read_json(p: Path):
@@ -130,7 +130,7 @@ def _from_raw(data: dict, chunks) -> Run:
     counters = {k: (c["t_ns"], c["values"]) for k, c in (data.get("counters") or {}).items()}
     run = run_from(data.get("run", {}), b.store(_complete(cols.columns()), meta), counters)
     if data.get("samples") is not None:  # the stack samples (profile(sample=...))
-        from everyo.profiler.samples import SampleStore
+        from everyo.profiler.sampling.samples import SampleStore
 
         run.samples = SampleStore.from_json(data["samples"])
     return run

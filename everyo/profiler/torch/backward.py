@@ -22,14 +22,14 @@ import torch
 from torch import nn
 
 from everyo import _compiled
-from everyo.profiler import hooks
-from everyo.profiler.packing import KEY_BITS
+from everyo.profiler.recording import hooks
+from everyo.profiler.recording.packing import KEY_BITS
 
 _is_compiling = torch.compiler.is_compiling
 # the pass and the hook in C, where the recorder is: a hook runs between torch's kernels, with
 # Python's caches cold, where the Python pass and hook cost about 5 us more a module
 # (benchmarks/torch_parts.py)
-_c = _compiled.load("everyo.profiler._crecorder")
+_c = _compiled.load("everyo.profiler.recording._crecorder")
 
 
 class _Pass:

@@ -14,7 +14,7 @@ import sys
 import torch
 from torch import nn
 
-from everyo.profiler import hooks, keymaps
+from everyo.profiler.recording import hooks, keymaps
 
 _is_compiling = torch.compiler.is_compiling
 

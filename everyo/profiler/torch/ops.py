@@ -2,7 +2,7 @@
 
 With ``record_ops`` the linear, convolution, matmul and attention functions run as the
 recorder's ``op_call``, so each call is an ``op`` event with its FLOPs and bytes from everyo's
-op table (:mod:`everyo.profiler.flops`), under the module that made it: ``nn.Linear`` and
+op table (:mod:`everyo.profiler.recording.flops`), under the module that made it: ``nn.Linear`` and
 ``nn.Conv2d`` call ``F.linear``/``F.conv2d`` through the module ``torch.nn.functional``, and
 ``nn.MultiheadAttention`` calls ``linear`` and ``scaled_dot_product_attention`` there too.
 Other torch ops are not recorded one by one (torch.profiler records those).
@@ -13,8 +13,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from everyo.profiler import hooks
-from everyo.profiler.flops import ATTENTION, CONV, LINEAR, MATMUL, declare
+from everyo.profiler.recording import hooks
+from everyo.profiler.recording.flops import ATTENTION, CONV, LINEAR, MATMUL, declare
 
 _is_compiling = torch.compiler.is_compiling
 

@@ -21,7 +21,7 @@ import torch
 import torch.autograd.profiler as _autograd_profiler
 import torch.optim.lr_scheduler as _lr_scheduler
 
-from everyo.profiler import hooks
+from everyo.profiler.recording import hooks
 
 _is_compiling = torch.compiler.is_compiling
 

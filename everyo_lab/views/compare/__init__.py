@@ -1,0 +1,1 @@
+"""Run comparison: the comparison object and its static HTML."""

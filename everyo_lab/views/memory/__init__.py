@@ -1,0 +1,1 @@
+"""The memory chart (twin of ``js/src/memory_view.js``)."""

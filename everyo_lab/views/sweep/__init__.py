@@ -1,0 +1,1 @@
+"""Batch-size sweeps: the report, its charts and its static HTML."""
