@@ -37,7 +37,10 @@ def worker(events: int) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
-    sys.path.insert(0, HERE)
+    # the tree's own benchmarks (they import that tree's module names)
+    sys.path.insert(
+        0, os.path.join(os.environ.get("PYTHONPATH") or os.path.dirname(HERE), "benchmarks")
+    )
     from profiler_overhead import synthetic_run
 
     from everyo.profiler import analysis
