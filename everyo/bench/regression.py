@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from everyo.bench import reference
 from everyo.bench.machine import machine_differences, only_settings_differ
 from everyo.bench.result import BenchmarkResult
 from everyo.bench.stats import (
@@ -163,6 +164,12 @@ class RegressionCheck:
         GPUs, BLAS threads, subnormal flushing...), from the environment both recorded; empty
         when they match or either lacks a record. ``print(check)`` shows them next to the
         verdict ("baseline measured with other settings" when only the settings differ).
+    speed_note : str
+        What the reference workload timed beside each side says of the machine's own speed
+        between the two runs (:mod:`everyo.bench.reference`): steady, or changed, and then the
+        interval ``ci_low``-``ci_high`` covers the change with and without the machine's
+        (``measured_ci_low``-``measured_ci_high`` is the processes' interval alone); ``""``
+        when a side kept no reference.
     baseline_machine, new_machine : str
         What the machine did while each side was measured (``"busy (other processes used 1.0
         of 2 cores; 1 BLAS thread)"``); ``""`` when that side did not record it.
@@ -188,6 +195,9 @@ class RegressionCheck:
     new_processes: int = 1
     processes_note: str = ""
     margin: float = MARGIN
+    speed_note: str = ""
+    measured_ci_low: float | None = None
+    measured_ci_high: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -215,10 +225,20 @@ class RegressionCheck:
                 f"to {change[1]:+.2f}%; threshold {self.threshold * 100:.1f}%, margin "
                 f"{self.margin * 100:.1f}%)",
                 *([f"Processes: {self.processes_note}"] if self.processes_note else []),
+                *([f"Machine speed: {self._speed_text()}"] if self.speed_note else []),
                 f"Verdict: {self.verdict.upper()}{self._machine_note()}",
                 *([f"Machine: {self.machine_note}"] if self.machine_note else []),
             ]
         )
+
+    def _speed_text(self) -> str:
+        if self.measured_ci_low is None or (self.measured_ci_low, self.measured_ci_high) == (
+            self.ci_low,
+            self.ci_high,
+        ):
+            return self.speed_note
+        alone = (self.measured_ci_low - 1) * 100, (self.measured_ci_high - 1) * 100
+        return f"{self.speed_note} (the processes alone: {alone[0]:+.2f}% to {alone[1]:+.2f}%)"
 
     def _machine_note(self) -> str:
         if not self.machine_differences:
@@ -357,8 +377,11 @@ def check_regression(
     (est, lo, hi), note, (t_new, t_base) = _interval(
         result, baseline, statistic=statistic, confidence=confidence
     )
-    verdict = gate_verdict(est, lo, hi, threshold, margin)
+    measured = lo, hi
     apart = not _same_process(baseline, result)
+    drift, speed_note = _machine_speed(result, baseline, statistic, confidence, apart)
+    lo, hi = reference.widen(lo, hi, drift)
+    verdict = gate_verdict(est, lo, hi, threshold, margin)
     caveat = machine_caveat(baseline, result, sides=("baseline", "new result"), apart=apart)
     if caveat:
         verdict = MACHINE_BUSY
@@ -384,7 +407,27 @@ def check_regression(
         new_processes=_processes(result),
         processes_note=note,
         margin=margin,
+        speed_note=speed_note,
+        measured_ci_low=float(measured[0]),
+        measured_ci_high=float(measured[1]),
     )
+
+
+def _machine_speed(result, baseline, statistic: str, confidence: float, apart: bool):
+    """The reference's drift between the two runs and what to print of it (nothing for two
+    results from one process: the same machine at the same time)."""
+    if not apart:
+        return {}, ""
+    new, base = reference.reference_of(result), reference.reference_of(baseline)
+    found = reference.drifts(new, base, statistic=statistic, confidence=confidence)
+    if found:
+        return found, reference.speed_note(found)
+    if new and not base and isinstance(baseline, BenchmarkResult):
+        return {}, (
+            "unknown: the baseline was saved before the machine's speed was timed beside it; "
+            "save it again to tell a change of the machine from one of the code"
+        )
+    return {}, ""
 
 
 def gate_statistic(statistic: str, result: Any, baseline: Any) -> str:

@@ -19,7 +19,8 @@ from everyo.machine_state import MachineState
 __all__ = ["BenchmarkResult", "load", "describe"]
 
 FORMAT = "everyo.benchmark"
-FORMAT_VERSION = 2  # 2: the times per process (worker processes), the process, the thread limit
+FORMAT_VERSION = 3  # 2: the times per process (worker processes), the process, the thread limit
+# 3: the reference workload's times per process (the machine's speed: bench/reference.py)
 
 
 @dataclass(eq=False)
@@ -59,6 +60,10 @@ class BenchmarkResult:
         How a thread limit was applied: ``"environment"`` (set before BLAS started, in each
         worker), ``"runtime"`` (threadpoolctl, after BLAS's pool started: can run slower), or
         ``None`` (threads left as they were).
+    reference : dict or None
+        The reference workload's seconds per call, per part (``"blas"``, ``"python"``) and per
+        worker process, timed beside the workload (:mod:`everyo.bench.reference`): how fast the
+        machine itself ran. ``None`` for an in-process result or one saved before it was kept.
     """
 
     times: Any
@@ -76,6 +81,7 @@ class BenchmarkResult:
     process_times: Any = None
     process: str | None = None
     thread_limit: str | None = None
+    reference: dict | None = None
 
     def __post_init__(self) -> None:
         if self.process_times is not None:
@@ -236,6 +242,7 @@ class BenchmarkResult:
             else [[float(t) for t in times] for times in self.process_times],
             "process": self.process,
             "thread_limit": self.thread_limit,
+            "reference_s": self.reference,
         }
 
     def to_json(self, path: str | os.PathLike) -> Path:
@@ -271,6 +278,7 @@ class BenchmarkResult:
                 thread_limit=data.get("thread_limit")
                 if data.get("thread_limit") in ("environment", "runtime")
                 else None,
+                reference=_reference(data.get("reference_s")),
             )
         except (KeyError, TypeError, ValueError, EveryOBenchmarkError) as exc:
             message = f"benchmark result is incomplete or corrupt: {exc}"
@@ -291,6 +299,22 @@ def _process_times(value: Any) -> list | None:
         isinstance(times, list) and times and all(_is_number(t) for t in times) for times in value
     ):
         raise ValueError("'process_times_s' must be a list of lists of seconds")
+    return value
+
+
+def _reference(value: Any) -> dict | None:
+    """The saved reference times, checked (``None`` in a result saved before they were kept)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not value:
+        raise ValueError("'reference_s' must map each reference part to its times per process")
+    for processes in value.values():
+        try:
+            _process_times(processes)  # (the same shape: a list per process, of seconds)
+        except ValueError:
+            raise ValueError(
+                "'reference_s' must map each reference part to its times per process"
+            ) from None
     return value
 
 

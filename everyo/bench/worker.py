@@ -9,6 +9,7 @@ import pickle
 import sys
 from pathlib import Path
 
+from everyo.bench import reference
 from everyo.bench.result import describe
 from everyo.bench.timing import benchmark
 from everyo.bench.workers import WORKLOAD_FAILED, failure_summary, resolve_spec
@@ -37,6 +38,8 @@ def main(request_path: str, result_path: str, *flags: str) -> int:
         Path(result_path).write_bytes(pickle.dumps({"error": failure_summary(exc)}))
         return WORKLOAD_FAILED
     result.workload = describe(fn, request["args"], request["kwargs"])
+    # the machine's own speed in this process, beside the workload (bench/reference.py)
+    result.reference = {k: [v] for k, v in reference.measure().items()}
     Path(result_path).write_bytes(pickle.dumps(result.to_dict()))
     return 0
 

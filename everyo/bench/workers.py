@@ -141,12 +141,23 @@ def benchmark_in_workers(
         machine=None if machine is None else machine.to_dict(),
         process_times=[r.times for r in results],
         process=f"workers-{uuid.uuid4().hex[:12]}",  # (one run of workers: its own identity)
+        reference=_joined_reference(results),
         thread_limit="environment"
         if limit is not None
         else "runtime"  # ("auto" in a worker that found the machine busier than this process)
         if any(r.thread_limit == "runtime" for r in results)
         else None,
     )
+
+
+def _joined_reference(results: list[BenchmarkResult]) -> dict | None:
+    """Each part of the reference (bench/reference.py), one list of times per worker."""
+    from everyo.bench.reference import KINDS
+
+    refs = [r.reference for r in results]
+    if any(not ref or any(kind not in ref for kind in KINDS) for ref in refs):
+        return None
+    return {kind: [t for ref in refs for t in ref[kind]] for kind in KINDS}
 
 
 def _run_worker(spec, request_path, out, env, index, processes, timeout) -> BenchmarkResult:

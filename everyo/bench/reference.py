@@ -1,0 +1,131 @@
+"""The machine's own speed, timed beside a workload in each worker process: a fixed reference
+(a small matrix product for BLAS, a loop for the interpreter) that never changes, so that two
+runs measured apart (a saved baseline and today's check) can tell a change of the machine from a
+change of the code.
+
+A whole run of worker processes can be 10-23 % faster or slower than another on a shared VM, and
+every process of the run shares it, so no interval drawn from the processes sees it
+(benchmarks/RESULTS.md, issue 46). When the reference moved between the runs beyond its own
+noise, :func:`widen` makes the workload's interval cover both readings: the machine's change
+touched the workload as it touched the reference, or not at all.
+
+>>> times = measure(calls=4)
+>>> sorted(times), all(len(t) == 4 for t in times.values())
+(['blas', 'python'], True)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+__all__ = ["KINDS", "FLOOR", "measure", "drifts", "widen", "speed_note"]
+
+KINDS = ("blas", "python")
+"""The reference's parts, timed apart: a machine can slow one and not the other."""
+
+FLOOR = 0.02
+"""A reference change smaller than this (2 %) is never called a change of the machine: runs on
+a steady machine moved the matrix-product reference by 0.4 % (standard deviation of the
+run-level log; benchmarks/RESULTS.md)."""
+
+_SIZE = 128
+_LOOP = 4000
+_matrix: np.ndarray | None = None
+
+
+def _blas() -> None:
+    global _matrix
+    if _matrix is None:
+        _matrix = np.random.default_rng(0).random((_SIZE, _SIZE))
+    _matrix @ _matrix
+    _matrix @ _matrix
+
+
+def _python() -> int:
+    total = 0
+    for i in range(_LOOP):
+        total += i
+    return total
+
+
+_PARTS = {"blas": _blas, "python": _python}
+
+
+def measure(calls: int = 20, warmup: int = 3) -> dict[str, list[float]]:
+    """Seconds of ``calls`` calls of each part (taking turns), after ``warmup`` untimed ones:
+    about 0.3 ms a pair of calls."""
+    clock = time.perf_counter
+    for _ in range(warmup):
+        for part in _PARTS.values():
+            part()
+    out: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    for _ in range(calls):
+        for kind, part in _PARTS.items():
+            start = clock()
+            part()
+            out[kind].append(clock() - start)
+    return out
+
+
+def drifts(
+    new: dict | None, base: dict | None, *, statistic: str, confidence: float
+) -> dict[str, tuple[float, float, float]]:
+    """Per part, the reference's ratio new/base with its interval (over the processes, as the
+    workload's): ``{}`` when either side has no reference."""
+    from everyo.bench.stats import process_ratio_interval
+
+    if not new or not base:
+        return {}
+    out = {}
+    for kind in KINDS:
+        a, b = new.get(kind), base.get(kind)
+        if not a or not b:
+            continue
+        stat = statistic if len(a) > 1 and len(b) > 1 else "median"
+        out[kind] = process_ratio_interval(a, b, statistic=stat, confidence=confidence)
+    return out
+
+
+def moved(drift: tuple[float, float, float]) -> bool:
+    """Whether a reference ratio says the machine changed: beyond its interval and the floor."""
+    est, lo, hi = drift
+    return (lo > 1 or hi < 1) and abs(math.log(est)) >= math.log1p(FLOOR)
+
+
+def widen(
+    lo: float, hi: float, found: dict[str, tuple[float, float, float]]
+) -> tuple[float, float]:
+    """The workload's interval ``[lo, hi]`` widened to cover, for each part that moved, the
+    ratio the workload would have had if the machine's change had touched it alike."""
+    low, high = lo, hi
+    for drift in found.values():
+        if moved(drift):
+            _, d_lo, d_hi = drift
+            low, high = min(low, lo / d_hi), max(high, hi / d_lo)
+    return low, high
+
+
+def speed_note(found: dict[str, tuple[float, float, float]], *, missing: str = "") -> str:
+    """What the reference says of the machine between the two runs, for the printed check."""
+    if not found:
+        return missing
+    words = {"blas": "matrix product", "python": "Python loop"}
+    parts = []
+    for kind, (est, lo, hi) in found.items():
+        change = f"{(est - 1) * 100:+.1f}% (CI {(lo - 1) * 100:+.1f}% to {(hi - 1) * 100:+.1f}%)"
+        parts.append(f"{words[kind]} {change}")
+    if not any(moved(d) for d in found.values()):
+        return "steady (reference " + ", ".join(parts) + ")"
+    return (
+        "changed between the runs (reference " + ", ".join(parts) + "): the interval covers "
+        "the change with and without the machine's"
+    )
+
+
+def reference_of(value: Any) -> dict | None:
+    """A result's reference times (``None`` for arrays, in-process results, old baselines)."""
+    return getattr(value, "reference", None)
