@@ -64,7 +64,7 @@ SCENARIOS = (
     "statistics",
 )
 CHANGE = re.compile(r"Regression: ([+-][\d.]+)% \(95% CI ([+-][\d.]+)% to ([+-][\d.]+)%")
-ALONE = re.compile(r"\(the processes alone: ([+-][\d.]+)% to ([+-][\d.]+)%\)")
+ALONE = re.compile(r"\(without it: ([+-][\d.]+)% to ([+-][\d.]+)%\)")
 
 
 def loadavg() -> str:
@@ -163,7 +163,7 @@ def run_gate(name: str, trials: int, rows: list, log) -> None:
         hits_alone = sum(v not in ("regression", "improvement") for v in before)
         target, what = 0.95, "ok or inconclusive"
     counts = ", ".join(f"{v.lower()} {verdicts.count(v)}" for v in sorted(set(verdicts)))
-    counts += f"; the processes' interval alone: {hits_alone}/{trials}"
+    counts += f"; without the machine's speed: {hits_alone}/{trials}"
     rows.append(
         [
             name,

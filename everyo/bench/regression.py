@@ -63,6 +63,7 @@ __all__ = [
     "MACHINE_BUSY",
     "MARGIN",
     "PROCESS_SPREAD",
+    "RUN_SPREAD",
     "NO_MEANINGFUL_CHANGE",
 ]
 
@@ -75,6 +76,14 @@ PROCESS_SPREAD = 0.25
 two single-process results from different processes are allowed: identical processes timing
 the same function showed 26-68 % here (busy machine, 1 or 2 BLAS threads) and 31 % on a quiet
 one (issue 46's five processes); ``processes=N`` measures it instead (docs/benchmarking.md)."""
+RUN_SPREAD = 0.014
+"""How much two runs of worker processes differ on a steady machine, every process of a run
+alike (standard deviation of the log of the ratio of consecutive runs' figures, six processes of
+the gate's 1.6-ms workload each, where the machine's speed stayed within
+:data:`~everyo.bench.reference.FLOOR`): 0.7 % and 1.4 % on two occasions here
+(``benchmarks/run_spread.py``, benchmarks/RESULTS.md); the gate takes the larger. Two runs
+measured apart (a baseline and a check) get it added to the processes' interval: without it a
+2x change read +100.7 % with an interval of +100.3 % to +101.1 %, tighter than runs reproduce."""
 NO_MEANINGFUL_CHANGE = "no meaningful change"
 """The verdict of a comparison whose change is real but smaller than the margin."""
 
@@ -168,7 +177,7 @@ class RegressionCheck:
         What the reference workload timed beside each side says of the machine's own speed
         between the two runs (:mod:`everyo.bench.reference`): steady, or changed, and then the
         interval ``ci_low``-``ci_high`` covers the change with and without the machine's
-        (``measured_ci_low``-``measured_ci_high`` is the processes' interval alone); ``""``
+        (``measured_ci_low``-``measured_ci_high`` is the interval without it); ``""``
         when a side kept no reference.
     baseline_machine, new_machine : str
         What the machine did while each side was measured (``"busy (other processes used 1.0
@@ -238,7 +247,7 @@ class RegressionCheck:
         ):
             return self.speed_note
         alone = (self.measured_ci_low - 1) * 100, (self.measured_ci_high - 1) * 100
-        return f"{self.speed_note} (the processes alone: {alone[0]:+.2f}% to {alone[1]:+.2f}%)"
+        return f"{self.speed_note} (without it: {alone[0]:+.2f}% to {alone[1]:+.2f}%)"
 
     def _machine_note(self) -> str:
         if not self.machine_differences:
@@ -473,11 +482,15 @@ def _interval(num: Any, den: Any, *, statistic: str, confidence: float, method="
     two sides were measured, and a note saying which, for the printed result."""
     groups_a, groups_b = _groups(num), _groups(den)
     if len(groups_a) > 1 or len(groups_b) > 1:
+        runs = 0.0 if _same_process(num, den) else RUN_SPREAD  # (two runs: what runs differ by)
         interval = process_ratio_interval(
-            groups_a, groups_b, statistic=statistic, confidence=confidence
+            groups_a, groups_b, statistic=statistic, confidence=confidence, run_spread=runs
         )
         t = process_mean(groups_a, statistic), process_mean(groups_b, statistic)
-        return interval, _process_note(num, den, groups_a, groups_b), t
+        note = _process_note(num, den, groups_a, groups_b)
+        if runs:
+            note += f" and the {runs:.1%} by which whole runs differ"
+        return interval, note, t
     stat = statistic_fn(statistic)
     t = float(stat(groups_a[0])), float(stat(groups_b[0]))
     if _same_process(num, den):

@@ -308,6 +308,7 @@ def process_ratio_interval(
     statistic: str = "median",
     confidence: float = 0.95,
     spread: float | None = None,
+    run_spread: float = 0.0,
 ) -> tuple[float, float, float]:
     """``T(numerator) / T(denominator)`` with an interval that counts the spread between
     processes.
@@ -320,7 +321,10 @@ def process_ratio_interval(
     workload's processes vary alike (a baseline saved before processes were kept). When both
     sides hold one process, ``spread`` (a between-process standard deviation on the log scale,
     e.g. :data:`PROCESS_SPREAD`) widens the calls' own interval; ``None`` leaves it as
-    :func:`ratio_interval` gives it.
+    :func:`ratio_interval` gives it. ``run_spread`` (the standard deviation of the log of the
+    ratio of two runs' figures, on a steady machine: :data:`~everyo.bench.regression.RUN_SPREAD`)
+    widens the interval of two sides measured in separate runs by what whole runs differ by,
+    which no process of either run shows.
 
     Examples
     --------
@@ -361,6 +365,8 @@ def process_ratio_interval(
     if a.size == 1 or b.size == 1:
         df = np.asarray(float(max(a.size, b.size) - 1))
     half = float(t_quantile(0.5 + confidence / 2, df)) * math.sqrt(se_a + se_b)
+    if run_spread:
+        half = math.sqrt(half**2 + (NormalDist().inv_cdf(0.5 + confidence / 2) * run_spread) ** 2)
     log_ratio = float(a.mean() - b.mean())
     return math.exp(log_ratio), math.exp(log_ratio - half), math.exp(log_ratio + half)
 

@@ -5,6 +5,7 @@ see, widens the gate's interval instead of leaving it tight around a wrong figur
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ def _side(rng, centre, speed=1.0, processes=6, n=40):
     groups = [centre * speed * np.exp(rng.normal(0, 0.004, n)) for _ in range(processes)]
     reference = {
         kind: [list(base * speed * np.exp(rng.normal(0, 0.004, 20))) for _ in groups]
-        for kind, base in (("blas", 2e-4), ("python", 1e-4))
+        for kind, base in (("blas", 2e-4),)
     }
     times = [t for g in groups for t in g]
     run = f"workers-{rng.integers(1 << 40):x}"  # (each side its own run of workers)
@@ -48,8 +49,10 @@ def test_a_whole_run_on_a_faster_machine_widens_the_interval_to_the_truth():
     assert check.ci_low <= 2.0 <= check.ci_high  # ...the widened interval holds it
     assert check.verdict == "regression"
     text = str(check)
-    assert "Machine speed: changed between the runs (reference matrix product -9." in text
-    assert "(the processes alone: +" in text
+    assert re.search(
+        r"Machine speed: changed between the runs \(reference matrix product -(9|10)\.", text
+    )
+    assert "(without it: +" in text
 
 
 def test_an_unchanged_function_on_a_machine_that_changed_is_not_called_faster():
@@ -67,7 +70,7 @@ def test_a_steady_machine_leaves_the_interval_as_the_processes_give_it():
     assert (check.ci_low, check.ci_high) == (check.measured_ci_low, check.measured_ci_high)
     assert check.verdict == "regression"
     assert "Machine speed: steady (reference matrix product" in str(check)
-    assert "(the processes alone" not in str(check)
+    assert "(without it" not in str(check)
 
 
 def test_a_baseline_saved_before_the_reference_was_kept_says_so(tmp_path):
@@ -105,7 +108,25 @@ def test_each_worker_times_the_reference_beside_the_workload(monkeypatch):
     result = benchmark(sample_workloads.fast_fn, warmup=0, repeat=3, processes=2)
     assert sorted(result.reference) == sorted(ref.KINDS)
     assert all(
-        len(per) == 2 and all(len(t) == 20 for t in per) for per in result.reference.values()
+        len(per) == 2 and all(len(t) == 30 for t in per) for per in result.reference.values()
     )
     in_process = benchmark(sample_workloads.fast_fn, warmup=0, repeat=3)
     assert in_process.reference is None  # (one process: the comparison needs no reference)
+
+
+def test_two_runs_apart_get_the_spread_by_which_whole_runs_differ():
+    """Six processes agreeing within 0.1 % gave a 2x change an interval of +100.3 % to +101.1 %,
+    tighter than two runs reproduce (run_spread.py: 0.7-1.4 % between runs): the truth of a
+    planted change 0.7 % off its nominal ratio fell outside. Two runs apart count what whole
+    runs differ by; one run compared with itself does not."""
+    from everyo.bench.regression import RUN_SPREAD
+
+    rng = np.random.default_rng(6)
+    base, new = _side(rng, 1e-3), _side(rng, 2.014e-3)
+    check = check_regression(new, base)
+    assert check.ci_low < 2.0 < check.ci_high
+    half = np.log(check.ci_high / check.ci_low) / 2
+    assert half >= 1.9 * RUN_SPREAD  # (at least the runs' own 95 % share)
+    assert "whole runs differ" in check.processes_note
+    same = check_regression(base, base)
+    assert np.log(same.ci_high / same.ci_low) / 2 < RUN_SPREAD
