@@ -120,6 +120,7 @@ class Comparison:
     candidate_machine: str = ""
     margin: float = MARGIN
     processes_note: str = ""
+    speed_note: str = ""
 
     @property
     def conclusive(self) -> bool:
@@ -137,6 +138,8 @@ class Comparison:
             text += f" (under the {self.margin:.0%} margin)"
         if self.processes_note:
             text += f" [{self.processes_note}]"
+        if self.speed_note.startswith("changed"):  # (steady goes without saying)
+            text += f" [machine speed {self.speed_note}]"
         if self.machine_note:
             return f"{text} ({self.machine_note})"
         sides = (self.baseline_machine, self.candidate_machine)
@@ -313,10 +316,14 @@ def compare(
     (est, lo, hi), note, (t_base, t_cand) = _interval(
         baseline, candidate, statistic=statistic, confidence=confidence, method=method
     )
+    apart = not _same_process(baseline, candidate)
+    drift, speed_note = _machine_speed(
+        baseline, candidate, statistic, confidence, apart, sides=("baseline", "candidate")
+    )
+    lo, hi = reference.widen(lo, hi, drift)
     verdict = "faster" if lo > 1 else "slower" if hi < 1 else "no significant change"
     if verdict != "no significant change" and max(est, 1 / est) - 1 < margin:
         verdict = NO_MEANINGFUL_CHANGE
-    apart = not _same_process(baseline, candidate)
     caveat = machine_caveat(baseline, candidate, sides=("baseline", "candidate"), apart=apart)
     return Comparison(
         est,
@@ -332,6 +339,7 @@ def compare(
         _machine_text(candidate),
         margin,
         note,
+        speed_note,
     )
 
 
@@ -388,7 +396,9 @@ def check_regression(
     )
     measured = lo, hi
     apart = not _same_process(baseline, result)
-    drift, speed_note = _machine_speed(result, baseline, statistic, confidence, apart)
+    drift, speed_note = _machine_speed(
+        result, baseline, statistic, confidence, apart, sides=("new result", "baseline")
+    )
     lo, hi = reference.widen(lo, hi, drift)
     verdict = gate_verdict(est, lo, hi, threshold, margin)
     caveat = machine_caveat(baseline, result, sides=("baseline", "new result"), apart=apart)
@@ -422,20 +432,23 @@ def check_regression(
     )
 
 
-def _machine_speed(result, baseline, statistic: str, confidence: float, apart: bool):
-    """The reference's drift between the two runs and what to print of it (nothing for two
-    results from one process: the same machine at the same time)."""
+def _machine_speed(num, den, statistic: str, confidence: float, apart: bool, sides):
+    """The reference's drift between the runs of ``num`` and ``den`` (the ratio's numerator
+    and denominator, named ``sides``) and what to print of it; nothing for two results of one
+    process (the same machine at the same time) or two without a reference."""
     if not apart:
         return {}, ""
-    new, base = reference.reference_of(result), reference.reference_of(baseline)
-    found = reference.drifts(new, base, statistic=statistic, confidence=confidence)
+    refs = reference.reference_of(num), reference.reference_of(den)
+    found = reference.drifts(*refs, statistic=statistic, confidence=confidence)
     if found:
         return found, reference.speed_note(found)
-    if new and not base and isinstance(baseline, BenchmarkResult):
-        return {}, (
-            "unknown: the baseline was saved before the machine's speed was timed beside it; "
-            "save it again to tell a change of the machine from one of the code"
-        )
+    if bool(refs[0]) != bool(refs[1]):
+        side = sides[0] if not refs[0] else sides[1]
+        if isinstance(num if side == sides[0] else den, BenchmarkResult):
+            return {}, (
+                f"unknown: the {side} was measured before the machine's speed was timed beside "
+                "it; measure it again to tell a change of the machine from one of the code"
+            )
     return {}, ""
 
 

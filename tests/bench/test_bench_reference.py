@@ -80,8 +80,8 @@ def test_a_baseline_saved_before_the_reference_was_kept_says_so(tmp_path):
     path = tmp_path / "old.json"
     path.write_text(json.dumps(data))
     check = check_regression(_side(rng, 1e-3), path)
-    assert check.speed_note.startswith("unknown: the baseline was saved before the machine's")
-    assert "save it again" in str(check)
+    assert check.speed_note.startswith("unknown: the baseline was measured before the machine's")
+    assert "measure it again" in str(check)
 
 
 def test_the_reference_is_saved_and_loaded_with_the_result(tmp_path):
@@ -130,3 +130,17 @@ def test_two_runs_apart_get_the_spread_by_which_whole_runs_differ():
     assert "whole runs differ" in check.processes_note
     same = check_regression(base, base)
     assert np.log(same.ci_high / same.ci_low) / 2 < RUN_SPREAD
+
+
+def test_compare_of_two_runs_widens_by_the_machine_the_same_way():
+    """compare() answers "how much faster" across runs by the gate's rule (its ratio is the
+    other way round: baseline over candidate)."""
+    from everyo.bench import compare
+
+    rng = np.random.default_rng(7)
+    slow, fast = _side(rng, 1e-3), _side(rng, 1e-3, speed=0.85)  # same code, faster machine
+    result = compare(slow, fast)
+    assert result.verdict == "no significant change" and result.ci_low < 1 < result.ci_high
+    assert "[machine speed changed between the runs" in str(result)
+    steady = compare(_side(rng, 1e-3), _side(rng, 0.5e-3))
+    assert steady.verdict == "faster" and "machine speed" not in str(steady)
