@@ -2,7 +2,7 @@
 (two 128x128 matrix products) that never changes, so that two runs measured apart (a saved
 baseline and today's check) can tell a change of the machine from a change of the code.
 
-A whole run of worker processes can be 10-23 % faster or slower than another on a shared VM, and
+A whole run of worker processes can be 9-23 % faster or slower than another on a shared VM, and
 every process of the run shares it, so no interval drawn from the processes sees it
 (benchmarks/RESULTS.md, issue 46). When the reference moved between the runs beyond its own
 noise, :func:`widen` makes the workload's interval cover both readings: the machine's change
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KINDS", "FLOOR", "measure", "drifts", "widen", "speed_note"]
+__all__ = ["KINDS", "FLOOR", "measure", "drifts", "moved", "widen", "speed_note", "reference_of"]
 
 KINDS = ("blas",)
 """The reference's parts, each timed apart. A loop of Python steps was one too, and was
