@@ -180,8 +180,9 @@ class RegressionCheck:
         What the reference workload timed beside each side says of the machine's own speed
         between the two runs (:mod:`everyo.bench.reference`): steady, or changed, and then the
         interval ``ci_low``-``ci_high`` covers the change with and without the machine's
-        (``measured_ci_low``-``measured_ci_high`` is the interval without it); ``""``
-        when a side kept no reference.
+        (``measured_ci_low``-``measured_ci_high`` is the interval without it); "unknown"
+        when one side kept no reference (a baseline saved before it was kept), ``""`` when
+        neither did or both came from one process.
     baseline_machine, new_machine : str
         What the machine did while each side was measured (``"busy (other processes used 1.0
         of 2 cores; 1 BLAS thread)"``); ``""`` when that side did not record it.
