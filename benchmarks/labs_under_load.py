@@ -176,7 +176,8 @@ def _line(row: dict) -> str:
     return (
         f"{row['notebook']} {row['load']} #{row['run']}: {row['passed']} passed, "
         f"{row['inconclusive']} inconclusive, traceback {row['traceback'] or 'none'}, "
-        f"problems {row['problems'] or 'none'}, {row['seconds']:.0f} s"
+        f"problems {row['problems'] or 'none'}, {row['seconds']:.0f} s; lessons "
+        + (", ".join(f"{k} {v}" for k, v in row["lessons"].items()) or "-")
     )
 
 
