@@ -1,14 +1,12 @@
 """Builds everyo's six optional C extensions: the engine's ``Module.__call__``, the profiler's
 module-call path (the two meet at ``everyo/profiler/recording/module_call_api.h``), the stack
-sampler's
-main-thread path, the loops the live dashboard runs over each batch of new events, the
+sampler's main-thread path, the loops the live dashboard runs over each batch of new events, the
 machine-state reading every measurement takes twice, and the flush-to-zero mode the engine's
 backward passes and optimizer steps run in.
 
 Everything else about the package is in pyproject.toml. The extensions are optional: where no C
-compiler is found the install still succeeds, ``everyo.profiler.recording.recorder`` records
-through its
-pure-Python path (the same events, at several times the cost per event: figures in
+compiler is found the install still succeeds, ``everyo.profiler.recording.recorder`` records through
+its pure-Python path (the same events, at several times the cost per event: figures in
 ``benchmarks/RESULTS.md``; ``python -m everyo info`` says which one runs),
 ``everyo.nn.Module`` calls through its Python ``__call__`` (the same
 calls and events, a frame more per call), the sampler samples the main thread with a timer

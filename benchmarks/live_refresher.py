@@ -16,8 +16,7 @@ whole snapshot, and the refresh rate each allows within the 2 % budget.
 
 A third table gives the CPU time of one refresh that catches up on 100,000 new events (a
 first live refresh of a fast loop), with the compiled loops (``everyo.profiler.storage._cbatch``)
-and
-with their NumPy specification, taking turns.
+and with their NumPy specification, taking turns.
 
 Run outside a notebook the widget has no front end: messages are encoded but not sent.
 """

@@ -110,8 +110,8 @@ def gate_trial(work: str) -> tuple[int, str, str]:
 
 
 def alone(change: str) -> str:
-    """The change line with the processes' interval alone (before the machine's speed widened
-    it): what the gate said before the reference was timed, from the same trial."""
+    """The change line with the interval before the machine's speed widened it (``without
+    it`` on the check's speed line): what the gate says without the reference, same trial."""
     match, wide = ALONE.search(change), CHANGE.search(change)
     if not match or not wide:
         return change
@@ -121,9 +121,9 @@ def alone(change: str) -> str:
 def alone_verdict(change: str) -> str:
     from everyo.bench.regression import gate_verdict
 
-    if "(busy" in change or not CHANGE.search(change):
-        return "?"
     m = CHANGE.search(alone(change))
+    if not m:
+        return "?"
     est, lo, hi = (1 + float(x) / 100 for x in m.groups())
     return gate_verdict(est, lo, hi)
 
@@ -144,7 +144,9 @@ def run_gate(name: str, trials: int, rows: list, log) -> None:
             results.append((code, verdict, change))
             log(f"  {name} {i + 1}/{trials}: exit {code}, {verdict}; {change}")
     verdicts = [v.split(" (")[0] for _, v, _ in results]
-    busy = [v.startswith("INCONCLUSIVE: THE MACHINE") or "busy" in v for v in verdicts]
+    from everyo.bench.regression import MACHINE_BUSY
+
+    busy = [v == MACHINE_BUSY.upper() for v in verdicts]
     before = ["busy" if b else alone_verdict(c) for b, (_, _, c) in zip(busy, results)]
     if name == "double":
         hits = sum(truth_inside(c, 100.0) for _, _, c in results)

@@ -25,9 +25,10 @@ __all__ = ["KINDS", "FLOOR", "measure", "drifts", "moved", "widen", "speed_note"
 
 KINDS = ("blas",)
 """The reference's parts, each timed apart. A loop of Python steps was one too, and was
-dropped: between identical processes its fastest call differed by up to 25 % (where code and
-objects landed in memory), so that six processes gave it a 95 % interval of +-20 % and a
-false "the machine changed" in 4 of 60 gate trials (benchmarks/RESULTS.md)."""
+dropped: its fastest call varied so much between identical processes (where code and objects
+landed in memory) that six processes gave it 95 % intervals of +-5 % to +-50 %, and it called
+the machine changed in 4 of 60 gate trials where the matrix product moved by 0-4 %
+(benchmarks/RESULTS.md)."""
 
 FLOOR = 0.02
 """A reference change smaller than this (2 %) is never called a change of the machine: runs on
@@ -51,7 +52,7 @@ _PARTS = {"blas": _blas}
 
 def measure(calls: int = 30, warmup: int = 3) -> dict[str, list[float]]:
     """Seconds of ``calls`` calls of each part (taking turns), after ``warmup`` untimed ones:
-    about 0.15 ms a call here."""
+    about 0.18 ms a call here."""
     clock = time.perf_counter
     for _ in range(warmup):
         for part in _PARTS.values():
@@ -68,8 +69,8 @@ def measure(calls: int = 30, warmup: int = 3) -> dict[str, list[float]]:
 def drifts(
     new: dict | None, base: dict | None, *, statistic: str, confidence: float
 ) -> dict[str, tuple[float, float, float]]:
-    """Per part, the reference's ratio new/base with its interval (over the processes, as the
-    workload's): ``{}`` when either side has no reference."""
+    """Per part, the reference's ratio new/base with its interval, by the workload's
+    ``statistic`` over the processes: ``{}`` when either side has no reference."""
     from everyo.bench.stats import process_ratio_interval
 
     if not new or not base:
@@ -79,8 +80,7 @@ def drifts(
         a, b = new.get(kind), base.get(kind)
         if not a or not b:
             continue
-        stat = statistic if len(a) > 1 and len(b) > 1 else "median"
-        out[kind] = process_ratio_interval(a, b, statistic=stat, confidence=confidence)
+        out[kind] = process_ratio_interval(a, b, statistic=statistic, confidence=confidence)
     return out
 
 
@@ -103,10 +103,8 @@ def widen(
     return low, high
 
 
-def speed_note(found: dict[str, tuple[float, float, float]], *, missing: str = "") -> str:
+def speed_note(found: dict[str, tuple[float, float, float]]) -> str:
     """What the reference says of the machine between the two runs, for the printed check."""
-    if not found:
-        return missing
     words = {"blas": "matrix product"}
     parts = []
     for kind, (est, lo, hi) in found.items():

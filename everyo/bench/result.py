@@ -61,8 +61,8 @@ class BenchmarkResult:
         worker), ``"runtime"`` (threadpoolctl, after BLAS's pool started: can run slower), or
         ``None`` (threads left as they were).
     reference : dict or None
-        The reference workload's seconds per call, per part (``"blas"``, ``"python"``) and per
-        worker process, timed beside the workload (:mod:`everyo.bench.reference`): how fast the
+        The reference workload's seconds per call, per part (``"blas"``) and per worker
+        process, timed beside the workload (:mod:`everyo.bench.reference`): how fast the
         machine itself ran. ``None`` for an in-process result or one saved before it was kept.
     """
 

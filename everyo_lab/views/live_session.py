@@ -8,8 +8,7 @@ panels' :class:`~everyo_lab.views.why.why_live.LiveWhy`) is fed what it read; a 
 mid-run catches up once from :meth:`LiveSession.history`. The widget keeps no figure of its
 own. The browser's lanes, the live flame chart's bars and the report's steps all come from
 here (the steps by :func:`~everyo.profiler.analysis.step_stats.step_ends`, the rule the exact
-summary
-applies), so they cannot disagree on a thread's number or a step's end.
+summary applies), so they cannot disagree on a thread's number or a step's end.
 
 ``LiveState``: what the live dashboard shows, kept up to date from the new events only.
 

@@ -127,8 +127,7 @@ class Report:
     def to_dict(self) -> dict:
         """The report as JSON-ready plain data, with ``table``
         (:func:`~everyo_lab.views.table.table_rows.table_dict`: the columns, each cell's text, the
-        share
-        bars and the sort orders) and ``texts``: every word and number the widget shows."""
+        share bars and the sort orders) and ``texts``: every word and number the widget shows."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["rows"] = [dict(r) for r in self.rows]
         out["hot_spots"] = [dict(h) for h in self.hot_spots]

@@ -19,8 +19,7 @@ header plus binary buffers, and only what is new:
     thread index, in order of first appearance), ``key`` uint16 or uint32 (header
     ``key_bytes``: 2 or 4), ``self`` uint32 (the event's self time in ticks, the kernel's:
     :func:`everyo.profiler.analysis.aggregates.children_ns`; the browser shows it, never works it
-    out),
-    then ``step_ends`` float64 (ms from the run start, new step ends in time order).
+    out), then ``step_ends`` float64 (ms from the run start, new step ends in time order).
 
 ``{"type": "bars", ...}`` — a *replacement* set of bars, used when the run has too many events
     to send them all (more than :data:`RAW_LIMIT`): level-of-detail bars computed in the kernel.

@@ -1,8 +1,7 @@
 """The engine's compiled ``Module.__call__`` (``everyo/nn/_cmodule.c``) and the recorder meet at
 one contract (``everyo/profiler/recording/module_call_api.h``, issue 36): the engine is bound
-explicitly to
-where ``hooks.active`` lives and to the recorder's capsule, checks the capsule's name and
-version, and without a capsule it accepts calls ``module_call`` by name. Every path records the
+explicitly to where ``hooks.active`` lives and to the recorder's capsule, checks the capsule's name
+and version, and without a capsule it accepts calls ``module_call`` by name. Every path records the
 same events as the Python ``Module.__call__``."""
 
 from __future__ import annotations

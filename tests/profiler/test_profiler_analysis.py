@@ -183,3 +183,25 @@ def test_run_notes_say_when_the_threads_outnumbered_the_cores_on_a_quiet_machine
     assert any("more than the 2 usable cores" in n for n in analysis.run_notes(run20.run))
     run20.run.machine = dict(quiet, blas_threads=2, reason="other processes used 0.0 of 2 cores")
     assert not any(n.startswith("Machine:") for n in analysis.run_notes(run20.run))
+
+
+def test_the_analysis_package_reaches_every_function_of_run_analysis():
+    """``everyo.profiler.analysis.summarize`` and its kin load lazily from ``run_analysis`` by a
+    list of names: a public function added there and not listed would be unreachable."""
+    import inspect
+
+    import everyo.profiler as ep
+    from everyo.profiler import analysis
+    from everyo.profiler.analysis import run_analysis
+
+    defined = {
+        name
+        for name, fn in vars(run_analysis).items()
+        if inspect.isfunction(fn)
+        and fn.__module__ == run_analysis.__name__
+        and not name.startswith("_")
+    }
+    assert set(analysis.FUNCTIONS) == defined
+    assert all(getattr(ep.analysis, name) is getattr(run_analysis, name) for name in defined)
+    with pytest.raises(AttributeError):
+        analysis.not_a_function  # noqa: B018

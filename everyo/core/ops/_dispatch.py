@@ -3,8 +3,7 @@
 :func:`dispatch` runs ``impl(*args, **kwargs)`` as the op ``name``; with
 ``Profiler(record_ops=True)`` it hands the call to the profiler instead (``p.op_call``), which
 times it and derives FLOPs and bytes from the op table (:mod:`everyo.profiler.recording.flops`,
-where each
-op declares its cost under the same name constant its dispatch uses).
+where each op declares its cost under the same name constant its dispatch uses).
 
 The entries built here (:func:`binary`, :func:`reflected`, :func:`unary`, :func:`reduction`) are
 the same dispatch with a fast path in front, for the ops a training loop and a notebook call most

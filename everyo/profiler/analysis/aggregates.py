@@ -3,12 +3,11 @@ duration per group, for the exact summary and the live table alike.
 
 :class:`Aggregates` keeps integer sums per interned ``(key, shape)`` slot. The exact summary
 (:func:`everyo.profiler.analysis.run_analysis.summarize`) adds a whole run in one call; the live
-dashboard
-feeds it the new rows of each refresh (:meth:`Aggregates.feed`), which costs O(new rows).
-Both read their rows through :meth:`Aggregates.groups` and :meth:`Groups.rows`, so a live
-table at the end of a run and the final table cannot disagree on these columns: the final
-table only adds what needs every duration or the whole tree (median, standard deviation,
-FLOPs, bytes, memory, device time).
+dashboard feeds it the new rows of each refresh (:meth:`Aggregates.feed`), which costs O(new rows).
+Both read their rows through :meth:`Aggregates.groups` and :meth:`Groups.rows`, so a live table at
+the end of a run and the final table cannot disagree on these columns: the final table only adds
+what needs every duration or the whole tree (median, standard deviation, FLOPs, bytes, memory,
+device time).
 
 Self time needs each event's children. Rows of one thread arrive in post-order (children
 before their parent), so within a batch a child's parent is in the batch or still running; a

@@ -1,14 +1,12 @@
 """Training-step statistics kept up to date as steps arrive.
 
 :class:`StepStats` answers :func:`everyo.profiler.analysis.run_analysis.step_summary` (count, mean,
-median,
-p95, and the median, p95, slowest and fastest step) for a growing list of steps, cheaply
-however many steps it already holds: a live dashboard asks for the summary a few times a
-second, and recomputing it from every step (a partition and four passes over the durations)
-cost a loop recording 15,000 steps a second 2 ms a refresh after 3 s and 10 ms after 30 s. Kept
-up to date, the summary reads in about 50 us and adding a refresh's 5,000 steps costs 0.4 ms at
-45,000 steps held and 1-2 ms at 600,000-900,000 (memory copies of the small part and, now and
-then, of the large one).
+median, p95, and the median, p95, slowest and fastest step) for a growing list of steps, cheaply
+however many steps it already holds: a live dashboard asks for the summary a few times a second, and
+recomputing it from every step (a partition and four passes over the durations) cost a loop
+recording 15,000 steps a second 2 ms a refresh after 3 s and 10 ms after 30 s. Kept up to date, the
+summary reads in about 50 us and adding a refresh's 5,000 steps costs 0.4 ms at 45,000 steps held
+and 1-2 ms at 600,000-900,000 (memory copies of the small part and, now and then, of the large one).
 
 The durations are held sorted by (duration, step index), in two parts: a large one, and a small
 one that new steps are inserted into, which is merged into the large one once it holds an

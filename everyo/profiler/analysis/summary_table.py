@@ -100,8 +100,8 @@ class SummaryTable(list):
 
     def find(self, label: str) -> dict:
         """The row a view's label names: ``"RowScale [1]"``, ``"RowScale"`` or the path ``"1"``
-        (see :func:`everyo.profiler.analysis.names.matches`); an error lists the labels there
-        are."""
+        (see :func:`everyo.profiler.analysis.names.matches`); an error lists the labels there are.
+        """
         return names.find(self, label)
 
     def columns(self) -> list[str]:

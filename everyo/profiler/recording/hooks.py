@@ -89,8 +89,8 @@ def module_call_api():
     """The compiled recorder's module-call contract for the engine's compiled
     ``Module.__call__``: a capsule named ``everyo.profiler.recording._crecorder.module_call_api``
     (``profiler/recording/module_call_api.h``: a version and ``module_call`` as a C function), or
-    ``None``
-    where the recorder is not compiled; then every profiler gets ``module_call`` by name."""
+    ``None`` where the recorder is not compiled; then every profiler gets ``module_call`` by name.
+    """
     c = _compiled.load("everyo.profiler.recording._crecorder")
     return None if c is None else c.module_call_api
 

@@ -5,8 +5,7 @@ A buffered event is ``(start, end, packed, *extras)``: key, depth and shape id s
 the module path (``capture``) and the region and backward paths (``regions``). The compiled
 recorder reads the same layout from ``_packing.h``, generated from here by :func:`c_header`
 (``python -m everyo.profiler.recording.packing > everyo/profiler/recording/_packing.h``; a test
-checks it is
-current).
+checks it is current).
 """
 
 from __future__ import annotations

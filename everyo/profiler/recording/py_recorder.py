@@ -3,8 +3,7 @@
 built (``EVERYO_PURE_PYTHON=1`` forces it).
 
 Both meet the recorder's policy at one contract (:mod:`everyo.profiler.recording.contract`): they
-read
-what ``configure`` set and call back only the methods in ``contract.C_CALLBACKS``.
+read what ``configure`` set and call back only the methods in ``contract.C_CALLBACKS``.
 """
 
 from __future__ import annotations

@@ -96,8 +96,7 @@ def _tree_lines(node: dict, depth: int, out: list) -> None:
 
 def outside_text(hot, lines: int = 10) -> str:
     """The text of :func:`~everyo.profiler.sampling.sampled_lines.outside_events`: a line saying
-    what
-    it is, the hot lines, and the call tree (the text form of its flame chart)."""
+    what it is, the hot lines, and the call tree (the text form of its flame chart)."""
     if hot.scope == "run":
         lead = "no events recorded; where the time went, from the stack samples:"
     else:

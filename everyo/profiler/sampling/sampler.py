@@ -63,9 +63,8 @@ _RUNNING: weakref.WeakSet = weakref.WeakSet()  # stopped at exit: no timer outli
 
 
 def compiled():
-    """The compiled main-thread sampler ``everyo.profiler.sampling._csampler``, or ``None`` where
-    it is
-    not in use (:mod:`everyo._compiled` says why)."""
+    """The compiled main-thread sampler ``everyo.profiler.sampling._csampler``, or ``None`` where it
+    is not in use (:mod:`everyo._compiled` says why)."""
     return _compiled.load("everyo.profiler.sampling._csampler")
 
 

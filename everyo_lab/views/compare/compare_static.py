@@ -1,6 +1,6 @@
 """Static renderings of a :class:`~everyo_lab.views.compare.compare_view.Comparison`: ``text/html``
-(header,
-the two flame charts stacked on one time scale, the diff table with verdicts) and ``text/plain``.
+(header, the two flame charts stacked on one time scale, the diff table with verdicts) and
+``text/plain``.
 
 As :mod:`.static`: no JavaScript, no ``<style>`` block, so a saved notebook, nbconvert HTML and
 GitHub show it without a kernel.

@@ -2,16 +2,14 @@
 times and the speed-up, and one diff row per group with a noise-aware verdict.
 
 The rows are :func:`everyo.profiler.analysis.run_analysis.diff`'s (sorted by the absolute change of
-total
-time); each gets a verdict from :func:`everyo.bench.compare` applied to the group's per-call
+total time); each gets a verdict from :func:`everyo.bench.compare` applied to the group's per-call
 durations in A and in B (:func:`everyo.profiler.analysis.run_analysis.call_durations`):
-``"faster"`` or
-``"slower"`` when the confidence interval of the per-call speed-up excludes 1 and the change
-is relevant (:data:`RELEVANT_PER_CALL`, :data:`RELEVANT_SHARE`), ``"negligible change"`` when
-it excludes 1 but the change is not relevant (an unchanged layer a few per cent faster, or a
-row too small to matter), ``"within noise"`` when it does not, ``"too little data"`` when a
-side has fewer than :data:`MIN_CALLS` calls (no spread to judge noise by), and ``"only in A"``
-/ ``"only in B"``.
+``"faster"`` or ``"slower"`` when the confidence interval of the per-call speed-up excludes 1 and
+the change is relevant (:data:`RELEVANT_PER_CALL`, :data:`RELEVANT_SHARE`), ``"negligible
+change"`` when it excludes 1 but the change is not relevant (an unchanged layer a few per cent
+faster, or a row too small to matter), ``"within noise"`` when it does not, ``"too little
+data"`` when a side has fewer than :data:`MIN_CALLS` calls (no spread to judge noise by), and
+``"only in A"`` / ``"only in B"``.
 
 >>> from everyo.profiler import profile, record_function
 >>> with profile(label="before") as a:

@@ -37,8 +37,7 @@ def flame_bars(
     by_call_path: bool = True,
 ):
     """Return the level-of-detail :class:`~everyo_lab.views.flame.lod.Bars` of a batch, its lane
-    bands
-    (first lane, thread name) and its colour keys.
+    bands (first lane, thread name) and its colour keys.
 
     As the dashboard draws them: calls too narrow to name merge by call path, in cells of
     whole training steps (``marks``: the run's ``step_ns``; else its optimizer steps) or

@@ -86,9 +86,8 @@ def flame_html(
 
 def tree_flame_html(expand: dict, *, text_color: str = "#555") -> str:
     """The sampled call tree of a run without events as an HTML fragment ("" for no bars):
-    ``expand`` is its bars as :func:`everyo_lab.views.why.why_panel.tree_bars` gives them
-    (positions and
-    tooltips written by the kernel, as the dashboard draws them), over the run's time axis."""
+    ``expand`` is its bars as :func:`everyo_lab.views.why.why_panel.tree_bars` gives them (positions
+    and tooltips written by the kernel, as the dashboard draws them), over the run's time axis."""
     from everyo_lab.views.colors import THEMES
 
     bars = expand.get("bars") or []

@@ -13,9 +13,8 @@ def icicle_figure(run_or_batch, *, theme: str = "light") -> dict:
     """Build the icicle of the aggregated call tree as a plotly figure dict.
 
     Nodes come from :func:`everyo.profiler.analysis.run_analysis.call_tree` (``by="path"``); a
-    node's value
-    is its inclusive time in ms (``branchvalues="total"``), its colour its class name's colour,
-    its label its class name with the path as qualifier (:func:`node_label`).
+    node's value is its inclusive time in ms (``branchvalues="total"``), its colour its class name's
+    colour, its label its class name with the path as qualifier (:func:`node_label`).
 
     Returns
     -------

@@ -1,10 +1,9 @@
 """The memory view of a run recorded with ``profile_memory``: live bytes over time (on the flame
 chart's time axis), the peak with the module running at that moment, and the top allocators.
 
-The profiler's :class:`~everyo.profiler.recording.tensor_memory.MemoryTracker` leaves counter
-tracks on the run
-(``run.counters``: ``"host tensor bytes"``, and ``"cuda pool bytes"`` on CUDA), times in ns from
-the run's start like the events'. A run without them has no memory view (``None``).
+The profiler's :class:`~everyo.profiler.recording.tensor_memory.MemoryTracker` leaves counter tracks
+on the run (``run.counters``: ``"host tensor bytes"``, and ``"cuda pool bytes"`` on CUDA), times in
+ns from the run's start like the events'. A run without them has no memory view (``None``).
 
 >>> import everyo as eo
 >>> from everyo.profiler import profile
